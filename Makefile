@@ -1,0 +1,41 @@
+# make demo : set up, characterize this machine, write report.html
+# make test : set up, run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+CARGO  ?= cargo
+
+.PHONY: setup demo test mpi python kernels sim browser bench clean
+
+setup: mpi python kernels sim
+
+mpi:
+	@scripts/ensure-deps.sh mpi
+
+python: $(BIN)/commchar
+
+$(BIN)/commchar: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+kernels: python
+	$(BIN)/commchar build
+
+sim:
+	@if [ -f sim/Cargo.toml ]; then $(CARGO) build --release --quiet --manifest-path sim/Cargo.toml; fi
+
+browser:
+	@scripts/ensure-deps.sh browser
+
+demo: setup
+	$(BIN)/commchar run
+	$(BIN)/commchar report -o report.html
+
+test: setup browser
+	$(BIN)/python -m pytest -q -ra
+	@if [ -f sim/Cargo.toml ]; then $(CARGO) test --release --quiet --manifest-path sim/Cargo.toml; fi
+
+clean:
+	rm -rf build sim/target $(VENV)

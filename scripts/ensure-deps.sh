@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages commchar needs, only when they are missing (or
+# when asked), so a cluster with its own MPI never needs root.
+#   scripts/ensure-deps.sh mpi      MPI libraries (INSTALL_MPI=1 forces Debian's Open MPI and MPICH)
+#   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
+set -euo pipefail
+
+want=()
+case "${1:-mpi}" in
+  mpi)
+    have_mpi=0
+    for cc in mpicc mpicc.openmpi mpicc.mpich; do command -v "$cc" >/dev/null 2>&1 && have_mpi=1; done
+    if [ "${INSTALL_MPI:-0}" = 1 ] || [ "$have_mpi" = 0 ]; then
+      want+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
+    fi ;;
+  browser)
+    command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
+  *) echo "ensure-deps: unknown group '$1' (mpi, browser)" >&2; exit 2 ;;
+esac
+[ ${#want[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-deps: missing ${want[*]} and no apt-get here: install them (or load your cluster's MPI module) and rerun" >&2
+  exit 1
+fi
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "ensure-deps: missing ${want[*]}; installing needs root" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "ensure-deps: installing ${want[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

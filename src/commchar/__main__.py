@@ -1,0 +1,3 @@
+from commchar.cli import main
+
+raise SystemExit(main())
