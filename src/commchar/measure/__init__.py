@@ -1,0 +1,1 @@
+"""Measurement: find MPI libraries, build the kernel, launch jobs, store what they stream."""

@@ -1,0 +1,319 @@
+"""The SQLite store: runs, jobs, measured points with every raw sample, failures.
+
+Written as results arrive, one committed transaction per point, so a killed run
+loses at most the point in flight. Everything downstream (fit, report,
+predict) reads from here; nothing here knows about MPI.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from commchar.errors import InputError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    commchar_version TEXT NOT NULL,
+    host_json TEXT NOT NULL,
+    options_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    library TEXT NOT NULL,
+    p INTEGER NOT NULL,
+    library_version TEXT,
+    mpi_version TEXT,
+    hosts_json TEXT,
+    launcher_cmd_json TEXT NOT NULL,
+    env_json TEXT,
+    compiler TEXT,
+    timer_json TEXT,
+    kernel_options_json TEXT,
+    oversubscribed INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    exit_status INTEGER
+);
+CREATE TABLE IF NOT EXISTS points (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    library TEXT NOT NULL,
+    op TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    p INTEGER NOT NULL,
+    n_bytes INTEGER NOT NULL,
+    reps INTEGER NOT NULL,
+    batch INTEGER NOT NULL,
+    warmup INTEGER,
+    t_us REAL NOT NULL,
+    t_min_us REAL, t_p25_us REAL, t_mean_us REAL, t_p75_us REAL, t_p95_us REAL,
+    t_max_us REAL, t_std_us REAL, ci_lo_us REAL, ci_hi_us REAL,
+    outliers INTEGER, outlier_rule TEXT,
+    precision_target REAL, precision_met INTEGER NOT NULL, ci_rel REAL, stop_reason TEXT,
+    valid INTEGER NOT NULL, invalid_reason TEXT,
+    oversubscribed INTEGER NOT NULL,
+    sync TEXT, wall_s REAL, extra_json TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (run_id, library, op, variant, p, n_bytes)
+);
+CREATE TABLE IF NOT EXISTS samples (
+    point_id INTEGER PRIMARY KEY REFERENCES points(id),
+    t_us_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    library TEXT NOT NULL,
+    op TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    p INTEGER NOT NULL,
+    n_bytes INTEGER,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
+
+POINT_COLUMNS = (
+    "point_id", "run_id", "library", "library_version", "op", "variant", "p", "n_bytes",
+    "t_us", "t_min_us", "t_p25_us", "t_mean_us", "t_p75_us", "t_p95_us", "t_max_us",
+    "t_std_us", "ci_lo_us", "ci_hi_us", "reps", "batch", "outliers", "precision_target",
+    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "extra",
+)
+
+_BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed")
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Store:
+    """A commchar database; use as a context manager."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise InputError(f"database {self.path} does not exist")
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30.0)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            with self._db:
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.path} is not a usable commchar database ({exc})") from None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- writing ---------------------------------------------------------
+
+    def create_run(self, commchar_version: str, host: dict, options: dict) -> int:
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO runs(started_at, status, commchar_version, host_json, options_json)"
+                " VALUES (?, 'running', ?, ?, ?)",
+                (now_utc(), commchar_version, json.dumps(host), json.dumps(options)),
+            )
+        return int(cur.lastrowid)
+
+    def set_run_status(self, run_id: int, status: str) -> None:
+        finished = now_utc() if status != "running" else None
+        with self._db:
+            self._db.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id)
+            )
+
+    def create_job(self, run_id: int, library: str, p: int, launcher_cmd: list[str],
+                   env: dict[str, str], oversubscribed: bool) -> int:
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO jobs(run_id, library, p, launcher_cmd_json, env_json, oversubscribed,"
+                " started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, library, p, json.dumps(launcher_cmd), json.dumps(env),
+                 int(oversubscribed), now_utc()),
+            )
+        return int(cur.lastrowid)
+
+    def record_job_header(self, job_id: int, header: dict) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE jobs SET library_version = ?, mpi_version = ?, hosts_json = ?, compiler = ?,"
+                " timer_json = ?, kernel_options_json = ? WHERE id = ?",
+                (
+                    header.get("mpi_library_version"), header.get("mpi_version"),
+                    json.dumps(header.get("hosts", [])), header.get("compiler"),
+                    json.dumps({k: header.get(k) for k in
+                                ("timer", "timer_resolution_ns", "timer_cost_ns")}),
+                    json.dumps(header.get("options", {})), job_id,
+                ),
+            )
+
+    def finish_job(self, job_id: int, exit_status: int | None) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE jobs SET ended_at = ?, exit_status = ? WHERE id = ?",
+                (now_utc(), exit_status, job_id),
+            )
+
+    def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
+                  *, oversubscribed: bool, ci_rel: float) -> int:
+        """Store one point, its statistics and its raw samples in one transaction."""
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
+                " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
+                " t_std_us, ci_lo_us, ci_hi_us, outliers, outlier_rule, precision_target,"
+                " precision_met, ci_rel, stop_reason, valid, invalid_reason, oversubscribed, sync,"
+                " wall_s, extra_json, created_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    run_id, job_id, library, point["op"], point.get("variant", ""), point["p"],
+                    point["n_bytes"], summary["reps"], point.get("batch", 1), point.get("warmup"),
+                    summary["t_us"], summary["t_min_us"], summary["t_p25_us"],
+                    summary["t_mean_us"], summary["t_p75_us"], summary["t_p95_us"],
+                    summary["t_max_us"], summary["t_std_us"], summary["ci_lo_us"],
+                    summary["ci_hi_us"], summary["outliers"], summary["outlier_rule"],
+                    point.get("precision_target"), int(bool(point.get("precision_met"))), ci_rel,
+                    point.get("stop_reason"), int(bool(point.get("valid", True))),
+                    point.get("error") or None, int(oversubscribed), point.get("sync"),
+                    point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(),
+                ),
+            )
+            point_id = int(cur.lastrowid)
+            self._db.execute(
+                "INSERT INTO samples(point_id, t_us_json) VALUES (?, ?)",
+                (point_id, json.dumps(point["samples_us"])),
+            )
+        return point_id
+
+    def add_failure(self, run_id: int, library: str, op: str, variant: str, p: int,
+                    n_bytes: int | None, kind: str, message: str) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO failures(run_id, library, op, variant, p, n_bytes, kind, message,"
+                " created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (run_id, library, op, variant, p, n_bytes, kind, message, now_utc()),
+            )
+
+    # -- reading ---------------------------------------------------------
+
+    def run(self, run_id: int) -> dict:
+        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise InputError(f"no run {run_id} in {self.path}")
+        return _run_dict(row)
+
+    def runs(self) -> list[dict]:
+        rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
+        return [_run_dict(r) for r in rows]
+
+    def run_counts(self, run_id: int) -> dict[str, int]:
+        q = self._db.execute
+        return {
+            "points": q("SELECT COUNT(*) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0],
+            "invalid": q("SELECT COUNT(*) FROM points WHERE run_id = ? AND valid = 0",
+                         (run_id,)).fetchone()[0],
+            "failures": q("SELECT COUNT(*) FROM failures WHERE run_id = ?", (run_id,)).fetchone()[0],
+        }
+
+    def jobs(self, run_ids: Iterable[int] | None = None) -> list[dict]:
+        where, args = _run_filter(self, run_ids)
+        rows = self._db.execute(f"SELECT * FROM jobs {where} ORDER BY id", args).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["hosts"] = json.loads(d.pop("hosts_json") or "[]")
+            d["launcher_cmd"] = json.loads(d.pop("launcher_cmd_json"))
+            d["env"] = json.loads(d.pop("env_json") or "{}")
+            d["timer"] = json.loads(d.pop("timer_json") or "{}")
+            d["kernel_options"] = json.loads(d.pop("kernel_options_json") or "{}")
+            d["oversubscribed"] = bool(d["oversubscribed"])
+            out.append(d)
+        return out
+
+    def points(self, run_ids: Iterable[int] | None = None) -> list[dict]:
+        where, args = _run_filter(self, run_ids, table="pt")
+        rows = self._db.execute(
+            "SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version"
+            f" FROM points pt JOIN jobs ON jobs.id = pt.job_id {where}"
+            " ORDER BY pt.run_id, pt.library, pt.op, pt.variant, pt.p, pt.n_bytes",
+            args,
+        ).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["extra"] = json.loads(d.get("extra_json") or "{}")
+            for key in _BOOL_COLUMNS:
+                d[key] = bool(d[key])
+            out.append({k: d.get(k) for k in POINT_COLUMNS})
+        return out
+
+    def measured_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
+        """(library, op, variant, p, n_bytes) already stored or recorded as failed."""
+        keys = {
+            tuple(r) for r in self._db.execute(
+                "SELECT library, op, variant, p, n_bytes FROM points WHERE run_id = ?", (run_id,))
+        }
+        keys |= {
+            tuple(r) for r in self._db.execute(
+                "SELECT library, op, variant, p, n_bytes FROM failures"
+                " WHERE run_id = ? AND n_bytes IS NOT NULL", (run_id,))
+        }
+        return keys  # type: ignore[return-value]
+
+    def samples(self, point_id: int) -> list[float]:
+        row = self._db.execute(
+            "SELECT t_us_json FROM samples WHERE point_id = ?", (point_id,)).fetchone()
+        if row is None:
+            raise InputError(f"no samples for point {point_id} in {self.path}")
+        return json.loads(row[0])
+
+    def failures(self, run_ids: Iterable[int] | None = None) -> list[dict]:
+        where, args = _run_filter(self, run_ids)
+        rows = self._db.execute(f"SELECT * FROM failures {where} ORDER BY id", args).fetchall()
+        return [dict(r) for r in rows]
+
+
+def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
+    d = dict(row)
+    d["host"] = json.loads(d.pop("host_json"))
+    d["options"] = json.loads(d.pop("options_json"))
+    return d
+
+
+def _run_filter(store: Store, run_ids: Iterable[int] | None,
+                table: str | None = None) -> tuple[str, tuple]:
+    if run_ids is None:
+        return "", ()
+    ids = tuple(int(i) for i in run_ids)
+    for run_id in ids:
+        store.run(run_id)  # a run that does not exist is an error, not an empty result
+    column = f"{table}.run_id" if table else "run_id"
+    return f"WHERE {column} IN ({','.join('?' * len(ids))})", ids
