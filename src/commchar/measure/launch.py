@@ -1,0 +1,85 @@
+"""Launcher command lines (argument lists, never a shell string) for Open MPI,
+MPICH (Hydra) and Slurm's srun, with root, oversubscription and host files.
+
+Vendor quirks of launching live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from commchar.errors import UsageError
+from commchar.measure.libraries import Library
+
+LAUNCHERS = ("mpirun", "srun")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    launcher: str = "mpirun"  # mpirun (the library's own) | srun
+    hostfile: Path | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Job:
+    argv: list[str]
+    env_added: dict[str, str]
+    oversubscribed: bool
+
+
+def available_slots(spec: LaunchSpec) -> int:
+    """Cores this job may use without oversubscribing: the host file's slots, else this machine's."""
+    if spec.hostfile is not None:
+        slots = _hostfile_slots(spec.hostfile)
+        if slots:
+            return slots
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _hostfile_slots(path: Path) -> int:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"--hostfile: cannot read {path}: {exc.strerror}") from None
+    total = 0
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        # Open MPI writes "host slots=4", MPICH "host:4"
+        match = re.search(r"slots\s*=\s*(\d+)", line) or re.search(r":(\d+)\s*$", line)
+        total += int(match.group(1)) if match else 1
+    return total
+
+
+def job_command(library: Library, spec: LaunchSpec, p: int, kernel: Path,
+                kernel_args: list[str]) -> Job:
+    oversubscribed = p > available_slots(spec)
+    env: dict[str, str] = dict(spec.extra_env)
+    if spec.launcher == "srun":
+        argv = ["srun", "--ntasks", str(p), "--kill-on-bad-exit=1"]
+        if oversubscribed:
+            argv.append("--overcommit")
+    elif library.family == "openmpi":
+        argv = [library.mpirun, "-np", str(p)]
+        if spec.hostfile is not None:
+            argv += ["--hostfile", str(spec.hostfile)]
+        if oversubscribed:
+            # Time-sharing ranks must yield when they poll, and cannot be bound one per core.
+            argv += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
+        if os.geteuid() == 0:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    else:
+        argv = [library.mpirun, "-n", str(p)]
+        if spec.hostfile is not None:
+            argv += ["-f", str(spec.hostfile)]
+        if oversubscribed:
+            env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", "1")
+    return Job(argv + [str(kernel)] + kernel_args, env, oversubscribed)

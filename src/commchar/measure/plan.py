@@ -1,0 +1,132 @@
+"""What a sweep measures: sizes, process counts and points per (library, p)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from commchar.errors import UsageError
+from commchar.measure.operations import OpVariant
+
+_SUFFIX = {"": 1, "K": 1 << 10, "KI": 1 << 10, "M": 1 << 20, "MI": 1 << 20, "G": 1 << 30, "GI": 1 << 30}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?)?B?\s*$", re.IGNORECASE)
+MAX_SIZE = 1 << 31
+
+
+def parse_size(text: str, flag: str = "--sizes") -> int:
+    """`0`, `64`, `1K`, `4M`, `1Ki` (K, M, G are binary: 1K = 1024 bytes)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"{flag}: '{text}' is not a size (examples: 0, 64, 1K, 4M)")
+    value = int(match.group(1)) * _SUFFIX[(match.group(2) or "").upper()]
+    if value > MAX_SIZE:
+        raise UsageError(f"{flag}: {text} is larger than 2 GiB")
+    return value
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A list (`0,8,1K`), a range of powers of two with 0 kept (`0:4M`), or a
+    range with a factor (`1K:1M:x4`) or a step (`0:64K:+4K`); items combine."""
+    sizes: set[int] = set()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            raise UsageError(f"--sizes: empty item in '{text}'")
+        fields = item.split(":")
+        if len(fields) == 1:
+            sizes.add(parse_size(item))
+            continue
+        if len(fields) not in (2, 3):
+            raise UsageError(f"--sizes: '{item}' is not a range (use LO:HI, LO:HI:xF or LO:HI:+S)")
+        lo, hi = parse_size(fields[0]), parse_size(fields[1])
+        if lo > hi:
+            raise UsageError(f"--sizes: range '{item}' goes down")
+        step = fields[2].strip() if len(fields) == 3 else "x2"
+        if step[:1] in ("x", "*"):
+            factor = _positive_int(step[1:], item)
+            if factor < 2:
+                raise UsageError(f"--sizes: factor in '{item}' must be at least 2")
+            if lo == 0:
+                sizes.add(0)
+            value = max(lo, 1)
+            while value <= hi:
+                sizes.add(value)
+                value *= factor
+        elif step[:1] == "+":
+            increment = parse_size(step[1:])
+            if increment == 0:
+                raise UsageError(f"--sizes: step in '{item}' must be positive")
+            sizes.update(range(lo, hi + 1, increment))
+        else:
+            raise UsageError(f"--sizes: step '{step}' in '{item}' must be xF or +S")
+    return sorted(sizes)
+
+
+def parse_np(text: str) -> list[int]:
+    values: set[int] = set()
+    for item in (part.strip() for part in text.split(",")):
+        if ":" in item:
+            lo_s, _, hi_s = item.partition(":")
+            lo, hi = _positive_int(lo_s, item), _positive_int(hi_s, item)
+            if lo > hi:
+                raise UsageError(f"--np: range '{item}' goes down")
+            values.update(range(lo, hi + 1))
+        else:
+            values.add(_positive_int(item, item))
+    if min(values) < 2:
+        raise UsageError("--np: communication needs at least 2 processes")
+    return sorted(values)
+
+
+def _positive_int(text: str, context: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UsageError(f"'{context}': '{text}' is not a positive integer")
+    return int(text)
+
+
+@dataclass(frozen=True, order=True)
+class Point:
+    op: str
+    variant: str
+    n_bytes: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}:{self.variant}" if self.variant else self.op
+
+
+def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int,
+               *, p2p_all_p: bool = False) -> list[Point]:
+    """The points one job at p measures, sizes rounded per operation and deduplicated.
+
+    Point-to-point and LogGP operations involve two ranks, so they are measured
+    at p = 2 only unless asked otherwise.
+    """
+    planned: list[Point] = []
+    for opv in ops:
+        op = opv.operation
+        if op.kind != "collective" and p != 2 and not p2p_all_p:
+            continue
+        requested = sizes if sizes is not None else default_sizes(op.default_max_bytes)
+        if op.unit == "none":
+            requested = [0]
+        seen: set[int] = set()
+        for n in requested:
+            if sizes is None and n > op.default_max_bytes:
+                continue
+            effective = op.effective_size(n, p)
+            if effective not in seen:
+                seen.add(effective)
+                planned.append(Point(opv.op, opv.variant, effective))
+    return planned
+
+
+def default_sizes(max_bytes: int) -> list[int]:
+    return [0] + [1 << k for k in range(max_bytes.bit_length()) if (1 << k) <= max_bytes]
+
+
+def plan_argument(points: list[Point]) -> str:
+    """The kernel's --plan: `op[:variant]=n1,n2;...`, grouped in measuring order."""
+    groups: dict[str, list[int]] = {}
+    for point in points:
+        groups.setdefault(point.key, []).append(point.n_bytes)
+    return ";".join(f"{key}={','.join(map(str, ns))}" for key, ns in groups.items())

@@ -1,0 +1,296 @@
+"""Run a sweep: one job per (library, p), each point stored as it arrives.
+
+A job that crashes is relaunched for the points it did not reach; the point in
+flight is recorded as a failure. A job silent for longer than the timeout is
+killed and handled the same way. Nothing already stored is measured again, so
+an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+from commchar.errors import MeasurementError
+from commchar.measure.build import ensure_kernel
+from commchar.measure.launch import LaunchSpec, job_command
+from commchar.measure.libraries import Library
+from commchar.measure.operations import parse_ops
+from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
+from commchar.measure.statistics import relative_ci_halfwidth, summarize
+from commchar.store import Store
+
+# Oversubscribed ranks time-share the cores, so a tight precision is rarely
+# reachable and a full second per point would make small machines crawl.
+OVERSUBSCRIBED_MAX_TIME_S = 0.15
+STDERR_TAIL_CHARS = 400
+
+
+@dataclass
+class SweepOptions:
+    libraries: list[str] | None = None
+    ops: str | None = None
+    sizes: str | None = None
+    np: list[int] = field(default_factory=lambda: [2])
+    precision: float = 0.01
+    min_reps: int = 10
+    max_reps: int = 100000
+    max_time: float = 1.0
+    timeout: float = 60.0
+    sync: str = "barrier"
+    launcher: str = "mpirun"
+    hostfile: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SweepOptions":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+class Observer(Protocol):
+    """What the command line shows while a sweep runs; the runner never prints."""
+
+    def planned(self, total_points: int) -> None: ...
+    def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None: ...
+    def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
+    def failure(self, library: str, p: int, point: Point | None, kind: str, message: str) -> None: ...
+
+
+@dataclass
+class SweepResult:
+    run_id: int
+    stored: int = 0
+    skipped: int = 0
+    failures: int = 0
+    invalid: int = 0
+
+
+class _Stream:
+    """Lines of a job's stdout, readable with a timeout."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._pump, args=(handle,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, handle: IO[str]) -> None:
+        for line in handle:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def next(self, timeout: float) -> str | None:
+        """The next line; None at end of stream. Raises queue.Empty on timeout."""
+        return self._lines.get(timeout=timeout)
+
+
+def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
+              observer: Observer) -> SweepResult:
+    ops = parse_ops(options.ops)
+    sizes = parse_sizes(options.sizes) if options.sizes else None
+    spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
+                      dict(options.env))
+    done = store.measured_keys(run_id)
+    result = SweepResult(run_id)
+
+    work: list[tuple[Library, int, list[Point]]] = []
+    for library in libraries:
+        for p in options.np:
+            planned = points_for(ops, sizes, p)
+            todo = [pt for pt in planned
+                    if (library.name, pt.op, pt.variant, p, pt.n_bytes) not in done]
+            result.skipped += len(planned) - len(todo)
+            if todo:
+                work.append((library, p, todo))
+    observer.planned(sum(len(todo) for _, _, todo in work))
+
+    for library, p, todo in work:
+        kernel = ensure_kernel(library)
+        _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result).run(todo)
+    return result
+
+
+class _JobRunner:
+    def __init__(self, store: Store, run_id: int, options: SweepOptions, spec: LaunchSpec,
+                 library: Library, p: int, kernel: Path, observer: Observer,
+                 result: SweepResult) -> None:
+        self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
+        self.library, self.p, self.kernel = library, p, kernel
+        self.observer, self.result = observer, result
+
+    def run(self, todo: list[Point]) -> None:
+        remaining = list(todo)
+        while remaining:
+            finished, in_flight, launch_error = self._one_job(remaining)
+            remaining = [pt for pt in remaining if pt not in finished and pt != in_flight]
+            if launch_error is not None:
+                # The job died before measuring anything: relaunching would fail the same way.
+                for point in remaining:
+                    self._fail(point, "launch", launch_error)
+                return
+
+    def _kernel_args(self, points: list[Point], oversubscribed: bool) -> list[str]:
+        o = self.options
+        max_time = min(o.max_time, OVERSUBSCRIBED_MAX_TIME_S) if oversubscribed else o.max_time
+        return ["--plan", plan_argument(points), "--precision", repr(o.precision),
+                "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
+                "--max-time", repr(max_time), "--sync", o.sync]
+
+    def _one_job(self, points: list[Point]) -> tuple[set[Point], Point | None, str | None]:
+        """Run one job over `points`. Returns (stored, point that failed, launch error)."""
+        probe = job_command(self.library, self.spec, self.p, self.kernel, [])
+        job = job_command(self.library, self.spec, self.p, self.kernel,
+                          self._kernel_args(points, probe.oversubscribed))
+        job_id = self.store.create_job(self.run_id, self.library.name, self.p, job.argv,
+                                       job.env_added, job.oversubscribed)
+        self.observer.job_started(self.library.name, self.p, len(points), job.oversubscribed)
+        stored: set[Point] = set()
+        in_flight: Point | None = None
+        by_key = {(pt.op, pt.variant, pt.n_bytes): pt for pt in points}
+        kernel_error = ""
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
+            try:
+                process = subprocess.Popen(
+                    job.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
+                    text=True, env={**os.environ, **job.env_added}, start_new_session=True,
+                )
+            except OSError as exc:
+                self.store.finish_job(job_id, None)
+                return stored, None, f"cannot start {job.argv[0]}: {exc.strerror}"
+            stream = _Stream(process.stdout)  # type: ignore[arg-type]
+            outcome = "ended"
+            try:
+                while True:
+                    try:
+                        line = stream.next(self.options.timeout)
+                    except queue.Empty:
+                        outcome = "timeout"
+                        break
+                    if line is None:
+                        break
+                    message = _parse_line(line)
+                    if message is None:
+                        continue
+                    kind = message.get("type")
+                    if kind == "header":
+                        self.store.record_job_header(job_id, message)
+                    elif kind == "begin":
+                        in_flight = by_key.get(
+                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                    elif kind == "point":
+                        point = by_key.get(
+                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        if point is not None and self._store_point(job_id, point, message,
+                                                                   job.oversubscribed):
+                            stored.add(point)
+                        in_flight = None
+                    elif kind == "error":
+                        kernel_error = str(message.get("message", "kernel error"))
+            except KeyboardInterrupt:
+                _kill(process)
+                self.store.finish_job(job_id, None)
+                raise
+            if outcome == "timeout":
+                _kill(process)
+            exit_status = process.wait()
+            self.store.finish_job(job_id, exit_status)
+            stderr.seek(0)
+            tail = _tail(stderr.read())
+
+        complete = not (set(points) - stored)
+        if complete and outcome == "ended":
+            return stored, None, None
+        if outcome == "timeout":
+            reason = f"no output for {self.options.timeout:g} s: killed"
+            kind = "timeout"
+        else:
+            reason = kernel_error or f"job exited with {_describe_status(exit_status)}"
+            if tail and not kernel_error:
+                reason += f": {tail}"
+            kind = "crash"
+        if in_flight is None and not stored:
+            return stored, None, f"{kind}: {reason}"
+        if in_flight is None:
+            # Ended between points without finishing the plan: the next point never began.
+            in_flight = next(pt for pt in points if pt not in stored)
+        self._fail(in_flight, kind, reason)
+        return stored, in_flight, None
+
+    def _store_point(self, job_id: int, point: Point, message: dict, oversubscribed: bool) -> bool:
+        samples = message.get("samples_us")
+        if not isinstance(samples, list) or not samples or not all(
+                isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in samples):
+            self._fail(point, "kernel", "the kernel returned no usable samples")
+            return False
+        message = {**message, "p": self.p}
+        summary = summarize(samples)
+        ci_rel = relative_ci_halfwidth(summary)
+        target = float(message.get("precision_target") or self.options.precision)
+        message["precision_met"] = ci_rel <= target * (1 + 1e-9)
+        self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
+                             oversubscribed=oversubscribed, ci_rel=ci_rel)
+        self.result.stored += 1
+        if not message.get("valid", True):
+            self.result.invalid += 1
+        self.observer.point_stored(self.library.name, self.p, message, summary)
+        return True
+
+    def _fail(self, point: Point, kind: str, message: str) -> None:
+        self.store.add_failure(self.run_id, self.library.name, point.op, point.variant, self.p,
+                               point.n_bytes, kind, message)
+        self.result.failures += 1
+        self.observer.failure(self.library.name, self.p, point, kind, message)
+
+
+def _parse_line(line: str) -> dict | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None  # launcher chatter on stdout is not ours
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _kill(process: subprocess.Popen) -> None:
+    """Stop the launcher and every rank it started (they share its session)."""
+    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _describe_status(status: int | None) -> str:
+    if status is None:
+        return "unknown status"
+    if status < 0:
+        try:
+            return f"signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"signal {-status}"
+    return f"exit code {status}"
+
+
+def _tail(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=*")]
+    tail = " | ".join(lines[-2:])
+    return tail[-STDERR_TAIL_CHARS:]

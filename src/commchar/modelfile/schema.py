@@ -1,0 +1,186 @@
+"""Validation of a model file's JSON against docs/model-format.md.
+
+Each problem is reported as a ModelError naming its JSON path, for example
+`libraries.openmpi.operations.bcast.segments[0].t_s: unexpected ')' ...`, so
+whoever wrote the file (a person or `commchar fit`) can find it at once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from commchar.errors import ModelError
+from commchar.modelfile.expr import Expr, constant, parse_expr
+
+FORMAT = "commchar-model"
+VERSION = 1
+
+OP_KEY = re.compile(r"^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$")
+KINDS = ("p2p", "collective")
+LOGGP_REQUIRED = ("L", "o_s", "o_r", "g", "G")
+LOGGP_OPTIONAL = ("O", "S", "s")
+TERMS = ("t_s", "t_b", "t_c")
+
+
+def _fail(path: str, message: str) -> ModelError:
+    return ModelError(f"{path}: {message}" if path else message)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _mapping(value: Any, path: str) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(path, f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def _number(value: Any, path: str, minimum: float | None = None) -> float:
+    if not _is_number(value):
+        raise _fail(path, f"expected a finite number, found {value!r}"[:200])
+    if minimum is not None and value < minimum:
+        raise _fail(path, f"must be >= {minimum:g}, found {value!r}")
+    return float(value)
+
+
+def term_expr(value: Any, path: str) -> Expr:
+    """A t_s/t_b/t_c value (JSON number or expression string) as an Expr."""
+    if _is_number(value):
+        return constant(value)
+    if isinstance(value, str):
+        try:
+            return parse_expr(value)
+        except ModelError as exc:
+            raise _fail(path, str(exc)) from None
+    raise _fail(path, f"expected a number or an expression string, found {type(value).__name__}")
+
+
+def _range(value: Any, path: str, minimum: float) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise _fail(path, "expected a list [low, high]")
+    low = _number(value[0], f"{path}[0]", minimum)
+    high = _number(value[1], f"{path}[1]", minimum)
+    if high < low:
+        raise _fail(path, f"high {high:g} is below low {low:g}")
+    return low, high
+
+
+def _check_finite_over(expr: Expr, p_range: tuple[float, float] | None, path: str) -> None:
+    """An expression must give a number at every integer p the fit saw."""
+    if p_range is None:
+        return
+    low, high = int(math.ceil(p_range[0])), int(math.floor(p_range[1]))
+    # Every p for small ranges; ends and powers of two for large ones.
+    ps = range(low, high + 1) if high - low <= 256 else sorted(
+        {low, high, *(2**k for k in range(64) if low <= 2**k <= high)})
+    for p in ps:
+        try:
+            expr.evaluate(p)
+        except ModelError as exc:
+            raise _fail(path, str(exc)) from None
+
+
+def _validate_segments(segments: Any, path: str, p_range: tuple[float, float] | None) -> None:
+    if not isinstance(segments, list) or not segments:
+        raise _fail(path, "expected a non-empty list of segments")
+    previous_max: float | None = None
+    for i, segment in enumerate(segments):
+        here = f"{path}[{i}]"
+        _mapping(segment, here)
+        for needed in ("n_min", "n_max", "t_s", "t_b"):
+            if needed not in segment:
+                raise _fail(here, f"missing '{needed}'")
+        n_min = _number(segment["n_min"], f"{here}.n_min", 0)
+        n_max = segment["n_max"]
+        if n_max is None:
+            if i != len(segments) - 1:
+                raise _fail(f"{here}.n_max", "only the last segment may be unbounded (null)")
+        else:
+            n_max = _number(n_max, f"{here}.n_max", 0)
+            if n_max < n_min:
+                raise _fail(f"{here}.n_max", f"{n_max:g} is below n_min {n_min:g}")
+        if previous_max is not None and n_min <= previous_max:
+            raise _fail(f"{here}.n_min", f"{n_min:g} overlaps the previous segment (ends at {previous_max:g}); segments must be sorted and disjoint")
+        previous_max = n_max
+        for term in TERMS:
+            if term in segment:
+                _check_finite_over(term_expr(segment[term], f"{here}.{term}"), p_range, f"{here}.{term}")
+        if "fit" in segment:
+            _mapping(segment["fit"], f"{here}.fit")
+
+
+def _validate_operation(op: Any, path: str) -> None:
+    _mapping(op, path)
+    if "segments" not in op:
+        raise _fail(path, "missing 'segments'")
+    kind = op.get("kind", "collective")
+    if kind not in KINDS:
+        raise _fail(f"{path}.kind", f"expected one of {', '.join(KINDS)}, found {kind!r}")
+    n_range = _range(op["n_range"], f"{path}.n_range", 0) if "n_range" in op else None
+    p_range = _range(op["p_range"], f"{path}.p_range", 1) if "p_range" in op else None
+    del n_range
+    _validate_segments(op["segments"], f"{path}.segments", p_range)
+    for info in ("metrics", "fit"):
+        if info in op:
+            _mapping(op[info], f"{path}.{info}")
+    if "laws" in op:
+        laws = _mapping(op["laws"], f"{path}.laws")
+        for term, law in laws.items():
+            here = f"{path}.laws.{term}"
+            _mapping(law, here)
+            if "expr" in law:
+                term_expr(law["expr"], f"{here}.expr")
+            if "complexity" in law and not isinstance(law["complexity"], str):
+                raise _fail(f"{here}.complexity", "expected a string such as 'O(log p)'")
+
+
+def _validate_loggp(loggp: Any, path: str) -> None:
+    _mapping(loggp, path)
+    for name in LOGGP_REQUIRED:
+        if name not in loggp:
+            raise _fail(path, f"missing '{name}'")
+        _number(loggp[name], f"{path}.{name}", 0)
+    for name in LOGGP_OPTIONAL:
+        if loggp.get(name) is not None:
+            _number(loggp[name], f"{path}.{name}", 0)
+
+
+def validate(d: Any) -> None:
+    """Check a decoded model file; raise ModelError naming the JSON path of the first problem.
+
+    Checks the header, every library and operation key, segment order, that
+    every t_s/t_b/t_c parses and gives a finite number at every p in the
+    operation's p_range, LogGP parameters, and the shape of the informational
+    fields (fit, metrics, laws).
+    """
+    _mapping(d, "")
+    if d.get("format") != FORMAT:
+        raise _fail("format", f"expected {FORMAT!r}, found {d.get('format')!r}")
+    if d.get("version") != VERSION:
+        raise _fail("version", f"this commchar reads version {VERSION}, found {d.get('version')!r}")
+    if "units" in d:
+        units = _mapping(d["units"], "units")
+        if units.get("time", "us") != "us" or units.get("size", "B") != "B":
+            raise _fail("units", f"times must be in us and sizes in B, found {units!r}")
+    if "provenance" in d:
+        _mapping(d["provenance"], "provenance")
+    libraries = _mapping(d.get("libraries"), "libraries")
+    if not libraries:
+        raise _fail("libraries", "no library in the model")
+    for name, library in libraries.items():
+        path = f"libraries.{name}"
+        _mapping(library, path)
+        if "version" in library and not isinstance(library["version"], str):
+            raise _fail(f"{path}.version", "expected a string")
+        operations = _mapping(library.get("operations"), f"{path}.operations")
+        if not operations:
+            raise _fail(f"{path}.operations", "no operation in this library")
+        for key, op in operations.items():
+            if not OP_KEY.match(key):
+                raise _fail(f"{path}.operations", f"bad operation key {key!r} (expected op or op:variant)")
+            _validate_operation(op, f"{path}.operations.{key}")
+        if library.get("loggp") is not None:
+            _validate_loggp(library["loggp"], f"{path}.loggp")

@@ -1,0 +1,163 @@
+"""The report's one door to the rest of commchar: store, fitting, model files, advice.
+
+Everything the report needs from other packages goes through here, so the rest
+of the report works on plain data and a change in another package's API is
+absorbed in one place. Fitting, model evaluation and advice are optional: when
+one cannot run, the report says so and shows the measurements alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commchar.errors import CommcharError, InputError
+
+
+@dataclass
+class Measurements:
+    """Everything one report reads from a database."""
+
+    db: str
+    runs: list[dict]
+    jobs: list[dict]
+    points: list[dict]
+    failures: list[dict]
+
+
+def load_measurements(db: str | Path, run_ids: list[int] | None) -> Measurements:
+    """Read runs, jobs, points and failures; a missing database or run is an InputError."""
+    from commchar.store import Store
+
+    path = Path(db)
+    if not path.is_file():
+        raise InputError(f"database {path} does not exist")
+    with Store(path, create=False) as store:
+        all_runs = store.runs()
+        if not all_runs:
+            raise InputError(f"database {path} holds no run (measure one with `commchar run`)")
+        if run_ids:
+            known = {r["id"] for r in all_runs}
+            missing = [i for i in run_ids if i not in known]
+            if missing:
+                raise InputError(f"no run {missing[0]} in {path} (runs: "
+                                 f"{', '.join(str(i) for i in sorted(known))})")
+            runs = [r for r in all_runs if r["id"] in run_ids]
+        else:
+            runs = all_runs
+        ids = [r["id"] for r in runs]
+        points = store.points(ids)
+        if not points:
+            which = ", ".join(str(i) for i in ids)
+            raise InputError(f"run {which} in {path} has no measured point")
+        return Measurements(str(path), runs, store.jobs(ids), points, store.failures(ids))
+
+
+def read_model_file(path: str | Path) -> dict:
+    """A model file's JSON, checked by the model-file reader when it is available."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read model file {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"model file {path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("libraries"), dict):
+        raise InputError(f"model file {path} has no 'libraries' object")
+    return data
+
+
+@dataclass
+class ModelView:
+    """One library's model, as the report reads it: evaluation plus the raw fields."""
+
+    library: str
+    data: dict  # the library's entry of the model file
+    source: str
+    _evaluator: Any = field(default=None, repr=False)
+
+    def operation(self, key: str) -> dict | None:
+        ops = self.data.get("operations") or {}
+        return ops.get(key) or (ops.get(_default_key(key)) if _default_key(key) != key else None)
+
+    def keys(self) -> list[str]:
+        return list((self.data.get("operations") or {}).keys())
+
+    def time(self, key: str, n: float, p: int) -> float | None:
+        """Predicted time (us) or None when the model cannot say."""
+        if self._evaluator is None or self.operation(key) is None:
+            return None
+        try:
+            t = float(self._evaluator.time(self.library, key, int(n), int(p)).t_us)
+        except CommcharError:
+            return None
+        except (ArithmeticError, ValueError, KeyError):
+            return None
+        return t if math.isfinite(t) else None
+
+    def loggp(self) -> dict | None:
+        if self._evaluator is not None:
+            try:
+                value = self._evaluator.loggp(self.library)
+            except (CommcharError, KeyError):
+                value = None
+            if value is not None:
+                return dict(value) if not isinstance(value, dict) else value
+        raw = self.data.get("loggp")
+        return raw if isinstance(raw, dict) else None
+
+
+def _default_key(key: str) -> str:
+    """`pingpong:send` is also stored as `pingpong`, `reduce:sum` as `reduce`."""
+    op, _, variant = key.partition(":")
+    if (op == "pingpong" and variant == "send") or variant == "sum":
+        return op
+    return key
+
+
+def model_views(model: dict, source: str) -> tuple[dict[str, ModelView], str | None]:
+    """One view per library of a model dict, and a note when it cannot be evaluated."""
+    evaluator, note = None, None
+    try:
+        from commchar.modelfile import ModelFile
+    except ImportError:
+        note = "the model-file reader (commchar.modelfile) is not installed: model curves omitted"
+    else:
+        try:
+            evaluator = ModelFile.from_dict(model)
+        except CommcharError as exc:
+            raise InputError(f"model ({source}): {exc}") from None
+    views = {
+        lib: ModelView(lib, entry, source, evaluator)
+        for lib, entry in (model.get("libraries") or {}).items()
+        if isinstance(entry, dict)
+    }
+    return views, note
+
+
+def fit_model(points: list[dict], failures: list[dict], units: str) -> tuple[dict | None, str | None]:
+    """Fit a model on the fly; (None, why) when the fitter is unavailable or fails."""
+    try:
+        from commchar.models import fit_points
+    except ImportError:
+        return None, "the fitter (commchar.models) is not installed: no model was fitted"
+    try:
+        return fit_points(points, failures=failures, units=units), None
+    except CommcharError as exc:
+        return None, f"fitting failed: {exc}"
+
+
+def advice_fragment(model: dict, n_values: list[int], p_values: list[int]) -> tuple[str | None, Any]:
+    """The advisor's escaped HTML fragment and its raw result; (None, None) without it."""
+    try:
+        from commchar.predict import advice_html, advise
+    except ImportError:
+        return None, None
+    try:
+        result = advise(model, n_values, p_values)
+        return advice_html(result), result
+    except CommcharError:
+        return None, None

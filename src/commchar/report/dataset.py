@@ -1,0 +1,140 @@
+"""The measurements a report shows, grouped into entities (one library in one run).
+
+An entity is the unit of comparison: two libraries in one run, or one library
+in two runs (two machines, two option sets), are two entities side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from commchar.report.adapters import Measurements, ModelView
+
+P2P_VARIANTS = ("send", "bsend", "ssend", "rsend", "isend")
+COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
+               "reduce", "allreduce", "reduce_scatter", "scan")
+REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
+
+
+def point_key(op: str, variant: str) -> str:
+    return f"{op}:{variant}" if variant else op
+
+
+@dataclass
+class Series:
+    """One operation at one p, sorted by size; every array has one entry per point."""
+
+    key: str
+    p: int
+    n: np.ndarray
+    t: np.ndarray
+    ci_lo: np.ndarray
+    ci_hi: np.ndarray
+    p25: np.ndarray
+    p75: np.ndarray
+    p95: np.ndarray
+    valid: np.ndarray
+    oversubscribed: np.ndarray
+    precision_met: np.ndarray
+
+    def at(self, n: int) -> float | None:
+        hit = np.nonzero(self.n == n)[0]
+        return float(self.t[hit[0]]) if hit.size else None
+
+
+@dataclass
+class Entity:
+    label: str
+    library: str
+    run: dict
+    jobs: list[dict]
+    points: list[dict]
+    failures: list[dict]
+    model: ModelView | None = None
+    model_note: str | None = None
+    model_dict: dict | None = None  # the whole model file this entity's model came from
+    _series: dict[tuple[str, int], Series] = field(default_factory=dict, repr=False)
+
+    @property
+    def version(self) -> str:
+        versions = {j.get("library_version") for j in self.jobs if j.get("library_version")}
+        return "; ".join(sorted(versions)) if versions else "unknown"
+
+    def keys(self) -> list[str]:
+        """Measured operation keys in the report's order."""
+        present = {point_key(pt["op"], pt["variant"]) for pt in self.points}
+        return sorted(present, key=key_order)
+
+    def ps(self, key: str) -> list[int]:
+        return sorted({pt["p"] for pt in self.points if point_key(pt["op"], pt["variant"]) == key})
+
+    def series(self, key: str, p: int) -> Series | None:
+        if (key, p) not in self._series:
+            rows = sorted(
+                (pt for pt in self.points
+                 if pt["p"] == p and point_key(pt["op"], pt["variant"]) == key),
+                key=lambda pt: pt["n_bytes"],
+            )
+            if not rows:
+                return None
+
+            def col(name: str, default: float = np.nan) -> np.ndarray:
+                return np.array([default if r.get(name) is None else r[name] for r in rows],
+                                dtype=float)
+
+            self._series[(key, p)] = Series(
+                key, p, col("n_bytes"), col("t_us"), col("ci_lo_us"), col("ci_hi_us"),
+                col("t_p25_us"), col("t_p75_us"), col("t_p95_us"),
+                np.array([bool(r["valid"]) for r in rows]),
+                np.array([bool(r["oversubscribed"]) for r in rows]),
+                np.array([bool(r["precision_met"]) for r in rows]),
+            )
+        return self._series[(key, p)]
+
+
+def key_order(key: str) -> tuple[int, int, str]:
+    op, _, variant = key.partition(":")
+    order = ("pingpong", "bw", "bibw", "loggp", "rndv") + COLLECTIVES
+    rank = order.index(op) if op in order else len(order)
+    sub = P2P_VARIANTS.index(variant) if variant in P2P_VARIANTS else (
+        0 if variant in ("", "sum") else 1)
+    return rank, sub, key
+
+
+def is_collective(key: str) -> bool:
+    return key.partition(":")[0] in COLLECTIVES
+
+
+def build_entities(data: Measurements) -> list[Entity]:
+    """One entity per (run, library), labelled by library alone when that is unambiguous."""
+    runs = {r["id"]: r for r in data.runs}
+    pairs = sorted({(pt["run_id"], pt["library"]) for pt in data.points})
+    libraries = [lib for _, lib in pairs]
+    entities = []
+    for run_id, library in pairs:
+        label = library if libraries.count(library) == 1 else f"{library} (run {run_id})"
+        entities.append(Entity(
+            label=label,
+            library=library,
+            run=runs[run_id],
+            jobs=[j for j in data.jobs if j["run_id"] == run_id and j["library"] == library],
+            points=[pt for pt in data.points if pt["run_id"] == run_id and pt["library"] == library],
+            failures=[f for f in data.failures
+                      if f["run_id"] == run_id and f["library"] == library],
+        ))
+    # Failures of a library that produced no point at all still belong in the report.
+    for failure in data.failures:
+        if (failure["run_id"], failure["library"]) not in pairs:
+            pairs.append((failure["run_id"], failure["library"]))
+            entities.append(Entity(
+                label=f"{failure['library']} (run {failure['run_id']})",
+                library=failure["library"], run=runs[failure["run_id"]],
+                jobs=[j for j in data.jobs if j["run_id"] == failure["run_id"]
+                      and j["library"] == failure["library"]],
+                points=[],
+                failures=[f for f in data.failures if f["run_id"] == failure["run_id"]
+                          and f["library"] == failure["library"]],
+            ))
+    return entities
