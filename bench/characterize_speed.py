@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Wall time of a full p = 2 characterization, beside the peer suites on the same machine.
+
+For each MPI library: `commchar run --np 2` with default operations, sizes and
+1% precision (every send mode, bw, bibw, every collective and reduction
+variant, LogGP), then, where you have built them, the OSU micro-benchmarks
+(point-to-point latency, bw, bibw and the blocking collectives) and IMB-MPI1
+with its defaults, all at p = 2. Prints seconds per tool, and for commchar how
+many points met the precision target. Peers are not part of commchar: build
+them yourself and pass their locations.
+
+    python bench/characterize_speed.py [--library openmpi,mpich]
+        [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR holds pt2pt/ and collective/
+        [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OSU_PT2PT = ("osu_latency", "osu_bw", "osu_bibw")
+OSU_COLLECTIVES = ("osu_barrier", "osu_bcast", "osu_scatter", "osu_gather", "osu_allgather",
+                   "osu_alltoall", "osu_reduce", "osu_allreduce", "osu_reduce_scatter")
+LAUNCH = {"openmpi": ["mpirun.openmpi", "-np", "2"], "mpich": ["mpiexec.mpich", "-n", "2"]}
+
+
+def timed(argv: list[str], env: dict | None = None) -> float:
+    started = time.monotonic()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, **(env or {})}, timeout=3600)
+    return time.monotonic() - started
+
+
+def commchar_time(library: str) -> tuple[float, int, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "speed.db"
+        seconds = timed([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
+                         library, "--np", "2"])
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from commchar.store import Store
+
+        with Store(db) as store:
+            points = store.points()
+        return seconds, sum(p["precision_met"] for p in points), len(points)
+
+
+def osu_time(library: str, root: Path) -> float:
+    total = 0.0
+    for sub, names in (("pt2pt", OSU_PT2PT), ("collective", OSU_COLLECTIVES)):
+        for name in names:
+            total += timed(LAUNCH[library] + [str(root / sub / name)])
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--library", default="openmpi,mpich")
+    for lib in ("openmpi", "mpich"):
+        parser.add_argument(f"--osu-{lib}", type=Path)
+        parser.add_argument(f"--imb-{lib}", type=Path)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+
+    print(f"{'library':8} {'tool':10} {'wall s':>8}  notes")
+    for library in args.library.split(","):
+        for _ in range(args.repeat):
+            seconds, met, total = commchar_time(library)
+            print(f"{library:8} {'commchar':10} {seconds:8.1f}  {total} points, precision 1% met "
+                  f"at {met}, medians with 95% CIs, every sample kept")
+            osu = getattr(args, f"osu_{library}")
+            if osu:
+                print(f"{library:8} {'OSU':10} {osu_time(library, osu):8.1f}  "
+                      f"{len(OSU_PT2PT) + len(OSU_COLLECTIVES)} programs, means only")
+            imb = getattr(args, f"imb_{library}")
+            if imb:
+                print(f"{library:8} {'IMB-MPI1':10} {timed(LAUNCH[library] + [str(imb)]):8.1f}  "
+                      "defaults, t_min/t_max/t_avg only")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

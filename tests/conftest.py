@@ -1,0 +1,20 @@
+"""Shared fixtures: MPI libraries present on this machine and a built kernel per library."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+
+
+@pytest.fixture(scope="session")
+def mpi_libraries():
+    from commchar.measure.libraries import discover
+
+    found = discover()
+    if not found:
+        pytest.fail("no MPI library found: `make setup` installs Open MPI and MPICH")
+    return found

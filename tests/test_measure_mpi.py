@@ -1,0 +1,178 @@
+"""Real sweeps with real mpirun, for every MPI library on this machine (small sizes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from commchar.measure.operations import parse_ops
+from commchar.store import Store
+
+pytestmark = pytest.mark.mpi
+
+ALL_OPS = ",".join(sorted({o.op for o in parse_ops(None)}))
+FAST = ["--precision", "0.05", "--max-time", "0.1", "--timeout", "60"]
+
+
+def commchar(*args, env=None, check=True):
+    result = subprocess.run([sys.executable, "-m", "commchar", *args], capture_output=True,
+                            text=True, timeout=600, env={**os.environ, **(env or {})})
+    if check:
+        assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory, mpi_libraries):
+    """Every operation and variant at three sizes, p = 2, for each library."""
+    db = tmp_path_factory.mktemp("full") / "c.db"
+    libs = ",".join(lib.name for lib in mpi_libraries)
+    commchar("run", "--db", str(db), "--library", libs, "--ops", ALL_OPS,
+             "--sizes", "0,8,4K", "--np", "2", *FAST)
+    return db, mpi_libraries
+
+
+def test_every_operation_is_measured_and_valid_with_every_library(full_run):
+    db, libraries = full_run
+    with Store(db) as store:
+        points = store.points()
+        failures = store.failures()
+    assert failures == []
+    expected = {str(o) for o in parse_ops(None)}
+    for lib in libraries:
+        mine = [p for p in points if p["library"] == lib.name]
+        keys = {f"{p['op']}:{p['variant']}" if p["variant"] else p["op"] for p in mine}
+        assert keys == expected, lib.name
+        assert all(p["valid"] for p in mine), [p for p in mine if not p["valid"]][:1]
+        assert all(p["reps"] >= 10 and p["t_us"] > 0 for p in mine if p["op"] != "barrier" or True)
+        assert all(not p["oversubscribed"] for p in mine)
+        assert lib.name.split("-")[0] in ("openmpi", "mpich", "mpi")
+        version = mine[0]["library_version"]
+        assert version and ("Open MPI" in version or "MPICH" in version)
+
+
+def test_statistics_agree_with_the_stored_raw_samples(full_run):
+    db, _ = full_run
+    with Store(db) as store:
+        for point in store.points():
+            samples = np.array(store.samples(point["point_id"]))
+            assert len(samples) == point["reps"]
+            assert point["t_us"] == pytest.approx(np.median(samples))
+            assert point["t_min_us"] == pytest.approx(samples.min())
+            assert point["t_max_us"] == pytest.approx(samples.max())
+            assert point["t_mean_us"] == pytest.approx(samples.mean())
+            assert point["t_p95_us"] == pytest.approx(np.percentile(samples, 95))
+            assert point["ci_lo_us"] <= point["t_us"] <= point["ci_hi_us"]
+            half = max(point["t_us"] - point["ci_lo_us"], point["ci_hi_us"] - point["t_us"])
+            assert point["precision_met"] == (half <= 0.05 * point["t_us"] * (1 + 1e-9))
+
+
+def test_export_csv_and_json_have_the_promised_columns(full_run, tmp_path):
+    db, _ = full_run
+    out = tmp_path / "e.csv"
+    commchar("export", "--db", str(db), "--format", "csv", "-o", str(out))
+    header = out.read_text().splitlines()[0].split(",")
+    for column in ("library", "op", "variant", "p", "n_bytes", "t_us", "t_min_us", "t_mean_us",
+                   "t_p95_us", "ci_lo_us", "ci_hi_us", "reps", "valid", "oversubscribed"):
+        assert column in header
+    rows = json.loads(commchar("export", "--db", str(db), "--format", "json").stdout)
+    with Store(db) as store:
+        assert len(rows) == len(store.points())
+        first = rows[0]
+        per_sample = json.loads(commchar("export", "--db", str(db), "--run", "1", "--format",
+                                         "json", "--samples").stdout)
+        assert sum(1 for r in per_sample if r["point_id"] == first["point_id"]) == first["reps"]
+
+
+def test_runs_lists_the_run(full_run):
+    db, _ = full_run
+    out = commchar("runs", "--db", str(db)).stdout
+    assert "complete" in out
+
+
+def test_oversubscribed_collectives_are_flagged(tmp_path, mpi_libraries):
+    db = tmp_path / "o.db"
+    cores = len(os.sched_getaffinity(0))
+    p = cores + 1
+    commchar("run", "--db", str(db), "--library", mpi_libraries[0].name, "--ops",
+             "bcast,allreduce:sum", "--sizes", "8", "--np", str(p), *FAST)
+    with Store(db) as store:
+        points = store.points()
+        jobs = store.jobs()
+    assert points and all(pt["oversubscribed"] and pt["p"] == p and pt["valid"] for pt in points)
+    assert all(job["oversubscribed"] for job in jobs)
+
+
+def _stored_points(db) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM points").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_sweep_then_resume_completes_without_remeasuring(tmp_path, mpi_libraries):
+    db = tmp_path / "k.db"
+    lib = mpi_libraries[0].name
+    argv = [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", lib,
+            "--ops", "pingpong:send,bcast,allreduce:sum", "--sizes", "0:64K", "--np", "2",
+            "--precision", "0.01", "--max-time", "0.2"]
+    runner = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    deadline = time.monotonic() + 180
+    while _stored_points(db) < 8 and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.2)
+    assert runner.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(runner.pid, signal.SIGKILL)  # the runner and its mpirun die together, no clean-up
+    runner.wait()
+    with Store(db) as store:
+        before = {p["point_id"]: (p["op"], p["variant"], p["n_bytes"], p["t_us"])
+                  for p in store.points()}
+        run_id = store.runs()[0]["id"]
+    assert 8 <= len(before) < 3 * 18
+
+    commchar("run", "--db", str(db), "--resume", str(run_id))
+    with Store(db) as store:
+        after = {p["point_id"]: (p["op"], p["variant"], p["n_bytes"], p["t_us"])
+                 for p in store.points()}
+        assert store.run(run_id)["status"] == "complete"
+    assert {k: after[k] for k in before} == before  # finished points were not measured again
+    assert len(after) == 3 * 18 and len(set(after.values())) == len(after)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("fault, kind", [("hang", "timeout"), ("crash", "crash")])
+def test_a_hung_or_crashed_job_is_recorded_and_the_sweep_goes_on(tmp_path, mpi_libraries,
+                                                               fault, kind):
+    db = tmp_path / "f.db"
+    lib = mpi_libraries[-1].name
+    started = time.monotonic()
+    commchar("run", "--db", str(db), "--library", lib, "--ops", "bcast,reduce:sum",
+             "--sizes", "0,8,64", "--np", "2", "--precision", "0.05", "--max-time", "0.1",
+             "--timeout", "8", env={"COMMCHAR_INJECT_FAULT": f"{fault}@bcast:8"})
+    assert time.monotonic() - started < 120
+    with Store(db) as store:
+        failures = store.failures()
+        measured = {(p["op"], p["n_bytes"]) for p in store.points()}
+    assert [(f["op"], f["n_bytes"], f["kind"]) for f in failures] == [("bcast", 8, kind)]
+    assert measured == {("bcast", 0), ("bcast", 64), ("reduce", 0), ("reduce", 8), ("reduce", 64)}
+
+
+def test_wrong_data_is_recorded_invalid_and_the_sweep_goes_on(tmp_path, mpi_libraries):
+    db = tmp_path / "w.db"
+    commchar("run", "--db", str(db), "--library", mpi_libraries[0].name, "--ops", "allgather",
+             "--sizes", "8,64", "--np", "2", *FAST,
+             env={"COMMCHAR_INJECT_FAULT": "corrupt@allgather:8"})
+    with Store(db) as store:
+        points = {p["n_bytes"]: p for p in store.points()}
+    assert not points[8]["valid"] and "expected" in points[8]["invalid_reason"]
+    assert points[64]["valid"]
