@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from commchar.measure.operations import parse_ops
+from commchar.measure.plan import parse_sizes, points_for
 from commchar.store import Store
 
 pytestmark = pytest.mark.mpi
@@ -52,7 +53,9 @@ def test_every_operation_is_measured_and_valid_with_every_library(full_run):
         keys = {f"{p['op']}:{p['variant']}" if p["variant"] else p["op"] for p in mine}
         assert keys == expected, lib.name
         assert all(p["valid"] for p in mine), [p for p in mine if not p["valid"]][:1]
-        assert all(p["reps"] >= 10 and p["t_us"] > 0 for p in mine if p["op"] != "barrier" or True)
+        bad = [(p["op"], p["variant"], p["n_bytes"], p["reps"], p["t_us"]) for p in mine
+               if p["reps"] < 10 or p["t_us"] <= 0]
+        assert not bad, bad
         assert all(not p["oversubscribed"] for p in mine)
         assert lib.name.split("-")[0] in ("openmpi", "mpich", "mpi")
         version = mine[0]["library_version"]
@@ -131,13 +134,15 @@ def test_sigkill_mid_sweep_then_resume_completes_without_remeasuring(tmp_path, m
     while _stored_points(db) < 8 and time.monotonic() < deadline and runner.poll() is None:
         time.sleep(0.2)
     assert runner.poll() is None, "the sweep ended before it could be killed"
-    os.killpg(runner.pid, signal.SIGKILL)  # the runner and its mpirun die together, no clean-up
+    os.killpg(runner.pid, signal.SIGKILL)  # no clean-up; its orphaned job dies of a broken pipe
     runner.wait()
     with Store(db) as store:
         before = {p["point_id"]: (p["op"], p["variant"], p["n_bytes"], p["t_us"])
                   for p in store.points()}
         run_id = store.runs()[0]["id"]
-    assert 8 <= len(before) < 3 * 18
+    planned = len(points_for(parse_ops("pingpong:send,bcast,allreduce:sum"),
+                             parse_sizes("0:64K"), 2))
+    assert 8 <= len(before) < planned
 
     commchar("run", "--db", str(db), "--resume", str(run_id))
     with Store(db) as store:
@@ -145,7 +150,7 @@ def test_sigkill_mid_sweep_then_resume_completes_without_remeasuring(tmp_path, m
                  for p in store.points()}
         assert store.run(run_id)["status"] == "complete"
     assert {k: after[k] for k in before} == before  # finished points were not measured again
-    assert len(after) == 3 * 18 and len(set(after.values())) == len(after)
+    assert len(after) == planned and len(set(after.values())) == len(after)
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 

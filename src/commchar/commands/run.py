@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import time
 
 from rich.console import Console
@@ -113,7 +114,12 @@ class _ProgressObserver:
                            markup=True, highlight=False)
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a batch system's TERM stops the run as cleanly as Ctrl-C
+
+
 def execute(args: argparse.Namespace, console: Console) -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with Store(args.db) as store:
         if args.resume is not None:
             run = store.run(args.resume)

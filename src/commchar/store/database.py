@@ -97,6 +97,15 @@ POINT_COLUMNS = (
 _BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed")
 
 
+def short_version(full: str | None) -> str | None:
+    """A library's version string on one line: MPICH's multi-line answer without its
+    long configure and compiler lines (the job keeps the whole string)."""
+    if full is None:
+        return None
+    lines = [" ".join(line.split()) for line in full.splitlines()]
+    return "; ".join(line for line in lines if line and len(line) <= 100)
+
+
 def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -270,6 +279,7 @@ class Store:
         for r in rows:
             d = dict(r)
             d["extra"] = json.loads(d.get("extra_json") or "{}")
+            d["library_version"] = short_version(d.get("library_version"))
             for key in _BOOL_COLUMNS:
                 d[key] = bool(d[key])
             out.append({k: d.get(k) for k in POINT_COLUMNS})
