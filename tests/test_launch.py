@@ -1,0 +1,62 @@
+"""Launcher command lines: argument lists with the right flags for each family."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from commchar.errors import UsageError
+from commchar.measure.launch import LaunchSpec, available_slots, job_command
+from commchar.measure.libraries import Library
+
+OMPI = Library("openmpi", "openmpi", "/usr/bin/mpicc.openmpi", "/usr/bin/mpirun.openmpi")
+MPICH = Library("mpich", "mpich", "/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich")
+KERNEL = Path("/k/commchar-kernel")
+
+
+def test_dedicated_open_mpi_job_is_bound_and_not_flagged():
+    job = job_command(OMPI, LaunchSpec(), 2, KERNEL, ["--plan", "bcast=8"])
+    if available_slots(LaunchSpec()) >= 2:
+        assert not job.oversubscribed and "--oversubscribe" not in job.argv
+    assert job.argv[:3] == ["/usr/bin/mpirun.openmpi", "-np", "2"]
+    assert job.argv[-3:] == [str(KERNEL), "--plan", "bcast=8"]
+
+
+def test_oversubscribed_jobs_yield_and_are_flagged():
+    p = available_slots(LaunchSpec()) + 1
+    ompi = job_command(OMPI, LaunchSpec(), p, KERNEL, [])
+    assert ompi.oversubscribed
+    assert "--oversubscribe" in ompi.argv and "mpi_yield_when_idle" in ompi.argv
+    mpich = job_command(MPICH, LaunchSpec(), p, KERNEL, [])
+    assert mpich.oversubscribed and mpich.env_added["MPIR_CVAR_POLLS_BEFORE_YIELD"] == "1"
+
+
+def test_root_needs_open_mpis_permission_variables():
+    job = job_command(OMPI, LaunchSpec(), 2, KERNEL, [])
+    if os.geteuid() == 0:
+        assert job.env_added["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
+    else:
+        assert "OMPI_ALLOW_RUN_AS_ROOT" not in job.env_added
+
+
+def test_hostfile_slots_decide_oversubscription(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# two nodes\nnode1 slots=4\nnode2:4\n")
+    spec = LaunchSpec(hostfile=hosts)
+    assert available_slots(spec) == 8
+    job = job_command(OMPI, spec, 8, KERNEL, [])
+    assert not job.oversubscribed and ["--hostfile", str(hosts)] == job.argv[3:5]
+    assert job_command(MPICH, spec, 9, KERNEL, []).argv[3:5] == ["-f", str(hosts)]
+
+
+def test_a_missing_hostfile_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="cannot read"):
+        available_slots(LaunchSpec(hostfile=tmp_path / "nope"))
+
+
+def test_srun_launches_tasks_and_overcommits_when_needed():
+    spec = LaunchSpec(launcher="srun", extra_env={"UCX_RNDV_THRESH": "8192"})
+    job = job_command(MPICH, spec, 2, KERNEL, ["--plan", "barrier=0"])
+    assert job.argv[:3] == ["srun", "--ntasks", "2"] and job.env_added["UCX_RNDV_THRESH"] == "8192"
+    many = job_command(MPICH, spec, available_slots(spec) + 1, KERNEL, [])
+    assert "--overcommit" in many.argv
