@@ -50,6 +50,19 @@ _FUNCTIONS: dict[str, tuple[Callable[..., float], int, int | None]] = {
 _PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_POW, _PREC_ATOM = 1, 2, 3, 4, 5
 
 
+def _finite(value: float) -> float:
+    # Checked at every node: inf can vanish later (1/inf, min(nan, 1), inf^0)
+    # and leave a finite but meaningless result.
+    if not math.isfinite(value):
+        raise ValueError("an intermediate result is not a finite number")
+    return value
+
+
+def printable(text: str) -> str:
+    """text on one line: control characters shown as escapes, so an error stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class Expr:
     """A parsed expression in the single variable p.
 
@@ -154,6 +167,7 @@ class Chain(Expr):
                 value *= b
             else:
                 value /= b
+            _finite(value)
         return value
 
     def uses_p(self) -> bool:
@@ -182,7 +196,7 @@ class Power(Expr):
     def _eval(self, p: float) -> float:
         # math.pow raises on overflow and on a negative base with a fractional
         # exponent, where ** would return inf or a complex number.
-        return math.pow(self.base._eval(p), self.exponent._eval(p))
+        return _finite(math.pow(self.base._eval(p), self.exponent._eval(p)))
 
     def uses_p(self) -> bool:
         return self.base.uses_p() or self.exponent.uses_p()
@@ -204,13 +218,22 @@ class Call(Expr):
 
     def _eval(self, p: float) -> float:
         function = _FUNCTIONS[self.name][0]
-        return float(function(*(a._eval(p) for a in self.args)))
+        return _finite(float(function(*(a._eval(p) for a in self.args))))
 
     def uses_p(self) -> bool:
         return any(a.uses_p() for a in self.args)
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
+
+
+def _chain(first: Expr, rest: list[tuple[str, Expr]], precedence: int) -> Expr:
+    """Build a Chain; `(a + b) + c` joins `a + b + c`, the same left-to-right evaluation."""
+    if not rest:
+        return first
+    if isinstance(first, Chain) and first.precedence == precedence:
+        return Chain(first.first, first.rest + tuple(rest))
+    return Chain(first, tuple(rest))
 
 
 @dataclass(frozen=True)
@@ -233,7 +256,7 @@ class _Parser:
         self.depth = 0
 
     def fail(self, what: str, column: int) -> ModelError:
-        return ModelError(f"{what} at column {column} in '{self.text}'")
+        return ModelError(f"{what} at column {column} in '{printable(self.text)}'")
 
     def _tokenize(self, text: str) -> list[_Token]:
         tokens: list[_Token] = []
@@ -262,8 +285,7 @@ class _Parser:
                 tokens.append(_Token("op", ch, i + 1))
                 i += 1
                 continue
-            shown = ch if ch.isprintable() else repr(ch)
-            raise self.fail(f"unexpected character '{shown}'", i + 1)
+            raise self.fail(f"unexpected character {ch!r}", i + 1)
         tokens.append(_Token("end", "", len(text) + 1))
         return tokens
 
@@ -303,19 +325,19 @@ class _Parser:
 
     def expr(self) -> Expr:
         first = self.term()
-        rest = []
+        rest: list[tuple[str, Expr]] = []
         while self.current.kind == "op" and self.current.text in "+-":
             op = self.advance().text
             rest.append((op, self.term()))
-        return Chain(first, tuple(rest)) if rest else first
+        return _chain(first, rest, _PREC_ADD)
 
     def term(self) -> Expr:
         first = self.unary()
-        rest = []
+        rest: list[tuple[str, Expr]] = []
         while self.current.kind == "op" and self.current.text in "*/":
             op = self.advance().text
             rest.append((op, self.unary()))
-        return Chain(first, tuple(rest)) if rest else first
+        return _chain(first, rest, _PREC_MUL)
 
     def unary(self) -> Expr:
         if self.current.kind == "op" and self.current.text in "+-":

@@ -119,9 +119,9 @@ def _validate_operation(op: Any, path: str) -> None:
     kind = op.get("kind", "collective")
     if kind not in KINDS:
         raise _fail(f"{path}.kind", f"expected one of {', '.join(KINDS)}, found {kind!r}")
-    n_range = _range(op["n_range"], f"{path}.n_range", 0) if "n_range" in op else None
+    if "n_range" in op:
+        _range(op["n_range"], f"{path}.n_range", 0)
     p_range = _range(op["p_range"], f"{path}.p_range", 1) if "p_range" in op else None
-    del n_range
     _validate_segments(op["segments"], f"{path}.segments", p_range)
     for info in ("metrics", "fit"):
         if info in op:

@@ -1,0 +1,282 @@
+"""A loaded, validated model file and the time it predicts for (operation, n, p)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from commchar.errors import InputError, ModelError
+from commchar.modelfile.expr import Expr, Number
+from commchar.modelfile.schema import term_expr, validate
+
+# A key without a variant asks for the default variant (docs/model-format.md).
+DEFAULT_VARIANTS = {
+    "pingpong": "send",
+    "reduce": "sum",
+    "allreduce": "sum",
+    "reduce_scatter": "sum",
+    "scan": "sum",
+}
+
+
+def default_key(key: str) -> str:
+    """`pingpong` -> `pingpong:send`, `reduce` -> `reduce:sum`; other keys unchanged."""
+    if ":" in key or key not in DEFAULT_VARIANTS:
+        return key
+    return f"{key}:{DEFAULT_VARIANTS[key]}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One protocol regime: T(n, p) = t_s(p) + (t_b(p) + t_c(p)) * n for n_min <= n <= n_max."""
+
+    n_min: float
+    n_max: float | None
+    t_s: Expr
+    t_b: Expr
+    t_c: Expr
+
+    def time(self, n: float, p: float) -> float:
+        return self.t_s.evaluate(p) + (self.t_b.evaluate(p) + self.t_c.evaluate(p)) * n
+
+    def covers(self, n: float) -> bool:
+        return self.n_min <= n and (self.n_max is None or n <= self.n_max)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The predicted time of one operation at (n, p).
+
+    `segment` is the index of the segment used; `extrapolated_n` and
+    `extrapolated_p` say that n or p lies outside what the fit saw, and
+    `warnings` says so in words (never silently).
+    """
+
+    library: str
+    key: str
+    n: float
+    p: float
+    t_us: float
+    segment: int
+    extrapolated_n: bool
+    extrapolated_p: bool
+    warnings: tuple[str, ...]
+
+    @property
+    def extrapolated(self) -> bool:
+        return self.extrapolated_n or self.extrapolated_p
+
+
+@dataclass(frozen=True)
+class _Operation:
+    key: str
+    kind: str
+    segments: tuple[Segment, ...]
+    n_range: tuple[float, float] | None
+    p_range: tuple[float, float] | None
+    laws: dict[str, Any] | None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}" if not float(x).is_integer() else str(int(x))
+
+
+class ModelFile:
+    """A validated model file. Build it with `load(path)` or `ModelFile.from_dict(d)`."""
+
+    def __init__(self, data: dict[str, Any], source: str = "<dict>") -> None:
+        validate(data)
+        self.data = copy.deepcopy(data)
+        self.source = source
+        self._ops: dict[str, dict[str, _Operation]] = {}
+        for lib, library in data["libraries"].items():
+            self._ops[lib] = {key: self._build(lib, key, op) for key, op in library["operations"].items()}
+
+    def __repr__(self) -> str:
+        return f"ModelFile({self.source!r}, libraries={self.libraries()!r})"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], source: str = "<dict>") -> "ModelFile":
+        """Validate `d` (ModelError naming the JSON path otherwise) and wrap it."""
+        return cls(d, source)
+
+    @staticmethod
+    def _build(lib: str, key: str, op: dict[str, Any]) -> _Operation:
+        path = f"libraries.{lib}.operations.{key}"
+        segments = []
+        for i, seg in enumerate(op["segments"]):
+            here = f"{path}.segments[{i}]"
+            segments.append(Segment(
+                n_min=float(seg["n_min"]),
+                n_max=None if seg["n_max"] is None else float(seg["n_max"]),
+                t_s=term_expr(seg["t_s"], f"{here}.t_s"),
+                t_b=term_expr(seg["t_b"], f"{here}.t_b"),
+                t_c=term_expr(seg["t_c"], f"{here}.t_c") if "t_c" in seg else Number(0.0),
+            ))
+        kind = op.get("kind") or ("p2p" if key.split(":")[0] in ("pingpong", "bw", "bibw") else "collective")
+        n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
+        p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
+        return _Operation(key, kind, tuple(segments), n_range, p_range, op.get("laws"))  # type: ignore[arg-type]
+
+    # --- what the model holds -------------------------------------------------
+
+    def libraries(self) -> list[str]:
+        """Library names in file order."""
+        return list(self._ops)
+
+    def operations(self, library: str) -> list[str]:
+        """Operation keys (`op` or `op:variant`) of a library, in file order."""
+        return list(self._library(library))
+
+    def version(self, library: str) -> str | None:
+        """The library's version string, when the file gives one."""
+        self._library(library)
+        return self.data["libraries"][library].get("version")
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.data.get("provenance") or {})
+
+    def _library(self, library: str) -> dict[str, _Operation]:
+        try:
+            return self._ops[library]
+        except KeyError:
+            raise ModelError(f"no library {library!r} in the model (it has: {', '.join(self._ops)})") from None
+
+    def has(self, library: str, key: str) -> bool:
+        """True when `resolve(library, key)` would succeed."""
+        ops = self._library(library)
+        return key in ops or default_key(key) in ops
+
+    def resolve(self, library: str, key: str) -> str:
+        """The model's key for `key`: itself if present, else its default variant.
+
+        `pingpong` -> `pingpong:send`, `reduce`/`allreduce`/`reduce_scatter`/`scan`
+        -> `:sum`. ModelError names the known operations when there is none.
+        """
+        ops = self._library(library)
+        if key in ops:
+            return key
+        if default_key(key) in ops:
+            return default_key(key)
+        raise ModelError(f"unknown operation {key!r} for library {library!r} (the model has: {', '.join(ops)})")
+
+    def _op(self, library: str, key: str) -> _Operation:
+        return self._library(library)[self.resolve(library, key)]
+
+    def kind(self, library: str, key: str) -> str:
+        """`p2p` or `collective`."""
+        return self._op(library, key).kind
+
+    def segments(self, library: str, key: str) -> tuple[Segment, ...]:
+        """The operation's segments, sorted by n."""
+        return self._op(library, key).segments
+
+    def n_range(self, library: str, key: str) -> tuple[float, float] | None:
+        """The n the fit saw, or None when the file does not say."""
+        return self._op(library, key).n_range
+
+    def p_range(self, library: str, key: str) -> tuple[float, float] | None:
+        """The p the fit saw, or None when the file does not say."""
+        return self._op(library, key).p_range
+
+    def laws(self, library: str, key: str) -> dict[str, Any] | None:
+        """The informational `laws` field (law in p and complexity per term), if any."""
+        return self._op(library, key).laws
+
+    def loggp(self, library: str) -> dict[str, float] | None:
+        """LogGP/LogGPS parameters (L, o_s, o_r, g in us; G, O in us/B; S, s in B) or None.
+
+        `O` defaults to 0; `S` and `s` are present only when known.
+        """
+        self._library(library)
+        raw = self.data["libraries"][library].get("loggp")
+        if raw is None:
+            return None
+        params = {k: float(v) for k, v in raw.items() if k in ("L", "o_s", "o_r", "g", "G", "O", "S", "s") and v is not None}
+        params.setdefault("O", 0.0)
+        return params
+
+    # --- prediction -------------------------------------------------------------
+
+    def segment_index(self, library: str, key: str, n: float) -> int:
+        """Index of the segment covering n; in a gap or outside, the one with the nearest bound."""
+        segments = self._op(library, key).segments
+        best, best_distance = 0, math.inf
+        for i, seg in enumerate(segments):
+            if seg.covers(n):
+                return i
+            distance = seg.n_min - n if n < seg.n_min else n - seg.n_max  # type: ignore[operator]
+            if distance < best_distance:  # ties go to the lower segment
+                best, best_distance = i, distance
+        return best
+
+    def time(self, library: str, key: str, n: float, p: float) -> Prediction:
+        """Predicted time in us of operation `key` at message length n (bytes) and p processes.
+
+        n follows the convention of reference models.md section 2 for the
+        operation. Outside the fitted n_range/p_range the prediction carries a
+        warning. ModelError for an unknown operation, a term that is not a
+        finite number at p, or n < 0 / p < 1.
+        """
+        if not (math.isfinite(n) and n >= 0):
+            raise ModelError(f"message length must be a finite number >= 0, found {n!r}")
+        if not (math.isfinite(p) and p >= 1):
+            raise ModelError(f"process count must be >= 1, found {p!r}")
+        op = self._op(library, key)
+        index = self.segment_index(library, key, n)
+        segment = op.segments[index]
+        path = f"libraries.{library}.operations.{op.key}.segments[{index}]"
+        try:
+            t_us = segment.time(n, p)
+        except ModelError as exc:
+            raise ModelError(f"{path}: {exc}") from None
+        warnings = []
+        n_low, n_high = op.n_range or (op.segments[0].n_min, op.segments[-1].n_max if op.segments[-1].n_max is not None else math.inf)
+        extrapolated_n = not (n_low <= n <= n_high)
+        if extrapolated_n:
+            warnings.append(f"{library} {op.key}: n={_fmt(n)} is outside the fitted n range [{_fmt(n_low)}, {_fmt(n_high)}] (extrapolation)")
+        # A point-to-point model does not depend on p: any p is fine.
+        extrapolated_p = op.kind != "p2p" and op.p_range is not None and not (op.p_range[0] <= p <= op.p_range[1])
+        if extrapolated_p:
+            warnings.append(f"{library} {op.key}: p={_fmt(p)} is outside the fitted p range [{_fmt(op.p_range[0])}, {_fmt(op.p_range[1])}] (extrapolation)")  # type: ignore[index]
+        if t_us < 0:
+            warnings.append(f"{library} {op.key}: negative predicted time {t_us:.4g} us at n={_fmt(n)}, p={_fmt(p)} (the model does not hold there)")
+        return Prediction(library, op.key, float(n), float(p), t_us, index, extrapolated_n, extrapolated_p, tuple(warnings))
+
+
+def load(path: str | os.PathLike[str]) -> ModelFile:
+    """Read and validate a model file; InputError if unreadable, ModelError if invalid."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read model file {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"model file {str(path)!r} is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: JSON nested too deeply") from None
+    try:
+        return ModelFile(data, str(path))
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from None
+
+
+def save(model_dict: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file)."""
+    validate(model_dict)
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    try:
+        temporary.write_text(json.dumps(model_dict, indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise InputError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None

@@ -1,0 +1,147 @@
+"""Parse the --n and --p values of `commchar predict` and `commchar advise`.
+
+Grammar (docs/predict.md):
+
+- a value: an integer or decimal with an optional binary suffix, K = Ki = 2^10,
+  M = Mi = 2^20, G = Gi = 2^30 (the convention of `commchar run --sizes 0:4M`);
+- a list: values separated by commas (`2,4,8,12`);
+- a range `a:b`: for --n, a then every power of two above a and below b, then
+  b (`1K:1M` = 1024, 2048, ..., 1048576; `0:8` = 0, 1, 2, 4, 8); for --p every
+  integer from a to b. `a:b:s` steps by s instead, `a:b:*f` multiplies by f;
+- for --n only, an expression in p (`8*p`: one 8-byte value per process).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from commchar.errors import ModelError, UsageError
+from commchar.modelfile import Expr, parse_expr
+
+MAX_VALUES = 10000
+
+_SUFFIXES = {"": 1, "K": 2**10, "Ki": 2**10, "M": 2**20, "Mi": 2**20, "G": 2**30, "Gi": 2**30}
+_VALUE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?(K|Ki|M|Mi|G|Gi)?$")
+_RANGE_STEP = re.compile(r"^(\*)?(.+)$")
+
+
+def parse_value(text: str, flag: str) -> float:
+    """One number with an optional K/M/G (binary) suffix."""
+    match = _VALUE.match(text.strip())
+    if not match:
+        raise UsageError(f"{flag}: {text.strip()!r} is not a number (examples: 1024, 1.5K, 4Mi)")
+    value = float(match.group(1) + (match.group(2) or "")) * _SUFFIXES[match.group(3) or ""]
+    if not math.isfinite(value):
+        raise UsageError(f"{flag}: {text.strip()!r} is too large")
+    return value
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside parentheses, so `min(p, 8)` stays whole."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts]
+
+
+def _range(text: str, flag: str, doubling: bool) -> list[float]:
+    fields = text.split(":")
+    if len(fields) not in (2, 3):
+        raise UsageError(f"{flag}: range {text!r} must be a:b or a:b:step")
+    low, high = parse_value(fields[0], flag), parse_value(fields[1], flag)
+    if high < low:
+        raise UsageError(f"{flag}: range {text!r} ends below its start")
+    values = [low]
+    if len(fields) == 3:
+        step_match = _RANGE_STEP.match(fields[2].strip())
+        multiply = bool(step_match and step_match.group(1))
+        step = parse_value(step_match.group(2) if step_match else fields[2], flag)
+        if (multiply and step <= 1) or (not multiply and step <= 0):
+            raise UsageError(f"{flag}: step of {text!r} must be > 0 (or *f with f > 1)")
+        if multiply and low == 0:
+            values.append(1.0)
+        while True:
+            nxt = values[-1] * step if multiply else values[-1] + step
+            if nxt > high * (1 + 1e-12) or len(values) > MAX_VALUES:
+                break
+            values.append(nxt)
+    elif doubling:
+        power = 1.0
+        while power <= low:
+            power *= 2
+        while power < high and len(values) <= MAX_VALUES:
+            values.append(power)
+            power *= 2
+    else:
+        values.extend(float(v) for v in range(int(math.floor(low)) + 1, int(math.floor(high)) + 1))
+    if values[-1] != high and len(fields) == 2 and len(values) <= MAX_VALUES:
+        values.append(high)
+    if len(values) > MAX_VALUES:
+        raise UsageError(f"{flag}: range {text!r} has more than {MAX_VALUES} values")
+    return values
+
+
+def parse_n_values(text: str) -> list[float | Expr]:
+    """--n: numbers (bytes) or expressions in p, in the order given, duplicates dropped."""
+    flag = "--n"
+    items: list[float | Expr] = []
+    for part in _split_top_level(text):
+        if not part:
+            raise UsageError(f"{flag}: empty item in {text!r}")
+        if _VALUE.match(part):
+            items.append(parse_value(part, flag))
+        elif ":" in part:
+            items.extend(_range(part, flag, doubling=True))
+        elif "p" in part or any(ch in "+-*/^()" for ch in part):
+            try:
+                items.append(parse_expr(part))
+            except ModelError as exc:
+                raise UsageError(f"{flag}: {exc}") from None
+        else:
+            items.append(parse_value(part, flag))
+    if len(items) > MAX_VALUES:
+        raise UsageError(f"{flag}: more than {MAX_VALUES} values")
+    unique: list[float | Expr] = []
+    for item in items:
+        if item not in unique:
+            unique.append(item)
+    return unique
+
+
+def parse_p_values(text: str) -> list[int]:
+    """--p: process counts (integers >= 1), sorted, duplicates dropped."""
+    flag = "--p"
+    values: list[float] = []
+    for part in _split_top_level(text):
+        if not part:
+            raise UsageError(f"{flag}: empty item in {text!r}")
+        values.extend(_range(part, flag, doubling=False) if ":" in part else [parse_value(part, flag)])
+    result = set()
+    for value in values:
+        if value < 1 or not float(value).is_integer():
+            raise UsageError(f"{flag}: a process count must be an integer >= 1, found {value:g}")
+        result.add(int(value))
+    if len(result) > MAX_VALUES:
+        raise UsageError(f"{flag}: more than {MAX_VALUES} values")
+    return sorted(result)
+
+
+def n_at(item: float | Expr, p: int) -> float:
+    """The message length an --n item gives at p (an expression is evaluated at p)."""
+    if isinstance(item, Expr):
+        try:
+            value = item.evaluate(p)
+        except ModelError as exc:
+            raise UsageError(f"--n: {exc}") from None
+        if value < 0:
+            raise UsageError(f"--n: '{item}' gives a negative length {value:g} at p={p}")
+        return value
+    return float(item)

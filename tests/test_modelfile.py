@@ -1,0 +1,207 @@
+"""Model files: validation with JSON paths, loading, saving, resolving keys, predicting one operation."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from commchar.errors import InputError, ModelError
+from commchar.modelfile import ModelFile, load, save, validate
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ap3000-mpi.json"
+
+
+def two_regime_model() -> dict:
+    """The model of docs/model-format.md: two point-to-point segments with a gap, LogGPS parameters."""
+    return {
+        "format": "commchar-model",
+        "version": 1,
+        "units": {"time": "us", "size": "B"},
+        "libraries": {
+            "openmpi": {
+                "version": "Open MPI v4.1.4",
+                "operations": {
+                    "pingpong:send": {
+                        "kind": "p2p", "n_range": [0, 4194304], "p_range": [2, 2],
+                        "segments": [
+                            {"n_min": 0, "n_max": 4096, "t_s": "0.41", "t_b": "0.000087"},
+                            {"n_min": 8192, "n_max": None, "t_s": "1.9", "t_b": "0.000071"},
+                        ],
+                    },
+                    "bcast": {
+                        "kind": "collective", "n_range": [0, 1048576], "p_range": [2, 4],
+                        "segments": [{"n_min": 0, "n_max": None, "t_s": "0.3 + 0.6*log2(p)",
+                                      "t_b": "0.00011*log2(p)", "t_c": "0"}],
+                        "laws": {"t_s": {"expr": "0.3 + 0.6*log2(p)", "complexity": "O(log p)"}},
+                    },
+                    "reduce:sum": {"kind": "collective", "segments": [
+                        {"n_min": 0, "n_max": None, "t_s": "90*log2(p) - 15",
+                         "t_b": "0.0171*log2(p) + 0.0037", "t_c": "0.0051*log2(p) - 0.0037"}]},
+                },
+                "loggp": {"L": 0.2, "o_s": 0.15, "o_r": 0.18, "g": 0.1, "G": 0.00008, "S": 65536, "s": 4096},
+            }
+        },
+    }
+
+
+def test_the_shipped_example_loads():
+    model = load(EXAMPLE)
+    assert model.libraries() == ["mpi"]
+    assert "reduce_scatter:sum" in model.operations("mpi")
+    assert model.p_range("mpi", "bcast") == (2, 12)
+    assert "Tourino" in model.provenance["citation"]
+
+
+def test_time_of_one_operation_by_hand():
+    model = ModelFile.from_dict(two_regime_model())
+    # reduce:sum at n=1024, p=8: (90*3 - 15) + (0.0171*3 + 0.0037 + 0.0051*3 - 0.0037)*1024
+    #   = 255 + 0.0666*1024 = 255 + 68.1984 = 323.1984 us
+    prediction = model.time("openmpi", "reduce", 1024, 8)
+    assert prediction.t_us == pytest.approx(323.1984, rel=1e-12)
+    assert prediction.key == "reduce:sum"
+
+
+def test_segment_choice_follows_n_and_the_nearest_bound_in_a_gap():
+    model = ModelFile.from_dict(two_regime_model())
+    # n = 1000 in segment 0: 0.41 + 0.000087*1000 = 0.497
+    assert model.time("openmpi", "pingpong", 1000, 2).t_us == pytest.approx(0.497)
+    # n = 5000 in the gap (4096, 8192): nearer 4096, so segment 0: 0.41 + 0.000087*5000 = 0.845
+    low = model.time("openmpi", "pingpong", 5000, 2)
+    assert (low.segment, low.t_us) == (0, pytest.approx(0.845))
+    # n = 7000 is nearer 8192: segment 1: 1.9 + 0.000071*7000 = 2.397
+    high = model.time("openmpi", "pingpong", 7000, 2)
+    assert (high.segment, high.t_us) == (1, pytest.approx(2.397))
+    # n = 10^6 in the unbounded last segment: 1.9 + 71 = 72.9
+    assert model.time("openmpi", "pingpong:send", 10**6, 2).t_us == pytest.approx(72.9)
+
+
+def test_extrapolation_is_flagged_never_silent():
+    model = ModelFile.from_dict(two_regime_model())
+    inside = model.time("openmpi", "bcast", 1024, 4)
+    assert not inside.extrapolated and inside.warnings == ()
+    outside_p = model.time("openmpi", "bcast", 1024, 16)
+    assert outside_p.extrapolated_p and not outside_p.extrapolated_n
+    assert "p=16 is outside the fitted p range [2, 4]" in outside_p.warnings[0]
+    outside_n = model.time("openmpi", "bcast", 2**21, 4)
+    assert outside_n.extrapolated_n and "n=2097152" in outside_n.warnings[0]
+    # A point-to-point model does not depend on p: p = 64 is no extrapolation.
+    assert not model.time("openmpi", "pingpong", 100, 64).extrapolated
+
+
+def test_negative_time_is_warned():
+    # reduce:sum at p=1: t_s = 90*0 - 15 = -15 us
+    prediction = ModelFile.from_dict(two_regime_model()).time("openmpi", "reduce", 0, 1)
+    assert prediction.t_us == pytest.approx(-15)
+    assert any("negative" in w for w in prediction.warnings)
+
+
+def test_resolve_default_variants_and_unknown_operations():
+    model = ModelFile.from_dict(two_regime_model())
+    assert model.resolve("openmpi", "pingpong") == "pingpong:send"
+    assert model.resolve("openmpi", "reduce") == "reduce:sum"
+    assert model.resolve("openmpi", "bcast") == "bcast"
+    with pytest.raises(ModelError, match="unknown operation 'pingpong:ssend'.*the model has: pingpong:send"):
+        model.resolve("openmpi", "pingpong:ssend")
+    with pytest.raises(ModelError, match="no library 'mpich'"):
+        model.operations("mpich")
+
+
+def test_loggp_and_laws():
+    model = ModelFile.from_dict(two_regime_model())
+    assert model.loggp("openmpi") == {"L": 0.2, "o_s": 0.15, "o_r": 0.18, "g": 0.1, "G": 0.00008,
+                                      "S": 65536.0, "s": 4096.0, "O": 0.0}
+    assert model.laws("openmpi", "bcast")["t_s"]["complexity"] == "O(log p)"
+    assert load(EXAMPLE).loggp("mpi") is None
+
+
+def _broken(path: list, value) -> dict:
+    d = two_regime_model()
+    target = d
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return d
+
+
+OPS = ["libraries", "openmpi", "operations"]
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (["format"], "other", "format: expected 'commchar-model'"),
+    (["version"], 2, "version: this commchar reads version 1"),
+    (["units"], {"time": "ms"}, "units: times must be in us"),
+    (["libraries"], {}, "libraries: no library"),
+    (OPS, {}, "libraries.openmpi.operations: no operation"),
+    (OPS + ["bcast", "segments", 0, "t_s"], "58 + 53*p)",
+     "libraries.openmpi.operations.bcast.segments[0].t_s: unexpected ')' at column 10 in '58 + 53*p)'"),
+    (OPS + ["bcast", "segments", 0, "t_s"], "__import__('os').system('true')",
+     "libraries.openmpi.operations.bcast.segments[0].t_s: unexpected character"),
+    (OPS + ["bcast", "segments", 0, "t_b"], "1/(p-3)",
+     "libraries.openmpi.operations.bcast.segments[0].t_b: '1/(p - 3)' cannot be evaluated at p=3"),
+    (OPS + ["bcast", "segments", 0, "t_b"], [1], "segments[0].t_b: expected a number or an expression string"),
+    (OPS + ["bcast", "segments", 0, "t_b"], KeyError, "segments[0]: missing 't_b'"),
+    (OPS + ["bcast", "segments"], [], "bcast.segments: expected a non-empty list"),
+    (OPS + ["bcast", "segments"], KeyError, "operations.bcast: missing 'segments'"),
+    (OPS + ["pingpong:send", "segments", 1, "n_min"], 100, "segments[1].n_min: 100 overlaps the previous segment"),
+    (OPS + ["pingpong:send", "segments", 0, "n_max"], None, "segments[0].n_max: only the last segment may be unbounded"),
+    (OPS + ["pingpong:send", "segments", 0, "n_min"], -1, "segments[0].n_min: must be >= 0"),
+    (OPS + ["pingpong:send", "n_range"], [10, 1], "pingpong:send.n_range: high 1 is below low 10"),
+    (OPS + ["bcast", "p_range"], [0, 4], "bcast.p_range[0]: must be >= 1"),
+    (OPS + ["bcast", "kind"], "teleport", "bcast.kind: expected one of p2p, collective"),
+    (OPS + ["bcast", "laws", "t_s", "expr"], "log2(", "bcast.laws.t_s.expr: unexpected end of input at column 6"),
+    (OPS + ["Bcast!"], {"segments": []}, "bad operation key 'Bcast!'"),
+    (["libraries", "openmpi", "loggp", "G"], -1, "libraries.openmpi.loggp.G: must be >= 0"),
+    (["libraries", "openmpi", "loggp", "L"], KeyError, "libraries.openmpi.loggp: missing 'L'"),
+    (["libraries", "openmpi", "loggp", "o_s"], "fast", "loggp.o_s: expected a finite number"),
+])
+def test_validation_names_the_json_path(path, value, message):
+    with pytest.raises(ModelError) as info:
+        validate(_broken(path, value))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(InputError, match="cannot read model file"):
+        load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ModelError, match="not valid JSON"):
+        load(bad)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(_broken(OPS + ["bcast", "segments", 0, "t_s"], "exp(")))
+    with pytest.raises(ModelError, match=r"broken.json: libraries.openmpi.operations.bcast.segments\[0\].t_s"):
+        load(broken)
+
+
+def test_save_round_trip_and_refuses_invalid(tmp_path):
+    d = two_regime_model()
+    target = tmp_path / "m.json"
+    save(d, target)
+    assert json.loads(target.read_text()) == d
+    assert load(target).time("openmpi", "bcast", 0, 4).t_us == pytest.approx(0.3 + 0.6 * 2)
+    with pytest.raises(ModelError):
+        save(_broken(["version"], 7), tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_model_keeps_its_own_copy():
+    d = two_regime_model()
+    model = ModelFile.from_dict(d)
+    d["libraries"]["openmpi"]["operations"].clear()
+    assert "bcast" in model.operations("openmpi")
+    assert copy.deepcopy(model.data) == model.data
+
+
+def test_errors_on_bad_n_and_p():
+    model = ModelFile.from_dict(two_regime_model())
+    with pytest.raises(ModelError, match="message length"):
+        model.time("openmpi", "bcast", -1, 4)
+    with pytest.raises(ModelError, match="process count"):
+        model.time("openmpi", "bcast", 1, 0)
