@@ -1,0 +1,174 @@
+"""`commchar fit`: fit Hockney, protocol regimes, collective laws and LogGP/LogGPS to measurements."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from commchar.errors import InputError, UsageError
+
+NAME = "fit"
+HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_argument_group("input (one of)")
+    source.add_argument("--db", help="commchar database (with --run)")
+    source.add_argument("--run", type=int, action="append", metavar="ID",
+                        help="run to fit (repeatable, e.g. one per library; default: every run in --db)")
+    source.add_argument("--csv", metavar="FILE",
+                        help="CSV with columns op, p, n_bytes, t_us (library, variant optional);"
+                             " one row per point or per sample (samples become medians)")
+    source.add_argument("--json", metavar="FILE", help="JSON list of point objects (commchar export --format json)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the model file here (JSON)")
+    parser.add_argument("--units", choices=("si", "iec"), default="si",
+                        help="metric units: si (MB/s, kB/s; default) or iec (MiB/s, KiB/s as published)")
+    parser.add_argument("--regime-penalty", type=float, metavar="X", default=None,
+                        help="extra BIC charge (in ln N) per protocol breakpoint (default 4.5); lower finds"
+                             " more regimes: closer fits of curved data, more spurious thresholds")
+    parser.add_argument("--holdout-sizes", type=int, metavar="K",
+                        help="also report the median relative error predicting every K-th interior size"
+                             " left out of the fit")
+    parser.add_argument("--holdout-p", type=int, action="append", metavar="P", default=[],
+                        help="with --holdout-sizes: also leave out every collective point at this p")
+
+
+def _read(args: argparse.Namespace) -> tuple[list[dict], list[dict], dict[str, Any]]:
+    from commchar.models.inputs import read_csv, read_json, read_store
+
+    chosen = [name for name in ("db", "csv", "json") if getattr(args, name)]
+    if len(chosen) != 1:
+        raise UsageError("commchar fit: give exactly one of --db, --csv, --json")
+    if args.run and not args.db:
+        raise UsageError("commchar fit: --run needs --db")
+    if args.db:
+        return read_store(args.db, args.run or [])
+    if args.csv:
+        return read_csv(args.csv), [], {"runs": [{"csv": args.csv}]}
+    return read_json(args.json), [], {"runs": [{"json": args.json}]}
+
+
+def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
+    delays = {}
+    for job in facts.get("jobs", []):
+        value = (job.get("kernel_options") or {}).get("rndv_delay_us")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            delays[job["library"]] = float(value)
+    return delays
+
+
+def execute(args: argparse.Namespace, console: Console) -> int:
+    from commchar.models import fit_points
+    from commchar.models.regimes import DEFAULT_PENALTY
+
+    penalty = DEFAULT_PENALTY if args.regime_penalty is None else args.regime_penalty
+    if not 0 <= penalty <= 1000:
+        raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
+    points, failures, facts = _read(args)
+    model = fit_points(points, failures, units=args.units, runs=facts.get("runs"),
+                       receiver_delay_us=_receiver_delays(facts), penalty=penalty)
+    if args.output:
+        try:
+            Path(args.output).write_text(json.dumps(model, indent=2) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+        console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"
+                      f" ({model['provenance']['points']} points) written to {args.output}")
+    else:
+        for table in summary_tables(model):
+            console.print(table)
+    if args.holdout_sizes is not None or args.holdout_p:
+        from commchar.models.validation import holdout_errors
+
+        result = holdout_errors(points, args.holdout_sizes or 3, args.holdout_p, penalty)
+        console.print(holdout_table(result))
+        console.print(holdout_summary(result), markup=False)
+    for note in model["provenance"]["skipped"]:
+        console.print(f"[yellow]skipped:[/] {note}", markup=True, highlight=False)
+    return 0
+
+
+def _g(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and not math.isfinite(x):
+        return "-"
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def _ci(ci: list | None) -> str:
+    return f"[{_g(ci[0], 3)}, {_g(ci[1], 3)}]" if ci else ""
+
+
+def _breaks(bps: list[dict]) -> str:
+    return ", ".join(f"{b['after']}|{b['at']}" for b in bps) or "-"
+
+
+def summary_tables(model: dict) -> list[Table]:
+    from commchar.models.laws import Law
+
+    units = model["provenance"]["units"]
+    bw, pi = units["bandwidth"], units["specific_performance"]
+    p2p = Table("library", "operation", "t_s (us)", "t_b (us/B)", f"Bw_as ({bw}) [95% CI]", "n_half (B)",
+                f"pi_s ({pi})", "R^2", "max rel res", "breakpoints (last|first B)",
+                title="Point-to-point: Hockney fit over all sizes (R^2 on relative error);"
+                      " Bw_as from the last regime, pi_s from the first")
+    coll = Table("library", "operation", "t_s(p)", "t_b(p)", "t_c(p)", "regimes", "breakpoints",
+                 title="Collectives: laws in p (first regime's t_s, last regime's t_b, t_c)")
+    peak = Table("library", "operation", "p", f"Bw_pag ({bw})", f"pi_pag ({pi})", "n_half_mag (B)",
+                 "r_cc(p)", f"busbw ({bw}) at largest n", title="Collectives: peak aggregated metrics")
+    loggp = Table("library", "L (us)", "o_s (us)", "o_r (us)", "g (us)", "G (us/B)", "O (us/B)",
+                  "S (B)", "s (B)", "notes", title="LogGP / LogGPS")
+    for library, lib in model["libraries"].items():
+        for key, op in lib["operations"].items():
+            if op["kind"] == "p2p":
+                h = op["fit"]["hockney"]
+                m = op["metrics"]
+                p2p.add_row(library, key, _g(h["t_s"]), _g(h["t_b"]),
+                            f"{_g(m['Bw_as'])} {_ci(m['ci95'].get('Bw_as'))}", _g(m["n_half"]),
+                            _g(m["pi_s"]), _g(h["r2"], 3), _g(h["max_rel_residual"], 2),
+                            _breaks(op["breakpoints"]))
+                continue
+            laws = op["laws"]
+            cell = lambda t: (f"{Law(laws[t]['form'], laws[t]['params']).expr(3)}  {laws[t]['complexity']}"  # noqa: E731
+                              if t in laws else "-")
+            coll.add_row(library, key, cell("t_s"), cell("t_b"), cell("t_c"), str(len(op["segments"])),
+                         _breaks(op["breakpoints"]))
+            metrics = op["metrics"]
+            pk = metrics.get("peak") or {}
+            if pk:
+                rcc = ", ".join(f"{p}:{_g(r.get('r_cc'), 3)}" for p, r in metrics["per_p"].items() if "r_cc" in r)
+                bus = ", ".join(f"{p}:{_g(r.get('busbw'), 3)}" for p, r in metrics["per_p"].items() if "busbw" in r)
+                peak.add_row(library, key, f"{pk['p_range'][0]}-{pk['p_range'][1]}", _g(pk.get("Bw_pag")),
+                             _g(pk.get("pi_pag")), _g(pk.get("n_half_mag")), rcc or "-", bus or "-")
+        lg = lib.get("loggp") or lib.get("loggp_partial")
+        if lg:
+            loggp.add_row(library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O", "S", "s")),
+                          "; ".join(lg.get("notes", [])) or "-")
+    return [t for t in (p2p, coll, peak, loggp) if t.row_count]
+
+
+def holdout_summary(result: dict) -> str:
+    text = (f"Held-out prediction: median relative error {result['overall']['median']:.2%}"
+            f" over {result['overall']['points']} points"
+            + "".join(f"; {k} {v['median']:.2%} ({v['points']} points)" for k, v in result["by_kind"].items()))
+    if result.get("neighbour_floor") is not None:
+        text += (f". Interpolating each held-out size between its measured neighbours gives"
+                 f" {result['neighbour_floor']:.2%}: the noise of the measurements themselves.")
+    return text
+
+
+def holdout_table(result: dict) -> Table:
+    table = Table("library operation", "held-out points", "median rel. error", "max rel. error",
+                  title="Held-out prediction per operation")
+    for name, row in result["per_operation"].items():
+        table.add_row(name, str(row["points"]), f"{row['median']:.2%}", f"{row['max']:.2%}")
+    return table

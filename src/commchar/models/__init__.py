@@ -1,0 +1,30 @@
+"""Models fitted to measurements: Hockney, protocol regimes, collective laws in p, LogGP/LogGPS.
+
+Every model follows the estimator convention (cheap constructor, `fit`
+returns self, fitted attributes end in `_`, unfitted models refuse to
+predict). `fit_points` turns measured points into a model-file dict
+(docs/model-format.md); docs/models.md says how each quantity is fitted.
+"""
+
+from commchar.models._base import Estimator, NotFittedError
+from commchar.models.assemble import FittedOperation, fit_models, fit_points
+from commchar.models.collective import CollectiveModel
+from commchar.models.hockney import HockneyModel
+from commchar.models.laws import FORMS, Law, LawSelector
+from commchar.models.loggp import LogGPModel
+from commchar.models.regimes import SegmentedHockneyModel
+
+__all__ = [
+    "FORMS",
+    "CollectiveModel",
+    "Estimator",
+    "FittedOperation",
+    "HockneyModel",
+    "Law",
+    "LawSelector",
+    "LogGPModel",
+    "NotFittedError",
+    "SegmentedHockneyModel",
+    "fit_models",
+    "fit_points",
+]

@@ -1,0 +1,70 @@
+"""The estimator convention every commchar model follows (scikit-learn's).
+
+Constructors only store their parameters; `fit` checks its parameters and
+input, sets the fitted attributes (names ending in `_`) and returns the
+estimator; a model that has not been fitted refuses to predict.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from commchar.errors import ModelError, UsageError
+
+
+class NotFittedError(ModelError):
+    """predict() or a fitted attribute was asked of a model before fit()."""
+
+
+# name -> (predicate, description used in the one message template)
+Constraint = tuple[Callable[[Any], bool], str]
+
+
+def positive_int(minimum: int = 1) -> Constraint:
+    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
+            f"an integer >= {minimum}")
+
+
+def number_in(low: float, high: float) -> Constraint:
+    return (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high,
+            f"a number in [{low:g}, {high:g}]")
+
+
+class Estimator:
+    """Base of the models: parameter introspection, validation, fitted checks."""
+
+    _parameter_constraints: dict[str, Constraint] = {}
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [name for name in sig.parameters if name != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> "Estimator":
+        for name, value in params.items():
+            if name not in self._param_names():
+                raise UsageError(f"{type(self).__name__}: unknown parameter {name!r}")
+            setattr(self, name, value)
+        return self
+
+    def _validate_params(self) -> None:
+        for name, (check, description) in self._parameter_constraints.items():
+            value = getattr(self, name)
+            if not check(value):
+                raise UsageError(
+                    f"{type(self).__name__}: parameter {name} must be {description}, got {value!r}")
+
+    def is_fitted(self) -> bool:
+        return any(k.endswith("_") and not k.startswith("_") for k in vars(self))
+
+    def _check_fitted(self) -> None:
+        if not self.is_fitted():
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit() first")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,344 @@
+"""fit_points: measured points in, a model-file dict (docs/model-format.md) out."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from commchar import __version__
+from commchar.errors import InputError, UsageError
+from commchar.models.collective import CollectiveModel
+from commchar.models.hockney import HockneyModel, interval
+from commchar.models.inputs import normalise
+from commchar.models.loggp import LogGPModel
+from commchar.models.metrics import (
+    AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
+    peak_metrics, point_to_point_metrics, scale_bandwidth, scale_specific, unit_names)
+from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+
+P2P_OPS = ("pingpong", "bw", "bibw")
+LOGGP_OPS = ("loggp", "rndv")
+FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
+              " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
+
+
+@dataclass
+class FittedOperation:
+    """One operation key's fitted model, kept for predictions (held-out checks)."""
+
+    key: str
+    kind: str
+    variant: str
+    model: SegmentedHockneyModel | CollectiveModel
+
+    def predict(self, n: Any, p: Any) -> np.ndarray:
+        if isinstance(self.model, CollectiveModel):
+            return self.model.predict(n, p, self.variant or None)
+        return self.model.predict(n)
+
+
+def op_key(op: str, variant: str) -> str:
+    return f"{op}:{variant}" if variant else op
+
+
+def _p2p_metrics(model: SegmentedHockneyModel, units: str) -> dict[str, Any]:
+    fits = [s["fits"][0] for s in model.segments_]
+    segs = [(s["n_min"], s["n_max"], f.t_s_, f.t_b_) for s, f in zip(model.segments_, fits)]
+    metrics = point_to_point_metrics(segs, units)
+    first, last = fits[0].draws_, fits[-1].draws_
+    k = min(len(first), len(last))
+    ci: dict[str, Any] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bw = interval(1.0 / last[:, 1], 0.95)
+        pi = interval(1.0 / first[:, 0], 0.95)
+        ci["Bw_as"] = [scale_bandwidth(x, units) for x in bw] if bw else None
+        ci["pi_s"] = [scale_specific(x, units) for x in pi] if pi else None
+        if k >= 10:
+            halves = []
+            for i in range(k):
+                drawn = [(a, b, first[i, 0] if j == 0 else f.t_s_, last[i, 1] if j == len(segs) - 1 else f.t_b_)
+                         for j, ((a, b, _, _), f) in enumerate(zip(segs, fits))]
+                if len(segs) == 1:
+                    drawn = [(segs[0][0], segs[0][1], first[i, 0], first[i, 1])]
+                h = half_peak_length(drawn)
+                if h is not None:
+                    halves.append(float(h))
+            nh = interval(np.array(halves), 0.95)
+            ci["n_half"] = [int(round(x)) for x in nh] if nh else None
+    metrics["ci95"] = ci
+    return metrics
+
+
+def _hockney_summary(h: HockneyModel, units: str) -> dict[str, Any]:
+    ci = h.ci_
+    out: dict[str, Any] = {"t_s": h.t_s_, "t_b": h.t_b_, **h.quality_,
+                           "ci95": {"t_s": ci["t_s"], "t_b": ci["t_b"]}}
+    derived = point_to_point_metrics([(0.0, 0.0, h.t_s_, h.t_b_)], units)
+    out.update({k: derived[k] for k in ("Bw_as", "n_half", "pi_s")})
+    out["ci95"]["Bw_as"] = [scale_bandwidth(x, units) for x in ci["Bw_as"]] if ci["Bw_as"] else None
+    out["ci95"]["pi_s"] = [scale_specific(x, units) for x in ci["pi_s"]] if ci["pi_s"] else None
+    out["ci95"]["n_half"] = [math.ceil(x) for x in ci["n_half"]] if ci["n_half"] else None
+    return out
+
+
+def _fit_p2p(pts: list[dict], units: str, penalty: float) -> tuple[dict[str, Any], SegmentedHockneyModel]:
+    n = np.array([pt["n_bytes"] for pt in pts], float)
+    t = np.array([pt["t_us"] for pt in pts], float)
+    model = SegmentedHockneyModel(max_segments=5, penalty=penalty).fit(n, t)
+    spike = {(size, time) for _, size, time in model.outliers_}
+    kept = np.array([(a, b) not in spike for a, b in zip(n, t)])
+    single = HockneyModel().fit(n[kept], t[kept])
+    segments = []
+    for i, s in enumerate(model.segments_):
+        h = s["fits"][0]
+        segments.append({
+            "n_min": int(s["n_min"]), "n_max": None if i == len(model.segments_) - 1 else int(s["n_max"]),
+            "t_s": h.t_s_, "t_b": h.t_b_,
+            "fit": {**h.quality_, "ci95": {"t_s": h.ci_["t_s"], "t_b": h.ci_["t_b"]}},
+        })
+    ps = sorted({pt["p"] for pt in pts})
+    entry = {
+        "kind": "p2p", "n_range": [int(n.min()), int(n.max())], "p_range": [ps[0], ps[-1]],
+        "segments": segments,
+        "metrics": _p2p_metrics(model, units),
+        "fit": {"hockney": _hockney_summary(single, units), "points": int(n.size),
+                "regimes": len(segments), "bic": {str(k): v for k, v in model.bic_.items()},
+                "outliers": _outliers(model.outliers_)},
+        "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
+    }
+    return entry, model
+
+
+def _first_sized(model: CollectiveModel) -> int:
+    """The first regime with n > 0: the zero-byte regime says nothing of startup or bandwidth."""
+    if model.startup_only():
+        return 0
+    return 1 if model.segments_[0]["n_max"] == 0 else 0
+
+
+def _outliers(found: list[tuple]) -> list[dict[str, Any]]:
+    out = []
+    for group, n, t in found:
+        where = {"variant": group[0], "p": group[1]} if isinstance(group, tuple) else {}
+        out.append({**where, "n_bytes": int(n), "t_us": t})
+    return out
+
+
+def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
+                        ) -> tuple[dict[str, dict[str, Any]], CollectiveModel]:
+    n = np.array([pt["n_bytes"] for pt in pts], float)
+    p = np.array([pt["p"] for pt in pts], float)
+    t = np.array([pt["t_us"] for pt in pts], float)
+    v = [pt["variant"] for pt in pts]
+    model = CollectiveModel(penalty=penalty).fit(n, p, t, v)
+    entries = {}
+    for variant in model.variants_:
+        sel = np.array([x == variant for x in v])
+        entries[op_key(op, variant)] = _collective_entry(op, variant, model, n[sel], p[sel], units)
+    return entries, model
+
+
+def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
+                      units: str) -> dict[str, Any]:
+    p_range = (float(p.min()), float(p.max()))
+    segments = []
+    last = len(model.segments_) - 1
+    for i, seg in enumerate(model.segments_):
+        laws = seg["laws"][variant]
+        entry = {"n_min": int(seg["n_min"]), "n_max": None if i == last else int(seg["n_max"]),
+                 "t_s": laws["t_s"].law_.expr(), "t_b": laws["t_b"].law_.expr(),
+                 "t_c": laws["t_c"].law_.expr() if "t_c" in laws else "0"}
+        per_p = {str(q): dict(f) for q, f in sorted(seg["per_p"][variant].items())}
+        for q, f in per_p.items():
+            if int(q) in seg["t_c"] and variant == "sum":
+                f["t_c"] = seg["t_c"][int(q)]
+        entry["fit"] = {"per_p": per_p, "laws": {k: s.describe() for k, s in laws.items()}}
+        segments.append(entry)
+    first_laws = model.segments_[_first_sized(model)]["laws"][variant]
+    last_laws = model.segments_[-1]["laws"][variant]
+    op_laws = {"t_s": first_laws["t_s"].describe(), "t_b": last_laws["t_b"].describe()}
+    if "t_c" in last_laws:
+        op_laws["t_c"] = last_laws["t_c"].describe()
+    ps = sorted(set(int(x) for x in p))
+    return {
+        "kind": "collective",
+        "n_range": [int(n.min()), int(n.max())],
+        "p_range": [ps[0], ps[-1]],
+        "segments": segments,
+        "laws": op_laws,
+        "metrics": _collective_metrics(op, variant, model, n, p, units),
+        "fit": {"points": int(n.size), "regimes": len(segments),
+                "outliers": [o for o in _outliers(model.outliers_) if o.get("variant") == variant],
+                **({"note": FEW_P_NOTE.format(k=len(ps), ps=", ".join(map(str, ps)))} if len(ps) < 5 else {})},
+        "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
+    }
+
+
+def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
+                        units: str) -> dict[str, Any]:
+    base = op
+    per_p: dict[str, Any] = {}
+    startup_only = model.startup_only()
+    transfer_variant = "nop" if variant == "sum" and "nop" in model.variants_ else variant
+    for q in sorted(set(int(x) for x in p)):
+        segs = []
+        for seg in model.segments_[_first_sized(model):]:
+            own = seg["per_p"][variant].get(q)
+            xfer = seg["per_p"][transfer_variant].get(q)
+            if own is not None and xfer is not None:
+                segs.append((seg["n_min"], seg["n_max"], own["t_s"], xfer["t_b"]))
+        if not segs:
+            continue
+        t_s, t_b = segs[0][2], segs[-1][3]
+        row: dict[str, Any] = {"t_s": t_s, "t_b": t_b}
+        if startup_only:
+            row["pi_s"] = scale_specific(1.0 / t_s, units) if t_s > 0 else None
+            per_p[str(q)] = row
+            continue
+        n_half = half_peak_length(segs)
+        row.update({"Bw_as": scale_bandwidth(1.0 / t_b, units) if t_b > 0 else None, "n_half": n_half,
+                    "pi_s": scale_specific(1.0 / t_s, units) if t_s > 0 else None})
+        t_c = model.segments_[-1]["t_c"].get(q) if variant == "sum" else None
+        if t_c is not None:
+            row["t_c"] = t_c
+            row["r_cc"] = t_b / t_c if t_c != 0 else None
+        row.update(aggregated(base, q, t_s, t_b, n_half, units))
+        n_big = float(n[p == q].max())
+        row.update({f"{k}" if k != "n" else "bus_n": v for k, v in
+                    bus_bandwidth(base, n_big, q, float(model.predict([n_big], q, variant)[0]), units).items()})
+        per_p[str(q)] = row
+    out: dict[str, Any] = {"units": unit_names(units), "per_p": per_p}
+    if base in AGGREGATE_FACTOR:
+        out["aggregate_factor"] = AGGREGATE_FACTOR[base][1]
+    if base in BUSBW_FACTOR:
+        out["busbw_factor"] = BUSBW_FACTOR[base][1]
+    if not startup_only:
+        first, last = model.segments_[_first_sized(model)]["laws"][variant], model.segments_[-1]["laws"][variant]
+        lo, hi = int(p.min()), int(p.max())
+        out["peak"] = peak_metrics(base, first["t_s"].predict, last["t_b"].predict, range(lo, hi + 1), units)
+    return out
+
+
+def _group(points: list[dict]) -> dict[str, dict[str, list[dict]]]:
+    by: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for pt in points:
+        by[pt["library"]][pt["op"]].append(pt)
+    return by
+
+
+def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY) -> dict[str, dict[str, FittedOperation]]:
+    """The fitted estimators per library and operation key (for predictions)."""
+    out: dict[str, dict[str, FittedOperation]] = {}
+    for library, ops in _group([pt for pt in _checked(points) if pt["valid"]]).items():
+        fitted: dict[str, FittedOperation] = {}
+        for op, pts in ops.items():
+            if op in LOGGP_OPS:
+                continue
+            if op in P2P_OPS:
+                for variant in sorted({pt["variant"] for pt in pts}):
+                    _, model = _fit_p2p([pt for pt in pts if pt["variant"] == variant], "si", penalty)
+                    fitted[op_key(op, variant)] = FittedOperation(op_key(op, variant), "p2p", variant, model)
+            else:
+                _, cmodel = _collective_entries(op, pts, "si", penalty)
+                for variant in cmodel.variants_:
+                    fitted[op_key(op, variant)] = FittedOperation(op_key(op, variant), "collective", variant, cmodel)
+        out[library] = fitted
+    return out
+
+
+def _checked(points: list[dict]) -> list[dict]:
+    out = []
+    for i, pt in enumerate(points):
+        where = pt.get("row") or f"point {pt.get('point_id', i + 1)}"
+        clean = normalise(pt, str(where))
+        clean["row"] = where
+        out.append(clean)
+    return out
+
+
+def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
+               runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
+               penalty: float = DEFAULT_PENALTY) -> dict:
+    """Fit every library and operation in `points` (store point dicts) into a model-file dict.
+
+    Invalid points are left out of the fits and counted; oversubscribed points
+    are fitted and listed in provenance; an operation that cannot be fitted
+    (a single size, too few points) is skipped with a note in provenance.
+    `runs` ([{"db", "run_id"}]) goes into provenance; `receiver_delay_us`
+    gives the rndv receiver delay per library when the points do not record it;
+    `penalty` is the extra BIC charge per protocol breakpoint (docs/models.md).
+    """
+    check_units(units)
+    if not (isinstance(penalty, (int, float)) and 0 <= penalty <= 1000):
+        raise UsageError(f"the regime penalty must be a number in [0, 1000], got {penalty!r}")
+    points = _checked(points)
+    if not points:
+        raise InputError("no points to fit")
+    valid = [pt for pt in points if pt["valid"]]
+    skipped: list[str] = []
+    libraries: dict[str, Any] = {}
+    for library, ops in sorted(_group(valid).items()):
+        operations: dict[str, Any] = {}
+        versions = sorted({pt["library_version"] for opts in ops.values() for pt in opts if pt["library_version"]})
+        lib: dict[str, Any] = {"version": versions[0] if versions else ""}
+        for op, pts in sorted(ops.items()):
+            if op in LOGGP_OPS:
+                continue
+            try:
+                if op in P2P_OPS:
+                    for variant in sorted({pt["variant"] for pt in pts}):
+                        key = op_key(op, variant)
+                        operations[key], _ = _fit_p2p([pt for pt in pts if pt["variant"] == variant], units, penalty)
+                else:
+                    entries, _ = _collective_entries(op, pts, units, penalty)
+                    operations.update(entries)
+            except InputError as exc:
+                skipped.append(f"{library} {op}: {exc}")
+        lib["operations"] = operations
+        loggp_pts = [pt for op in LOGGP_OPS for pt in ops.get(op, [])]
+        if loggp_pts:
+            delay = (receiver_delay_us or {}).get(library)
+            try:
+                lg = LogGPModel(receiver_delay_us=delay).fit(loggp_pts)
+                section = {k: v for k, v in lg.params_.items() if v is not None}
+                if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
+                    lib["loggp"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
+                else:
+                    lib["loggp_partial"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
+            except InputError as exc:
+                skipped.append(f"{library} loggp: {exc}")
+        if operations:
+            libraries[library] = lib
+        else:
+            skipped.append(f"{library}: no operation could be fitted")
+    if not libraries:
+        raise InputError("nothing could be fitted: " + "; ".join(skipped)[:300])
+    over = sorted({f"{pt['library']} {op_key(pt['op'], pt['variant'])} p={pt['p']}"
+                   for pt in points if pt["oversubscribed"]})
+    invalid = [pt for pt in points if not pt["valid"]]
+    provenance = {
+        "source": "fit",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "commchar_version": __version__,
+        "runs": runs or sorted(({"run_id": r} for r in {pt["run_id"] for pt in points if pt.get("run_id") is not None}),
+                               key=lambda d: str(d["run_id"])),
+        "points": len(points),
+        "invalid_points": len(invalid),
+        "oversubscribed": over,
+        "failures": [{k: f.get(k) for k in ("library", "op", "variant", "p", "n_bytes", "kind", "message")}
+                     for f in (failures or [])],
+        "skipped": skipped,
+        "units": unit_names(units),
+        "regime_penalty": penalty,
+        "notes": ("Hockney fits on relative error; regimes by exact segmented least squares + BIC;"
+                  " laws in p by leave-one-out cross-validation (docs/models.md)."
+                  + (f" {len(over)} operation/p combination(s) ran oversubscribed: timings there"
+                     " include time-sharing of cores." if over else "")),
+    }
+    return {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+            "provenance": provenance, "libraries": libraries}

@@ -1,0 +1,156 @@
+"""Collectives: T(n, p) = t_s(p) + t_b(p) n + t_c(p) n, per p and as laws in p.
+
+Breakpoints are shared by every p and variant (an algorithm switch happens at
+a size); within each regime every (variant, p) gets its own Hockney fit, t_c(p)
+is the per-byte term of `sum` minus that of `nop`, and each of t_s, t_b, t_c
+becomes a law in p chosen by cross-validation (laws.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from commchar.errors import InputError
+from commchar.models._base import Estimator, number_in, positive_int
+from commchar.models.laws import Law, LawSelector
+from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+
+
+def _arrays(n: Any, p: Any, t: Any, variant: Any) -> tuple[np.ndarray, ...]:
+    n = np.asarray(n, dtype=float).ravel()
+    p = np.asarray(p, dtype=float).ravel()
+    t = np.asarray(t, dtype=float).ravel()
+    v = np.asarray([""] * n.size if variant is None else variant, dtype=object).ravel()
+    if not (n.size == p.size == t.size == v.size):
+        raise InputError("CollectiveModel: n, p, t and variant must have the same length")
+    if n.size == 0:
+        raise InputError("CollectiveModel: no points")
+    if np.any(p < 1) or np.any(n < 0) or np.any(t <= 0) or not np.all(np.isfinite(t)):
+        raise InputError("CollectiveModel: need p >= 1, n >= 0 and times > 0")
+    return n, p, t, v
+
+
+class CollectiveModel(Estimator):
+    """Regimes shared over p, a Hockney fit per (variant, p) and regime, laws in p.
+
+    Fitted: variants_ (measured variants), primary_ ("sum" when measured,
+    else the only variant), segments_ (list of dicts: n_min, n_max,
+    per_p {variant: {p: {t_s, t_b, r2, max_rel_residual, points}}},
+    t_c {p: value} and laws {variant: {"t_s"|"t_b"|"t_c": LawSelector}}; a
+    zero-byte regime [0, 0] first when n = 0 was measured), breakpoints_,
+    p_values_, outliers_ ((variant, p), n, t) left out as spikes.
+    """
+
+    _parameter_constraints = {
+        "max_segments": positive_int(1),
+        "min_sizes": positive_int(2),
+        "penalty": number_in(0.0, 1000.0),
+    }
+
+    def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY) -> None:
+        self.max_segments = max_segments
+        self.min_sizes = min_sizes
+        self.penalty = penalty
+
+    def fit(self, n: Any, p: Any, t: Any, variant: Any = None) -> "CollectiveModel":
+        self._validate_params()
+        n, p, t, v = _arrays(n, p, t, variant)
+        self.variants_ = sorted(set(v.tolist()))
+        self.primary_ = "sum" if "sum" in self.variants_ else self.variants_[0]
+        self.p_values_ = sorted(set(int(x) for x in p))
+        self.outliers_: list[tuple] = []
+        if np.all(n == n[0]):
+            self._fit_startup_only(n, p, t, v)
+        else:
+            # A zero-byte collective is its own regime: libraries return at once
+            # (0.01 us against microseconds at 1 B), so it must not bend the first fit.
+            zero = n == 0
+            self.segments_ = []
+            if zero.any():
+                self._fit_startup_only(n[zero], p[zero], t[zero], v[zero])
+                n, p, t, v = n[~zero], p[~zero], t[~zero], v[~zero]
+            groups = [(str(a), int(b)) for a, b in zip(v, p)]
+            regimes = SegmentedHockneyModel(max_segments=self.max_segments, min_sizes=self.min_sizes,
+                                            penalty=self.penalty, bootstrap=0).fit(n, t, groups)
+            self.outliers_ = regimes.outliers_
+            self.breakpoints_ = regimes.breakpoints_
+            if zero.any():
+                self.breakpoints_ = [{"after": 0.0, "at": regimes.segments_[0]["n_min"]}, *self.breakpoints_]
+            for seg in regimes.segments_:
+                per_p: dict[str, dict[int, dict]] = {var: {} for var in self.variants_}
+                for (var, pp), h in seg["fits"].items():
+                    per_p[var][pp] = {"t_s": h.t_s_, "t_b": h.t_b_, **h.quality_}
+                self.segments_.append(self._with_laws(seg["n_min"], seg["n_max"], per_p))
+        return self
+
+    def _fit_startup_only(self, n: np.ndarray, p: np.ndarray, t: np.ndarray, v: np.ndarray) -> None:
+        """A single size (barrier: n = 0): t_s(p) is the median time, t_b = 0."""
+        per_p: dict[str, dict[int, dict]] = {var: {} for var in self.variants_}
+        for var in self.variants_:
+            for pp in self.p_values_:
+                sel = (v == var) & (p == pp)
+                if sel.any():
+                    ts = float(np.median(t[sel]))
+                    per_p[var][pp] = {"t_s": ts, "t_b": 0.0, "points": int(sel.sum()),
+                                      "max_rel_residual": float(np.max(np.abs(t[sel] - ts) / t[sel]))}
+        self.breakpoints_ = []
+        self.segments_ = [self._with_laws(float(n[0]), float(n[0]), per_p)]
+
+    def startup_only(self) -> bool:
+        """True when every point had the same size (barrier): no t_b to speak of."""
+        self._check_fitted()
+        return len(self.segments_) == 1 and self.segments_[0]["n_min"] == self.segments_[0]["n_max"]
+
+    def _with_laws(self, n_min: float, n_max: float, per_p: dict[str, dict[int, dict]]) -> dict[str, Any]:
+        transfer = per_p.get("nop") if "nop" in per_p and "sum" in per_p else None
+        t_c: dict[int, float] = {}
+        if transfer is not None:
+            t_c = {pp: per_p["sum"][pp]["t_b"] - transfer[pp]["t_b"]
+                   for pp in per_p["sum"] if pp in transfer}
+        laws: dict[str, dict[str, LawSelector]] = {}
+        for var, fits in per_p.items():
+            ps = sorted(fits)
+            source = transfer if transfer is not None else fits
+            laws[var] = {
+                "t_s": LawSelector().fit(ps, [fits[q]["t_s"] for q in ps]),
+                "t_b": LawSelector().fit(sorted(source), [source[q]["t_b"] for q in sorted(source)]),
+            }
+            if var == "sum" and t_c:
+                ps_c = sorted(t_c)
+                laws[var]["t_c"] = LawSelector().fit(ps_c, [t_c[q] for q in ps_c],
+                                                     scale=[max(per_p["sum"][q]["t_b"], 1e-300) for q in ps_c])
+        return {"n_min": n_min, "n_max": n_max, "per_p": per_p, "t_c": t_c, "laws": laws}
+
+    def segment_index(self, n: Any) -> np.ndarray:
+        self._check_fitted()
+        n = np.asarray(n, dtype=float)
+        lows = np.array([s["n_min"] for s in self.segments_])
+        highs = np.array([s["n_max"] for s in self.segments_])
+        lows[0], highs[-1] = -np.inf, np.inf
+        dist = np.maximum(lows[None, :] - n[..., None], 0) + np.maximum(n[..., None] - highs[None, :], 0)
+        return np.argmin(dist, axis=-1)
+
+    def terms(self, k: int, p: Any, variant: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """t_s(p), t_b(p), t_c(p) of segment k from the laws."""
+        self._check_fitted()
+        laws = self.segments_[k]["laws"][variant or self.primary_]
+        zero = lambda q: np.zeros_like(np.asarray(q, dtype=float))  # noqa: E731
+        return laws["t_s"].predict(p), laws["t_b"].predict(p), (laws["t_c"].predict if "t_c" in laws else zero)(p)
+
+    def predict(self, n: Any, p: Any, variant: str | None = None) -> np.ndarray:
+        self._check_fitted()
+        n = np.atleast_1d(np.asarray(n, dtype=float))
+        p = np.broadcast_to(np.asarray(p, dtype=float), n.shape)
+        idx = self.segment_index(n)
+        out = np.empty(n.size)
+        for k in set(idx.tolist()):
+            sel = idx == k
+            ts, tb, tc = self.terms(k, p[sel], variant)
+            out[sel] = ts + (tb + tc) * n[sel]
+        return out
+
+    def law(self, k: int, term: str, variant: str | None = None) -> Law | None:
+        sel = self.segments_[k]["laws"][variant or self.primary_].get(term)
+        return None if sel is None else sel.law_

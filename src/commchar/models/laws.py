@@ -1,0 +1,261 @@
+"""Laws in p: the forms of the published tables, chosen by leave-one-out cross-validation.
+
+Candidates: a + b f(p) with f in {1, log2 p, p, p log2 p, p^2}, c (log2 p)^e,
+and 1/(a - b log2 p). Each is fitted on relative error; the law kept is the
+simplest whose cross-validated error is close to the best one, because the
+few p values of a small machine cannot tell apart forms that the noise hides.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from commchar.errors import InputError
+from commchar.models._base import Estimator, number_in
+
+# name -> (f(p), expression of f, complexity class of a + b f with b > 0)
+LINEAR_FORMS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str, str]] = {
+    "log": (lambda p: np.log2(p), "log2(p)", "O(log p)"),
+    "linear": (lambda p: p, "p", "O(p)"),
+    "plogp": (lambda p: p * np.log2(p), "p*log2(p)", "O(p log p)"),
+    "quadratic": (lambda p: p * p, "p^2", "O(p^2)"),
+}
+FORMS = ("const", "log", "linear", "plogp", "quadratic", "powlog", "reciprocal")
+FAMILY_TEXT = {
+    "const": "a", "log": "a + b*log2(p)", "linear": "a + b*p", "plogp": "a + b*p*log2(p)",
+    "quadratic": "a + b*p^2", "powlog": "c*log2(p)^e", "reciprocal": "1/(a - b*log2(p))",
+}
+MIN_P_FOR_SHAPE = 5
+POWER_IS_ONE = 0.05  # |e - 1| below which c*log2(p)^e is reported as a + b*log2(p)
+N_PARAMS = {"const": 1, "powlog": 2, "reciprocal": 2, **{k: 2 for k in LINEAR_FORMS}}
+
+
+def num(x: float, digits: int = 6) -> str:
+    """A number for the model-file expression language (6 significant digits)."""
+    text = f"{x:.{digits}g}"
+    return "0" if text in ("-0", "0") else text
+
+
+def _affine_text(a: float, b: float, f_text: str, digits: int) -> str:
+    """b*f + a with the sign written as an operator ("90*log2(p) - 15")."""
+    head = f"{num(b, digits)}*{f_text}"
+    if num(a, digits) == "0":
+        return head
+    return f"{head} - {num(-a, digits)}" if a < 0 else f"{head} + {num(a, digits)}"
+
+
+@dataclass(frozen=True)
+class Law:
+    """One law in p: a form and its parameters (published or fitted)."""
+
+    form: str
+    params: dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, p: Any) -> np.ndarray:
+        p = np.asarray(p, dtype=float)
+        q = self.params
+        if self.form == "const":
+            return np.full_like(p, q["a"])
+        if self.form in LINEAR_FORMS:
+            return q["a"] + q["b"] * LINEAR_FORMS[self.form][0](p)
+        if self.form == "powlog":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return q["c"] * np.log2(p) ** q["e"]
+        if self.form == "reciprocal":
+            with np.errstate(divide="ignore"):
+                return 1.0 / (q["a"] - q["b"] * np.log2(p))
+        raise InputError(f"unknown law form {self.form!r}")
+
+    def expr(self, digits: int = 6) -> str:
+        """The law in the model-file expression language."""
+        q, d = self.params, digits
+        if self.form == "const":
+            return num(q["a"], d)
+        if self.form in LINEAR_FORMS:
+            return _affine_text(q["a"], q["b"], LINEAR_FORMS[self.form][1], d)
+        if self.form == "powlog":
+            return f"{num(q['c'], d)}*log2(p)^{num(q['e'], d)}"
+        b = q["b"]
+        inner = (f"{num(q['a'], d)} - {num(b, d)}*log2(p)" if b >= 0
+                 else f"{num(q['a'], d)} + {num(-b, d)}*log2(p)")
+        return f"1/({inner})"
+
+    def complexity(self, p_range: tuple[float, float] = (2.0, 64.0)) -> str:
+        """Growth class: for a + b f directly; for the other forms the class whose
+        a + b f (b > 0) follows the law best over p_range, so the answer is
+        always one of O(1), O(log p), O(p), O(p log p), O(p^2)."""
+        if self.form == "const":
+            return "O(1)"
+        if self.form in LINEAR_FORMS:
+            return LINEAR_FORMS[self.form][2] if self.params["b"] > 0 else "O(1)"
+        lo, hi = p_range
+        p = np.unique(np.round(np.geomspace(max(lo, 2.0), max(hi, lo + 1.0, 3.0), 24)))
+        y = self(p)
+        if not np.all(np.isfinite(y)) or abs(y[-1]) <= abs(y[0]) * 1.02:
+            return "O(1)"
+        best, best_err = "O(1)", float(np.max(np.abs(y - y.mean()) / np.abs(y)))
+        for f, _, cls in LINEAR_FORMS.values():
+            A = np.column_stack([np.ones_like(p), f(p)]) / y[:, None]
+            (a, b), *_ = np.linalg.lstsq(A, np.ones_like(p), rcond=None)
+            if b <= 0:
+                continue
+            err = float(np.max(np.abs(a + b * f(p) - y) / np.abs(y)))
+            if err < best_err:
+                best, best_err = cls, err
+        return best
+
+    def describe(self, p_range: tuple[float, float]) -> dict[str, Any]:
+        return {"expr": self.expr(), "complexity": self.complexity(p_range), "form": self.form,
+                "family": FAMILY_TEXT[self.form],
+                "params": {k: float(v) for k, v in self.params.items()}}
+
+
+def _weights(y: np.ndarray) -> np.ndarray:
+    """Relative-error weights, floored at 10% of the largest |y| so that a quantity
+    crossing zero (t_c) is not fitted to infinite relative precision near zero."""
+    largest = float(np.max(np.abs(y)))
+    if largest == 0:
+        return np.ones_like(y)
+    return 1.0 / np.maximum(np.abs(y), 0.1 * largest)
+
+
+def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None = None) -> Law | None:
+    """The least-relative-error law of one form through (p, y); None if the form cannot apply.
+
+    `scale` replaces |y| as the yardstick of each residual (see LawSelector.fit).
+    """
+    w = _weights(y) if scale is None else 1.0 / scale
+    w = w / np.max(w)  # only ratios matter; keeps w*w finite
+    if form == "const":
+        return Law("const", {"a": float(np.sum(w * w * y) / np.sum(w * w))})
+    if np.unique(p).size < 2:
+        return None
+    if form in LINEAR_FORMS:
+        f = LINEAR_FORMS[form][0](p)
+        A = np.column_stack([np.ones_like(p), f]) * w[:, None]
+        (a, b), *_ = np.linalg.lstsq(A, y * w, rcond=None)
+        return Law(form, {"a": float(a), "b": float(b)})
+    if form == "powlog":
+        # Needs log2 p > 0 and one sign: then log|y| is linear in log(log2 p).
+        if np.any(p < 2) or not (np.all(y > 0) or np.all(y < 0)):
+            return None
+        u = np.log(np.log2(p))
+        (lc, e), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(u), u]), np.log(np.abs(y)), rcond=None)
+        return Law("powlog", {"c": float(math.copysign(math.exp(lc), y[0])), "e": float(e)})
+    if form == "reciprocal":
+        # 1/y = a - b log2 p; weighting by y makes the residual relative in y.
+        if not np.all(y > 0):
+            return None
+        lg = np.log2(p)
+        A = np.column_stack([np.ones_like(lg), -lg]) * y[:, None]
+        (a, b), *_ = np.linalg.lstsq(A, np.ones_like(y), rcond=None)
+        law = Law("reciprocal", {"a": float(a), "b": float(b)})
+        return law if np.all(float(a) - float(b) * lg > 0) else None
+    raise InputError(f"unknown law form {form!r}")
+
+
+class LawSelector(Estimator):
+    """Chooses and fits a law y(p) among FORMS by leave-one-out cross-validation.
+
+    The simplest form (fewest parameters, then the order of FORMS) whose LOO
+    RMS relative error is within `tolerance` (relative) plus `slack` (absolute)
+    of the best is kept. With fewer than 3 distinct p a 2-parameter form cannot
+    be cross-validated: two p give the constant when it predicts each value
+    from the other within `slack`, else a + b log2 p marked underdetermined.
+
+    Fitted: law_ (Law), cv_errors_ (form -> LOO RMS relative error),
+    underdetermined_ (bool), p_range_.
+    """
+
+    _parameter_constraints = {
+        "tolerance": number_in(0.0, 10.0), "slack": number_in(0.0, 1.0), "tie": number_in(0.0, 10.0)}
+
+    def __init__(self, tolerance: float = 0.25, slack: float = 0.01, tie: float = 0.10,
+                 forms: tuple[str, ...] = FORMS) -> None:
+        self.tolerance = tolerance
+        self.slack = slack
+        self.tie = tie
+        self.forms = forms
+
+    def fit(self, p: Any, y: Any, scale: Any = None) -> "LawSelector":
+        """Fit y(p). `scale` (optional, > 0 per value) is the yardstick of each value's
+        error instead of |y|: t_c, a difference of two slopes, is only known to a
+        fraction of those slopes, so its residuals are measured against them."""
+        self._validate_params()
+        p = np.asarray(p, dtype=float).ravel()
+        y = np.asarray(y, dtype=float).ravel()
+        sc = None if scale is None else np.asarray(scale, dtype=float).ravel()
+        if sc is not None and (sc.size != y.size or np.any(~(sc > 0))):
+            raise InputError("LawSelector: scale must be one positive number per value")
+        if p.size != y.size or p.size == 0:
+            raise InputError(f"LawSelector: {p.size} values of p for {y.size} values")
+        if np.any(p < 1) or not np.all(np.isfinite(y)):
+            raise InputError("LawSelector: p must be >= 1 and values finite")
+        self.p_range_ = (float(p.min()), float(p.max()))
+        distinct = np.unique(p).size
+        # Candidate forms that do not apply overflow or divide by zero on the way to an
+        # infinite error; that is their rejection, not something to warn about.
+        with np.errstate(all="ignore"):
+            self.cv_errors_ = {form: self._loo_error(form, p, y, sc) for form in self.forms}
+        self.underdetermined_ = distinct < 3
+        if distinct == 1 or np.all(y == y[0]):
+            chosen = "const"
+        elif distinct == 2:
+            chosen = "const" if self.cv_errors_["const"] <= self.slack else "log"
+        else:
+            # A power of log2 p or a reciprocal has a shape parameter that 3-4 values
+            # of p cannot pin down: with so few, only a + b f(p) forms compete.
+            pool = [f for f in self.forms if distinct >= MIN_P_FOR_SHAPE or f in ("const", *LINEAR_FORMS)]
+            best = min(self.cv_errors_[f] for f in pool)
+            ok = [f for f in pool if self.cv_errors_[f] <= best * (1 + self.tolerance) + self.slack]
+            fewest = min(N_PARAMS[f] for f in ok)
+            simplest = [f for f in ok if N_PARAMS[f] == fewest]
+            # Same number of parameters: the better CV error, unless within `tie` (then FORMS order).
+            top = min(self.cv_errors_[f] for f in simplest)
+            chosen = next(f for f in simplest if self.cv_errors_[f] <= top * (1 + self.tie) + 1e-12)
+        if chosen == "powlog" and self.cv_errors_.get("log", math.inf) < 2 * self.cv_errors_["powlog"]:
+            # c*log2(p)^e with e ~ 1 is c*log2(p): name it by the simpler family.
+            e = fit_form("powlog", p, y, sc).params["e"]  # type: ignore[union-attr]
+            if abs(e - 1.0) <= POWER_IS_ONE:
+                chosen = "log"
+        law = fit_form(chosen, p, y, sc)
+        if law is None:  # cannot happen for the forms chosen above, which always apply
+            law = fit_form("const", p, y, sc)
+        self.law_ = law
+        return self
+
+    @staticmethod
+    def _loo_error(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None) -> float:
+        w = _weights(y) if scale is None else 1.0 / scale
+        if fit_form(form, p, y, scale) is None:
+            return math.inf
+        errs = []
+        for i in range(p.size):
+            keep = np.arange(p.size) != i
+            if np.unique(p[keep]).size < N_PARAMS[form]:
+                return math.inf if N_PARAMS[form] > 1 else 0.0
+            law = fit_form(form, p[keep], y[keep], None if scale is None else scale[keep])
+            if law is None:
+                return math.inf
+            pred = float(law(np.array([p[i]]))[0])
+            if not math.isfinite(pred):
+                return math.inf
+            errs.append((pred - y[i]) * w[i])
+        return float(np.sqrt(np.mean(np.square(errs))))
+
+    def predict(self, p: Any) -> np.ndarray:
+        self._check_fitted()
+        return self.law_(np.asarray(p, dtype=float))
+
+    def describe(self) -> dict[str, Any]:
+        self._check_fitted()
+        d = self.law_.describe(self.p_range_)
+        d["cv_rel_error"] = {k: (None if not math.isfinite(v) else v) for k, v in self.cv_errors_.items()}
+        d["p_range"] = list(self.p_range_)
+        if self.underdetermined_:
+            d["note"] = "fewer than 3 values of p: the form is not determined by the data"
+        return d

@@ -1,0 +1,100 @@
+"""Held-out prediction error: fit without some sizes and some p, predict them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+import numpy as np
+
+from commchar.errors import InputError, UsageError
+from commchar.models.assemble import LOGGP_OPS, fit_models, op_key
+from commchar.models.regimes import DEFAULT_PENALTY
+
+
+def split_holdout(points: list[dict], every: int, hold_p: Iterable[int]) -> tuple[list[dict], list[dict]]:
+    """(train, test): in each (library, op, variant, p) series the interior sizes at
+    positions every//2, every//2 + every, ... are held out; so is every point at a p in hold_p
+    (collectives only: point-to-point uses ranks 0 and 1 whatever p is)."""
+    if every < 2:
+        raise UsageError(f"--holdout-sizes must be at least 2, got {every}")
+    hold = set(int(p) for p in hold_p)
+    series: dict[tuple, list[int]] = defaultdict(list)
+    for pt in points:
+        series[(pt["library"], pt["op"], pt["variant"], pt["p"])].append(pt["n_bytes"])
+    held_sizes: dict[tuple, set[int]] = {}
+    for key, sizes in series.items():
+        distinct = sorted(set(sizes))
+        interior = distinct[1:-1]
+        held_sizes[key] = {n for i, n in enumerate(interior) if i % every == every // 2}
+    train, test = [], []
+    for pt in points:
+        key = (pt["library"], pt["op"], pt["variant"], pt["p"])
+        p2p = pt["op"] in ("pingpong", "bw", "bibw")
+        if pt["op"] in LOGGP_OPS or not pt.get("valid", True):
+            continue
+        if (pt["p"] in hold and not p2p) or pt["n_bytes"] in held_sizes[key]:
+            test.append(pt)
+        else:
+            train.append(pt)
+    if not test:
+        raise UsageError("nothing held out: too few sizes (use a smaller --holdout-sizes) or no such p")
+    return train, test
+
+
+def neighbour_floor(train: list[dict], test: list[dict]) -> float | None:
+    """Median relative error of a model-free guess: each held-out size predicted by
+    log-log interpolation between the measured sizes around it at the same p.
+
+    It measures how smooth the measurements themselves are; no model of a few
+    parameters can be expected to do much better on the same data.
+    """
+    series: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    for pt in train:
+        series[(pt["library"], pt["op"], pt["variant"], pt["p"])].append((pt["n_bytes"], pt["t_us"]))
+    errors = []
+    for pt in test:
+        known = sorted(series.get((pt["library"], pt["op"], pt["variant"], pt["p"]), []))
+        n = np.array([a for a, _ in known], dtype=float)
+        i = int(np.searchsorted(n, pt["n_bytes"]))
+        if i == 0 or i >= n.size:
+            continue
+        x0, x1, x = np.log(n[i - 1] + 1), np.log(n[i] + 1), np.log(pt["n_bytes"] + 1)
+        y0, y1 = np.log(known[i - 1][1]), np.log(known[i][1])
+        guess = float(np.exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0)))
+        errors.append(abs(guess - pt["t_us"]) / pt["t_us"])
+    return float(np.median(errors)) if errors else None
+
+
+def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (),
+                   penalty: float = DEFAULT_PENALTY) -> dict[str, Any]:
+    """Median relative error of predictions at held-out points, per operation and overall."""
+    train, test = split_holdout(points, every, hold_p)
+    models = fit_models(train, penalty)
+    per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
+    kinds: dict[str, list[float]] = defaultdict(list)
+    missing = set()
+    for pt in test:
+        key = op_key(pt["op"], pt["variant"])
+        fitted = models.get(pt["library"], {}).get(key)
+        if fitted is None:
+            missing.add(f"{pt['library']} {key}")
+            continue
+        pred = float(fitted.predict([pt["n_bytes"]], pt["p"])[0])
+        err = abs(pred - pt["t_us"]) / pt["t_us"]
+        per_op[(pt["library"], key)].append(err)
+        held_p = pt["p"] in set(hold_p) and fitted.kind == "collective"
+        kinds["held-out p" if held_p else "held-out sizes"].append(err)
+    if not per_op:
+        raise InputError("no held-out point could be predicted")
+    everything = [e for errs in per_op.values() for e in errs]
+    return {
+        "overall": {"median": float(np.median(everything)), "points": len(everything),
+                    "p90": float(np.percentile(everything, 90))},
+        "by_kind": {k: {"median": float(np.median(v)), "points": len(v)} for k, v in kinds.items()},
+        "per_operation": {f"{lib} {key}": {"median": float(np.median(v)), "max": float(np.max(v)), "points": len(v)}
+                          for (lib, key), v in sorted(per_op.items())},
+        "train_points": len(train),
+        "neighbour_floor": neighbour_floor(train, test),
+        "not_predicted": sorted(missing),
+    }

@@ -1,0 +1,234 @@
+"""`commchar fit` from a CSV, a JSON export and a real SQLite database; errors as one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _model_data import p2p_points
+
+from commchar.cli import main
+
+SIZES = [0] + [2**k for k in range(0, 23)]
+REGIMES = [(8192, 1.5, 0.0004), (np.inf, 12.0, 0.00012)]
+
+
+def _points() -> list[dict]:
+    pts = p2p_points(REGIMES, SIZES, 0.005, 0, library="openmpi")
+    rng = np.random.default_rng(1)
+    for p in (2, 3, 4):
+        for n in SIZES[:21]:
+            t = 5 * np.log2(p) + 0.0003 * np.log2(p) * n
+            pts.append({"library": "openmpi", "op": "bcast", "variant": "", "p": p, "n_bytes": n,
+                        "t_us": float(t * np.exp(rng.normal(0, 0.005))), "valid": True,
+                        "oversubscribed": p > 2, "extra": {}})
+    return pts
+
+
+def _write_csv(path: Path, rows: list[dict], columns: list[str]) -> Path:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+COLUMNS = ["library", "op", "variant", "p", "n_bytes", "t_us", "valid", "oversubscribed"]
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_csv_fit_prints_tables(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    code, out, err = run(["fit", "--csv", str(path)], capsys)
+    assert code == 0, err
+    assert "Point-to-point" in out and "pingpong:send" in out and "8192|16384" in out
+    assert "Collectives: laws in p" in out and "O(log p)" in out
+    assert "peak aggregated" in out and "MB/s" in out
+
+
+def test_units_iec_and_model_file_is_valid(tmp_path, capsys):
+    from commchar.modelfile import ModelFile, validate
+
+    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    out_file = tmp_path / "model.json"
+    code, out, err = run(["fit", "--csv", str(path), "--units", "iec", "-o", str(out_file)], capsys)
+    assert code == 0, err
+    model = json.loads(out_file.read_text())
+    validate(model)
+    lib = model["libraries"]["openmpi"]
+    send = lib["operations"]["pingpong:send"]
+    assert send["breakpoints"] == [{"after": 8192, "at": 16384}]
+    assert send["metrics"]["units"]["bandwidth"] == "MiB/s"
+    assert send["metrics"]["Bw_as"] == pytest.approx(1e6 / 0.00012 / 2**20, rel=0.03)
+    assert model["provenance"]["oversubscribed"] == ["openmpi bcast p=3", "openmpi bcast p=4"]
+    pred = ModelFile.from_dict(model).time("openmpi", "pingpong", n=65536, p=2).t_us
+    assert pred == pytest.approx(12.0 + 0.00012 * 65536, rel=0.03)
+
+
+def test_per_sample_csv_is_aggregated_to_medians(tmp_path, capsys):
+    rows = []
+    rng = np.random.default_rng(4)
+    for n in SIZES:
+        for _ in range(5):
+            rows.append({"op": "pingpong", "p": 2, "n_bytes": n,
+                         "sample_us": (1.0 + 0.0002 * n) * np.exp(rng.normal(0, 0.01)), "t_us": ""})
+    path = _write_csv(tmp_path / "samples.csv", rows, ["op", "p", "n_bytes", "t_us", "sample_us"])
+    out_file = tmp_path / "m.json"
+    code, _, err = run(["fit", "--csv", str(path), "-o", str(out_file)], capsys)
+    assert code == 0, err
+    model = json.loads(out_file.read_text())
+    op = model["libraries"]["unknown"]["operations"]["pingpong"]
+    assert op["fit"]["points"] == len(SIZES)
+    assert op["fit"]["hockney"]["t_b"] == pytest.approx(0.0002, rel=0.03)
+
+
+def test_json_export_input(tmp_path, capsys):
+    path = tmp_path / "points.json"
+    path.write_text(json.dumps(_points()))
+    code, out, err = run(["fit", "--json", str(path)], capsys)
+    assert code == 0, err
+    assert "bcast" in out
+
+
+def _database(db: Path) -> int:
+    from commchar.measure.statistics import summarize
+    from commchar.store import Store
+
+    rng = np.random.default_rng(7)
+    with Store(db) as store:
+        run_id = store.create_run("0.1.0", {"hostname": "h"}, {"rndv_delay_us": 2000})
+        job = store.create_job(run_id, "mpich", 2, ["mpirun"], {}, False)
+        store.record_job_header(job, {"mpi_library_version": "MPICH 4.0.2", "options": {"rndv_delay_us": 2000}})
+        for n in SIZES:
+            samples = list((0.8 + 0.00015 * n) * np.exp(rng.normal(0, 0.01, 40)))
+            valid = n != 1024
+            if not valid:
+                samples = [s * 50 for s in samples]  # wrong data: must not bend the fit
+            point = {"op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "samples_us": samples,
+                     "valid": valid, "error": "" if valid else "rank 1: byte 3 is 0x00"}
+            store.add_point(run_id, job, "mpich", point, summarize(samples), oversubscribed=False, ci_rel=0.01)
+        store.add_failure(run_id, "mpich", "bcast", "", 2, 4096, "crash", "rank 1 aborted")
+        store.set_run_status(run_id, "done")
+    return run_id
+
+
+def test_database_input_with_invalid_points_left_out(tmp_path, capsys):
+    db = tmp_path / "c.db"
+    run_id = _database(db)
+    out_file = tmp_path / "m.json"
+    code, _, err = run(["fit", "--db", str(db), "--run", str(run_id), "-o", str(out_file)], capsys)
+    assert code == 0, err
+    model = json.loads(out_file.read_text())
+    assert model["provenance"]["runs"] == [{"db": str(db), "run_id": run_id}]
+    assert model["provenance"]["invalid_points"] == 1
+    assert model["provenance"]["failures"][0]["kind"] == "crash"
+    assert model["libraries"]["mpich"]["version"] == "MPICH 4.0.2"
+    fit = model["libraries"]["mpich"]["operations"]["pingpong:send"]["fit"]["hockney"]
+    assert fit["points"] == len(SIZES) - 1 and fit["t_b"] == pytest.approx(0.00015, rel=0.03)
+
+
+@pytest.mark.parametrize("fmt,samples", [("csv", True), ("csv", False), ("json", False)])
+def test_fit_reads_what_commchar_export_writes(tmp_path, capsys, fmt, samples):
+    db = tmp_path / "c.db"
+    run_id = _database(db)
+    exported = tmp_path / f"points.{fmt}"
+    argv = ["export", "--db", str(db), "--run", str(run_id), "--format", fmt, "-o", str(exported)]
+    assert main(argv + (["--samples"] if samples else [])) == 0
+    model_file = tmp_path / "m.json"
+    code, _, err = run(["fit", f"--{fmt}", str(exported), "-o", str(model_file)], capsys)
+    assert code == 0, err
+    model = json.loads(model_file.read_text())
+    fit = model["libraries"]["mpich"]["operations"]["pingpong:send"]["fit"]["hockney"]
+    assert fit["points"] == len(SIZES) - 1  # the invalid point stays out
+    assert fit["t_b"] == pytest.approx(0.00015, rel=0.03)
+
+
+BAD_CSVS = [
+    ("op,p,t_us\npingpong,2,1.0\n", "row 1 (header): missing column(s) n_bytes"),
+    ("op,p,n_bytes,t_us\npingpong,2,0,1.0\npingpong,2,abc,2.0\n", "row 3: n_bytes 'abc' is not a number"),
+    ("op,p,n_bytes,t_us\npingpong,2,0,1.0\npingpong,2,8,-2.0\n", "row 3: t_us '-2.0' is negative"),
+    ("op,p,n_bytes,t_us\npingpong,2,8,1.0\npingpong,2,8,1.1\n", "has a single size (8 B)"),
+    ("op,p,n_bytes,t_us\npingpong,2,8,1.0\npingpong,2,16,1.1\nbcast,2,8,3.0\n",
+     "row 4: too few points to fit: unknown bcast at p=2 has a single size"),
+    ("op,p,n_bytes,t_us\n", "no points"),
+    ("op,p,n_bytes,t_us\npingpong,0,8,1.0\n", "row 2: p '0' must be at least 1"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_CSVS, ids=[m for _, m in BAD_CSVS])
+def test_bad_csv_is_one_line_and_exit_2(tmp_path, capsys, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    code, out, err = run(["fit", "--csv", str(path)], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert str(path) in err and message in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["fit"], "exactly one of --db, --csv, --json"),
+    (["fit", "--csv", "a.csv", "--json", "b.json"], "exactly one of"),
+    (["fit", "--csv", "/nonexistent/x.csv"], "cannot read"),
+    (["fit", "--db", "/nonexistent.db"], "does not exist"),
+    (["fit", "--json", "__FILE__"], "not valid JSON"),
+])
+def test_usage_and_file_errors_are_one_line(tmp_path, capsys, argv, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    argv = [str(bad) if a == "__FILE__" else a for a in argv]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_real_command_line_bad_csv(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("op,p,n_bytes\npingpong,2,8\n")
+    proc = subprocess.run([sys.executable, "-m", "commchar", "fit", "--csv", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "missing column(s) t_us" in proc.stderr
+
+
+def test_holdout_report(tmp_path, capsys):
+    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    code, out, err = run(["fit", "--csv", str(path), "--holdout-sizes", "3", "--holdout-p", "3"], capsys)
+    assert code == 0, err
+    assert "Held-out prediction: median relative error" in out and "held-out p" in out
+    assert "measured neighbours" in out
+
+
+def test_fit_of_a_full_size_run_takes_seconds():
+    import time
+
+    from commchar.models import fit_points
+
+    rng = np.random.default_rng(0)
+    pts = []
+    for lib in ("openmpi", "mpich"):
+        for mode in ("send", "bsend", "ssend", "rsend", "isend"):
+            pts += p2p_points([(4096, 0.5, 0.0003), (65536, 2.0, 0.0002), (np.inf, 9.0, 0.0001)],
+                              SIZES, 0.01, len(pts), library=lib, variant=mode)
+        for op in ("bcast", "scatter", "gather", "allgather", "alltoall", "reduce", "allreduce",
+                   "reduce_scatter", "scan"):
+            for variant in (("sum", "nop") if op in ("reduce", "allreduce", "reduce_scatter", "scan") else ("",)):
+                for p in (2, 3, 4):
+                    for n in SIZES[:21]:
+                        t = 3 * np.log2(p) + 0.0002 * p * n
+                        pts.append({"library": lib, "op": op, "variant": variant, "p": p, "n_bytes": n,
+                                    "t_us": float(t * np.exp(rng.normal(0, 0.01)))})
+    assert len(pts) > 1000
+    start = time.perf_counter()
+    model = fit_points(pts)
+    assert time.perf_counter() - start < 10.0
+    assert len(model["libraries"]["mpich"]["operations"]) == 5 + 5 + 2 * 4
