@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from commchar.errors import CommcharError, InputError
 
@@ -118,46 +121,69 @@ def _default_key(key: str) -> str:
     return key
 
 
-def model_views(model: dict, source: str) -> tuple[dict[str, ModelView], str | None]:
-    """One view per library of a model dict, and a note when it cannot be evaluated."""
-    evaluator, note = None, None
+def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
+    """One view per library of a model dict, and a note when it cannot be evaluated.
+
+    strict: a model the reader rejects is an error (a user's file); otherwise (a
+    model fitted just now) the report goes on without it and says why.
+    """
     try:
         from commchar.modelfile import ModelFile
     except ImportError:
-        note = "the model-file reader (commchar.modelfile) is not installed: model curves omitted"
-    else:
-        try:
-            evaluator = ModelFile.from_dict(model)
-        except CommcharError as exc:
+        return {}, "the model-file reader (commchar.modelfile) is not installed: no model shown"
+    try:
+        evaluator = ModelFile.from_dict(model, source=source)
+    except CommcharError as exc:
+        if strict:
             raise InputError(f"model ({source}): {exc}") from None
+        return {}, f"the model {source} was rejected by the model-file reader, so it is not shown: {exc}"
     views = {
         lib: ModelView(lib, entry, source, evaluator)
         for lib, entry in (model.get("libraries") or {}).items()
         if isinstance(entry, dict)
     }
-    return views, note
+    return views, None
 
 
-def fit_model(points: list[dict], failures: list[dict], units: str) -> tuple[dict | None, str | None]:
-    """Fit a model on the fly; (None, why) when the fitter is unavailable or fails."""
+def fit_model(points: list[dict], failures: list[dict], units: str,
+              runs: list[dict]) -> tuple[dict | None, str | None]:
+    """Fit a model on the fly; (None, why) when the fitter is unavailable or fails.
+
+    runs: [{"db", "run_id"}] for the model's provenance.
+    """
     try:
         from commchar.models import fit_points
     except ImportError:
         return None, "the fitter (commchar.models) is not installed: no model was fitted"
     try:
-        return fit_points(points, failures=failures, units=units), None
+        # The fitter's numpy warnings (overflow in a candidate law it then rejects) are
+        # not the report reader's business; the fit's own notes say what was skipped.
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fit_points(points, failures=failures, units=units, runs=runs), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"
 
 
-def advice_fragment(model: dict, n_values: list[int], p_values: list[int]) -> tuple[str | None, Any]:
-    """The advisor's escaped HTML fragment and its raw result; (None, None) without it."""
+@dataclass
+class Advice:
+    """The advisor's escaped HTML fragment and its design faults (commchar.predict.DesignFault)."""
+
+    html: str
+    faults: list[Any]
+
+
+def advice_for(view: ModelView, n_values: list[int], p_values: list[int]) -> tuple[Advice | None, str | None]:
+    """Advice on one library's model; (None, why) when the advisor cannot give it."""
+    if view._evaluator is None:
+        return None, None
     try:
         from commchar.predict import advice_html, advise
     except ImportError:
-        return None, None
+        return None, "the advisor (commchar.predict) is not installed: no advice section"
     try:
-        result = advise(model, n_values, p_values)
-        return advice_html(result), result
-    except CommcharError:
-        return None, None
+        result = advise(view._evaluator, n_values, p_values, library=view.library)
+    except CommcharError as exc:
+        return None, f"no advice for {view.library}: {exc}"
+    faults = [f for lib in result.libraries for f in lib.faults]
+    return Advice(advice_html(result), faults), None

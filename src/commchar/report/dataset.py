@@ -7,6 +7,7 @@ in two runs (two machines, two option sets), are two entities side by side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -54,12 +55,13 @@ class Entity:
     failures: list[dict]
     model: ModelView | None = None
     model_note: str | None = None
-    model_dict: dict | None = None  # the whole model file this entity's model came from
+    advice: Any = None  # adapters.Advice, when the advisor could read the model
     _series: dict[tuple[str, int], Series] = field(default_factory=dict, repr=False)
 
     @property
     def version(self) -> str:
-        versions = {j.get("library_version") for j in self.jobs if j.get("library_version")}
+        """The library's version in short: the first line (or first 80 characters) of what it reports."""
+        versions = {short_version(j["library_version"]) for j in self.jobs if j.get("library_version")}
         return "; ".join(sorted(versions)) if versions else "unknown"
 
     def keys(self) -> list[str]:
@@ -92,6 +94,14 @@ class Entity:
                 np.array([bool(r["precision_met"]) for r in rows]),
             )
         return self._series[(key, p)]
+
+
+def short_version(text: str) -> str:
+    first = " ".join(str(text).strip().splitlines()[0].split()) if str(text).strip() else ""
+    for cut in (" MPICH Release date", ", package:"):  # long vendor banners: keep the version
+        if cut in first:
+            first = first[:first.index(cut)]
+    return first if len(first) <= 80 else first[:79] + "…"
 
 
 def key_order(key: str) -> tuple[int, int, str]:

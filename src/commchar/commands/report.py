@@ -1,0 +1,70 @@
+"""`commchar report`: a self-contained HTML report of measured runs, libraries side by side."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from commchar.errors import InputError, UsageError
+
+NAME = "report"
+HELP = "Write a self-contained HTML report (figures, tables, findings) of measured runs."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default="commchar.db", help="database to read (default: commchar.db)")
+    parser.add_argument("--run", dest="runs", type=int, action="append", metavar="ID",
+                        help="run to include (repeatable; default: every run in the database)")
+    parser.add_argument("--model", metavar="FILE",
+                        help="model file to draw and tabulate (default: fit each library on the fly)")
+    parser.add_argument("-o", "--output", default="report.html", help="HTML file to write (default: report.html)")
+    parser.add_argument("--format", choices=("png", "svg", "pdf"),
+                        help="also write every figure as a file of this format")
+    parser.add_argument("--figures-dir", metavar="DIR",
+                        help="where --format writes figures (default: <output>-figures)")
+    parser.add_argument("--units", choices=("si", "binary"), default="si",
+                        help="bandwidth units: si (MB/s, default) or binary (MiB/s, as published)")
+
+
+def execute(args: argparse.Namespace, console: Console) -> int:
+    from commchar.report import ReportOptions, build_report, write_figures
+
+    if args.figures_dir and not args.format:
+        raise UsageError("--figures-dir needs --format png|svg|pdf")
+    output = Path(args.output)
+    with console.status("building the report…"):
+        report = build_report(ReportOptions(args.db, args.runs, args.model, args.units))
+    try:
+        output.write_text(report.html, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror}") from None
+
+    summary = Table(title=f"commchar report: {output}", title_justify="left")
+    for column in ("library", "version", "points", "p", "failures", "wrong"):
+        summary.add_column(column, overflow="fold")
+    for e in report.entities:
+        summary.add_row(e.label, e.version[:60], str(len(e.points)),
+                        ",".join(map(str, sorted({pt["p"] for pt in e.points}))), str(len(e.failures)),
+                        str(sum(1 for pt in e.points if not pt["valid"])))
+    console.print(summary, markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+    counts = Counter(f.category for f in report.findings)
+    console.print(f"{len(report.figures)} figures, {len(report.tables)} tables, {len(report.findings)} "
+                  f"findings ({', '.join(f'{n} {kind}' for kind, n in counts.items()) or 'none'}); "
+                  "the first of each kind:", markup=False)
+    shown: set[str] = set()
+    for finding in report.findings:  # already ordered most serious first
+        if finding.category not in shown:
+            shown.add(finding.category)
+            console.print(f"  - {finding.text}", markup=False)
+    if args.format:
+        directory = args.figures_dir or f"{output.with_suffix('')}-figures"
+        written = write_figures(report, directory, args.format)
+        console.print(f"wrote {len(written)} {args.format} figures to {directory}", markup=False)
+    console.print(f"wrote {output} in {report.seconds['total']:.1f} s", markup=False)
+    return 0

@@ -1,0 +1,218 @@
+"""`commchar report`: one self-contained HTML page from measured runs and their models.
+
+build_report reads a database (and optionally a model file), fits a model on
+the fly where none is given, and returns the page, its figures and findings;
+the command writes the files and prints the summary.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+
+import matplotlib
+
+from commchar import __version__
+from commchar.errors import InputError
+from commchar.report import adapters, html
+from commchar.report.compare import comparison_table
+from commchar.report.dataset import Entity, build_entities
+from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
+                                     entity_figures)
+from commchar.report.findings import Finding, all_findings
+from commchar.report.tables import Table, entity_tables, failures_table, provenance_tables
+from commchar.report.units import Rates, size_label
+
+ADVICE_SIZES = [8, 1024, 1 << 20]
+
+
+@dataclass
+class ReportOptions:
+    db: str
+    run_ids: list[int] | None = None
+    model_path: str | None = None
+    units: str = "si"
+
+
+@dataclass
+class Report:
+    html: str
+    entities: list[Entity]
+    figures: list[FigureSpec]
+    tables: list[Table]
+    findings: list[Finding]
+    notes: list[str]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+
+
+def _attach_models(entities: list[Entity], options: ReportOptions, notes: list[str]) -> None:
+    """Give each entity a model: the file's entry for its library, else one fitted now."""
+    file_views: dict[str, adapters.ModelView] = {}
+    if options.model_path:
+        file_model = adapters.read_model_file(options.model_path)
+        file_views, note = adapters.model_views(file_model, f"model file {options.model_path}")
+        if note:
+            notes.append(note)
+    for e in entities:
+        if e.library in file_views:
+            e.model = file_views[e.library]
+            e.model_note = f"from the model file {options.model_path}"
+            continue
+        if not e.points:
+            continue
+        runs = [{"db": options.db, "run_id": e.run["id"]}]
+        fitted, why = adapters.fit_model(e.points, e.failures, options.units, runs)
+        if fitted is None:
+            e.model_note = why
+            if why and why not in notes:
+                notes.append(why)
+            continue
+        views, note = adapters.model_views(fitted, f"fitted on the fly from {options.db} run {e.run['id']}",
+                                           strict=False)
+        if note and note not in notes:
+            notes.append(note)
+        e.model = views.get(e.library)
+        e.model_note = "fitted on the fly by commchar.models" if e.model else (
+            "no usable model: " + (note or "the fit produced none for this library"))
+    for e in entities:
+        if e.model is None:
+            continue
+        ps = sorted({pt["p"] for pt in e.points if pt["op"] not in ("pingpong", "bw", "bibw", "loggp", "rndv")})
+        e.advice, why = adapters.advice_for(e.model, ADVICE_SIZES, ps or [2])
+        if why and why not in notes:
+            notes.append(why)
+
+
+def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
+    pts = data.points
+    reps = [pt["reps"] for pt in pts]
+    syncs = sorted({str(pt.get("sync")) for pt in pts if pt.get("sync")})
+    targets = sorted({pt["precision_target"] for pt in pts if pt.get("precision_target")})
+    keys = sorted({f"{pt['op']}{':' + pt['variant'] if pt['variant'] else ''}" for pt in pts})
+    sizes = sorted({pt["n_bytes"] for pt in pts})
+    items = [
+        f"Operations measured: {', '.join(keys)}.",
+        f"Sizes {size_label(sizes[0])} to {size_label(sizes[-1])} ({len(sizes)} distinct); "
+        f"process counts {', '.join(map(str, sorted({pt['p'] for pt in pts})))}.",
+        f"Each point is the median of its repetitions ({min(reps)} to {max(reps)} per point), every "
+        "raw sample kept; the 95% confidence interval of the median is distribution-free (order "
+        "statistics); outliers are counted (Tukey fences) and kept.",
+        "Point-to-point latency is half a ping-pong round trip between ranks 0 and 1; a collective "
+        "repetition is timed on every rank and the slowest rank's time is kept"
+        + (f"; start synchronization: {', '.join(syncs)}" if syncs else "") + ".",
+        ("Precision target: 95% CI of the median within ±"
+         + ", ".join(f"{100 * t:.3g}%" for t in targets) + " of it (or the time/repetition limit).")
+        if targets else "No precision target recorded.",
+        "Models: " + "; ".join(f"{e.label}: {e.model_note or 'none'}" for e in entities) + ".",
+        f"Report generated by commchar {__version__} from {data.db}.",
+    ]
+    return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>"
+
+
+def build_report(options: ReportOptions) -> Report:
+    """Read, fit where needed, draw, tabulate, find, and assemble the page."""
+    # Settings fixed whatever the user's matplotlibrc says: Text objects read
+    # usetex when they are created, so this covers drawing as well as saving.
+    with matplotlib.rc_context(html.FIGURE_RC):
+        return _build(options)
+
+
+def _build(options: ReportOptions) -> Report:
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+    data = adapters.load_measurements(options.db, options.run_ids)
+    entities = build_entities(data)
+    if not any(e.points for e in entities):
+        raise InputError(f"no measured point in {options.db}")
+    seconds["load"] = time.perf_counter() - clock
+    notes: list[str] = []
+    _attach_models(entities, options, notes)
+    seconds["fit"] = time.perf_counter() - clock - seconds["load"]
+    rates = Rates(options.units)
+    findings = all_findings(entities)
+
+    sections: list[tuple[str, str, str, bool]] = []
+    all_figures: list[FigureSpec] = []
+    all_tables: list[Table] = []
+
+    def fig(spec: FigureSpec) -> str:
+        spec.slug = slugify(spec.slug)
+        all_figures.append(spec)
+        return html.figure_html(spec, f"fig-{spec.slug}")
+
+    def tab(table: Table) -> str:
+        all_tables.append(table)
+        return html.table_html(table, f"tab-{slugify(table.slug)}")
+
+    t_draw = time.perf_counter()
+    summary_rows = [[e.label, e.version, str(len(e.points)), ", ".join(map(str, sorted({pt["p"] for pt in e.points}))),
+                     str(len(e.failures)), str(sum(1 for pt in e.points if not pt["valid"]))]
+                    for e in entities]
+    summary = Table("summary", "What this report covers", ["library", "version", "points", "p",
+                    "failures", "wrong results"], summary_rows)
+    sections.append(("summary", "Summary", tab(summary), False))
+    sections.append(("findings", "Findings", html.findings_html(findings), False))
+
+    measured = [e for e in entities if e.points]
+    if len(measured) >= 2:
+        body = ""
+        for maker in (comparison_p2p, comparison_collectives):
+            spec = maker(measured)
+            if spec is not None:
+                body += fig(spec)
+        for other in measured[1:]:
+            table = comparison_table(measured[0], other)
+            if table is not None:
+                body += tab(table)
+        sections.append(("comparison", "Comparison", body or "<p>Nothing measured in common.</p>", False))
+
+    for e in entities:
+        body = "".join(fig(spec) for spec in entity_figures(e, rates))
+        body += "".join(tab(t) for t in entity_tables(e, rates))
+        failed = failures_table(e)
+        if failed is not None:
+            body += tab(failed)
+        sections.append((f"lib-{slugify(e.label)}", f"Library: {e.label}", body or "<p>No data.</p>", False))
+
+    for e in entities:
+        if e.advice is not None:
+            # The advisor's fragment is escaped HTML with its own headings, embedded as is.
+            sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
+
+    provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
+    sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
+    seconds["draw"] = time.perf_counter() - t_draw
+
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta = (f"{', '.join(f'{e.label} ({e.version})' for e in entities)} · database {data.db} · runs "
+            f"{', '.join(str(r['id']) for r in data.runs)} · generated {created} by commchar {__version__}")
+    page = html.page("commchar report", meta, notes, sections)
+    seconds["total"] = time.perf_counter() - clock
+    return Report(page, entities, all_figures, all_tables, findings, notes, seconds)
+
+
+def write_figures(report: Report, directory: str | Path, fmt: str) -> list[Path]:
+    """Each figure as its own file (png, svg or pdf) for papers."""
+    target = Path(directory)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create figures directory {target}: {exc.strerror}") from None
+    written = []
+    for spec in report.figures:
+        path = target / f"{spec.slug}.{fmt}"
+        with matplotlib.rc_context(html.FIGURE_RC):
+            try:
+                spec.figure.savefig(path, format=fmt, dpi=150, metadata={})
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        written.append(path)
+    return written

@@ -1,0 +1,225 @@
+"""Findings in words, each carrying the numbers it rests on.
+
+Every rule here reads the measurements or the model and states what it saw
+with the values, the operation and the (n, p) it saw them at, so a reader can
+find the point in the tables and figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from commchar.report import modelinfo
+from commchar.report.compare import BANDS, band_ratios
+from commchar.report.dataset import Entity, is_collective, point_key
+from commchar.report.units import number, size_label, time_label
+
+VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
+MODEL_MISS = 0.25     # relative model error above this is reported
+LISTED = 3            # examples named per finding
+
+
+@dataclass
+class Finding:
+    category: str  # threshold | law | failure | wrong-result | oversubscribed | precision | variance | model | comparison
+    subject: str   # the entity label, or "comparison"
+    text: str
+
+
+def _where(pt: dict) -> str:
+    return f"{point_key(pt['op'], pt['variant'])} at n = {size_label(pt['n_bytes'])}, p = {pt['p']}"
+
+
+def thresholds(e: Entity) -> list[Finding]:
+    out = []
+    params = modelinfo.p2p_parameters(e.model, "pingpong:send")
+    for prev, seg in zip(params, params[1:]):
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: the standard send changes protocol regime at {size_label(seg.n_min)} "
+            f"(previous regime up to {size_label(prev.n_max) if prev.n_max is not None else '?'}): "
+            f"t_s {number(prev.t_s)} → {number(seg.t_s)} us, t_b {number(prev.t_b)} → "
+            f"{number(seg.t_b)} us/B.")))
+    loggp = e.model.loggp() if e.model else None
+    if loggp:
+        named = [f"{k} = {size_label(loggp[k])}" for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
+        if named:
+            out.append(Finding("threshold", e.label, (
+                f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "
+                "S: shortest message the sender cannot complete before the receiver posts its receive).")))
+    return out
+
+
+def _evidence(e: Entity, op: str) -> str:
+    ps = sorted({p for key in e.keys() if key.partition(":")[0] == op for p in e.ps(key)})
+    if not ps:
+        return ""
+    weak = ": weak evidence" if len(ps) < 4 else ""
+    return f" (fitted on {len(ps)} process counts, p = {ps[0]}..{ps[-1]}{weak})"
+
+
+def laws(e: Entity) -> list[Finding]:
+    """Laws in p worse than the best-known algorithm's: the advisor's design faults when it
+    ran, otherwise the model's complexity classes against models.md section 6."""
+    if e.advice is not None:
+        # One finding per operation; a reduction's nop variant only when its sum has no fault.
+        by_op: dict[str, list] = {}
+        for fault in e.advice.faults:
+            by_op.setdefault(fault.op.partition(":")[0], []).append(fault)
+        out = []
+        for op, faults in by_op.items():
+            variants = {f.op for f in faults}
+            shown = [f for f in faults if not (f.op.endswith(":nop") and f.op.replace(":nop", ":sum") in variants)]
+            parts = []
+            for fault in shown:
+                gaps = [g for g in fault.gaps if g.ratio is not None]
+                gap = f", {gaps[0].ratio:.1f}× its cost at p = {gaps[0].p:g}" if gaps else ""
+                parts.append(f"{fault.term}(p) = {fault.expr} is {fault.law} where {fault.algorithm} "
+                             f"achieves {fault.best_law}{gap}")
+            out.append(Finding("law", e.label, (
+                f"{e.label}: {shown[0].op} has a law in p worse than the best-known algorithm's: "
+                + "; ".join(parts) + f"{_evidence(e, op)}.")))
+        return out
+    out = []
+    for key in e.keys():
+        if not is_collective(key) or e.model is None:
+            continue
+        op = key.partition(":")[0]
+        found = modelinfo.laws(e.model, key)
+        for term, best in (("t_s", modelinfo.BEST_STARTUP.get(op)), ("t_b", modelinfo.BEST_PER_BYTE.get(op))):
+            law = found.get(term) or {}
+            have, want = modelinfo.complexity_rank(law.get("complexity")), modelinfo.complexity_rank(best)
+            if have is not None and want is not None and have > want:
+                out.append(Finding("law", e.label, (
+                    f"{e.label}: {key} {term}(p) = {law.get('expr', '?')} is {law.get('complexity')}, "
+                    f"worse than the best-known algorithm's {best}{_evidence(e, op)}.")))
+    return out
+
+
+def failures(e: Entity) -> list[Finding]:
+    out = []
+    by_kind = Counter(f["kind"] for f in e.failures)
+    for kind, count in sorted(by_kind.items()):
+        examples = [f for f in e.failures if f["kind"] == kind][:LISTED]
+        where = "; ".join(
+            f"{point_key(f['op'], f.get('variant') or '')} at "
+            f"{'n = ' + size_label(f['n_bytes']) + ', ' if f.get('n_bytes') is not None else ''}p = {f['p']}"
+            f" ({str(f.get('message') or '')[:120]})" for f in examples)
+        out.append(Finding("failure", e.label, f"{e.label}: {count} {kind} failure(s): {where}"
+                           + (" …" if count > LISTED else "") + "."))
+    wrong = [pt for pt in e.points if not pt["valid"]]
+    if wrong:
+        where = "; ".join(f"{_where(pt)} ({pt.get('invalid_reason') or 'no detail'})" for pt in wrong[:LISTED])
+        out.append(Finding("wrong-result", e.label, (
+            f"{e.label} returned wrong results at {len(wrong)} point(s): {where}"
+            + (" …" if len(wrong) > LISTED else "") + ". A fast wrong answer is not a result: these "
+            "points are drawn as red crosses and left out of comparisons.")))
+    return out
+
+
+def oversubscription(e: Entity) -> list[Finding]:
+    over = [pt for pt in e.points if pt["oversubscribed"]]
+    if not over:
+        return []
+    ps = sorted({pt["p"] for pt in over})
+    cores = (e.run.get("host") or {}).get("cores")
+    return [Finding("oversubscribed", e.label, (
+        f"{e.label}: {len(over)} of {len(e.points)} points ran oversubscribed (p = "
+        f"{', '.join(map(str, ps))} on {cores if cores else 'fewer'} cores): processes time-share, so these "
+        "times measure the scheduler as much as the library (hollow markers in the figures)."))]
+
+
+def precision(e: Entity) -> list[Finding]:
+    missed = [pt for pt in e.points if not pt["precision_met"]]
+    if not missed:
+        return []
+
+    def rel(pt: dict) -> float:
+        t, lo, hi = pt["t_us"], pt.get("ci_lo_us"), pt.get("ci_hi_us")
+        if not t or lo is None or hi is None:
+            return 0.0
+        return max(t - lo, hi - t) / t
+
+    worst = sorted(missed, key=rel, reverse=True)[:LISTED]
+    target = missed[0].get("precision_target")
+    return [Finding("precision", e.label, (
+        f"{e.label}: {len(missed)} of {len(e.points)} points did not reach the precision target"
+        + (f" (95% CI of the median within ±{100 * target:.3g}%)" if target else "")
+        + "; widest: " + "; ".join(f"{_where(pt)} ±{100 * rel(pt):.1f}%" for pt in worst) + "."))]
+
+
+def variance(e: Entity) -> list[Finding]:
+    noisy = [pt for pt in e.points if pt.get("t_p95_us") and pt["t_us"] > 0
+             and pt["t_p95_us"] / pt["t_us"] > VARIANCE_RATIO]
+    if not noisy:
+        return []
+    noisy.sort(key=lambda pt: pt["t_p95_us"] / pt["t_us"], reverse=True)
+    where = "; ".join(f"{_where(pt)}: p95/median = {pt['t_p95_us'] / pt['t_us']:.1f} "
+                      f"({time_label(pt['t_p95_us'])} vs {time_label(pt['t_us'])})" for pt in noisy[:LISTED])
+    return [Finding("variance", e.label, (
+        f"{e.label}: unusual variance at {len(noisy)} of {len(e.points)} points "
+        f"(95th percentile more than {VARIANCE_RATIO:g}× the median); largest: {where}."))]
+
+
+def model_misses(e: Entity) -> list[Finding]:
+    if e.model is None:
+        return []
+    misses = []
+    for pt in e.points:
+        key = point_key(pt["op"], pt["variant"])
+        if not pt["valid"] or key.startswith(("loggp", "rndv")) or pt["t_us"] <= 0:
+            continue
+        predicted = e.model.time(key, pt["n_bytes"], pt["p"])
+        if predicted is not None:
+            err = (predicted - pt["t_us"]) / pt["t_us"]
+            if abs(err) > MODEL_MISS:
+                misses.append((abs(err), err, pt, predicted))
+    if not misses:
+        return []
+    misses.sort(key=lambda m: m[0], reverse=True)
+    where = "; ".join(f"{_where(pt)}: model {time_label(pred)} vs measured {time_label(pt['t_us'])} "
+                      f"({100 * err:+.0f}%)" for _, err, pt, pred in misses[:LISTED])
+    return [Finding("model", e.label, (
+        f"{e.label}: the model is off by more than {100 * MODEL_MISS:.0f}% at {len(misses)} point(s); "
+        f"largest: {where}."))]
+
+
+def comparison(entities: list[Entity]) -> list[Finding]:
+    if len(entities) < 2:
+        return []
+    ref, out = entities[0], []
+    for other in entities[1:]:
+        ratios = band_ratios(ref, other)
+        for _, _, band in BANDS:
+            in_band = [r for r in ratios if r.band == band]
+            if not in_band:
+                continue
+            faster = [r for r in in_band if r.ratio < 1 / 1.05]
+            slower = [r for r in in_band if r.ratio > 1.05]
+            geo = math.exp(sum(math.log(r.ratio) for r in in_band) / len(in_band))
+            biggest = max(in_band, key=lambda r: abs(math.log(r.ratio)))
+            over = sum(1 for r in in_band if r.oversubscribed)
+            out.append(Finding("comparison", "comparison", (
+                f"{band}: {other.label} is faster than {ref.label} in {len(faster)} and slower in "
+                f"{len(slower)} of {len(in_band)} operations (the rest within 5%); geometric-mean time ratio "
+                f"{other.label}/{ref.label} = {geo:.3g}; largest gap {biggest.key} at p = {biggest.p}: "
+                f"{biggest.ratio:.3g} (widest single size {size_label(biggest.worst_n)}: "
+                f"{biggest.worst_ratio:.3g})"
+                + (f"; {over} of these operations only ran oversubscribed" if over else "") + ".")))
+    return out
+
+
+ORDER = ("failure", "wrong-result", "law", "threshold", "oversubscribed", "precision", "variance",
+         "model", "comparison")
+
+
+def all_findings(entities: list[Entity]) -> list[Finding]:
+    """Every finding, the most serious kinds first, entities in order within a kind."""
+    out: list[Finding] = []
+    for e in entities:
+        for rule in (failures, oversubscription, thresholds, laws, precision, variance, model_misses):
+            out.extend(rule(e))
+    out.extend(comparison(entities))
+    return sorted(out, key=lambda f: ORDER.index(f.category))
+

@@ -1,0 +1,214 @@
+"""The report's tables, in the published studies' layout, as plain strings.
+
+Cells are plain text; the HTML writer escapes them. A '*' after a number marks
+a model prediction where nothing was measured at that size.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from commchar.report import modelinfo
+from commchar.report.dataset import REDUCTIONS, Entity, is_collective
+from commchar.report.figures import collective_keys
+from commchar.report.units import Rates, number, size_label
+
+COST_SIZES = (8, 1024, 1 << 20)
+
+
+@dataclass
+class Table:
+    slug: str
+    caption: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _range(lo: int, hi: int | None) -> str:
+    return f"{size_label(lo)} – {size_label(hi) if hi is not None else '∞'}"
+
+
+def p2p_table(entity: Entity, rates: Rates) -> Table | None:
+    keys = [k for k in entity.keys() if k.startswith("pingpong:")]
+    if not keys:
+        return None
+    rows = []
+    for key in keys:
+        params = modelinfo.p2p_parameters(entity.model, key)
+        for seg in params:
+            rows.append([key.partition(":")[2], _range(seg.n_min, seg.n_max), number(seg.t_s),
+                         number(seg.t_b), rates.specific(seg.pi_s), rates.bandwidth(seg.bw_as),
+                         number(seg.n_half, 4) if seg.n_half is None else f"{seg.n_half:.0f}",
+                         number(seg.r2, 4)])
+        if not params:
+            s = entity.series(key, 2)
+            if s is not None:
+                rows.append([key.partition(":")[2], _range(int(s.n.min()), int(s.n.max())),
+                             "–", "–", "–", "–", "–", "no model"])
+    return Table(
+        f"p2p-{entity.label}", f"{entity.label}: point-to-point parameters and metrics (Hockney, per regime)",
+        ["send mode", "regime (n)", "t_s (us)", "t_b (us/B)", f"pi_s ({rates.pi_unit})",
+         f"Bw_as ({rates.bw_unit})", "n_half (B)", "fit r²"],
+        rows, ["T(n) = t_s + t_b·n in each regime; pi_s = 1/t_s, Bw_as = 1/t_b, n_half = t_s/t_b."],
+    )
+
+
+def laws_table(entity: Entity) -> Table | None:
+    keys = [k for k in entity.keys() if is_collective(k)]
+    if not keys or entity.model is None:
+        return None
+    rows = []
+    for key in keys:
+        laws = modelinfo.laws(entity.model, key)
+        segs = modelinfo.segments(entity.model, key)
+        for i, seg in enumerate(segs):
+            cells = [key if i == 0 else "", _range(int(seg.get("n_min") or 0), seg.get("n_max"))]
+            for term in ("t_s", "t_b", "t_c"):
+                expr = str(seg.get(term, "0"))
+                law = laws.get(term, {}) if len(segs) == 1 or i == len(segs) - 1 else {}
+                cls = law.get("complexity")
+                cells.append(f"{expr}  [{cls}]" if cls else expr)
+            op = key.partition(":")[0]
+            cells.append(modelinfo.BEST_STARTUP.get(op, "–") if i == 0 else "")
+            rows.append(cells)
+    if not rows:
+        return None
+    return Table(f"laws-{entity.label}", f"{entity.label}: collective laws in p",
+                 ["operation", "regime (n)", "t_s(p) (us)", "t_b(p) (us/B)", "t_c(p) (us/B)",
+                  "best-known t_s"], rows,
+                 ["T(n, p) = t_s(p) + (t_b(p) + t_c(p))·n; complexity class in brackets; "
+                  "best-known startup law from Thakur, Rabenseifner and Gropp (2005)."])
+
+
+def peaks_table(entity: Entity, rates: Rates) -> Table | None:
+    if entity.model is None:
+        return None
+    rows = []
+    for key in collective_keys(entity):
+        if key.startswith("barrier"):
+            continue
+        peaks = modelinfo.peak_metrics(entity.model, key, entity.ps(key))
+        if peaks is None:
+            continue
+        rows.append([key,
+                     f"{rates.bandwidth(peaks.bw_pag)} (p={peaks.bw_pag_p})" if peaks.bw_pag else "–",
+                     f"{rates.specific(peaks.pi_pag)} (p={peaks.pi_pag_p})" if peaks.pi_pag else "–",
+                     f"{peaks.n_half_mag:.0f} (p={peaks.n_half_mag_p})" if peaks.n_half_mag else "–"])
+    if not rows:
+        return None
+    return Table(f"peaks-{entity.label}", f"{entity.label}: peak aggregated metrics over the measured p",
+                 ["operation", f"Bw_pag ({rates.bw_unit})", f"pi_pag ({rates.pi_unit})", "n_half_mag (B)"],
+                 rows, ["From the model's asymptotic regime: Bw_ag(p) = factor·Bw_as(p), "
+                        "pi_ag(p) = factor·pi_s(p), factor p(p-1) for alltoall and p-1 otherwise."])
+
+
+def rcc_table(entity: Entity) -> Table | None:
+    if entity.model is None:
+        return None
+    ops = [op for op in REDUCTIONS if f"{op}:sum" in entity.keys() and f"{op}:nop" in entity.keys()]
+    ps = sorted({p for op in ops for p in entity.ps(f"{op}:sum")})
+    rows = [[op] + [number(modelinfo.r_cc(entity.model, op, p)) for p in ps] for op in ops]
+    if not rows or all(c == "–" for r in rows for c in r[1:]):
+        return None
+    return Table(f"rcc-{entity.label}", f"{entity.label}: transfer-to-computation ratio r_cc(p)",
+                 ["operation"] + [f"p = {p}" for p in ps], rows,
+                 ["r_cc(p) = t_b(p)/t_c(p): per-byte time of the empty (nop) reduction over what the "
+                  "sum of doubles adds. '–': the sum was not slower per byte than the nop."])
+
+
+def loggp_table(entity: Entity) -> Table | None:
+    loggp = entity.model.loggp() if entity.model else None
+    if not loggp:
+        return None
+    names = (("L", "us"), ("o_s", "us"), ("o_r", "us"), ("g", "us"), ("G", "us/B"), ("O", "us/B"),
+             ("s", "B"), ("S", "B"))
+    cells = [number(loggp.get(k), 4) if isinstance(loggp.get(k), (int, float)) else "–" for k, _ in names]
+    return Table(f"loggp-{entity.label}", f"{entity.label}: LogGP / LogGPS parameters",
+                 [f"{k} ({u})" for k, u in names], [cells],
+                 ["s: longest message sent as one short packet; S: shortest message sent by "
+                  "rendezvous (models.md section 4)."])
+
+
+def cost_value(entity: Entity, key: str, n: int, p: int) -> str:
+    s = entity.series(key, p)
+    measured = s.at(n) if s is not None else None
+    if measured is not None:
+        return number(measured)
+    predicted = entity.model.time(key, n, p) if entity.model else None
+    return f"{number(predicted)}*" if predicted is not None else "–"
+
+
+def cost_table(entity: Entity) -> Table | None:
+    keys = [k for k in collective_keys(entity) if not k.startswith("barrier")]
+    if not keys:
+        return None
+    ps = sorted({p for k in keys for p in entity.ps(k)})
+    rows = []
+    for n in COST_SIZES:
+        for i, key in enumerate(keys):
+            rows.append([size_label(n) if i == 0 else "", key] + [cost_value(entity, key, n, p) for p in ps])
+    return Table(f"cost-{entity.label}", f"{entity.label}: cost in us at 8 B, 1 KiB and 1 MiB by p",
+                 ["n", "operation"] + [f"p = {p}" for p in ps], rows,
+                 ["Measured median where this exact size was measured; '*' a model prediction; "
+                  "'–' neither."])
+
+
+def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
+    makers = (lambda: p2p_table(entity, rates), lambda: laws_table(entity),
+              lambda: peaks_table(entity, rates), lambda: rcc_table(entity),
+              lambda: loggp_table(entity), lambda: cost_table(entity))
+    return [t for t in (make() for make in makers) if t is not None]
+
+
+def failures_table(entity: Entity) -> Table | None:
+    rows = [[f["kind"], f"{f['op']}{':' + f['variant'] if f.get('variant') else ''}",
+             size_label(f["n_bytes"]) if f.get("n_bytes") is not None else "–", str(f["p"]),
+             str(f.get("message", ""))] for f in entity.failures]
+    rows += [["wrong result", f"{pt['op']}{':' + pt['variant'] if pt['variant'] else ''}",
+              size_label(pt["n_bytes"]), str(pt["p"]), str(pt.get("invalid_reason") or "")]
+             for pt in entity.points if not pt["valid"]]
+    if not rows:
+        return None
+    return Table(f"failures-{entity.label}", f"{entity.label}: failures and wrong results",
+                 ["kind", "operation", "n", "p", "message"], rows)
+
+
+def provenance_tables(runs: list[dict], entities: list[Entity]) -> list[Table]:
+    run_rows = []
+    for r in runs:
+        host = r.get("host") or {}
+        hosts = host.get("hostnames") or host.get("hostname") or "–"
+        run_rows.append([str(r["id"]), str(r.get("started_at") or "–"), str(r.get("finished_at") or "–"),
+                         str(r.get("status")), str(r.get("commchar_version")),
+                         ", ".join(map(str, hosts)) if isinstance(hosts, list) else str(hosts),
+                         str(host.get("cpu_model", "–")), str(host.get("cores", "–")),
+                         str(host.get("os", "–")), json.dumps(r.get("options") or {}, sort_keys=True)])
+    job_rows = []
+    for e in entities:
+        for j in e.jobs:
+            timer = j.get("timer") or {}
+            job_rows.append([str(j["run_id"]), e.label, str(j["p"]), str(j.get("library_version") or "–"),
+                             str(j.get("mpi_version") or "–"), ", ".join(map(str, j.get("hosts") or [])),
+                             str(j.get("compiler") or "–"),
+                             f"{timer.get('timer', '–')} ({number(timer.get('timer_resolution_ns'))} ns)",
+                             "yes" if j.get("oversubscribed") else "no",
+                             " ".join(map(str, j.get("launcher_cmd") or []))])
+    return [
+        Table("runs", "Runs: machine, date, options", ["run", "started", "finished", "status", "commchar",
+              "hosts", "CPU", "cores", "OS", "options"], run_rows),
+        Table("jobs", "Jobs: library versions, launch and timer", ["run", "library", "p", "library version",
+              "MPI", "hosts", "compiler", "timer (resolution)", "oversubscribed", "launch command"], job_rows),
+    ]
+
+
+def measured_summary(entity: Entity) -> dict:
+    pts = entity.points
+    t = np.array([pt["t_us"] for pt in pts]) if pts else np.array([])
+    return {"points": len(pts), "ops": len(entity.keys()),
+            "ps": sorted({pt["p"] for pt in pts}), "failures": len(entity.failures),
+            "invalid": sum(1 for pt in pts if not pt["valid"]),
+            "t_range": (float(t.min()), float(t.max())) if t.size else None}

@@ -1,0 +1,259 @@
+"""Tests of `commchar report` on a fixture database written through the real store.
+
+The fixture's times follow known Hockney and log2(p) laws with lognormal noise,
+so what the report must find (the protocol switch, the O(p) scan, the crash,
+the wrong result, the oversubscribed p) is known in advance. The browser test
+on a real measured run is in test_report_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commchar.cli import main
+from commchar.measure.statistics import relative_ci_halfwidth, summarize
+from commchar.store import Store
+
+HOSTILE = "Open MPI <script>alert(1)</script> $\\alpha$ & 'q' \"x\""
+P2P_SIZES = [0] + [1 << k for k in range(0, 21, 2)]
+COLL_SIZES = [0] + [1 << k for k in range(3, 21, 3)]
+ROUNDING = {"scatter": "p", "gather": "p", "allgather": "p", "reduce_scatter": "8p"}
+
+
+def _p2p_time(lib: str, variant: str, n: int) -> float:
+    # Two regimes: eager up to 16 KiB, rendezvous above (a known threshold).
+    slow = 1.4 if lib == "mpich" else 1.0
+    extra = {"send": 0.0, "bsend": 0.4, "ssend": 0.3, "rsend": 0.0, "isend": 0.1}[variant]
+    if n <= 16384:
+        return slow * (0.5 + extra + 0.0002 * n)
+    return slow * (4.0 + extra + 0.0001 * n)
+
+
+def _coll_time(lib: str, op: str, variant: str, n: int, p: int) -> float:
+    lg = math.log2(p)
+    slow = 0.8 if lib == "mpich" else 1.0
+    if op == "scan":  # linear in p: worse than the best-known O(log p)
+        return slow * (1.0 * p + 0.0003 * p * n)
+    compute = 0.0001 * lg * n if variant == "sum" else 0.0
+    return slow * (1.0 + 2.0 * lg + 0.0002 * lg * n + compute)
+
+
+def _sizes(op: str, p: int) -> list[int]:
+    if op == "barrier":
+        return [0]
+    quantum = {"p": p, "8p": 8 * p}.get(ROUNDING.get(op, ""), 8 if op in ("reduce", "allreduce", "scan") else 1)
+    return sorted({-(-n // quantum) * quantum for n in COLL_SIZES})
+
+
+def make_fixture_db(path: Path, *, version: str = "Open MPI v4.1.4", seed: int = 7,
+                    libraries: tuple[str, ...] = ("openmpi", "mpich"), ps: tuple[int, ...] = (2, 3, 4)) -> int:
+    """A run of each library at each p; the first library reports `version`."""
+    rng = np.random.default_rng(seed)
+    with Store(path) as store:
+        run_id = store.create_run("0.1.0", {"hostnames": ["node<1>"], "cpu_model": "Test CPU", "cores": 2},
+                                  {"np": [2, 3, 4], "precision": 0.01})
+        for lib in libraries:
+            for p in ps:
+                job = store.create_job(run_id, lib, p, ["mpirun", "-np", str(p), "kernel"], {}, p > 2 + 1)
+                store.record_job_header(job, {
+                    "mpi_library_version": version if lib == libraries[0] else "MPICH 4.0.2",
+                    "mpi_version": "3.1", "hosts": ["node<1>"] * p, "timer": "clock_gettime",
+                    "timer_resolution_ns": 20.0, "timer_cost_ns": 19.0, "compiler": "gcc 12.2.0",
+                    "options": {"precision": 0.01}})
+                plan: list[tuple[str, str, int]] = []
+                if p == 2:
+                    plan += [("pingpong", v, n) for v in ("send", "bsend", "ssend", "rsend", "isend")
+                             for n in P2P_SIZES]
+                    plan += [("bw", "", n) for n in P2P_SIZES]
+                for op in ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall"):
+                    plan += [(op, "", n) for n in _sizes(op, p)]
+                for op in ("reduce", "allreduce", "reduce_scatter", "scan"):
+                    plan += [(op, v, n) for v in ("sum", "nop") for n in _sizes(op, p)]
+                for op, variant, n in plan:
+                    if lib == "mpich" and op == "alltoall" and p == 4 and n == COLL_SIZES[-1]:
+                        store.add_failure(run_id, lib, op, variant, p, n, "crash",
+                                          "rank 1 exited on signal 11 (Segmentation fault)")
+                        continue
+                    base = (_p2p_time(lib, variant, n) if op == "pingpong" else
+                            _p2p_time(lib, "send", n) * 0.8 if op == "bw" else
+                            _coll_time(lib, op, variant, n, p))
+                    noise = 0.5 if (op == "bcast" and n == 8 and lib == "openmpi") else 0.02
+                    samples = (base * rng.lognormal(0.0, noise, size=40)).tolist()
+                    wrong = lib == "openmpi" and op == "allreduce" and variant == "sum" and n == 64 and p == 3
+                    point = {"op": op, "variant": variant, "p": p, "n_bytes": n, "samples_us": samples,
+                             "batch": 1, "precision_target": 0.01, "precision_met": noise < 0.1,
+                             "valid": not wrong, "error": "rank 1: byte 17 is 0x3f, expected 0x40" if wrong else "",
+                             "sync": "barrier", "extra": {}}
+                    summary = summarize(samples)
+                    store.add_point(run_id, job, lib, point, summary, oversubscribed=p > 2 + 1,
+                                    ci_rel=relative_ci_halfwidth(summary))
+                store.finish_job(job, 0)
+        store.set_run_status(run_id, "complete")
+    return run_id
+
+
+class _Tags(HTMLParser):
+    """Every element and attribute name in a page, to prove no injected markup survived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs.extend(name for name, _ in attrs)
+
+
+@pytest.fixture(scope="module")
+def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "fixture.db"
+    make_fixture_db(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "small.db"
+    make_fixture_db(path, ps=(2, 3))
+    return path
+
+
+@pytest.fixture(scope="module")
+def fixture_report(fixture_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, float]:
+    out = tmp_path_factory.mktemp("out") / "report.html"
+    start = time.perf_counter()
+    assert main(["report", "--db", str(fixture_db), "-o", str(out)]) == 0
+    return out.read_text(encoding="utf-8"), time.perf_counter() - start
+
+
+def _findings(page: str) -> str:
+    section = page[page.index('<section id="findings">'):]
+    return section[:section.index("</section>")]
+
+
+def test_report_has_every_figure_and_table(fixture_report: tuple[str, float]) -> None:
+    page, _ = fixture_report
+    for lib in ("openmpi", "mpich"):
+        for title in (f"{lib}: point-to-point latency vs size, by send mode (p = 2)",
+                      f"{lib}: point-to-point bandwidth vs size (p = 2)",
+                      f"{lib}: collective latency vs size at each p",
+                      f"{lib}: collective latency vs p, short and long message",
+                      f"{lib}: aggregated bandwidth of the collectives",
+                      f"{lib}: point-to-point parameters and metrics",
+                      f"{lib}: collective laws in p", f"{lib}: peak aggregated metrics",
+                      f"{lib}: transfer-to-computation ratio r_cc(p)",
+                      f"{lib}: cost in us at 8 B, 1 KiB and 1 MiB by p"):
+            assert title in page, title
+    assert "Comparison: ping-pong latency" in page and "Comparison: collective time ratio" in page
+    assert page.count("<svg") == 12  # 5 per library and 2 comparisons
+    assert "Environment, provenance and method" in page and "Test CPU" in page
+    # Self-contained: no script, no stylesheet link, nothing fetched (only in-page #anchors).
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+    assert not re.findall(r'(?:src|href)="(?!#)', page)
+    assert "http" not in re.sub(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"', "", page)
+    # Inline SVGs share one document: ids must be unique and every reference must resolve.
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    refs = set(re.findall(r'href="#([^"]+)"', page)) | set(re.findall(r"url\(#([^)]+)\)", page))
+    assert refs and refs <= set(ids)
+
+
+def test_findings_name_the_known_faults(fixture_report: tuple[str, float]) -> None:
+    text = _findings(fixture_report[0])
+    assert "mpich: 1 crash failure(s): alltoall at n = 256 KiB, p = 4" in text
+    assert "openmpi returned wrong results at 1 point(s): allreduce:sum at n = 64 B, p = 3" in text
+    assert "ran oversubscribed (p = 4 on 2 cores)" in text
+    assert re.search(r"openmpi: the standard send changes protocol regime at 64 KiB \(previous regime up to 16 KiB\)",
+                     text)
+    assert re.search(r"openmpi: scan:sum has a law in p worse than the best-known algorithm&#x27;s: t_s\(p\) = "
+                     r"[0-9.]+\*p [-+] [0-9.e-]+ is O\(p\)", text)
+    assert "openmpi: unusual variance at" in text and "bcast at n = 8 B" in text
+    assert "did not reach the precision target" in text
+    # mpich is 1.4x slower point-to-point by construction; openmpi 1.25x slower in collectives.
+    assert re.search(r"n ≤ 1 KiB: openmpi is faster than mpich in \d+ and slower in \d+ of \d+", text)
+
+
+def test_comparison_table_says_who_is_faster(fixture_report: tuple[str, float]) -> None:
+    page = fixture_report[0]
+    # By construction mpich is 1.4x slower point to point and 1.25x faster in collectives;
+    # collectives are compared at p = 3, the largest p not oversubscribed.
+    row = re.search(r"<tr><td>pingpong:send</td><td[^>]*>2</td><td>openmpi ([0-9.]+)× faster", page)
+    assert row and 1.3 < float(row.group(1)) < 1.5
+    row = re.search(r"<tr><td>bcast</td><td[^>]*>3</td><td>mpich ([0-9.]+)× faster", page)
+    assert row and 1.15 < float(row.group(1)) < 1.35
+
+
+def test_hostile_strings_are_escaped(tmp_path: Path) -> None:
+    db = tmp_path / "hostile.db"
+    make_fixture_db(db, version=HOSTILE, libraries=("open$mpi$<b>x</b>", "mpich"), ps=(2, 3))
+    out = tmp_path / "report.html"
+    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in page and "<b>x</b>" not in page
+    assert "Open MPI &lt;script&gt;alert(1)&lt;/script&gt; $\\alpha$ &amp; &#x27;q&#x27; &quot;x&quot;" in page
+    assert "open$mpi$&lt;b&gt;x&lt;/b&gt;: point-to-point latency vs size" in page
+    assert "node&lt;1&gt;" in page and "node<1>" not in page
+    parser = _Tags()
+    parser.feed(page)
+    assert "script" not in parser.tags and "b" not in parser.tags
+    assert not [a for a in parser.attrs if a.startswith("on")]
+
+
+def test_figures_are_written_for_papers(small_db: Path, tmp_path: Path) -> None:
+    figures = tmp_path / "figs"
+    assert main(["report", "--db", str(small_db), "-o", str(tmp_path / "r.html"),
+                 "--run", "1", "--format", "pdf", "--figures-dir", str(figures)]) == 0
+    written = sorted(figures.glob("*.pdf"))
+    assert [p.stem for p in written if p.stem.startswith("p2p-latency")] == ["p2p-latency-mpich",
+                                                                          "p2p-latency-openmpi"]
+    assert len(written) == 12 and all(p.read_bytes().startswith(b"%PDF") for p in written)
+
+
+def test_report_reads_a_model_file(small_db: Path, tmp_path: Path) -> None:
+    from commchar.models import fit_points
+
+    with Store(small_db) as store:
+        model = fit_points([pt for pt in store.points() if pt["library"] == "openmpi"])
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(small_db), "--model", str(path), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert f"openmpi: from the model file {path}" in page
+    assert "mpich: fitted on the fly by commchar.models" in page
+
+
+@pytest.mark.parametrize("setup, args, message", [
+    (None, [], "does not exist"),
+    ("empty", [], "holds no run"),
+    ("no-points", [], "has no measured point"),
+    ("fixture", ["--run", "9"], "no run 9 in"),
+    ("fixture", ["--model", "MISSING"], "cannot read model file"),
+    ("fixture", ["--model", "NOTJSON"], "is not JSON"),
+    ("fixture", ["--figures-dir", "x"], "--figures-dir needs --format"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          setup: str | None, args: list[str], message: str) -> None:
+    db = tmp_path / "x.db"
+    if setup == "empty":
+        Store(db).close()
+    elif setup == "no-points":
+        with Store(db) as store:
+            store.create_run("0.1.0", {}, {})
+    elif setup == "fixture":
+        make_fixture_db(db, libraries=("openmpi",), ps=(2,))
+    (tmp_path / "bad.json").write_text("{not json")
+    args = [a.replace("MISSING", str(tmp_path / "none.json")).replace("NOTJSON", str(tmp_path / "bad.json"))
+            for a in args]
+    assert main(["report", "--db", str(db), "-o", str(tmp_path / "r.html"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("commchar: error:") and message in err and "\n" not in err
