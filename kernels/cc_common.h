@@ -1,0 +1,41 @@
+/* Shared definitions of the commchar kernel: MPI error checking, fatal errors,
+ * checked allocation.  Every MPI call goes through CC_MPI so a failure anywhere
+ * is reported the same way: one JSON error line, then MPI_Abort. */
+#ifndef CC_COMMON_H
+#define CC_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CC_KERNEL_VERSION 1
+#define CC_EXIT_USAGE 2 /* bad option, plan or fault specification */
+#define CC_EXIT_FATAL 3 /* MPI failure or exhausted memory (via MPI_Abort) */
+#define CC_ERRLEN 512   /* room for any message the kernel composes */
+
+#if defined(__GNUC__)
+#define CC_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CC_PRINTF(fmt, args)
+#endif
+
+void cc_mpi_fail(int rc, const char *call, const char *file, int line);
+
+#define CC_MPI(call)                                                       \
+    do {                                                                   \
+        int cc_rc_ = (call);                                               \
+        if (cc_rc_ != MPI_SUCCESS) cc_mpi_fail(cc_rc_, #call, __FILE__, __LINE__); \
+    } while (0)
+
+_Noreturn void cc_die(const char *fmt, ...) CC_PRINTF(1, 2);
+
+/* MPI_STATUSES_IGNORE through a variable: gcc 12 misreads MPICH's constant
+ * ((MPI_Status *)1) as a zero-sized array and warns on every MPI_Waitall */
+extern MPI_Status *cc_statuses_ignore;
+
+void *cc_xmalloc(size_t size);
+void *cc_xrealloc(void *ptr, size_t size);
+/* page-aligned, at least one byte even for size 0, so MPI never sees NULL */
+void *cc_xalloc_pages(size_t size);
+
+#endif

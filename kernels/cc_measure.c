@@ -1,0 +1,258 @@
+#include "cc_measure.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc_stats.h"
+
+enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME };
+static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time"};
+
+#define CC_MAX_BATCH (1L << 20)
+/* repetitions at least this long need no re-alignment before a chunk: the
+ * skew left by the control messages (microseconds) is lost in them */
+#define CC_RESYNC_BELOW_NS 1e6
+
+void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
+{
+    lim->precision = opt->precision;
+    lim->min_reps = opt->min_reps;
+    lim->max_reps = opt->max_reps;
+    lim->max_time = opt->max_time / (phases > 0 ? phases : 1);
+    lim->warmup_time = opt->warmup_time;
+    lim->batch_threshold = opt->batch_threshold;
+}
+
+/* untimed steps of one repetition: start synchronisation, then the op's own */
+static void cc_prepare(cc_point *pt)
+{
+    if (pt->sync->start) pt->sync->start(pt->comm);
+    if (pt->op->before) pt->op->before(pt);
+}
+
+static long cc_batch_for(double per_call_ns, double resolution_ns, double threshold)
+{
+    double target = threshold * resolution_ns;
+    if (per_call_ns < 1.0) per_call_ns = 1.0;
+    if (per_call_ns >= target) return 1;
+    double batch = ceil(target / per_call_ns);
+    return batch > (double)CC_MAX_BATCH ? CC_MAX_BATCH : (long)batch;
+}
+
+static long cc_clamp(double v, long lo, long hi)
+{
+    if (!(v >= (double)lo)) return lo; /* also NaN */
+    if (v >= (double)hi) return hi;
+    return (long)v;
+}
+
+/* Untimed warm-up in growing rounds until warmup_time has passed (at least two
+ * calls).  Rank 0 decides from the last round, broadcast to every participant:
+ * the batch, and the first chunk (small, and short enough for max_time). */
+static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *batch, long *first_chunk,
+                      int *resync)
+{
+    const double res = pt->env->timer.resolution_ns;
+    const int64_t start = cc_now_ns();
+    long round = 1, total = 0;
+    long decision[4] = {0, 1, 1, 1}; /* next round (0: done), batch, first chunk, resync */
+    double fastest = INFINITY;    /* rank 0: least per-call time of any round */
+    pt->batch = 1;
+    for (;;) {
+        const int64_t round_start = cc_now_ns();
+        double busy = 0.0;
+        for (long i = 0; i < round; i++) {
+            cc_prepare(pt);
+            const int64_t t0 = cc_now_ns();
+            pt->op->run(pt, 1);
+            const int64_t t1 = cc_now_ns();
+            busy += (double)(t1 - t0);
+        }
+        total += round;
+        double mine = pt->timed ? busy / (double)round : 0.0, per_call = 0.0;
+        CC_MPI(MPI_Reduce(&mine, &per_call, 1, MPI_DOUBLE, MPI_MAX, 0, pt->ctl));
+        if (pt->rank == 0) {
+            /* the least round mean: one-off stalls (connection set-up, a
+             * descheduled peer) must not switch batching off */
+            if (per_call < fastest) fastest = per_call;
+            const int64_t now = cc_now_ns();
+            const double elapsed = (double)(now - start) * 1e-9;
+            double wall = (double)(now - round_start) / (double)round; /* ns, with prepare */
+            if (wall < 1.0) wall = 1.0;
+            /* the batch is decided from a round of several calls (or a long
+             * one), not from the first calls, which set up connections */
+            const double round_s = (double)(now - round_start) * 1e-9;
+            const int representative = round >= 8 || round_s >= lim->warmup_time / 4;
+            if (total >= 2 && elapsed >= lim->warmup_time && representative) {
+                decision[0] = 0;
+                decision[1] = cc_batch_for(fastest, res, lim->batch_threshold);
+                long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
+                decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
+                decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
+            } else if (elapsed < lim->warmup_time) {
+                decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1, 2 * round);
+            } else {
+                decision[0] = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
+            }
+        }
+        CC_MPI(MPI_Bcast(decision, 4, MPI_LONG, 0, pt->ctl));
+        if (decision[0] == 0) break;
+        round = decision[0];
+    }
+    *calls = total;
+    *batch = decision[1];
+    *first_chunk = decision[2];
+    *resync = decision[3] != 0;
+}
+
+static void cc_series_reserve(cc_series *s, long need, double **scratch)
+{
+    if (need <= s->cap) return;
+    long cap = s->cap ? s->cap : 64;
+    while (cap < need) cap *= 2;
+    s->samples_us = cc_xrealloc(s->samples_us, (size_t)cap * sizeof(double));
+    s->sorted_us = cc_xrealloc(s->sorted_us, (size_t)cap * sizeof(double));
+    *scratch = cc_xrealloc(*scratch, (size_t)cap * sizeof(double));
+    s->cap = cap;
+}
+
+/* rank 0: the CI test on everything measured so far */
+static void cc_evaluate(cc_series *s, const cc_limits *lim, double reference_us)
+{
+    cc_ci ci = cc_median_ci(s->sorted_us, (size_t)s->n);
+    double below = ci.median - ci.lo, above = ci.hi - ci.median;
+    double widest = below > above ? below : above;
+    double scale = ci.median > reference_us ? ci.median : reference_us;
+    s->median_us = ci.median;
+    s->ci_rel = scale > 0.0 ? widest / scale : INFINITY;
+    s->precision_met = s->n >= lim->min_reps && s->ci_rel <= lim->precision;
+}
+
+/* rank 0: stop (and why), or how many repetitions the next chunk has */
+static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, long decision[2])
+{
+    decision[0] = 0;
+    if (s->precision_met) {
+        decision[1] = CC_STOP_PRECISION;
+    } else if (s->n >= lim->max_reps) {
+        decision[1] = CC_STOP_MAX_REPS;
+    } else if (elapsed >= lim->max_time) {
+        decision[1] = CC_STOP_MAX_TIME;
+    } else {
+        /* grow geometrically (x1.5 in total), never past max-reps or max-time */
+        double per_rep = elapsed / (double)s->n;
+        long by_time = per_rep > 0.0 ? cc_clamp((lim->max_time - elapsed) / per_rep, 1, lim->max_reps)
+                                     : lim->max_reps;
+        long chunk = (s->n + 1) / 2;
+        if (chunk > lim->max_reps - s->n) chunk = lim->max_reps - s->n;
+        if (chunk > by_time) chunk = by_time;
+        decision[0] = chunk > 0 ? chunk : 1;
+        decision[1] = CC_STOP_GO;
+    }
+}
+
+void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
+{
+    memset(out, 0, sizeof *out);
+    long chunk = 1, batch = 1;
+    int resync = 1;
+    cc_warmup(pt, lim, &out->warmup, &batch, &chunk, &resync);
+    pt->batch = out->batch = batch;
+
+    const int root = pt->rank == 0;
+    const double to_us = pt->scale / (double)batch / 1000.0;
+    void (*const sync_start)(MPI_Comm) = pt->sync->start;
+    void (*const before)(cc_point *) = pt->op->before;
+    void (*const run)(cc_point *, long) = pt->op->run;
+    const MPI_Comm comm = pt->comm;
+    double *dur = NULL, *scratch = NULL;
+    long dur_cap = 0;
+    long decision[2] = {chunk, CC_STOP_GO};
+    const int64_t start = cc_now_ns();
+
+    for (;;) {
+        if (chunk > dur_cap) {
+            dur_cap = chunk;
+            dur = cc_xrealloc(dur, (size_t)dur_cap * sizeof *dur);
+        }
+        /* one untimed repetition first: the control exchange above leaves the
+         * ranks skewed, which would otherwise land in the chunk's first sample */
+        if (resync) {
+            cc_prepare(pt);
+            run(pt, 1);
+        }
+        /* the timed region: the op's MPI calls between two timer reads */
+        for (long i = 0; i < chunk; i++) {
+            if (sync_start) sync_start(comm);
+            if (before) before(pt);
+            const int64_t t0 = cc_now_ns();
+            run(pt, batch);
+            const int64_t t1 = cc_now_ns();
+            dur[i] = (double)(t1 - t0);
+        }
+        if (!pt->timed) memset(dur, 0, (size_t)chunk * sizeof *dur);
+        if (root) cc_series_reserve(out, out->n + chunk, &scratch);
+        CC_MPI(MPI_Reduce(dur, root ? out->samples_us + out->n : NULL, (int)chunk, MPI_DOUBLE,
+                          MPI_MAX, 0, pt->ctl));
+        if (root) {
+            double *fresh = out->samples_us + out->n;
+            for (long i = 0; i < chunk; i++) {
+                fresh[i] *= to_us;
+                dur[i] = fresh[i];
+            }
+            cc_merge_chunk(out->sorted_us, (size_t)out->n, dur, (size_t)chunk, scratch);
+            out->n += chunk;
+            cc_evaluate(out, lim, pt->ci_reference_us);
+            cc_decide(out, lim, (double)(cc_now_ns() - start) * 1e-9, decision);
+        } else {
+            out->n += chunk;
+        }
+        CC_MPI(MPI_Bcast(decision, 2, MPI_LONG, 0, pt->ctl));
+        if (decision[0] == 0) break;
+        chunk = decision[0];
+    }
+    out->stop_reason = cc_stop_names[decision[1]];
+    free(dur);
+    free(scratch);
+}
+
+void cc_series_free(cc_series *s)
+{
+    free(s->samples_us);
+    free(s->sorted_us);
+    memset(s, 0, sizeof *s);
+}
+
+/* flip one received byte on the highest rank that checks any */
+static void cc_corrupt_one(cc_point *pt)
+{
+    int mine = pt->check_len > 0 ? pt->rank : -1, victim = -1;
+    CC_MPI(MPI_Allreduce(&mine, &victim, 1, MPI_INT, MPI_MAX, pt->ctl));
+    if (victim >= 0 && victim == pt->rank) pt->rbuf[pt->check_off + pt->check_len / 2] ^= 0x01;
+}
+
+int cc_verify(cc_point *pt, int corrupt, char *err, size_t errlen)
+{
+    pt->batch = 1;
+    if (pt->op->fill) pt->op->fill(pt);
+    cc_prepare(pt);
+    pt->op->run(pt, 1);
+    if (corrupt) cc_corrupt_one(pt);
+
+    char mine[CC_ERRLEN] = "";
+    int bad = pt->op->check ? pt->op->check(pt, mine, sizeof mine) : 0;
+    int candidate = bad ? pt->rank : pt->size, first = pt->size;
+    CC_MPI(MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, pt->ctl));
+    if (first == pt->size) return 1;
+    if (first != 0 && pt->rank == first)
+        CC_MPI(MPI_Send(mine, CC_ERRLEN, MPI_CHAR, 0, CC_TAG_DATA, pt->ctl));
+    if (pt->rank == 0) {
+        if (first != 0)
+            CC_MPI(MPI_Recv(mine, CC_ERRLEN, MPI_CHAR, first, CC_TAG_DATA, pt->ctl, MPI_STATUS_IGNORE));
+        mine[CC_ERRLEN - 1] = '\0';
+        snprintf(err, errlen, "%s", mine);
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* The one measurement loop: warm-up, batching, chunks of timed repetitions,
+ * the adaptive stopping rule, and verification outside the timed region. */
+#ifndef CC_MEASURE_H
+#define CC_MEASURE_H
+
+#include "cc_op.h"
+
+typedef struct cc_limits {
+    double precision;
+    long min_reps, max_reps;
+    double max_time, warmup_time, batch_threshold;
+} cc_limits;
+
+/* The result, complete on rank 0 only (the other ranks keep the counters). */
+typedef struct cc_series {
+    double *samples_us; /* per repetition, in measurement order */
+    double *sorted_us;
+    long n, cap;
+    long batch, warmup;
+    double median_us, ci_rel;
+    int precision_met;
+    const char *stop_reason; /* precision | max_reps | max_time */
+} cc_series;
+
+void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim);
+/* every participant of pt calls this */
+void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out);
+void cc_series_free(cc_series *s);
+
+/* Run one repetition on patterned data and check it.  When corrupt is set, one
+ * received byte is flipped first.  Returns 1 when valid; on rank 0 err then
+ * names the first failing rank's problem.  Every participant calls it. */
+int cc_verify(cc_point *pt, int corrupt, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,95 @@
+/* The operation contract: a table of these is all the kernel knows about what
+ * it measures.  One timing loop (cc_measure.c) drives every entry. */
+#ifndef CC_OP_H
+#define CC_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cc_common.h"
+#include "cc_json.h"
+#include "cc_options.h"
+#include "cc_timer.h"
+
+enum { CC_TAG_DATA = 1, CC_TAG_ACK = 2, CC_TAG_READY = 3 };
+
+/* start synchronisation of a collective repetition, a named choice */
+typedef struct cc_sync {
+    const char *name;
+    void (*start)(MPI_Comm comm); /* NULL: none */
+} cc_sync;
+
+extern const cc_sync cc_sync_barrier, cc_sync_none;
+
+typedef enum { CC_SCOPE_PAIR, CC_SCOPE_ALL } cc_scope;
+
+/* What every rank shares for the whole run. */
+typedef struct cc_env {
+    const cc_options *opt;
+    cc_timer_info timer;
+    int world_rank, world_size;
+    MPI_Comm all, all_ctl;   /* every rank: measured traffic, control traffic */
+    MPI_Comm pair, pair_ctl; /* ranks 0 and 1 (MPI_COMM_NULL elsewhere) */
+} cc_env;
+
+struct cc_point;
+
+typedef struct cc_op {
+    const char *name;
+    const char *const *variants; /* NULL-terminated, or NULL when the op has none */
+    cc_scope scope;
+    int phases; /* separate measurements sharing the point's max-time */
+    /* NULL when n can be used at p, else why not (written into why) */
+    const char *(*check_size)(size_t n, int p, char *why, size_t whylen);
+    /* allocate buffers and state; set timed, scale */
+    void (*setup)(struct cc_point *pt);
+    /* untimed step before each (batched) repetition; NULL: none */
+    void (*before)(struct cc_point *pt);
+    /* count back-to-back repetitions: only MPI calls */
+    void (*run)(struct cc_point *pt, long count);
+    /* put the verification pattern in send buffers, poison receive buffers */
+    void (*fill)(struct cc_point *pt);
+    /* 0 when the data received in one run is right, else 1 and err set */
+    int (*check)(const struct cc_point *pt, char *err, size_t errlen);
+    /* measurements derived from the main series (LogGP); NULL: none */
+    void (*extra)(struct cc_point *pt, double main_median_us, cc_buf *json);
+    void (*cleanup)(struct cc_point *pt);
+} cc_op;
+
+typedef struct cc_point {
+    const cc_op *op;
+    int variant;
+    const char *variant_name; /* "" when the op has none */
+    size_t n;
+    int seed; /* the point's place in the plan: verification patterns differ per point */
+    const cc_env *env;
+    MPI_Comm comm, ctl; /* participants: measured traffic, control traffic */
+    int rank, size;
+    const cc_sync *sync; /* start synchronisation (cc_sync_none for point-to-point) */
+    int timed;           /* this rank's durations count (max over ranks) */
+    double scale;        /* one sample = duration / batch * scale */
+    /* the CI is judged against max(median, this); 0 for all but rndv */
+    double ci_reference_us;
+    long batch;          /* set by the measurement loop */
+    unsigned char *sbuf, *rbuf;
+    size_t sbuf_len, rbuf_len;
+    size_t check_off, check_len; /* the received bytes this rank verifies, within rbuf */
+    unsigned char ack[8];
+    MPI_Request *reqs;
+    int nreqs;
+    MPI_Op reduce_op;
+    long window;
+    int64_t delay_ns;
+    int m;
+    void *attached;
+    int attached_len;
+} cc_point;
+
+const cc_op *cc_op_find(const char *name);
+/* -1 when the op has no such variant */
+int cc_op_variant(const cc_op *op, const char *variant);
+/* "a, b, c" for messages */
+void cc_op_list(char *out, size_t outlen);
+void cc_op_variant_list(const cc_op *op, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,50 @@
+/* The table of every operation a plan can name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cc_ops.h"
+
+static const cc_op *const cc_all_ops[] = {
+    &cc_op_pingpong, &cc_op_bw,        &cc_op_bibw,      &cc_op_rndv,      &cc_op_loggp,
+    &cc_op_barrier,  &cc_op_bcast,     &cc_op_scatter,   &cc_op_gather,    &cc_op_allgather,
+    &cc_op_alltoall, &cc_op_reduce,    &cc_op_allreduce, &cc_op_reduce_scatter, &cc_op_scan,
+};
+
+enum { CC_NOPS = sizeof cc_all_ops / sizeof cc_all_ops[0] };
+
+const cc_op *cc_op_find(const char *name)
+{
+    for (size_t i = 0; i < CC_NOPS; i++)
+        if (strcmp(cc_all_ops[i]->name, name) == 0) return cc_all_ops[i];
+    return NULL;
+}
+
+int cc_op_variant(const cc_op *op, const char *variant)
+{
+    if (!op->variants) return variant[0] == '\0' ? 0 : -1;
+    for (int i = 0; op->variants[i]; i++)
+        if (strcmp(op->variants[i], variant) == 0) return i;
+    return -1;
+}
+
+static void cc_join(char *out, size_t outlen, const char *const *names, size_t count)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < count && at < outlen; i++)
+        at += (size_t)snprintf(out + at, outlen - at, "%s%s", i ? ", " : "", names[i]);
+}
+
+void cc_op_list(char *out, size_t outlen)
+{
+    const char *names[CC_NOPS];
+    for (size_t i = 0; i < CC_NOPS; i++) names[i] = cc_all_ops[i]->name;
+    cc_join(out, outlen, names, CC_NOPS);
+}
+
+void cc_op_variant_list(const cc_op *op, char *out, size_t outlen)
+{
+    size_t count = 0;
+    while (op->variants && op->variants[count]) count++;
+    cc_join(out, outlen, op->variants, count);
+}

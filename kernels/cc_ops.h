@@ -1,0 +1,11 @@
+/* The operation table. */
+#ifndef CC_OPS_H
+#define CC_OPS_H
+
+#include "cc_op.h"
+
+extern const cc_op cc_op_pingpong, cc_op_bw, cc_op_bibw, cc_op_rndv, cc_op_loggp;
+extern const cc_op cc_op_barrier, cc_op_bcast, cc_op_scatter, cc_op_gather, cc_op_allgather,
+    cc_op_alltoall, cc_op_reduce, cc_op_allreduce, cc_op_reduce_scatter, cc_op_scan;
+
+#endif

@@ -1,0 +1,476 @@
+/* Point-to-point operations between ranks 0 and 1: pingpong (five send modes),
+ * bw, bibw, the late-receiver rndv probe and Netgauge's LogGP PRTT method. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc_measure.h"
+#include "cc_ops.h"
+#include "cc_verify.h"
+
+#define CC_LOGGP_M 16
+
+enum { CC_PP_SEND, CC_PP_BSEND, CC_PP_SSEND, CC_PP_RSEND, CC_PP_ISEND };
+static const char *const cc_pingpong_variants[] = {"send", "bsend", "ssend", "rsend", "isend", NULL};
+
+static const char *cc_p2p_check_size(size_t n, int p, char *why, size_t whylen)
+{
+    if (p < 2) {
+        snprintf(why, whylen, "needs at least 2 processes");
+        return why;
+    }
+    if (n > INT_MAX) {
+        snprintf(why, whylen, "%zu bytes is more than one message can carry", n);
+        return why;
+    }
+    return NULL;
+}
+
+static int cc_peer(const cc_point *pt)
+{
+    return 1 - pt->rank;
+}
+
+/* sbuf of n bytes; rbuf of rlen bytes, all of which this rank verifies */
+static void cc_p2p_buffers(cc_point *pt, size_t rlen, int nreqs)
+{
+    pt->sbuf_len = pt->n;
+    pt->rbuf_len = rlen;
+    pt->sbuf = cc_xalloc_pages(pt->sbuf_len);
+    pt->rbuf = cc_xalloc_pages(pt->rbuf_len);
+    pt->check_off = 0;
+    pt->check_len = rlen;
+    pt->nreqs = nreqs;
+    pt->reqs = cc_xmalloc((size_t)(nreqs > 0 ? nreqs : 1) * sizeof *pt->reqs);
+    pt->timed = pt->rank == 0;
+    pt->scale = 1.0;
+}
+
+static void cc_p2p_cleanup(cc_point *pt)
+{
+    free(pt->sbuf);
+    free(pt->rbuf);
+    free(pt->reqs);
+    pt->sbuf = pt->rbuf = NULL;
+    pt->reqs = NULL;
+}
+
+/* every rank sends its own pattern and expects its peer's in rbuf (repeated
+ * per window of n bytes) */
+static void cc_p2p_fill(cc_point *pt)
+{
+    cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);
+    if (pt->n == 0 || pt->check_len < pt->n) return;
+    cc_poison_bytes(pt->rbuf, pt->n, cc_peer(pt), 0, pt->seed);
+    for (size_t at = pt->n; at + pt->n <= pt->check_len; at += pt->n) /* a window: W copies */
+        memcpy(pt->rbuf + at, pt->rbuf, pt->n);
+}
+
+static int cc_p2p_check(const cc_point *pt, char *err, size_t errlen)
+{
+    if (pt->check_len == 0 || pt->n == 0) return 0;
+    if (cc_check_bytes(pt->rbuf, pt->n, cc_peer(pt), 0, pt->seed, pt->rank, 0, err, errlen)) return 1;
+    /* further windows must equal the first, which is right */
+    for (size_t at = pt->n; at + pt->n <= pt->check_len; at += pt->n) {
+        if (memcmp(pt->rbuf + at, pt->rbuf, pt->n) != 0)
+            return cc_check_bytes(pt->rbuf + at, pt->n, cc_peer(pt), 0, pt->seed, pt->rank, at, err,
+                                  errlen);
+    }
+    return 0;
+}
+
+/* ---- pingpong ---------------------------------------------------------- */
+
+static void cc_pingpong_setup(cc_point *pt)
+{
+    cc_p2p_buffers(pt, pt->n, 2);
+    pt->scale = 0.5; /* half a round trip */
+    if (pt->variant == CC_PP_BSEND) {
+        /* room for two messages in flight, even if the library frees late */
+        size_t need = 4 * (pt->n + (size_t)MPI_BSEND_OVERHEAD);
+        if (need > INT_MAX) cc_die("bsend buffer of %zu bytes is too large", need);
+        pt->attached_len = (int)need;
+        pt->attached = cc_xmalloc(need);
+        CC_MPI(MPI_Buffer_attach(pt->attached, pt->attached_len));
+    }
+}
+
+static void cc_pingpong_cleanup(cc_point *pt)
+{
+    if (pt->attached) {
+        void *addr = NULL;
+        int len = 0;
+        CC_MPI(MPI_Buffer_detach(&addr, &len));
+        free(pt->attached);
+        pt->attached = NULL;
+    }
+    cc_p2p_cleanup(pt);
+}
+
+/* rsend is legal only if the receive is already posted: rank 1 pre-posts the
+ * first ping's receive and says so before the batch; within a batch it posts
+ * the next receive before it replies, and rank 0 posts its reply receive
+ * before it sends */
+static void cc_pingpong_before(cc_point *pt)
+{
+    if (pt->variant != CC_PP_RSEND) return;
+    if (pt->rank == 1) {
+        CC_MPI(MPI_Irecv(pt->rbuf, (int)pt->n, MPI_BYTE, 0, CC_TAG_DATA, pt->comm, &pt->reqs[0]));
+        CC_MPI(MPI_Send(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->comm));
+    } else {
+        CC_MPI(MPI_Recv(pt->ack, 0, MPI_BYTE, 1, CC_TAG_READY, pt->comm, MPI_STATUS_IGNORE));
+    }
+}
+
+static void cc_pingpong_run_origin(cc_point *pt, long count)
+{
+    const int n = (int)pt->n;
+    const MPI_Comm c = pt->comm;
+    unsigned char *s = pt->sbuf, *r = pt->rbuf;
+    MPI_Request *q = pt->reqs;
+    switch (pt->variant) {
+    case CC_PP_SEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Send(s, n, MPI_BYTE, 1, CC_TAG_DATA, c));
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 1, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+        }
+        break;
+    case CC_PP_BSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Bsend(s, n, MPI_BYTE, 1, CC_TAG_DATA, c));
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 1, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+        }
+        break;
+    case CC_PP_SSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Ssend(s, n, MPI_BYTE, 1, CC_TAG_DATA, c));
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 1, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+        }
+        break;
+    case CC_PP_RSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Irecv(r, n, MPI_BYTE, 1, CC_TAG_DATA, c, &q[1]));
+            CC_MPI(MPI_Rsend(s, n, MPI_BYTE, 1, CC_TAG_DATA, c));
+            CC_MPI(MPI_Wait(&q[1], MPI_STATUS_IGNORE));
+        }
+        break;
+    default: /* CC_PP_ISEND */
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Irecv(r, n, MPI_BYTE, 1, CC_TAG_DATA, c, &q[0]));
+            CC_MPI(MPI_Isend(s, n, MPI_BYTE, 1, CC_TAG_DATA, c, &q[1]));
+            CC_MPI(MPI_Waitall(2, q, cc_statuses_ignore));
+        }
+    }
+}
+
+static void cc_pingpong_run_echo(cc_point *pt, long count)
+{
+    const int n = (int)pt->n;
+    const MPI_Comm c = pt->comm;
+    unsigned char *s = pt->sbuf, *r = pt->rbuf;
+    MPI_Request *q = pt->reqs;
+    switch (pt->variant) {
+    case CC_PP_SEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 0, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Send(s, n, MPI_BYTE, 0, CC_TAG_DATA, c));
+        }
+        break;
+    case CC_PP_BSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 0, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Bsend(s, n, MPI_BYTE, 0, CC_TAG_DATA, c));
+        }
+        break;
+    case CC_PP_SSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Recv(r, n, MPI_BYTE, 0, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Ssend(s, n, MPI_BYTE, 0, CC_TAG_DATA, c));
+        }
+        break;
+    case CC_PP_RSEND:
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+            if (k + 1 < count) CC_MPI(MPI_Irecv(r, n, MPI_BYTE, 0, CC_TAG_DATA, c, &q[0]));
+            CC_MPI(MPI_Rsend(s, n, MPI_BYTE, 0, CC_TAG_DATA, c));
+        }
+        break;
+    default: /* CC_PP_ISEND */
+        for (long k = 0; k < count; k++) {
+            CC_MPI(MPI_Irecv(r, n, MPI_BYTE, 0, CC_TAG_DATA, c, &q[0]));
+            CC_MPI(MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Isend(s, n, MPI_BYTE, 0, CC_TAG_DATA, c, &q[1]));
+            CC_MPI(MPI_Wait(&q[1], MPI_STATUS_IGNORE));
+        }
+    }
+}
+
+static void cc_pingpong_run(cc_point *pt, long count)
+{
+    if (pt->rank == 0)
+        cc_pingpong_run_origin(pt, count);
+    else
+        cc_pingpong_run_echo(pt, count);
+}
+
+const cc_op cc_op_pingpong = {
+    .name = "pingpong",
+    .variants = cc_pingpong_variants,
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_pingpong_setup,
+    .before = cc_pingpong_before,
+    .run = cc_pingpong_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .cleanup = cc_pingpong_cleanup,
+};
+
+/* ---- bw, bibw: windows of W non-blocking sends -------------------------- */
+
+static void cc_bw_setup(cc_point *pt)
+{
+    const long w = pt->window;
+    const int receives = pt->rank == 1;
+    cc_p2p_buffers(pt, receives ? (size_t)w * pt->n : 0, (int)w);
+    pt->scale = 1.0 / (double)w;
+}
+
+static void cc_bw_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, w = (int)pt->window;
+    const MPI_Comm c = pt->comm;
+    MPI_Request *q = pt->reqs;
+    if (pt->rank == 0) {
+        for (long k = 0; k < count; k++) {
+            for (int i = 0; i < w; i++)
+                CC_MPI(MPI_Isend(pt->sbuf, n, MPI_BYTE, 1, CC_TAG_DATA, c, &q[i]));
+            CC_MPI(MPI_Waitall(w, q, cc_statuses_ignore));
+            CC_MPI(MPI_Recv(pt->ack, 4, MPI_BYTE, 1, CC_TAG_ACK, c, MPI_STATUS_IGNORE));
+        }
+    } else {
+        for (long k = 0; k < count; k++) {
+            /* one buffer per message: overlapping pending receives are erroneous */
+            for (int i = 0; i < w; i++)
+                CC_MPI(MPI_Irecv(pt->rbuf + (size_t)i * pt->n, n, MPI_BYTE, 0, CC_TAG_DATA, c, &q[i]));
+            CC_MPI(MPI_Waitall(w, q, cc_statuses_ignore));
+            CC_MPI(MPI_Send(pt->ack, 4, MPI_BYTE, 0, CC_TAG_ACK, c));
+        }
+    }
+}
+
+const cc_op cc_op_bw = {
+    .name = "bw",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_bw_setup,
+    .run = cc_bw_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .cleanup = cc_p2p_cleanup,
+};
+
+static void cc_bibw_setup(cc_point *pt)
+{
+    cc_p2p_buffers(pt, (size_t)pt->window * pt->n, (int)(2 * pt->window));
+    pt->scale = 1.0 / (double)pt->window;
+}
+
+static void cc_bibw_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, w = (int)pt->window, other = cc_peer(pt);
+    const MPI_Comm c = pt->comm;
+    MPI_Request *q = pt->reqs;
+    for (long k = 0; k < count; k++) {
+        for (int i = 0; i < w; i++)
+            CC_MPI(MPI_Irecv(pt->rbuf + (size_t)i * pt->n, n, MPI_BYTE, other, CC_TAG_DATA, c, &q[i]));
+        for (int i = 0; i < w; i++)
+            CC_MPI(MPI_Isend(pt->sbuf, n, MPI_BYTE, other, CC_TAG_DATA, c, &q[w + i]));
+        CC_MPI(MPI_Waitall(2 * w, q, cc_statuses_ignore));
+    }
+}
+
+const cc_op cc_op_bibw = {
+    .name = "bibw",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_bibw_setup,
+    .run = cc_bibw_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .cleanup = cc_p2p_cleanup,
+};
+
+/* ---- late receivers: rndv (sender timed) and LogGP o_r (receiver timed) -- */
+
+/* rank 1 says it is about to wait, then waits; rank 0's clock starts when it
+ * hears that, so its sends meet a receiver that is late by the delay */
+static void cc_late_receiver_handshake(cc_point *pt, int64_t wait_ns)
+{
+    if (pt->rank == 1) {
+        CC_MPI(MPI_Send(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->comm));
+        cc_spin_ns(wait_ns);
+    } else {
+        CC_MPI(MPI_Recv(pt->ack, 0, MPI_BYTE, 1, CC_TAG_READY, pt->comm, MPI_STATUS_IGNORE));
+    }
+}
+
+/* rndv: one delay D per (batched) repetition; a batch only exceeds 1 for sends
+ * far shorter than D, which do not wait for the receiver anyway */
+static void cc_rndv_before(cc_point *pt)
+{
+    cc_late_receiver_handshake(pt, pt->delay_ns);
+}
+
+/* LogGP o_r: d per message of the batch, so every message has arrived before
+ * the timed receives */
+static void cc_recv_overhead_before(cc_point *pt)
+{
+    cc_late_receiver_handshake(pt, pt->delay_ns * pt->batch);
+}
+
+static void cc_late_receiver_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n;
+    if (pt->rank == 0) {
+        for (long k = 0; k < count; k++)
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, 1, CC_TAG_DATA, pt->comm));
+    } else {
+        for (long k = 0; k < count; k++)
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, 0, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
+    }
+}
+
+static void cc_rndv_setup(cc_point *pt)
+{
+    cc_p2p_buffers(pt, pt->rank == 1 ? pt->n : 0, 1);
+    pt->delay_ns = (int64_t)llround(pt->env->opt->rndv_delay_us * 1000.0);
+    /* a send either returns in its overhead or waits about D: D is the scale
+     * that tells them apart, so the CI is judged against it */
+    pt->ci_reference_us = pt->env->opt->rndv_delay_us;
+}
+
+static void cc_rndv_extra(cc_point *pt, double main_median_us, cc_buf *json)
+{
+    (void)main_median_us;
+    if (pt->rank != 0) return;
+    cc_buf_key(json, "delay_us");
+    cc_buf_num(json, (double)pt->delay_ns / 1000.0);
+}
+
+const cc_op cc_op_rndv = {
+    .name = "rndv",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_rndv_setup,
+    .before = cc_rndv_before,
+    .run = cc_late_receiver_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .extra = cc_rndv_extra,
+    .cleanup = cc_p2p_cleanup,
+};
+
+/* ---- LogGP: Netgauge's PRTT(m, d, n) ------------------------------------- */
+
+/* m messages of n bytes from 0 to 1 with a delay of d between them, one n-byte reply */
+static void cc_prtt_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, m = pt->m;
+    const MPI_Comm c = pt->comm;
+    const int64_t d = pt->delay_ns;
+    if (pt->rank == 0) {
+        for (long k = 0; k < count; k++) {
+            for (int i = 0; i < m; i++) {
+                CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, 1, CC_TAG_DATA, c));
+                if (d > 0 && i + 1 < m) cc_spin_ns(d);
+            }
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, 1, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+        }
+    } else {
+        for (long k = 0; k < count; k++) {
+            for (int i = 0; i < m; i++)
+                CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, 0, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, 0, CC_TAG_DATA, c));
+        }
+    }
+}
+
+static const cc_op cc_loggp_prtt = {.name = "loggp/prtt", .scope = CC_SCOPE_PAIR, .phases = 1, .run = cc_prtt_run};
+static const cc_op cc_loggp_recv_overhead = {.name = "loggp/o_r", .scope = CC_SCOPE_PAIR, .phases = 1,
+                                          .before = cc_recv_overhead_before, .run = cc_late_receiver_run};
+
+static void cc_loggp_setup(cc_point *pt)
+{
+    cc_pingpong_setup(pt); /* the main series is PRTT(1,0,n)/2: a standard-mode ping-pong */
+    pt->m = CC_LOGGP_M;
+}
+
+/* one more measurement with the point's limits; its median on rank 0 */
+static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_ns, int timed_by)
+{
+    cc_limits lim;
+    cc_limits_from_options(pt->env->opt, pt->op->phases, &lim);
+    cc_point sub = *pt;
+    sub.op = op;
+    sub.scale = 1.0;
+    sub.delay_ns = delay_ns;
+    sub.timed = sub.rank == timed_by;
+    cc_series s;
+    cc_measure(&sub, &lim, &s);
+    double median = s.median_us;
+    cc_series_free(&s);
+    return median;
+}
+
+static void cc_loggp_extra(cc_point *pt, double main_median_us, cc_buf *json)
+{
+    const int m = pt->m;
+    double prtt1 = 2.0 * main_median_us; /* rank 0 */
+    /* d >= PRTT(1,0,n), so the sender's delay, not the network, spaces the messages */
+    int64_t d_ns = pt->rank == 0 ? (int64_t)ceil(prtt1 * 1000.0) : 0;
+    CC_MPI(MPI_Bcast(&d_ns, 1, MPI_INT64_T, 0, pt->ctl));
+
+    double prttm = cc_loggp_phase(pt, &cc_loggp_prtt, 0, 0);
+    double prttmd = cc_loggp_phase(pt, &cc_loggp_prtt, d_ns, 0);
+    /* the receiver waits d (per message of a batch) so the data has arrived */
+    double o_r = cc_loggp_phase(pt, &cc_loggp_recv_overhead, d_ns, 1);
+    if (pt->rank != 0) return;
+    const double d_us = (double)d_ns / 1000.0;
+    cc_buf_key(json, "prtt1_us");
+    cc_buf_num(json, prtt1);
+    cc_buf_key(json, "prttm_us");
+    cc_buf_num(json, prttm);
+    cc_buf_key(json, "prttmd_us");
+    cc_buf_num(json, prttmd);
+    cc_buf_key(json, "m");
+    cc_buf_printf(json, "%d", m);
+    cc_buf_key(json, "d_us");
+    cc_buf_num(json, d_us);
+    cc_buf_key(json, "o_s_us");
+    cc_buf_num(json, (prttmd - prtt1) / (m - 1) - d_us);
+    cc_buf_key(json, "o_r_us");
+    cc_buf_num(json, o_r);
+    cc_buf_key(json, "gap_us");
+    cc_buf_num(json, (prttm - prtt1) / (m - 1));
+}
+
+const cc_op cc_op_loggp = {
+    .name = "loggp",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 4, /* PRTT(1,0,n), PRTT(m,0,n), PRTT(m,d,n), o_r share max-time */
+    .check_size = cc_p2p_check_size,
+    .setup = cc_loggp_setup,
+    .before = cc_pingpong_before,
+    .run = cc_pingpong_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .extra = cc_loggp_extra,
+    .cleanup = cc_pingpong_cleanup,
+};

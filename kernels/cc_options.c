@@ -1,0 +1,256 @@
+#include "cc_options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc_common.h"
+#include "cc_op.h"
+
+const char cc_usage[] =
+    "usage: commchar-kernel --plan PLAN [options]\n"
+    "  PLAN: ';'-separated entries op[:variant]=n1,n2,... (sizes in bytes)\n"
+    "  --precision R          stop when the 95% CI of the median is within R (0.01)\n"
+    "  --min-reps N           fewest samples per point (10)\n"
+    "  --max-reps N           most samples per point (100000)\n"
+    "  --max-time S           most seconds of measurement per point (1.0)\n"
+    "  --warmup-time S        untimed warm-up per point, at least 2 calls (0.005)\n"
+    "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
+    "  --sync barrier|none    start synchronisation of collectives (barrier)\n"
+    "  --window W             messages per window of bw and bibw (64)\n"
+    "  --rndv-delay-us D      receiver delay of rndv (2000)\n"
+    "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
+
+#define CC_MAX_SIZE ((size_t)1 << 40)
+
+static int cc_fail(char *err, size_t errlen, const char *fmt, ...) CC_PRINTF(3, 4);
+
+static int cc_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int cc_parse_double(const char *name, const char *text, double lo, double hi, int lo_open,
+                        double *out, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    int ok = end != text && *end == '\0' && errno == 0 && isfinite(v) && v <= hi &&
+             (lo_open ? v > lo : v >= lo);
+    if (!ok) {
+        snprintf(err, errlen, "%s: '%s' is not a number in %s%g, %g]", name, text, lo_open ? "(" : "[",
+                 lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int cc_parse_long(const char *name, const char *text, long lo, long hi, long *out, char *err,
+                      size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        snprintf(err, errlen, "%s: '%s' is not a whole number in [%ld, %ld]", name, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static char *cc_trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
+    return s;
+}
+
+static int cc_parse_size(const char *text, size_t *out)
+{
+    if (!*text) return -1;
+    size_t v = 0;
+    for (const char *c = text; *c; c++) {
+        if (!isdigit((unsigned char)*c)) return -1;
+        v = v * 10 + (size_t)(*c - '0');
+        if (v > CC_MAX_SIZE) return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* one entry op[:variant]=n1,n2,... (modified in place) */
+static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t errlen)
+{
+    char *eq = strchr(text, '=');
+    if (!eq) return cc_fail(err, errlen, "plan entry '%s' has no '=' before its sizes", text);
+    *eq = '\0';
+    char *name = cc_trim(text), *sizes = eq + 1;
+    char *colon = strchr(name, ':');
+    const char *variant = "";
+    if (colon) {
+        *colon = '\0';
+        variant = cc_trim(colon + 1);
+        name = cc_trim(name);
+    }
+    const cc_op *op = cc_op_find(name);
+    if (!op) {
+        char known[256];
+        cc_op_list(known, sizeof known);
+        return cc_fail(err, errlen, "unknown operation '%s' (known: %s)", name, known);
+    }
+    int v = cc_op_variant(op, variant);
+    if (v < 0) {
+        char known[128];
+        cc_op_variant_list(op, known, sizeof known);
+        if (!op->variants)
+            return cc_fail(err, errlen, "operation '%s' has no variants (got '%s')", name, variant);
+        if (!*variant) return cc_fail(err, errlen, "operation '%s' needs a variant: %s", name, known);
+        snprintf(err, errlen, "operation '%s' has no variant '%s' (known: %s)", name, variant, known);
+        return -1;
+    }
+    entry->op = op;
+    entry->variant = v;
+    entry->nsizes = 0;
+    size_t cap = 8;
+    entry->sizes = cc_xmalloc(cap * sizeof *entry->sizes);
+    char *save = NULL;
+    for (char *tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *word = cc_trim(tok);
+        size_t n = 0;
+        if (cc_parse_size(word, &n) != 0)
+            return cc_fail(err, errlen, "%s: size '%s' is not a whole number of bytes", name, word);
+        char why[160];
+        if (op->check_size(n, p, why, sizeof why)) {
+            snprintf(err, errlen, "%s: size %zu cannot be used at p=%d: %s", name, n, p, why);
+            return -1;
+        }
+        if (entry->nsizes == cap) {
+            cap *= 2;
+            entry->sizes = cc_xrealloc(entry->sizes, cap * sizeof *entry->sizes);
+        }
+        entry->sizes[entry->nsizes++] = n;
+    }
+    if (entry->nsizes == 0) return cc_fail(err, errlen, "%s: no sizes given", name);
+    return 0;
+}
+
+static int cc_parse_plan(const char *plan, int p, cc_options *opt, char *err, size_t errlen)
+{
+    size_t len = strlen(plan);
+    char *copy = cc_xmalloc(len + 1);
+    memcpy(copy, plan, len + 1);
+    size_t cap = 8;
+    opt->entries = cc_xmalloc(cap * sizeof *opt->entries);
+    opt->nentries = 0;
+    int rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ";", &save); tok && rc == 0; tok = strtok_r(NULL, ";", &save)) {
+        if (!*cc_trim(tok)) continue;
+        if (opt->nentries == cap) {
+            cap *= 2;
+            opt->entries = cc_xrealloc(opt->entries, cap * sizeof *opt->entries);
+        }
+        cc_entry *entry = &opt->entries[opt->nentries];
+        entry->sizes = NULL;
+        rc = cc_parse_entry(tok, p, entry, err, errlen);
+        opt->nentries++;
+    }
+    if (rc == 0 && opt->nentries == 0) rc = cc_fail(err, errlen, "the plan is empty");
+    free(copy);
+    return rc;
+}
+
+cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, char *err, size_t errlen)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->precision = 0.01;
+    opt->min_reps = 10;
+    opt->max_reps = 100000;
+    opt->max_time = 1.0;
+    opt->warmup_time = 0.005;
+    opt->batch_threshold = 100.0;
+    opt->sync = &cc_sync_barrier;
+    opt->window = 64;
+    opt->rndv_delay_us = 2000.0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return CC_PARSE_HELP;
+        if (strncmp(arg, "--", 2) != 0) {
+            cc_fail(err, errlen, "unexpected argument '%s'", arg);
+            return CC_PARSE_ERROR;
+        }
+        char name[64];
+        const char *value = NULL, *eq = strchr(arg, '=');
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", arg);
+            if (i + 1 < argc) value = argv[++i];
+        }
+        if (!value) {
+            cc_fail(err, errlen, "%s needs a value", name);
+            return CC_PARSE_ERROR;
+        }
+        int rc = 0;
+        if (strcmp(name, "--plan") == 0)
+            opt->plan_text = value;
+        else if (strcmp(name, "--precision") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1.0, 1, &opt->precision, err, errlen);
+        else if (strcmp(name, "--min-reps") == 0)
+            rc = cc_parse_long(name, value, 1, 100000000, &opt->min_reps, err, errlen);
+        else if (strcmp(name, "--max-reps") == 0)
+            rc = cc_parse_long(name, value, 1, 100000000, &opt->max_reps, err, errlen);
+        else if (strcmp(name, "--max-time") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e6, 1, &opt->max_time, err, errlen);
+        else if (strcmp(name, "--warmup-time") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_time, err, errlen);
+        else if (strcmp(name, "--batch-threshold") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e9, 0, &opt->batch_threshold, err, errlen);
+        else if (strcmp(name, "--window") == 0)
+            rc = cc_parse_long(name, value, 1, 100000, &opt->window, err, errlen);
+        else if (strcmp(name, "--rndv-delay-us") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e7, 0, &opt->rndv_delay_us, err, errlen);
+        else if (strcmp(name, "--sync") == 0) {
+            if (strcmp(value, "barrier") == 0)
+                opt->sync = &cc_sync_barrier;
+            else if (strcmp(value, "none") == 0)
+                opt->sync = &cc_sync_none;
+            else
+                rc = cc_fail(err, errlen, "--sync: '%s' is not barrier or none", value);
+        } else
+            rc = cc_fail(err, errlen, "unknown option %s", name);
+        if (rc) return CC_PARSE_ERROR;
+    }
+    if (!opt->plan_text) {
+        cc_fail(err, errlen, "--plan is required");
+        return CC_PARSE_ERROR;
+    }
+    if (opt->max_reps < opt->min_reps) {
+        snprintf(err, errlen, "--max-reps %ld is below --min-reps %ld", opt->max_reps, opt->min_reps);
+        return CC_PARSE_ERROR;
+    }
+    if (cc_parse_plan(opt->plan_text, p, opt, err, errlen) != 0) return CC_PARSE_ERROR;
+    return CC_PARSE_OK;
+}
+
+void cc_options_free(cc_options *opt)
+{
+    for (size_t i = 0; i < opt->nentries; i++) free(opt->entries[i].sizes);
+    free(opt->entries);
+    opt->entries = NULL;
+    opt->nentries = 0;
+}

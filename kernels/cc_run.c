@@ -1,0 +1,89 @@
+#include "cc_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cc_measure.h"
+#include "cc_report.h"
+
+static void cc_point_init(cc_point *pt, const cc_env *env, const cc_entry *entry, size_t n, int seed)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->op = entry->op;
+    pt->variant = entry->variant;
+    pt->variant_name = entry->op->variants ? entry->op->variants[entry->variant] : "";
+    pt->n = n;
+    pt->seed = seed;
+    pt->env = env;
+    const int pair = entry->op->scope == CC_SCOPE_PAIR;
+    pt->comm = pair ? env->pair : env->all;
+    pt->ctl = pair ? env->pair_ctl : env->all_ctl;
+    pt->sync = pair ? &cc_sync_none : env->opt->sync;
+    pt->window = env->opt->window;
+    pt->reduce_op = MPI_OP_NULL;
+    pt->scale = 1.0;
+    pt->batch = 1;
+    if (pt->comm != MPI_COMM_NULL) {
+        CC_MPI(MPI_Comm_rank(pt->comm, &pt->rank));
+        CC_MPI(MPI_Comm_size(pt->comm, &pt->size));
+    }
+}
+
+/* the injected faults that stop the run, at the point they name */
+static void cc_inject_stop(cc_fault_kind kind, int world_rank)
+{
+    if (kind == CC_FAULT_HANG && world_rank == 0) {
+        struct timespec hour = {3600, 0};
+        for (;;) nanosleep(&hour, NULL);
+    }
+    if (kind == CC_FAULT_CRASH && world_rank == 1) abort();
+}
+
+size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
+{
+    const cc_options *opt = env->opt;
+    const int root = env->world_rank == 0;
+    cc_buf out, extra;
+    cc_buf_init(&out);
+    cc_buf_init(&extra);
+    size_t points = 0;
+    int seed = 0;
+    for (size_t e = 0; e < opt->nentries; e++) {
+        const cc_entry *entry = &opt->entries[e];
+        for (size_t k = 0; k < entry->nsizes; k++) {
+            const int64_t start = cc_now_ns();
+            cc_point pt;
+            cc_point_init(&pt, env, entry, entry->sizes[k], ++seed);
+            if (root) cc_report_begin(&out, &pt);
+            cc_fault_kind injected = cc_fault_at(fault, pt.op->name, pt.variant_name, pt.n);
+            cc_inject_stop(injected, env->world_rank);
+
+            cc_series series;
+            memset(&series, 0, sizeof series);
+            char error[CC_ERRLEN] = "";
+            int valid = 1;
+            extra.len = 0;
+            cc_buf_printf(&extra, "{");
+            if (pt.comm != MPI_COMM_NULL) { /* ranks outside a pair wait at the barrier */
+                cc_limits lim;
+                cc_limits_from_options(opt, pt.op->phases, &lim);
+                pt.op->setup(&pt);
+                cc_measure(&pt, &lim, &series);
+                valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
+                if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
+                pt.op->cleanup(&pt);
+            }
+            cc_buf_printf(&extra, "}");
+            CC_MPI(MPI_Barrier(env->all_ctl));
+            if (root)
+                cc_report_point(&out, &pt, &series, valid, error, (double)(cc_now_ns() - start) * 1e-9,
+                                &extra);
+            cc_series_free(&series);
+            points++;
+        }
+    }
+    cc_buf_free(&out);
+    cc_buf_free(&extra);
+    return points;
+}

@@ -1,0 +1,75 @@
+/* Fatal-error reporting and checked allocation. */
+#include "cc_common.h"
+#include "cc_json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+MPI_Status *cc_statuses_ignore = MPI_STATUSES_IGNORE;
+
+static int cc_world_rank(void)
+{
+    int rank = -1, up = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+_Noreturn static void cc_abort(const char *message)
+{
+    cc_emit_error(message);
+    int up = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Abort(MPI_COMM_WORLD, CC_EXIT_FATAL);
+    exit(CC_EXIT_FATAL);
+}
+
+void cc_mpi_fail(int rc, const char *call, const char *file, int line)
+{
+    char reason[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, reason, &len) != MPI_SUCCESS)
+        snprintf(reason, sizeof reason, "MPI error code %d", rc);
+    char message[CC_ERRLEN + MPI_MAX_ERROR_STRING];
+    snprintf(message, sizeof message, "rank %d: %.200s failed (%s:%d): %s", cc_world_rank(),
+             call, file, line, reason);
+    cc_abort(message);
+}
+
+void cc_die(const char *fmt, ...)
+{
+    char detail[CC_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    char message[CC_ERRLEN + 32];
+    snprintf(message, sizeof message, "rank %d: %s", cc_world_rank(), detail);
+    cc_abort(message);
+}
+
+void *cc_xmalloc(size_t size)
+{
+    void *ptr = malloc(size ? size : 1);
+    if (!ptr) cc_die("out of memory allocating %zu bytes", size);
+    return ptr;
+}
+
+void *cc_xrealloc(void *ptr, size_t size)
+{
+    void *grown = realloc(ptr, size ? size : 1);
+    if (!grown) cc_die("out of memory growing a buffer to %zu bytes", size);
+    return grown;
+}
+
+void *cc_xalloc_pages(size_t size)
+{
+    void *ptr = NULL;
+    if (posix_memalign(&ptr, 4096, size ? size : 1) != 0)
+        cc_die("out of memory allocating a %zu-byte message buffer", size);
+    /* touch every page now, so first-touch faults never land in a measurement */
+    memset(ptr, 0, size ? size : 1);
+    return ptr;
+}

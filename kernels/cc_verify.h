@@ -1,0 +1,26 @@
+/* Verification patterns: every byte or double depends on the sending rank, its
+ * position and the point, so a misplaced, stale or wrong block is detected.
+ * Doubles are small integers, so sums over ranks are exact. */
+#ifndef CC_VERIFY_H
+#define CC_VERIFY_H
+
+#include <stddef.h>
+
+unsigned char cc_pattern_byte(int src, size_t pos, int seed);
+/* buf[i] = pattern(src, first + i) */
+void cc_fill_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
+/* 0 when buf[i] == pattern(src, first + i) for all i < len; else 1 and err
+ * names this rank (me), the byte index (from index_base), got and expected */
+/* the complement of the pattern: a receive that never happened cannot pass */
+void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
+int cc_check_bytes(const unsigned char *buf, size_t len, int src, size_t first, int seed, int me,
+                   size_t index_base, char *err, size_t errlen);
+
+double cc_pattern_double(int src, size_t pos, int seed);
+void cc_fill_doubles(double *buf, size_t count, int src, size_t first, int seed);
+/* expected element: the sum of pattern(r, first + i) over ranks r in [0, nranks),
+ * or pattern(0, first + i) itself when nranks is 0 (every rank sent the same) */
+int cc_check_doubles(const double *buf, size_t count, int nranks, size_t first, int seed, int me,
+                     char *err, size_t errlen);
+
+#endif

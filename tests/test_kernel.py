@@ -1,0 +1,260 @@
+"""The measurement kernel against docs/kernel-protocol.md, under real mpirun.
+
+Each MPI library found on this machine gets its own build (the make contract of
+`commchar build`) and the same checks: every operation and variant measured
+and verified, the header's provenance, bad input rejected with exit code 2, an
+injected corruption reported as an invalid point while the run goes on, and
+collectives at p=3 (oversubscribed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    mpicc: str
+    mpirun: str
+    np_flag: str
+    extra: tuple[str, ...]
+
+
+LIBRARIES = [
+    Library("openmpi", "mpicc.openmpi", "mpirun.openmpi", "-np", ("--oversubscribe",)),
+    Library("mpich", "mpicc.mpich", "mpirun.mpich", "-n", ()),
+]
+
+# Loose limits keep the run short; every point still needs min-reps samples.
+FAST = ["--precision", "0.2", "--min-reps", "5", "--max-time", "1", "--warmup-time", "0.001"]
+
+P2P_SIZES = "0,1024"
+PLAN_P2 = ";".join(
+    [f"pingpong:{v}={P2P_SIZES}" for v in ("send", "bsend", "ssend", "rsend", "isend")]
+    + [
+        "bw=0,4096",
+        "bibw=1,4096",
+        "loggp=8,1024",
+        "rndv=8,65536",
+        "barrier=0",
+        "bcast=0,100",
+        "scatter=2,4096",
+        "gather=2,4096",
+        "allgather=2,4096",
+        "alltoall=1,4096",
+    ]
+    + [f"{op}:{v}=8,8192" for op in ("reduce", "allreduce", "scan") for v in ("sum", "nop")]
+    + [f"reduce_scatter:{v}=16,8192" for v in ("sum", "nop")]
+)
+EXPECTED_POINTS = 5 * 2 + 2 + 2 + 2 + 2 + 1 + 2 + 3 * 2 + 2 + 6 * 2 + 2 * 2
+
+# Three ranks time-share two cores here: one size per operation keeps it short.
+PLAN_P3 = ";".join(
+    [
+        "pingpong:send=8",
+        "barrier=0",
+        "bcast=3",
+        "scatter=3072",
+        "gather=3",
+        "allgather=3072",
+        "alltoall=5",
+        "reduce:sum=4096",
+        "reduce:nop=8",
+        "allreduce:sum=8",
+        "allreduce:nop=4096",
+        "scan:sum=4096",
+        "scan:nop=8",
+        "reduce_scatter:sum=24",
+        "reduce_scatter:nop=3072",
+    ]
+)
+FAST_P3 = ["--precision", "0.2", "--min-reps", "5", "--max-time", "0.5", "--warmup-time", "0.001"]
+
+COLLECTIVES = {
+    "barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
+    "reduce", "allreduce", "scan", "reduce_scatter",
+}
+
+
+def _available() -> list[Library]:
+    return [lib for lib in LIBRARIES if shutil.which(lib.mpicc) and shutil.which(lib.mpirun)]
+
+
+@pytest.fixture(scope="module", params=_available(), ids=lambda lib: lib.name)
+def kernel(request, tmp_path_factory) -> tuple[Library, Path]:
+    lib: Library = request.param
+    build = tmp_path_factory.mktemp(f"kernel-{lib.name}")
+    done = subprocess.run(
+        ["make", "-C", str(KERNELS), f"MPICC={lib.mpicc}", f"BUILD={build}"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stderr
+    binary = build / "commchar-kernel"
+    assert binary.is_file()
+    return lib, binary
+
+
+def _launch(kernel, np: int, args: list[str], fault: str | None = None, timeout: float = 240):
+    lib, binary = kernel
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.pop("COMMCHAR_INJECT_FAULT", None)
+    if fault:
+        env["COMMCHAR_INJECT_FAULT"] = fault
+    cmd = [lib.mpirun, lib.np_flag, str(np), *lib.extra, str(binary), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _records(stdout: str) -> list[dict]:
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    return [json.loads(line) for line in lines]  # every line must be JSON
+
+
+def _points(records: list[dict]) -> list[dict]:
+    return [r for r in records if r["type"] == "point"]
+
+
+def _ci_rel(samples: list[float], reference: float = 0.0) -> float:
+    """The stopping rule's statistic, computed independently of the kernel
+    (relative to max(median, reference): rndv's reference is its delay)."""
+    xs = sorted(samples)
+    n = len(xs)
+    root = 1.96 * math.sqrt(n)
+    lo = min(max(math.floor((n - root) / 2), 1), n)
+    hi = min(max(math.ceil(1 + (n + root) / 2), 1), n)
+    median = statistics.median(xs)
+    return max(median - xs[lo - 1], xs[hi - 1] - median) / max(median, reference)
+
+
+def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) -> None:
+    assert records[0]["type"] == "header"
+    assert records[-1]["type"] == "end"
+    points = _points(records)
+    assert records[-1]["points"] == len(points)
+    # a begin line announces each point, in order
+    kinds = [r["type"] for r in records[1:-1]]
+    assert kinds == ["begin", "point"] * len(points)
+    for begin, point in zip(records[1:-1:2], records[2:-1:2]):
+        assert (begin["op"], begin["variant"], begin["n_bytes"]) == (
+            point["op"], point["variant"], point["n_bytes"])
+    for point in points:
+        where = f"{point['op']}:{point['variant']}={point['n_bytes']}"
+        assert point["p"] == p, where
+        assert point["valid"] is True and point["error"] == "", where
+        assert point["reps"] >= min_reps, where
+        assert len(point["samples_us"]) == point["reps"], where
+        assert all(s > 0 for s in point["samples_us"]), where
+        assert point["batch"] >= 1 and point["warmup"] >= 2, where
+        assert point["stop_reason"] in {"precision", "max_reps", "max_time"}, where
+        assert point["precision_met"] == (point["stop_reason"] == "precision"), where
+        reference = point["extra"].get("delay_us", 0.0) if point["op"] == "rndv" else 0.0
+        assert point["ci_rel"] == pytest.approx(
+            _ci_rel(point["samples_us"], reference), rel=1e-6, abs=1e-9), where
+        assert point["precision_met"] == (point["ci_rel"] <= precision), where
+        assert point["wall_s"] > 0, where
+        assert point["sync"] == ("barrier" if point["op"] in COLLECTIVES else "none"), where
+
+
+def test_every_operation_measured_and_verified(kernel):
+    done = _launch(kernel, 2, ["--plan", PLAN_P2, *FAST])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    _check_stream(records, p=2, min_reps=5, precision=0.2)
+
+    header = records[0]
+    lib, _ = kernel
+    assert header["kernel_version"] == 1 and header["p"] == 2
+    assert ("Open MPI" if lib.name == "openmpi" else "MPICH") in header["mpi_library_version"]
+    assert header["mpi_version"] in {"3.1", "4.0", "4.1"}
+    assert len(header["hosts"]) == 2 and all(header["hosts"])
+    assert header["timer"] == "clock_gettime(CLOCK_MONOTONIC)"
+    assert 0 < header["timer_resolution_ns"] < 1e6
+    assert 0 < header["timer_cost_ns"] < 1e6
+    assert header["compiler"]
+    assert header["options"]["plan"] == PLAN_P2
+    assert header["options"]["precision"] == 0.2
+    assert header["options"]["sync"] == "barrier"
+
+    points = _points(records)
+    assert len(points) == EXPECTED_POINTS
+    seen = {(pt["op"], pt["variant"]) for pt in points}
+    for variant in ("send", "bsend", "ssend", "rsend", "isend"):
+        assert ("pingpong", variant) in seen
+    for op in ("reduce", "allreduce", "scan", "reduce_scatter"):
+        assert (op, "sum") in seen and (op, "nop") in seen
+    loggp = next(pt for pt in points if pt["op"] == "loggp")
+    extra = loggp["extra"]
+    assert extra["m"] == 16 and extra["d_us"] >= extra["prtt1_us"] > 0
+    assert extra["prttm_us"] > 0 and extra["prttmd_us"] > extra["prtt1_us"]
+    assert set(extra) >= {"o_s_us", "o_r_us", "gap_us"}
+    rndv = next(pt for pt in points if pt["op"] == "rndv")
+    assert rndv["extra"]["delay_us"] == 2000
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--plan", "scatter=3"], "multiple of p=2"),
+        (["--plan", "nosuch=8"], "unknown operation"),
+        (["--plan", "pingpong=8"], "needs a variant"),
+        (["--plan", "barrier=0", "--precision", "abc"], "--precision"),
+        (["--precision", "0.1"], "--plan is required"),
+    ],
+)
+def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
+    done = _launch(kernel, 2, args, timeout=60)
+    assert done.returncode == 2
+    records = _records(done.stdout)
+    assert len(records) == 1 and records[0]["type"] == "error"
+    assert message in records[0]["message"]
+
+
+def test_bad_fault_specification_is_rejected(kernel):
+    done = _launch(kernel, 2, ["--plan", "barrier=0"], fault="explode@barrier:0", timeout=60)
+    assert done.returncode == 2
+    assert "COMMCHAR_INJECT_FAULT" in _records(done.stdout)[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "fault, problem",
+    [
+        ("corrupt@pingpong:rsend:1024", "rank 1: byte 512 is 0x"),
+        ("corrupt@allreduce:sum:64", "rank 1: element 4 is"),
+    ],
+)
+def test_corruption_reported_and_run_continues(kernel, fault, problem):
+    plan = "pingpong:rsend=1024;allreduce:sum=64;bcast=64"
+    done = _launch(kernel, 2, ["--plan", plan, *FAST], fault=fault)
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    points = _points(records)
+    assert len(points) == 3 and records[-1]["type"] == "end"
+    corrupted = [pt for pt in points if f"{pt['op']}:{pt['variant']}:{pt['n_bytes']}" in fault]
+    assert len(corrupted) == 1
+    bad = corrupted[0]
+    assert bad["valid"] is False
+    assert problem in bad["error"] and "expected" in bad["error"]
+    assert all(pt["valid"] for pt in points if pt is not bad)
+
+
+def test_three_processes(kernel):
+    done = _launch(kernel, 3, ["--plan", PLAN_P3, *FAST_P3])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["p"] == 3 and len(records[0]["hosts"]) == 3
+    _check_stream(records, p=3, min_reps=5, precision=0.2)
+    assert len(_points(records)) == 15
