@@ -138,7 +138,8 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         decision[1] = CC_STOP_PRECISION;
     } else if (s->n >= lim->max_reps) {
         decision[1] = CC_STOP_MAX_REPS;
-    } else if (elapsed >= lim->max_time) {
+    } else if (elapsed >= lim->max_time && s->n >= lim->min_reps) {
+        /* min-reps is a floor: a slow point still gets its fewest samples */
         decision[1] = CC_STOP_MAX_TIME;
     } else {
         /* grow geometrically (x1.5 in total), never past max-reps or max-time */
@@ -148,6 +149,7 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         long chunk = (s->n + 1) / 2;
         if (chunk > lim->max_reps - s->n) chunk = lim->max_reps - s->n;
         if (chunk > by_time) chunk = by_time;
+        if (s->n + chunk < lim->min_reps) chunk = lim->min_reps - s->n;
         decision[0] = chunk > 0 ? chunk : 1;
         decision[1] = CC_STOP_GO;
     }

@@ -236,7 +236,8 @@ class _JobRunner:
             return False
         message = {**message, "p": self.p}
         summary = summarize(samples)
-        ci_rel = relative_ci_halfwidth(summary)
+        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+        ci_rel = relative_ci_halfwidth(summary, float(extra.get("delay_us") or 0.0))
         target = float(message.get("precision_target") or self.options.precision)
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,

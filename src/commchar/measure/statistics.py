@@ -51,9 +51,12 @@ def summarize(samples: list[float] | np.ndarray) -> dict:
     }
 
 
-def relative_ci_halfwidth(summary: dict) -> float:
-    """The larger side of the median's CI, relative to the median."""
+def relative_ci_halfwidth(summary: dict, reference_us: float = 0.0) -> float:
+    """The larger side of the median's CI, relative to the median, or to
+    `reference_us` when that is larger: the rendezvous probe judges its short
+    eager sends against the receiver's delay, as the kernel's stopping rule does."""
     median = summary["t_us"]
-    if median <= 0:
+    yardstick = max(median, reference_us)
+    if yardstick <= 0:
         return math.inf if summary["ci_hi_us"] > summary["ci_lo_us"] else 0.0
-    return max(median - summary["ci_lo_us"], summary["ci_hi_us"] - median) / median
+    return max(median - summary["ci_lo_us"], summary["ci_hi_us"] - median) / yardstick
