@@ -231,8 +231,30 @@ const cc_op cc_op_pingpong = {
 
 /* ---- bw, bibw: windows of W non-blocking sends -------------------------- */
 
+/* Bytes one window may hold. Past this, a window of W long messages only makes
+ * each sample (and the buffer) huge: 64 x 4 MiB is 256 MiB and 0.1 s a sample,
+ * while two messages in flight already keep the link streaming. */
+#define CC_WINDOW_BYTES ((size_t)8 << 20)
+
+static void cc_window_for_size(cc_point *pt)
+{
+    if (pt->n > 0 && (size_t)pt->window * pt->n > CC_WINDOW_BYTES) {
+        size_t fit = CC_WINDOW_BYTES / pt->n;
+        pt->window = fit < 2 ? 2 : (long)fit;
+    }
+}
+
+static void cc_window_extra(cc_point *pt, double main_median_us, cc_buf *json)
+{
+    (void)main_median_us;
+    if (pt->rank != 0) return;
+    cc_buf_key(json, "window");
+    cc_buf_num(json, (double)pt->window);
+}
+
 static void cc_bw_setup(cc_point *pt)
 {
+    cc_window_for_size(pt);
     const long w = pt->window;
     const int receives = pt->rank == 1;
     cc_p2p_buffers(pt, receives ? (size_t)w * pt->n : 0, (int)w);
@@ -269,6 +291,7 @@ const cc_op cc_op_bw = {
     .check_size = cc_p2p_check_size,
     .setup = cc_bw_setup,
     .run = cc_bw_run,
+    .extra = cc_window_extra,
     .fill = cc_p2p_fill,
     .check = cc_p2p_check,
     .cleanup = cc_p2p_cleanup,
@@ -276,6 +299,7 @@ const cc_op cc_op_bw = {
 
 static void cc_bibw_setup(cc_point *pt)
 {
+    cc_window_for_size(pt);
     cc_p2p_buffers(pt, (size_t)pt->window * pt->n, (int)(2 * pt->window));
     pt->scale = 1.0 / (double)pt->window;
 }
@@ -301,6 +325,7 @@ const cc_op cc_op_bibw = {
     .check_size = cc_p2p_check_size,
     .setup = cc_bibw_setup,
     .run = cc_bibw_run,
+    .extra = cc_window_extra,
     .fill = cc_p2p_fill,
     .check = cc_p2p_check,
     .cleanup = cc_p2p_cleanup,
