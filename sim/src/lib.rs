@@ -1,0 +1,18 @@
+//! commchar-sim: a deterministic discrete-event simulator of message passing
+//! under the LogGOPS model, with topologies, congestion, collective algorithms
+//! generated on the fly, Jacobi, and LogGOPSim's GOAL schedules.
+//!
+//! The library has no command-line code; `src/main.rs` is the binary.
+
+pub mod engine;
+pub mod error;
+mod fxhash;
+pub mod matching;
+pub mod network;
+pub mod params;
+pub mod queue;
+pub mod topology;
+pub mod trace;
+pub mod workload;
+
+pub use error::{Result, SimError};

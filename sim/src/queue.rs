@@ -1,0 +1,160 @@
+//! The event queue: a radix heap of events ordered by (time, sequence number).
+//!
+//! Sequence numbers are unique, so the order is total and repeatable. A
+//! sequence number is given when an event is created and kept when the event
+//! is put back to wait for a busy resource (LogGOPSim's rule), so same-time
+//! events keep their creation order.
+//!
+//! Events are kept in a radix heap on time (a bucket per highest differing
+//! bit) and, once their time comes, sorted by sequence number.
+//!
+//! A radix heap needs monotone keys: nothing is queued before the event being
+//! handled. That holds because a rank's resources are never free before the
+//! current time once it has acted; every push checks it. Buckets are plain
+//! vectors holding the events themselves (no side table), so pushes and pops
+//! walk memory in order: a binary heap over millions of events spent most of
+//! its time in cache misses.
+
+use std::collections::VecDeque;
+
+/// Emptied buckets larger than this (in events) are freed rather than kept.
+const KEEP_CAPACITY: usize = 1 << 16;
+
+/// Most events one run can create.
+pub const MAX_EVENTS: u64 = 1 << 60;
+
+/// An event: when, its order among same-time events, and its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event<P: Copy> {
+    pub time: u64,
+    /// sequence << 4 | kind, so that kinds travel in the key's spare bits
+    pub seq_kind: u64,
+    pub data: P,
+}
+
+impl<P: Copy> Event<P> {
+    pub fn seq(&self) -> u64 {
+        self.seq_kind >> 4
+    }
+    pub fn kind(&self) -> u8 {
+        (self.seq_kind & 15) as u8
+    }
+}
+
+pub struct EventQueue<P: Copy> {
+    /// Events at the current time, in sequence order.
+    now: VecDeque<Event<P>>,
+    /// buckets[i]: events whose time differs from `now_time` first in bit i-1.
+    buckets: Vec<Vec<Event<P>>>,
+    now_time: u64,
+    len: usize,
+    next_seq: u64,
+}
+
+impl<P: Copy> Default for EventQueue<P> {
+    fn default() -> Self {
+        EventQueue {
+            now: VecDeque::new(),
+            buckets: (0..65).map(|_| Vec::new()).collect(),
+            now_time: 0,
+            len: 0,
+            next_seq: 0,
+        }
+    }
+}
+
+impl<P: Copy> EventQueue<P> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A fresh sequence number for a new event, or None once MAX_EVENTS were made.
+    pub fn next_seq(&mut self) -> Option<u64> {
+        let s = self.next_seq;
+        if s >= MAX_EVENTS {
+            return None;
+        }
+        self.next_seq += 1;
+        Some(s)
+    }
+
+    /// How many sequence numbers were given out (events created).
+    pub fn created(&self) -> u64 {
+        self.next_seq
+    }
+
+    pub fn push(&mut self, time: u64, seq: u64, kind: u8, data: P) {
+        debug_assert!(kind < 16 && seq < MAX_EVENTS);
+        assert!(
+            time >= self.now_time,
+            "event queued in the past (time {time} < {})",
+            self.now_time
+        );
+        let e = Event {
+            time,
+            seq_kind: (seq << 4) | kind as u64,
+            data,
+        };
+        self.len += 1;
+        if time == self.now_time {
+            // a new event has the highest sequence number; keep the order anyway
+            match self.now.back() {
+                Some(b) if b.seq_kind > e.seq_kind => {
+                    let at = self.now.partition_point(|x| x.seq_kind < e.seq_kind);
+                    self.now.insert(at, e);
+                }
+                _ => self.now.push_back(e),
+            }
+        } else {
+            let b = (64 - (time ^ self.now_time).leading_zeros()) as usize;
+            self.buckets[b].push(e);
+        }
+    }
+
+    /// The earliest event (by time, then sequence number).
+    pub fn pop(&mut self) -> Option<Event<P>> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.now.is_empty() {
+            let i = self
+                .buckets
+                .iter()
+                .position(|b| !b.is_empty())
+                .expect("len > 0");
+            let mut moving = std::mem::take(&mut self.buckets[i]);
+            let min = moving
+                .iter()
+                .map(|e| e.time)
+                .min()
+                .expect("bucket is not empty");
+            self.now_time = min;
+            for e in &moving {
+                if e.time == min {
+                    self.now.push_back(*e);
+                } else {
+                    self.buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
+                }
+            }
+            // a large emptied bucket gives its memory back: buckets fill one after
+            // another, and keeping every bucket's high-water mark costs gigabytes
+            if moving.capacity() <= KEEP_CAPACITY {
+                moving.clear();
+                self.buckets[i] = moving;
+            }
+            self.now
+                .make_contiguous()
+                .sort_unstable_by_key(|e| e.seq_kind);
+        }
+        self.len -= 1;
+        self.now.pop_front()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}

@@ -1,0 +1,406 @@
+//! Collective algorithms as phased schedules (after MPICH's implementations,
+//! Thakur, Rabenseifner and Gropp 2005), rooted at rank 0. Blocking steps are
+//! one phase each; `linear`/`direct` variants post all their messages in one
+//! phase, as isend/irecv + waitall do.
+
+use super::phased::PhaseSchedule;
+use super::Op;
+use crate::error::{usage, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    BcastBinomial,
+    BcastLinear,
+    BcastScatterAllgather,
+    ScatterBinomial,
+    ScatterLinear,
+    GatherBinomial,
+    GatherLinear,
+    AllgatherDirect,
+    AllgatherRecursiveDoubling,
+    AllgatherRing,
+    AllgatherBruck,
+    AllreduceRecursiveDoubling,
+    AllreduceRing,
+    AllreduceRabenseifner,
+    ReduceBinomial,
+    ReduceScatterRecursiveHalving,
+    AlltoallPairwise,
+    AlltoallDirect,
+    BarrierDissemination,
+    ScanRecursiveDoubling,
+}
+
+use Algorithm::*;
+
+/// (name, default-variant flag, algorithm, needs a power-of-two rank count)
+const TABLE: &[(&str, bool, Algorithm, bool)] = &[
+    ("bcast:binomial", true, BcastBinomial, false),
+    ("bcast:linear", false, BcastLinear, false),
+    (
+        "bcast:scatter_allgather",
+        false,
+        BcastScatterAllgather,
+        false,
+    ),
+    ("scatter:binomial", true, ScatterBinomial, false),
+    ("scatter:linear", false, ScatterLinear, false),
+    ("gather:binomial", true, GatherBinomial, false),
+    ("gather:linear", false, GatherLinear, false),
+    (
+        "allgather:recursive_doubling",
+        true,
+        AllgatherRecursiveDoubling,
+        true,
+    ),
+    ("allgather:direct", false, AllgatherDirect, false),
+    ("allgather:ring", false, AllgatherRing, false),
+    ("allgather:bruck", false, AllgatherBruck, false),
+    (
+        "allreduce:recursive_doubling",
+        true,
+        AllreduceRecursiveDoubling,
+        true,
+    ),
+    ("allreduce:ring", false, AllreduceRing, false),
+    ("allreduce:rabenseifner", false, AllreduceRabenseifner, true),
+    ("reduce:binomial", true, ReduceBinomial, false),
+    (
+        "reduce_scatter:recursive_halving",
+        true,
+        ReduceScatterRecursiveHalving,
+        true,
+    ),
+    ("alltoall:pairwise", true, AlltoallPairwise, false),
+    ("alltoall:direct", false, AlltoallDirect, false),
+    ("barrier:dissemination", true, BarrierDissemination, false),
+    (
+        "scan:recursive_doubling",
+        true,
+        ScanRecursiveDoubling,
+        false,
+    ),
+];
+
+/// Every accepted `op:algorithm` name.
+pub fn names() -> Vec<&'static str> {
+    TABLE.iter().map(|t| t.0).collect()
+}
+
+fn aliases(variant: &str) -> &str {
+    match variant {
+        "butterfly" | "rd" | "recursive-doubling" => "recursive_doubling",
+        "scatter+allgather" | "scatter-allgather" | "van_de_geijn" => "scatter_allgather",
+        "recursive-halving" => "recursive_halving",
+        other => other,
+    }
+}
+
+/// Looks up `op[:algorithm]`; an operation alone means its default algorithm.
+pub fn parse(spec: &str) -> Result<Algorithm> {
+    let (op, variant) = match spec.split_once(':') {
+        Some((o, v)) => (o, Some(aliases(v))),
+        None => (spec, None),
+    };
+    for &(name, default, alg, _) in TABLE {
+        let (o, v) = name.split_once(':').expect("table names are op:variant");
+        if o == op && (variant == Some(v) || (variant.is_none() && default)) {
+            return Ok(alg);
+        }
+    }
+    usage(format!(
+        "unknown collective '{spec}' (known: {})",
+        names().join(", ")
+    ))
+}
+
+fn entry(alg: Algorithm) -> &'static (&'static str, bool, Algorithm, bool) {
+    TABLE
+        .iter()
+        .find(|t| t.2 == alg)
+        .expect("every algorithm is in the table")
+}
+
+/// A collective on `p` ranks: `n` bytes as MPI counts it (the whole vector;
+/// for allgather, gather and scatter the whole gathered buffer; for alltoall
+/// the block sent to each peer), `gamma` ps per reduced byte.
+pub struct Collective {
+    pub alg: Algorithm,
+    pub p: u32,
+    pub n: u64,
+    pub gamma: u64,
+    pub tag: u32,
+}
+
+impl Collective {
+    pub fn new(alg: Algorithm, p: u32, n: u64, gamma: u64) -> Result<Collective> {
+        let (name, _, _, pow2) = entry(alg);
+        if p == 0 || p > crate::engine::MAX_RANKS {
+            return usage(format!(
+                "the rank count must be between 1 and {}",
+                crate::engine::MAX_RANKS
+            ));
+        }
+        if *pow2 && !p.is_power_of_two() {
+            return usage(format!("{name} needs a power-of-two rank count, not {p}"));
+        }
+        Ok(Collective {
+            alg,
+            p,
+            n,
+            gamma,
+            tag: 0,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        entry(self.alg).0
+    }
+
+    /// Bytes of one of p blocks (rounded up).
+    fn block(&self) -> u64 {
+        self.n.div_ceil(self.p as u64)
+    }
+
+    fn reduce_cost(&self, bytes: u64) -> Option<Op> {
+        let ps = bytes * self.gamma;
+        (ps > 0).then(|| Op::calc(ps))
+    }
+}
+
+fn lg(p: u32) -> u32 {
+    // ceil(log2 p)
+    32 - (p.max(1) - 1).leading_zeros()
+}
+
+fn lowbit(v: u32) -> u32 {
+    v & v.wrapping_neg()
+}
+
+/// Children masks of virtual rank `vr` in a binomial tree over `p`, largest first.
+fn top_child_mask(vr: u32, p: u32) -> u32 {
+    if vr == 0 {
+        if p <= 1 {
+            0
+        } else {
+            1 << (lg(p) - 1)
+        }
+    } else {
+        lowbit(vr) >> 1
+    }
+}
+
+fn subtree(vr: u32, mask_of_vr: u32, p: u32) -> u64 {
+    // ranks vr .. vr+mask_of_vr that exist
+    mask_of_vr.min(p - vr) as u64
+}
+
+impl Collective {
+    /// Binomial broadcast phases: receive from the parent, then send to children, largest subtree first.
+    fn binomial_down(
+        &self,
+        r: u32,
+        k: u32,
+        size_of: impl Fn(u32) -> u64,
+        recv_size: u64,
+        out: &mut Vec<Op>,
+    ) -> Option<()> {
+        let t = self.tag;
+        if k == 0 {
+            if r != 0 {
+                out.push(Op::recv(r - lowbit(r), recv_size, t));
+            }
+            return Some(());
+        }
+        let mask = top_child_mask(r, self.p) >> (k - 1);
+        if mask == 0 {
+            return None;
+        }
+        if r + mask < self.p {
+            out.push(Op::send(r + mask, size_of(r + mask), t));
+        }
+        Some(())
+    }
+
+    /// Binomial gather/reduce phases: receive from children, smallest first, then send to the parent.
+    fn binomial_up(
+        &self,
+        r: u32,
+        k: u32,
+        reduce: bool,
+        size_of: impl Fn(u32) -> u64,
+        out: &mut Vec<Op>,
+    ) -> Option<()> {
+        let t = self.tag;
+        let top = top_child_mask(r, self.p);
+        let children = if top == 0 {
+            0
+        } else {
+            top.trailing_zeros() + 1
+        };
+        let steps_per_child = if reduce { 2 } else { 1 };
+        let child_phases = children * steps_per_child;
+        if k < child_phases {
+            let mask = 1 << (k / steps_per_child);
+            if r + mask < self.p {
+                if k.is_multiple_of(steps_per_child) {
+                    out.push(Op::recv(r + mask, size_of(r + mask), t));
+                } else if let Some(c) = self.reduce_cost(self.n) {
+                    out.push(c);
+                }
+            }
+            return Some(());
+        }
+        if k == child_phases && r != 0 {
+            out.push(Op::send(r - lowbit(r), size_of(r), t));
+            return Some(());
+        }
+        None
+    }
+
+    fn exchange(&self, out: &mut Vec<Op>, to: u32, from: u32, bytes: u64) {
+        out.push(Op::send(to, bytes, self.tag));
+        out.push(Op::recv(from, bytes, self.tag));
+    }
+
+    fn ring_step(&self, r: u32, out: &mut Vec<Op>, bytes: u64) {
+        let p = self.p;
+        self.exchange(out, (r + 1) % p, (r + p - 1) % p, bytes);
+    }
+}
+
+impl PhaseSchedule for Collective {
+    fn ranks(&self) -> u32 {
+        self.p
+    }
+
+    fn describe(&self) -> String {
+        format!("{} n={} p={}", self.name(), self.n, self.p)
+    }
+
+    fn phase(&self, r: u32, k: u32, out: &mut Vec<Op>) -> Option<()> {
+        let (p, n, c) = (self.p, self.n, self.block());
+        let t = self.tag;
+        let lgp = lg(p);
+        let sub = |vr: u32| subtree(vr, if vr == 0 { p } else { lowbit(vr) }, p);
+        match self.alg {
+            BcastBinomial => self.binomial_down(r, k, |_| n, n, out),
+            BcastLinear | ScatterLinear => {
+                let bytes = if self.alg == BcastLinear { n } else { c };
+                (k == 0).then(|| {
+                    if r == 0 {
+                        out.extend((1..p).map(|d| Op::send(d, bytes, t)));
+                    } else {
+                        out.push(Op::recv(0, bytes, t));
+                    }
+                })
+            }
+            GatherLinear => (k == 0).then(|| {
+                if r == 0 {
+                    out.extend((1..p).map(|s| Op::recv(s, c, t)));
+                } else {
+                    out.push(Op::send(0, c, t));
+                }
+            }),
+            ScatterBinomial => self.binomial_down(r, k, |child| c * sub(child), c * sub(r), out),
+            BcastScatterAllgather => {
+                let scatter_phases = 1 + lg(p);
+                if k < scatter_phases {
+                    let _ = self.binomial_down(r, k, |child| c * sub(child), c * sub(r), out);
+                    Some(())
+                } else if k < scatter_phases + p - 1 {
+                    self.ring_step(r, out, c);
+                    Some(())
+                } else {
+                    None
+                }
+            }
+            GatherBinomial => self.binomial_up(r, k, false, |vr| c * sub(vr), out),
+            ReduceBinomial => self.binomial_up(r, k, true, |_| n, out),
+            AllgatherDirect => (k == 0).then(|| {
+                out.extend((1..p).map(|i| Op::send((r + i) % p, c, t)));
+                out.extend((1..p).map(|i| Op::recv((r + p - i) % p, c, t)));
+            }),
+            AllgatherRecursiveDoubling => (k < lgp).then(|| {
+                let partner = r ^ (1 << k);
+                self.exchange(out, partner, partner, c << k);
+            }),
+            AllgatherRing => (k + 1 < p).then(|| self.ring_step(r, out, c)),
+            AllgatherBruck => (k < lgp).then(|| {
+                let d = 1u32 << k;
+                let blocks = d.min(p - d) as u64;
+                self.exchange(out, (r + p - d % p) % p, (r + d) % p, c * blocks);
+            }),
+            AllreduceRecursiveDoubling => (k < 2 * lgp).then(|| {
+                if k.is_multiple_of(2) {
+                    let partner = r ^ (1 << (k / 2));
+                    self.exchange(out, partner, partner, n);
+                } else if let Some(op) = self.reduce_cost(n) {
+                    out.push(op);
+                }
+            }),
+            AllreduceRing => {
+                let steps = p - 1;
+                if k < 2 * steps {
+                    // reduce-scatter step then its reduction
+                    if k.is_multiple_of(2) {
+                        self.ring_step(r, out, c);
+                    } else if let Some(op) = self.reduce_cost(c) {
+                        out.push(op);
+                    }
+                    Some(())
+                } else if k < 3 * steps {
+                    self.ring_step(r, out, c);
+                    Some(())
+                } else {
+                    None
+                }
+            }
+            AllreduceRabenseifner | ReduceScatterRecursiveHalving => {
+                // reduce-scatter by recursive halving: step i exchanges n/2^(i+1) with r ^ 2^i
+                if k < 2 * lgp {
+                    let i = k / 2;
+                    let bytes = n >> (i + 1);
+                    if k.is_multiple_of(2) {
+                        let partner = r ^ (1 << i);
+                        self.exchange(out, partner, partner, bytes);
+                    } else if let Some(op) = self.reduce_cost(bytes) {
+                        out.push(op);
+                    }
+                    Some(())
+                } else if self.alg == AllreduceRabenseifner && k < 3 * lgp {
+                    // allgather by recursive doubling, masks descending, sizes growing
+                    let j = k - 2 * lgp; // 0 .. lgp-1
+                    let i = lgp - 1 - j;
+                    let partner = r ^ (1 << i);
+                    self.exchange(out, partner, partner, n >> (i + 1));
+                    Some(())
+                } else {
+                    None
+                }
+            }
+            AlltoallPairwise => (k + 1 < p).then(|| {
+                let i = k + 1;
+                self.exchange(out, (r + i) % p, (r + p - i) % p, n);
+            }),
+            AlltoallDirect => (k == 0).then(|| {
+                out.extend((1..p).map(|i| Op::send((r + i) % p, n, t)));
+                out.extend((1..p).map(|i| Op::recv((r + p - i) % p, n, t)));
+            }),
+            BarrierDissemination => (k < lgp).then(|| {
+                let d = (1u32 << k) % p;
+                self.exchange(out, (r + d) % p, (r + p - d) % p, 1);
+            }),
+            ScanRecursiveDoubling => (k < 2 * lgp).then(|| {
+                let partner = r ^ (1 << (k / 2));
+                if partner < p {
+                    if k.is_multiple_of(2) {
+                        self.exchange(out, partner, partner, n);
+                    } else if let Some(op) = self.reduce_cost(n) {
+                        out.push(op);
+                    }
+                }
+            }),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Phased schedules: each rank runs a sequence of phases; the operations of a
+//! phase are issued together and the next phase starts once all have
+//! completed. Collectives and Jacobi are written this way and generated on
+//! the fly: a rank's state is its phase number and outstanding count.
+
+use super::{Op, Ready, Workload};
+
+/// A schedule that can say, for any rank and phase number, which operations
+/// that phase holds. `None` means the rank has no further phases.
+pub trait PhaseSchedule {
+    fn ranks(&self) -> u32;
+    fn describe(&self) -> String;
+    /// Appends the operations of phase `k` of `rank` (possibly none).
+    fn phase(&self, rank: u32, k: u32, out: &mut Vec<Op>) -> Option<()>;
+}
+
+pub struct Phased<S: PhaseSchedule> {
+    schedule: S,
+    /// Per rank: (next phase, operations of the current phase not yet done).
+    state: Vec<(u32, u32)>,
+    unfinished_ranks: u64,
+    unfinished_ops: u64,
+    scratch: Vec<Op>,
+}
+
+impl<S: PhaseSchedule> Phased<S> {
+    pub fn new(schedule: S) -> Self {
+        let p = schedule.ranks() as usize;
+        Phased {
+            schedule,
+            state: vec![(0, 0); p],
+            unfinished_ranks: p as u64,
+            unfinished_ops: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn schedule(&self) -> &S {
+        &self.schedule
+    }
+
+    fn advance(&mut self, rank: u32, out: &mut Ready) {
+        let r = rank as usize;
+        loop {
+            self.scratch.clear();
+            let k = self.state[r].0;
+            if self.schedule.phase(rank, k, &mut self.scratch).is_none() {
+                self.unfinished_ranks -= 1;
+                return;
+            }
+            self.state[r].0 = k + 1;
+            if !self.scratch.is_empty() {
+                self.state[r].1 = self.scratch.len() as u32;
+                self.unfinished_ops += self.scratch.len() as u64;
+                out.extend(self.scratch.iter().map(|op| (rank, *op)));
+                return;
+            }
+        }
+    }
+}
+
+impl<S: PhaseSchedule> Workload for Phased<S> {
+    fn ranks(&self) -> u32 {
+        self.schedule.ranks()
+    }
+    fn describe(&self) -> String {
+        self.schedule.describe()
+    }
+    fn start(&mut self, rank: u32, out: &mut Ready) {
+        self.advance(rank, out);
+    }
+    fn started(&mut self, _rank: u32, _id: u32, _out: &mut Ready) {}
+    fn done(&mut self, rank: u32, _id: u32, out: &mut Ready) {
+        let r = rank as usize;
+        self.unfinished_ops -= 1;
+        self.state[r].1 -= 1;
+        if self.state[r].1 == 0 {
+            self.advance(rank, out);
+        }
+    }
+    fn unfinished(&self) -> u64 {
+        self.unfinished_ops + self.unfinished_ranks
+    }
+}
+
+/// Writes a phased schedule as GOAL text: every operation of a phase
+/// `requires` every operation of the rank's previous non-empty phase.
+pub fn write_goal<S: PhaseSchedule, W: std::io::Write>(
+    schedule: &S,
+    unit_ps: u64,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let p = schedule.ranks();
+    writeln!(w, "num_ranks {p}")?;
+    let mut ops = Vec::new();
+    for rank in 0..p {
+        writeln!(w, "\nrank {rank} {{")?;
+        let mut label = 0u64;
+        let mut prev: std::ops::Range<u64> = 0..0;
+        let mut k = 0;
+        loop {
+            ops.clear();
+            if schedule.phase(rank, k, &mut ops).is_none() {
+                break;
+            }
+            k += 1;
+            if ops.is_empty() {
+                continue;
+            }
+            let first = label;
+            for op in &ops {
+                match op.kind {
+                    super::OpKind::Send => writeln!(
+                        w,
+                        "l{label}: send {}b to {} tag {}",
+                        op.size, op.peer, op.tag
+                    )?,
+                    super::OpKind::Recv => writeln!(
+                        w,
+                        "l{label}: recv {}b from {} tag {}",
+                        op.size, op.peer, op.tag
+                    )?,
+                    super::OpKind::Calc => writeln!(w, "l{label}: calc {}", op.size / unit_ps)?,
+                }
+                for dep in prev.clone() {
+                    writeln!(w, "l{label} requires l{dep}")?;
+                }
+                label += 1;
+            }
+            prev = first..label;
+        }
+        writeln!(w, "}}")?;
+    }
+    Ok(())
+}

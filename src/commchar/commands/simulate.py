@@ -1,0 +1,160 @@
+"""`commchar simulate`: discrete-event simulation of collectives, Jacobi and GOAL schedules."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from commchar.errors import UsageError
+from commchar.simulate import list_collectives, parse_size, run_simulator
+
+NAME = "simulate"
+HELP = "simulate message passing (LogGOPS, topologies, congestion) at any scale"
+
+# flags passed to the simulator unchanged: (flag, metavar, help)
+_TIME_FLAGS = [
+    ("--L", "latency"), ("--o", "overhead at both ends"), ("--o-s", "send overhead"),
+    ("--o-r", "receive overhead"), ("--g", "gap between messages"), ("--G", "gap per byte"),
+    ("--O", "overhead per byte"), ("--gamma", "computation per reduced byte"),
+    ("--hop", "latency per network hop"), ("--op-cost", "jacobi: time of one arithmetic operation"),
+]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    what = parser.add_argument_group("what to simulate (one of)")
+    what.add_argument("--collective", metavar="OP[:ALG]", help="e.g. allreduce:rabenseifner, bcast:binomial")
+    what.add_argument("--goal", metavar="FILE", help="a LogGOPSim GOAL text schedule")
+    what.add_argument("--app", choices=["jacobi"], help="an application: jacobi")
+    what.add_argument("--experiment", choices=["aggregation"],
+                      help="the aggregation/broadcast experiment (hypercube 2-5 and fully connected)")
+    what.add_argument("--list", action="store_true", help="list the collective algorithms")
+    parser.add_argument("--n", default="8", metavar="BYTES", help="collective message size (1024, 64K, 1MiB)")
+    parser.add_argument("--p", default="2", metavar="P", help="number of ranks")
+    parser.add_argument("--unknowns", metavar="N", help="jacobi: unknowns (default 32)")
+    parser.add_argument("--iterations", metavar="I", help="jacobi: iterations (default 1)")
+    parser.add_argument("--exchange", choices=["direct", "butterfly"], help="jacobi: exchange method")
+    net = parser.add_argument_group("network")
+    net.add_argument("--topology", default="full", help="full, hypercube[:D], torus:8x8[x8], fattree:K")
+    net.add_argument("--congestion", choices=["on", "off"], default="off",
+                     help="on: a link carries one message at a time per direction")
+    cost = parser.add_argument_group("cost model (LogGOPS; LogGOPSim's defaults in ns)")
+    cost.add_argument("--unit", choices=["ns", "us"], default="ns", help="unit of the times given and printed")
+    for flag, text in _TIME_FLAGS:
+        cost.add_argument(flag, metavar="T", type=float, help=text)
+    cost.add_argument("--S", metavar="BYTES", help="longest eager message; longer ones use rendezvous")
+    cost.add_argument("--rendezvous", choices=["handshake", "match"], default="handshake",
+                      help="a long send completes at match + L (handshake) or at the match (as LogGOPSim)")
+    cost.add_argument("--model", metavar="FILE", help="commchar model file: its loggp section sets the parameters")
+    cost.add_argument("--library", metavar="L", help="library of the model file")
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print the simulator's JSON result")
+    out.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event timeline (Perfetto)")
+    out.add_argument("--emit-goal", metavar="FILE", help="write the workload as GOAL text instead of simulating")
+    out.add_argument("--out", metavar="DIR", default="out/aggregation",
+                     help="experiment: directory for plots and results (default out/aggregation)")
+    out.add_argument("--delays", metavar="LIST",
+                     help="experiment: link delays in us, comma separated (default 13 values, 0.01 to 1000)")
+
+
+def simulator_args(args: argparse.Namespace) -> list[str]:
+    """The simulator's argument list for a parsed `commchar simulate` command."""
+    argv: list[str] = []
+    chosen = [name for name in ("collective", "goal", "app") if getattr(args, name)]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one of --collective, --goal, --app, --experiment, --list")
+    if args.collective:
+        argv += ["--collective", args.collective, "--n", str(parse_size(args.n))]
+    if args.goal:
+        argv += ["--goal", args.goal]
+    if args.app:
+        argv += ["--app", args.app]
+        for name in ("unknowns", "iterations", "exchange"):
+            if getattr(args, name) is not None:
+                argv += [f"--{name}", str(getattr(args, name))]
+    if not args.goal:
+        argv += ["--p", _positive_int(args.p, "--p")]
+    argv += ["--topology", args.topology, "--congestion", args.congestion, "--unit", args.unit,
+             "--rendezvous", args.rendezvous]
+    for flag, _ in _TIME_FLAGS:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None:
+            argv.append(f"{flag}={float(value)!r}")  # '=' keeps a negative value from reading as a flag
+    if args.S is not None:
+        argv += ["--S", str(parse_size(args.S))]
+    if args.model:
+        argv += ["--model", args.model]
+    if args.library:
+        argv += ["--library", args.library]
+    if args.trace:
+        argv += ["--trace", args.trace]
+    if args.emit_goal:
+        argv += ["--emit-goal", args.emit_goal]
+    return argv
+
+
+def _positive_int(text: str, flag: str) -> str:
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{flag} '{text}' is not a positive integer")
+    return text
+
+
+def _render(result: dict[str, Any], console: Console) -> None:
+    unit = result["unit"]
+    fin = result["finish"]
+    perf = result["performance"]
+    table = Table(title=f"{result['workload']} on {result['topology']} "
+                        f"(congestion {'on' if result['congestion'] else 'off'})", title_justify="left",
+                  show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("makespan", f"{result['makespan']:.3f} {unit}")
+    table.add_row("rank finish min / median / mean / max",
+                  f"{fin['min']:.3f} / {fin['median']:.3f} / {fin['mean']:.3f} / {fin['max']:.3f} {unit}")
+    table.add_row("last rank to finish", str(fin["last_rank"]))
+    table.add_row("events (messages, rendezvous)",
+                  f"{result['events']} ({result['messages']}, {result['rendezvous_messages']})")
+    table.add_row("wall time", f"{perf['wall_s']:.3f} s")
+    table.add_row("events per second", f"{perf['events_per_s'] / 1e6:.2f} M")
+    if perf.get("peak_rss_bytes"):
+        table.add_row("peak memory", f"{perf['peak_rss_bytes'] / 2**20:.1f} MiB")
+    params = result["params"]
+    table.caption = ("L={L} o_s={o_s} o_r={o_r} g={g} G={G}/B O={O}/B S={S} B gamma={gamma}/B hop={hop} "
+                     f"({unit}), rendezvous: {{rendezvous}}").format(**params).replace(
+                         "{rendezvous}", params["rendezvous"])
+    console.print(table)
+
+
+def execute(args: argparse.Namespace, console: Console) -> int:
+    if args.list:
+        console.print("\n".join(list_collectives()), markup=False)
+        return 0
+    if args.experiment:
+        from commchar.simulate.experiment import AggregationExperiment, parse_delays, render
+
+        delays = parse_delays(args.delays) if args.delays else None
+        experiment = AggregationExperiment(delays_us=delays)
+        result = experiment.run(console)
+        outdir = Path(args.out)
+        paths = experiment.save(result, outdir)
+        if args.json:
+            console.print_json(json.dumps(result.as_json()))
+        else:
+            render(result, console)
+            console.print(f"plots and results in {outdir}: " + ", ".join(p.name for p in paths), markup=False)
+        return 0
+    argv = simulator_args(args)
+    if args.emit_goal:
+        run_simulator(argv, expect_json=False)
+        console.print(f"wrote {args.emit_goal}", markup=False)
+        return 0
+    result = run_simulator(argv)
+    if args.json:
+        console.print_json(json.dumps(result))
+    else:
+        _render(result, console)
+    return 0

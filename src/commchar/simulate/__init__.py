@@ -1,0 +1,10 @@
+"""Drive the Rust simulator `commchar-sim` (sim/) and read its JSON results.
+
+The simulator is its own binary; this package builds its argument list, runs
+it without a shell, and turns its one-line errors into CommcharError.
+"""
+
+from commchar.simulate.binary import find_binary, list_collectives, run_simulator
+from commchar.simulate.sizes import parse_size
+
+__all__ = ["find_binary", "list_collectives", "parse_size", "run_simulator"]

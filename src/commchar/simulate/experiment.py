@@ -1,0 +1,221 @@
+"""The aggregation/broadcast experiment (Markowsky, after Lester): Jacobi with
+N unknowns on N processes, the all-to-all exchange by the direct method or the
+butterfly, on hypercubes of dimension 2-5 and fully connected machines of the
+same N, with congestion simulated or ignored, against the sequential program,
+over a sweep of the communication delay (the time a message takes per link).
+
+Cost model of a run (us): one arithmetic operation takes `op_cost`; a message
+costs `overhead` of CPU time at each end and `delay` per link it crosses
+(L = g = G = 0), so the delay is the only network cost. With congestion on a
+link carries one message at a time per direction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from commchar.errors import UsageError
+from commchar.simulate.binary import run_simulator
+
+DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
+DIMENSIONS = (2, 3, 4, 5)
+METHODS = ("direct", "butterfly")
+
+
+def parse_delays(text: str) -> list[float]:
+    """Comma-separated positive delays in us, returned sorted."""
+    try:
+        values = sorted({float(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise UsageError(f"--delays '{text}' is not a comma-separated list of numbers") from None
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise UsageError(f"--delays '{text}' must list positive delays in us")
+    return values
+
+
+@dataclass(frozen=True)
+class Point:
+    arch: str  # "hypercube" or "full"
+    dim: int
+    method: str
+    congestion: bool
+    delay_us: float
+    elapsed_us: float
+
+
+@dataclass
+class ExperimentResult:
+    delays_us: list[float]
+    sequential_us: dict[int, float]  # by dimension (N = 2^dim)
+    points: list[Point] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def elapsed(self, arch: str, dim: int, method: str, congestion: bool) -> list[float]:
+        chosen = {p.delay_us: p.elapsed_us for p in self.points
+                  if (p.arch, p.dim, p.method, p.congestion) == (arch, dim, method, congestion)}
+        return [chosen[d] for d in self.delays_us]
+
+    def speedup(self, arch: str, dim: int, method: str, congestion: bool) -> list[float]:
+        return [self.sequential_us[dim] / t for t in self.elapsed(arch, dim, method, congestion)]
+
+    def crossover(self, arch: str, dim: int, congestion: bool) -> tuple[float | None, str]:
+        """The delay at which the faster method changes (log-interpolated), and what happens there."""
+        direct = self.elapsed(arch, dim, "direct", congestion)
+        butterfly = self.elapsed(arch, dim, "butterfly", congestion)
+        diff = [d - b for d, b in zip(direct, butterfly)]
+        for i in range(len(diff) - 1):
+            a, b = diff[i], diff[i + 1]
+            if a == 0 or a * b < 0:
+                if a == 0:
+                    return self.delays_us[i], _winner(b)
+                x0, x1 = math.log(self.delays_us[i]), math.log(self.delays_us[i + 1])
+                x = x0 + (x1 - x0) * a / (a - b)
+                return math.exp(x), _winner(b)
+        return None, _winner(diff[-1]) + " throughout"
+
+    def as_json(self) -> dict[str, Any]:
+        crossovers = []
+        for arch in ("hypercube", "full"):
+            for dim in DIMENSIONS:
+                for congestion in (False, True):
+                    delay, what = self.crossover(arch, dim, congestion)
+                    crossovers.append({"arch": arch, "N": 2**dim, "dim": dim, "congestion": congestion,
+                                       "crossover_delay_us": delay, "after": what})
+        return {
+            "experiment": "aggregation",
+            "settings": self.settings,
+            "delays_us": self.delays_us,
+            "sequential_us": {str(2**d): t for d, t in self.sequential_us.items()},
+            "points": [p.__dict__ | {"N": 2**p.dim,
+                                     "speedup": self.sequential_us[p.dim] / p.elapsed_us} for p in self.points],
+            "crossovers": crossovers,
+        }
+
+
+def _winner(direct_minus_butterfly: float) -> str:
+    return "butterfly faster" if direct_minus_butterfly > 0 else "direct faster"
+
+
+class AggregationExperiment:
+    """Runs the whole sweep through the simulator; `run` returns an ExperimentResult."""
+
+    def __init__(self, delays_us: list[float] | None = None, iterations: int = 10,
+                 op_cost_us: float = 1.0, overhead_us: float = 0.1) -> None:
+        self.delays_us = delays_us or list(DEFAULT_DELAYS_US)
+        self.iterations = iterations
+        self.op_cost_us = op_cost_us
+        self.overhead_us = overhead_us
+
+    def _args(self, unknowns: int, p: int, topology: str, method: str, congestion: bool,
+              delay_us: float) -> list[str]:
+        return ["--app", "jacobi", "--unknowns", str(unknowns), "--p", str(p), "--iterations",
+                str(self.iterations), "--exchange", method, "--op-cost", repr(self.op_cost_us),
+                "--topology", topology, "--congestion", "on" if congestion else "off", "--unit", "us",
+                "--L", "0", "--g", "0", "--G", "0", "--O", "0", "--o", repr(self.overhead_us),
+                "--hop", repr(delay_us), "--S", str(2**62)]
+
+    def run(self, console: Console | None = None) -> ExperimentResult:
+        result = ExperimentResult(delays_us=self.delays_us, sequential_us={}, settings={
+            "iterations": self.iterations, "op_cost_us": self.op_cost_us, "overhead_us": self.overhead_us,
+            "model": "L=g=G=O=0; o per message at each end; delay per link; 8-byte values"})
+        jobs = [(arch, dim, method, congestion, delay)
+                for arch in ("hypercube", "full") for dim in DIMENSIONS for method in METHODS
+                for congestion in (False, True) for delay in self.delays_us]
+        progress = Progress(TextColumn("aggregation experiment"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                            TimeRemainingColumn(), console=console, transient=True, disable=console is None)
+        with progress:
+            task = progress.add_task("runs", total=len(jobs) + len(DIMENSIONS))
+            for dim in DIMENSIONS:
+                n = 2**dim
+                seq = run_simulator(self._args(n, 1, "full", "direct", False, 1.0))
+                result.sequential_us[dim] = float(seq["makespan"])
+                progress.advance(task)
+            for arch, dim, method, congestion, delay in jobs:
+                n = 2**dim
+                topology = f"hypercube:{dim}" if arch == "hypercube" else "full"
+                out = run_simulator(self._args(n, n, topology, method, congestion, delay))
+                result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"])))
+                progress.advance(task)
+        return result
+
+    def save(self, result: ExperimentResult, outdir: Path) -> list[Path]:
+        """Writes results.json and the plots (PNG and SVG); returns the paths written."""
+        import json
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        try:
+            outdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create {outdir}: {exc.strerror}") from None
+        written = [outdir / "results.json"]
+        written[0].write_text(json.dumps(result.as_json(), indent=1))
+        for quantity in ("elapsed", "speedup"):
+            fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+            for col, arch in enumerate(("hypercube", "full")):
+                for row, congestion in enumerate((False, True)):
+                    ax = axes[row][col]
+                    for dim in DIMENSIONS:
+                        for method, style in (("direct", "-"), ("butterfly", "--")):
+                            values = (result.elapsed if quantity == "elapsed" else result.speedup)(
+                                arch, dim, method, congestion)
+                            ax.plot(result.delays_us, values, style, marker="o", markersize=3,
+                                    color=f"C{dim - 2}", label=f"N={2**dim} {method}")
+                    ax.set_xscale("log")
+                    ax.set_yscale("log")
+                    ax.set_title(f"{arch}, congestion {'on' if congestion else 'off'}")
+                    ax.set_xlabel("communication delay per link (us)")
+                    ax.set_ylabel("elapsed time (us)" if quantity == "elapsed" else "speedup over sequential")
+                    ax.grid(True, which="both", alpha=0.3)
+            axes[0][0].legend(fontsize=7, ncol=2)
+            fig.suptitle(f"Jacobi aggregation/broadcast: {quantity} against delay "
+                         f"({result.settings['iterations']} iterations)")
+            fig.tight_layout()
+            for ext in ("png", "svg"):
+                path = outdir / f"aggregation_{quantity}.{ext}"
+                fig.savefig(path)
+                written.append(path)
+            plt.close(fig)
+        return written
+
+
+def render(result: ExperimentResult, console: Console) -> None:
+    """Prints the elapsed times, speedups and crossover delays."""
+    for congestion in (False, True):
+        for arch in ("hypercube", "full"):
+            table = Table(title=f"{arch}, congestion {'on' if congestion else 'off'}: elapsed us direct / butterfly "
+                                "(speedup over sequential)", title_justify="left")
+            table.add_column("delay us", justify="right")
+            for dim in DIMENSIONS:
+                table.add_column(f"N={2**dim}", justify="right")
+            for i, delay in enumerate(result.delays_us):
+                cells = [f"{delay:g}"]
+                for dim in DIMENSIONS:
+                    td, tb = (result.elapsed(arch, dim, m, congestion)[i] for m in METHODS)
+                    seq = result.sequential_us[dim]
+                    cells.append(f"{td:.4g} / {tb:.4g}\n({seq / td:.2f} / {seq / tb:.2f})")
+                table.add_row(*cells)
+            console.print(table)
+    cross = Table(title="crossover delay (us) where the faster method changes", title_justify="left")
+    for col in ("architecture", "N", "congestion off", "congestion on"):
+        cross.add_column(col, justify="right")
+    for arch in ("hypercube", "full"):
+        for dim in DIMENSIONS:
+            cells = [arch if arch == "full" else f"hypercube d={dim}", str(2**dim)]
+            for congestion in (False, True):
+                delay, what = result.crossover(arch, dim, congestion)
+                cells.append(f"{delay:.3g}: {what}" if delay is not None else what)
+            cross.add_row(*cells)
+    console.print(cross)
+    seq = ", ".join(f"N={2**d}: {t:.4g}" for d, t in result.sequential_us.items())
+    console.print(f"sequential baseline (us): {seq}", markup=False)

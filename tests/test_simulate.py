@@ -1,0 +1,161 @@
+"""`commchar simulate`: the verb drives the real Rust simulator (built by `make sim`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commchar.cli import main
+from commchar.simulate.binary import DEFAULT_BINARY
+from commchar.simulate.sizes import parse_size
+
+pytestmark = pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+
+
+def simulate_json(capsys, *argv: str) -> dict:
+    capsys.readouterr()
+    assert main(["simulate", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def one_line_error(capsys, argv: list[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert "Traceback" not in err
+    return code, err
+
+
+def test_binomial_bcast_matches_its_closed_form(capsys):
+    out = simulate_json(capsys, "--collective", "bcast:binomial", "--n", "1K", "--p", "8")
+    # k (2o + L + (s-1)G) with LogGOPSim's defaults in ns
+    assert out["makespan_ps"] == 3 * (2 * 1500 + 2500 + 1023 * 6) * 1000
+    assert out["events"] == 21 and out["messages"] == 7
+    assert out["performance"]["peak_rss_bytes"] > 0
+
+
+def test_text_output_names_the_figures(capsys):
+    capsys.readouterr()
+    assert main(["simulate", "--collective", "allreduce:ring", "--n", "64K", "--p", "6",
+                 "--topology", "torus:3x2", "--congestion", "on", "--hop", "100"]) == 0
+    text = capsys.readouterr().out
+    for word in ("makespan", "events", "wall time", "peak memory", "torus:3x2"):
+        assert word in text
+
+
+def test_a_model_file_calibrates_the_run(capsys, tmp_path: Path):
+    model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+             "libraries": {"openmpi": {"operations": {},
+                                       "loggp": {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1,
+                                                 "G": 0.001, "S": 65536, "s": 4096}}}}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    out = simulate_json(capsys, "--collective", "bcast:binomial", "--n", "1001", "--p", "4",
+                        "--model", str(path), "--unit", "us")
+    # per hop o_s + L + o_r + (s-1)G = 0.5 + 2 + 0.75 + 1.0 us
+    assert out["makespan_ps"] == 2 * 4_250_000
+    assert out["params"]["S"] == 65535
+
+
+def test_emitted_goal_runs_unchanged(capsys, tmp_path: Path):
+    goal = tmp_path / "rab.goal"
+    capsys.readouterr()
+    assert main(["simulate", "--collective", "allreduce:rabenseifner", "--n", "1M", "--p", "16",
+                 "--emit-goal", str(goal)]) == 0
+    assert goal.read_text().startswith("num_ranks 16")
+    generated = simulate_json(capsys, "--collective", "allreduce:rabenseifner", "--n", "1M", "--p", "16")
+    from_goal = simulate_json(capsys, "--goal", str(goal))
+    assert from_goal["makespan_ps"] == generated["makespan_ps"]
+
+
+def test_same_input_same_output(capsys, tmp_path: Path):
+    runs = []
+    for i in range(2):
+        trace = tmp_path / f"t{i}.json"
+        out = simulate_json(capsys, "--collective", "alltoall:direct", "--n", "4K", "--p", "9",
+                            "--topology", "torus:3x3", "--congestion", "on", "--hop", "50",
+                            "--trace", str(trace))
+        out.pop("performance")
+        runs.append((out, trace.read_bytes()))
+    assert runs[0] == runs[1]
+    events = json.loads(runs[0][1])["traceEvents"]
+    assert {e["name"] for e in events} == {"send", "recv"} and all(e["ph"] == "X" for e in events)
+
+
+def test_jacobi_app(capsys):
+    seq = simulate_json(capsys, "--app", "jacobi", "--unknowns", "16", "--p", "1", "--iterations", "2",
+                        "--op-cost", "1", "--unit", "us")
+    assert seq["makespan"] == pytest.approx(2 * 16 * 31)
+    par = simulate_json(capsys, "--app", "jacobi", "--unknowns", "16", "--p", "4", "--iterations", "2",
+                        "--op-cost", "1", "--unit", "us", "--exchange", "direct")
+    assert par["makespan"] < seq["makespan"]
+
+
+@pytest.mark.parametrize("argv, code, needle", [
+    (["--collective", "allreduce:nonsense"], 2, "unknown collective"),
+    (["--collective", "allreduce:rabenseifner", "--p", "6"], 2, "power-of-two"),
+    (["--collective", "bcast", "--n", "12X"], 2, "is not a byte count"),
+    (["--collective", "bcast", "--p", "0"], 2, "positive integer"),
+    (["--collective", "bcast", "--topology", "torus:2"], 2, "torus shape"),
+    (["--collective", "bcast", "--p", "9", "--topology", "hypercube:3"], 2, "fewer than 9"),
+    (["--collective", "bcast", "--L", "-1"], 2, "not a non-negative time"),
+    (["--goal", "/nonexistent.goal"], 2, "cannot read GOAL file"),
+    (["--collective", "bcast", "--goal", "x"], 2, "exactly one"),
+])
+def test_bad_input_is_one_line(capsys, argv, code, needle):
+    got, err = one_line_error(capsys, ["simulate", *argv])
+    assert got == code and needle in err and err.startswith("commchar: error:")
+
+
+def test_bad_goal_and_model_files(capsys, tmp_path: Path):
+    goal = tmp_path / "bad.goal"
+    goal.write_text("num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n")
+    code, err = one_line_error(capsys, ["simulate", "--goal", str(goal)])
+    assert code == 2 and "bad.goal:3" in err
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps({"format": "commchar-model", "libraries": {"x": {"operations": {}}}}))
+    code, err = one_line_error(capsys, ["simulate", "--collective", "bcast", "--model", str(model)])
+    assert code == 2 and "no library has a loggp section" in err
+
+
+def test_deadlocked_schedule_is_reported(capsys, tmp_path: Path):
+    goal = tmp_path / "dead.goal"
+    goal.write_text("num_ranks 2\nrank 0 {\n}\nrank 1 {\nr: recv 8b from 0 tag 0\n}\n")
+    code, err = one_line_error(capsys, ["simulate", "--goal", str(goal)])
+    assert code == 1 and "deadlock" in err
+
+
+def test_missing_binary_says_make_sim(capsys, monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("COMMCHAR_SIM", str(tmp_path / "nope"))
+    code, err = one_line_error(capsys, ["simulate", "--collective", "bcast"])
+    assert code == 1 and "make sim" in err
+
+
+def test_list_names_every_algorithm(capsys):
+    capsys.readouterr()
+    assert main(["simulate", "--list"]) == 0
+    names = capsys.readouterr().out.split()
+    assert len(names) == 20 and "allreduce:rabenseifner" in names and "barrier:dissemination" in names
+
+
+def test_parse_size():
+    assert parse_size("1MiB") == 2**20 and parse_size("64K") == 65536 and parse_size("17") == 17
+
+
+@pytest.mark.slow
+def test_aggregation_experiment(capsys, tmp_path: Path):
+    capsys.readouterr()
+    assert main(["simulate", "--experiment", "aggregation", "--delays", "0.1,1000", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "crossover delay" in text and "sequential baseline" in text
+    result = json.loads((tmp_path / "results.json").read_text())
+    assert len(result["points"]) == 2 * 4 * 2 * 2 * 2
+    assert result["sequential_us"]["32"] == pytest.approx(10 * 32 * 63)
+    for name in ("aggregation_elapsed.png", "aggregation_speedup.svg"):
+        assert (tmp_path / name).stat().st_size > 1000
+    # on a fully connected machine the direct method wins once delays are long
+    full32 = [c for c in result["crossovers"] if c["arch"] == "full" and c["N"] == 32 and not c["congestion"]]
+    assert full32[0]["crossover_delay_us"] is not None and full32[0]["after"] == "direct faster"
