@@ -24,7 +24,7 @@ kernels: python
 	$(BIN)/commchar build
 
 sim:
-	@if [ -f sim/Cargo.toml ]; then $(CARGO) build --release --quiet --manifest-path sim/Cargo.toml; fi
+	$(CARGO) build --release --quiet --manifest-path sim/Cargo.toml
 
 browser:
 	@scripts/ensure-deps.sh browser
@@ -35,7 +35,9 @@ demo: setup
 
 test: setup browser
 	$(BIN)/python -m pytest -q -ra
-	@if [ -f sim/Cargo.toml ]; then $(CARGO) test --release --quiet --manifest-path sim/Cargo.toml; fi
+	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
+	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
+	$(CARGO) test --release --quiet --manifest-path sim/Cargo.toml
 
 clean:
 	rm -rf build sim/target $(VENV)
