@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, Prediction, parse_expr
+from commchar.predict.values import split_top_level
 
 MAX_LENGTH = 1000
 _OPKEY_AT_END = re.compile(r"(?<![A-Za-z0-9_])([a-z][a-z0-9_]*(?::[a-z][a-z0-9_]*)?)$")
@@ -84,24 +85,6 @@ def _evaluate(expr: Expr, p: float, what: str) -> float:
         raise UsageError(f"{what}: {exc}") from None
 
 
-def _split_plus(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise UsageError(f"unbalanced ')' at column {i + 1} in {text!r}")
-        elif ch == "+" and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    if depth != 0:
-        raise UsageError(f"unbalanced '(' in {text!r}")
-    parts.append(text[start:])
-    return parts
-
-
 def _wrapped(text: str) -> bool:
     """True when text is one parenthesised group: `(p-1)`, not `(p)-(1)`."""
     if not (text.startswith("(") and text.endswith(")")):
@@ -162,5 +145,5 @@ def parse_composition(text: str) -> Composition:
         raise UsageError("empty operation expression")
     if len(text) > MAX_LENGTH:
         raise UsageError(f"operation expression longer than {MAX_LENGTH} characters")
-    parts = tuple(_parse_part(raw, text) for raw in _split_plus(text))
+    parts = tuple(_parse_part(raw, text) for raw in split_top_level(text, "+"))
     return Composition("".join(text.split()), parts)

@@ -37,17 +37,22 @@ def parse_value(text: str, flag: str) -> float:
     return value
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas outside parentheses, so `min(p, 8)` stays whole."""
+def split_top_level(text: str, separator: str) -> list[str]:
+    """Split on `separator` outside parentheses, so `min(p, 8)` and
+    `gather(8*p)+bcast(8*p)` split where a person would."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
-        elif ch == "," and depth == 0:
+            if depth < 0:
+                raise UsageError(f"unbalanced ')' at column {i + 1} in {text!r}")
+        elif ch == separator and depth == 0:
             parts.append(text[start:i])
             start = i + 1
+    if depth != 0:
+        raise UsageError(f"unbalanced '(' in {text!r}")
     parts.append(text[start:])
     return [part.strip() for part in parts]
 
@@ -93,7 +98,7 @@ def parse_n_values(text: str) -> list[float | Expr]:
     """--n: numbers (bytes) or expressions in p, in the order given, duplicates dropped."""
     flag = "--n"
     items: list[float | Expr] = []
-    for part in _split_top_level(text):
+    for part in split_top_level(text, ","):
         if not part:
             raise UsageError(f"{flag}: empty item in {text!r}")
         if _VALUE.match(part):
@@ -120,7 +125,7 @@ def parse_p_values(text: str) -> list[int]:
     """--p: process counts (integers >= 1), sorted, duplicates dropped."""
     flag = "--p"
     values: list[float] = []
-    for part in _split_top_level(text):
+    for part in split_top_level(text, ","):
         if not part:
             raise UsageError(f"{flag}: empty item in {text!r}")
         values.extend(_range(part, flag, doubling=False) if ":" in part else [parse_value(part, flag)])
