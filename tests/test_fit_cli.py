@@ -50,28 +50,41 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
 def test_csv_fit_prints_tables(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
-    code, out, err = run(["fit", "--csv", str(path)], capsys)
+    code, out, err = run(["fit", "--csv", str(path), "--oversubscribed", "include"], capsys)
     assert code == 0, err
+    assert "fitted from oversubscribed jobs: openmpi bcast p=3, openmpi bcast p=4" in out
     assert "Point-to-point" in out and "pingpong:send" in out and "8192|16384" in out
     assert "Collectives: laws in p" in out and "O(log p)" in out
     assert "peak aggregated" in out and "MB/s" in out
 
 
+def _fit_model_file(tmp_path: Path, capsys, *options: str) -> dict:
+    """`commchar fit --csv` of _points() with `options`, and the model file it wrote."""
+    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    out_file = tmp_path / "model.json"
+    code, _, err = run(["fit", "--csv", str(path), *options, "-o", str(out_file)], capsys)
+    assert code == 0, err
+    return json.loads(out_file.read_text())
+
+
 def test_units_iec_and_model_file_is_valid(tmp_path, capsys):
     from commchar.modelfile import ModelFile, validate
 
-    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
-    out_file = tmp_path / "model.json"
-    code, out, err = run(["fit", "--csv", str(path), "--units", "iec", "-o", str(out_file)], capsys)
-    assert code == 0, err
-    model = json.loads(out_file.read_text())
+    model = _fit_model_file(tmp_path, capsys, "--units", "iec")
     validate(model)
     lib = model["libraries"]["openmpi"]
     send = lib["operations"]["pingpong:send"]
     assert send["breakpoints"] == [{"after": 8192, "at": 16384}]
     assert send["metrics"]["units"]["bandwidth"] == "MiB/s"
     assert send["metrics"]["Bw_as"] == pytest.approx(1e6 / 0.00012 / 2**20, rel=0.03)
-    assert model["provenance"]["oversubscribed"] == ["openmpi bcast p=3", "openmpi bcast p=4"]
+    # bcast ran dedicated at p = 2 only: by default p = 3, 4 (oversubscribed) stay out of its fit.
+    assert model["provenance"]["oversubscribed"] == []
+    assert model["provenance"]["oversubscribed_excluded"] == [
+        {"library": "openmpi", "operation": "bcast", "p": [3, 4], "points": 42}]
+    bcast = lib["operations"]["bcast"]
+    assert bcast["p_range"] == [2, 2] and "oversubscribed_p" not in bcast
+    assert bcast["laws"]["t_s"]["note"] == "one process count: no law in p"
+    assert bcast["laws"]["t_s"]["form"] == "const"
     pred = ModelFile.from_dict(model).time("openmpi", "pingpong", n=65536, p=2).t_us
     assert pred == pytest.approx(12.0 + 0.00012 * 65536, rel=0.03)
 
@@ -202,10 +215,46 @@ def test_real_command_line_bad_csv(tmp_path):
 
 def test_holdout_report(tmp_path, capsys):
     path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
-    code, out, err = run(["fit", "--csv", str(path), "--holdout-sizes", "3", "--holdout-p", "3"], capsys)
+    code, out, err = run(["fit", "--csv", str(path), "--holdout-sizes", "3", "--holdout-p", "3",
+                          "--oversubscribed", "include"], capsys)
     assert code == 0, err
     assert "Held-out prediction: median relative error" in out and "held-out p" in out
     assert "measured neighbours" in out
+
+
+def test_oversubscribed_include_fits_and_marks(tmp_path, capsys):
+    from commchar.modelfile import ModelFile
+
+    model = _fit_model_file(tmp_path, capsys, "--oversubscribed", "include")
+    bcast = model["libraries"]["openmpi"]["operations"]["bcast"]
+    assert bcast["oversubscribed_p"] == [3, 4] and bcast["p_range"] == [2, 4]
+    assert model["provenance"]["oversubscribed_policy"] == "include"
+    assert model["provenance"]["oversubscribed_excluded"] == []
+    assert "oversubscribed_p" not in model["libraries"]["openmpi"]["operations"]["pingpong:send"]
+    # the law in p follows the (synthetic) 5*log2(p) startup through p = 4
+    assert ModelFile.from_dict(model).time("openmpi", "bcast", n=0 + 1, p=4).t_us == pytest.approx(10.0, rel=0.05)
+
+
+def test_oversubscribed_only_operation_is_fitted_and_marked():
+    from commchar.models import fit_points
+
+    pts = [dict(pt, oversubscribed=True) for pt in _points() if pt["op"] == "bcast" and pt["p"] > 2]
+    pts += [pt for pt in _points() if pt["op"] == "pingpong"]
+    model = fit_points(pts)
+    bcast = model["libraries"]["openmpi"]["operations"]["bcast"]
+    assert bcast["oversubscribed_p"] == [3, 4] and bcast["p_range"] == [3, 4]
+    assert model["provenance"]["oversubscribed"] == ["openmpi bcast p=3", "openmpi bcast p=4"]
+
+
+def test_bad_oversubscribed_policy_is_a_usage_error(tmp_path, capsys):
+    from commchar.errors import UsageError
+    from commchar.models import fit_points
+
+    with pytest.raises(UsageError, match="oversubscribed must be one of exclude, include"):
+        fit_points(_points(), oversubscribed="sometimes")
+    path = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    code, _, err = run(["fit", "--csv", str(path), "--oversubscribed", "sometimes"], capsys)
+    assert code == 2 and "invalid choice" in err
 
 
 def test_fit_of_a_full_size_run_takes_seconds():

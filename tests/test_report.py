@@ -131,7 +131,8 @@ def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fixture_report(fixture_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, float]:
     out = tmp_path_factory.mktemp("out") / "report.html"
     start = time.perf_counter()
-    assert main(["report", "--db", str(fixture_db), "-o", str(out)]) == 0
+    # p = 4 is oversubscribed: include it in the fits so the laws in p have three process counts.
+    assert main(["report", "--db", str(fixture_db), "-o", str(out), "--oversubscribed", "include"]) == 0
     return out.read_text(encoding="utf-8"), time.perf_counter() - start
 
 
@@ -172,6 +173,7 @@ def test_findings_name_the_known_faults(fixture_report: tuple[str, float]) -> No
     assert "mpich: 1 crash failure(s): alltoall at n = 256 KiB, p = 4" in text
     assert "openmpi returned wrong results at 1 point(s): allreduce:sum at n = 64 B, p = 3" in text
     assert "ran oversubscribed (p = 4 on 2 cores)" in text
+    assert re.search(r"The model was fitted with them for \w+.* \(p = 4\)", text)
     assert re.search(r"openmpi: the standard send changes protocol regime at 64 KiB \(previous regime up to 16 KiB\)",
                      text)
     assert re.search(r"openmpi: scan:sum has a law in p worse than the best-known algorithm&#x27;s: t_s\(p\) = "
@@ -179,7 +181,8 @@ def test_findings_name_the_known_faults(fixture_report: tuple[str, float]) -> No
     assert "openmpi: unusual variance at" in text and "bcast at n = 8 B" in text
     assert "did not reach the precision target" in text
     # mpich is 1.4x slower point-to-point by construction; openmpi 1.25x slower in collectives.
-    assert re.search(r"n ≤ 1 KiB: openmpi is faster than mpich in \d+ and slower in \d+ of \d+", text)
+    assert re.search(r"n ≤ 1 KiB: openmpi is faster than mpich \(the reference\) in \d+ and slower in \d+ of \d+",
+                     text)
 
 
 def test_comparison_table_says_who_is_faster(fixture_report: tuple[str, float]) -> None:
@@ -238,7 +241,7 @@ def test_report_reads_a_model_file(small_db: Path, tmp_path: Path) -> None:
     ("no-points", [], "has no measured point"),
     ("fixture", ["--run", "9"], "no run 9 in"),
     ("fixture", ["--model", "MISSING"], "cannot read model file"),
-    ("fixture", ["--model", "NOTJSON"], "is not JSON"),
+    ("fixture", ["--model", "NOTJSON"], "is not valid JSON"),
     ("fixture", ["--figures-dir", "x"], "--figures-dir needs --format"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -257,3 +260,82 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert main(["report", "--db", str(db), "-o", str(tmp_path / "r.html"), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("commchar: error:") and message in err and "\n" not in err
+
+
+def test_default_leaves_oversubscribed_points_out_of_the_fit_but_shows_them(fixture_db: Path) -> None:
+    from commchar.report import ReportOptions, build_report
+
+    report = build_report(ReportOptions(str(fixture_db)))
+    text = _findings(report.html)
+    assert "ran oversubscribed (p = 4 on 2 cores)" in text
+    assert "The model leaves them out of" in text and "fitted with them" not in text
+    openmpi = next(e for e in report.entities if e.label == "openmpi")
+    bcast = openmpi.model.operation("bcast")
+    assert bcast["p_range"] == [2, 3] and "oversubscribed_p" not in bcast
+    # the measured p = 4 points are still drawn (hollow markers) and tabulated
+    assert 4 in openmpi.ps("bcast") and "p = 4" in report.html
+
+
+def test_tables_show_the_metrics_the_fit_computed(small_db: Path) -> None:
+    """One source of truth: the peak and r_cc cells are the model file's `metrics`."""
+    from commchar.report import ReportOptions, build_report
+    from commchar.report.units import Rates
+
+    report = build_report(ReportOptions(str(small_db)))
+    openmpi = next(e for e in report.entities if e.label == "openmpi")
+    op = openmpi.model.operation("allreduce:sum")
+    peak = op["metrics"]["peak"]
+    assert op["metrics"]["aggregate_factor"] == "2(p-1)"
+    peaks = next(t for t in report.tables if t.slug == "peaks-openmpi")
+    row = next(r for r in peaks.rows if r[0] == "allreduce:sum")
+    assert row[1] == f"{Rates('si').bandwidth(peak['Bw_pag'] * 1e6)} (p={peak['Bw_pag_p']})"
+    rcc = next(t for t in report.tables if t.slug == "rcc-openmpi")
+    row = next(r for r in rcc.rows if r[0] == "allreduce")
+    assert row[1] == f"{op['metrics']['per_p']['2']['r_cc']:.3g}"
+
+
+def test_a_model_without_metrics_gets_them_from_the_models_functions(small_db: Path, tmp_path: Path) -> None:
+    from commchar.models import fit_points
+    from commchar.models.metrics import peak_metrics
+    from commchar.report import ReportOptions, build_report
+    from commchar.report.units import Rates
+
+    with Store(small_db) as store:
+        model = fit_points([pt for pt in store.points() if pt["library"] == "openmpi"])
+    bcast = model["libraries"]["openmpi"]["operations"]["bcast"]
+    laws = bcast["laws"]
+    expected = peak_metrics("bcast", lambda p: 0 * p + float(laws["t_s"]["params"]["a"]) + float(
+        laws["t_s"]["params"].get("b", 0)) * _f(laws["t_s"]["form"], p),
+        lambda p: 0 * p + float(laws["t_b"]["params"]["a"]) + float(
+        laws["t_b"]["params"].get("b", 0)) * _f(laws["t_b"]["form"], p), [2, 3], "si")
+    for entry in model["libraries"]["openmpi"]["operations"].values():
+        entry.pop("metrics", None)  # as a hand-written model
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(model))
+    report = build_report(ReportOptions(str(small_db), model_path=str(path)))
+    peaks = next(t for t in report.tables if t.slug == "peaks-openmpi")
+    row = next(r for r in peaks.rows if r[0] == "bcast")
+    assert row[1] == f"{Rates('si').bandwidth(expected['Bw_pag'] * 1e6)} (p={expected['Bw_pag_p']})"
+
+
+def _f(form: str, p: np.ndarray) -> np.ndarray:
+    p = np.asarray(p, dtype=float)
+    return {"const": 0 * p, "log": np.log2(p), "linear": p, "plogp": p * np.log2(p), "quadratic": p * p}[form]
+
+
+def test_reference_library_is_chosen_and_named(small_db: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(small_db), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Reference of the comparison: <strong>mpich</strong> (first in run, then name order" in page
+    assert "openmpi against mpich (the reference)" in page
+    assert main(["report", "--db", str(small_db), "-o", str(out), "--reference", "openmpi"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Reference of the comparison: <strong>openmpi</strong> (chosen with --reference)" in page
+    assert "mpich against openmpi (the reference)" in page
+    assert re.search(r"mpich is faster than openmpi \(the reference\) in \d+", _findings(page))
+    capsys.readouterr()
+    assert main(["report", "--db", str(small_db), "-o", str(out), "--reference", "lam"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--reference lam: no such library in the report (have: mpich, openmpi)" in err and "\n" not in err

@@ -32,6 +32,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--regime-penalty", type=float, metavar="X", default=None,
                         help="extra BIC charge (in ln N) per protocol breakpoint (default 4.5); lower finds"
                              " more regimes: closer fits of curved data, more spurious thresholds")
+    parser.add_argument("--oversubscribed", choices=("exclude", "include"), default="exclude",
+                        help="points measured with more ranks than cores: exclude (default) leaves them out"
+                             " wherever dedicated points of the same operation exist; include fits them too;"
+                             " either way every operation fitted with them is marked")
     parser.add_argument("--holdout-sizes", type=int, metavar="K",
                         help="also report the median relative error predicting every K-th interior size"
                              " left out of the fit")
@@ -72,7 +76,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
     points, failures, facts = _read(args)
     model = fit_points(points, failures, units=args.units, runs=facts.get("runs"),
-                       receiver_delay_us=_receiver_delays(facts), penalty=penalty)
+                       receiver_delay_us=_receiver_delays(facts), penalty=penalty,
+                       oversubscribed=args.oversubscribed)
     if args.output:
         try:
             Path(args.output).write_text(json.dumps(model, indent=2) + "\n")
@@ -86,9 +91,18 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if args.holdout_sizes is not None or args.holdout_p:
         from commchar.models.validation import holdout_errors
 
-        result = holdout_errors(points, args.holdout_sizes or 3, args.holdout_p, penalty)
+        result = holdout_errors(points, args.holdout_sizes or 3, args.holdout_p, penalty, args.oversubscribed)
         console.print(holdout_table(result))
         console.print(holdout_summary(result), markup=False)
+    left = model["provenance"]["oversubscribed_excluded"]
+    if left:
+        ps = sorted({q for e in left for q in e["p"]})
+        console.print(f"oversubscribed points left out of {len(left)} operation(s) that have dedicated ones"
+                      f" (p={','.join(map(str, ps))}, {sum(e['points'] for e in left)} points);"
+                      " --oversubscribed include fits them", markup=False, highlight=False)
+    if model["provenance"]["oversubscribed"]:
+        console.print("[yellow]fitted from oversubscribed jobs:[/] " + ", ".join(model["provenance"]["oversubscribed"]),
+                      markup=True, highlight=False)
     for note in model["provenance"]["skipped"]:
         console.print(f"[yellow]skipped:[/] {note}", markup=True, highlight=False)
     return 0

@@ -28,6 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="where --format writes figures (default: <output>-figures)")
     parser.add_argument("--units", choices=("si", "binary"), default="si",
                         help="bandwidth units: si (MB/s, default) or binary (MiB/s, as published)")
+    parser.add_argument("--oversubscribed", choices=("exclude", "include"), default="exclude",
+                        help="fitting on the fly: exclude (default) leaves oversubscribed points out of an"
+                             " operation's fit when it has dedicated ones; include fits them (marked). The"
+                             " figures and findings show oversubscribed points either way")
+    parser.add_argument("--reference", metavar="LIB",
+                        help="library (or entity label, e.g. 'openmpi (run 3)') the comparison is made"
+                             " against (default: the first in run, then name order)")
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
@@ -37,7 +44,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("--figures-dir needs --format png|svg|pdf")
     output = Path(args.output)
     with console.status("building the report…"):
-        report = build_report(ReportOptions(args.db, args.runs, args.model, args.units))
+        report = build_report(ReportOptions(args.db, args.runs, args.model, args.units,
+                                                    args.oversubscribed, args.reference))
     try:
         output.write_text(report.html, encoding="utf-8")
     except OSError as exc:

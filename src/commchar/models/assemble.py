@@ -15,16 +15,57 @@ from commchar.errors import InputError, UsageError
 from commchar.models.collective import CollectiveModel
 from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import normalise
+from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
-    peak_metrics, point_to_point_metrics, scale_bandwidth, scale_specific, unit_names)
+    peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 
 P2P_OPS = ("pingpong", "bw", "bibw")
 LOGGP_OPS = ("loggp", "rndv")
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
               " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
+
+
+OVERSUBSCRIBED_POLICIES = ("exclude", "include")
+
+
+def check_oversubscribed(policy: str) -> str:
+    if policy not in OVERSUBSCRIBED_POLICIES:
+        raise UsageError(f"oversubscribed must be one of {', '.join(OVERSUBSCRIBED_POLICIES)}, got {policy!r}")
+    return policy
+
+
+def apply_oversubscribed_policy(points: list[dict], policy: str) -> tuple[list[dict], list[dict], dict]:
+    """The points to fit under `policy`, what was left out, and the oversubscribed p fitted.
+
+    Time-shared cores measure the scheduler, not the library (10-100 ms per MPICH call
+    against microseconds on dedicated cores), so by default ("exclude") a (library, op,
+    variant) with dedicated points is fitted from those alone. An operation measured only
+    oversubscribed, or any under "include", is fitted with them and marked.
+    Returns (kept points, [{library, operation, p, points}] left out,
+    {(library, op key): [oversubscribed p fitted]}).
+    """
+    check_oversubscribed(policy)
+    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for pt in points:
+        groups[(pt["library"], pt["op"], pt["variant"])].append(pt)
+    kept: list[dict] = []
+    excluded: list[dict] = []
+    fitted_over: dict[tuple[str, str], list[int]] = {}
+    for (library, op, variant), pts in sorted(groups.items()):
+        over = [pt for pt in pts if pt["oversubscribed"]]
+        dedicated = [pt for pt in pts if not pt["oversubscribed"]]
+        if over and dedicated and policy == "exclude":
+            kept.extend(dedicated)
+            excluded.append({"library": library, "operation": op_key(op, variant),
+                             "p": sorted({pt["p"] for pt in over}), "points": len(over)})
+            continue
+        kept.extend(pts)
+        if over:
+            fitted_over[(library, op_key(op, variant))] = sorted({pt["p"] for pt in over})
+    return kept, excluded, fitted_over
 
 
 @dataclass
@@ -114,6 +155,12 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float) -> tuple[dict[str, Any
     return entry, model
 
 
+def _few_p_note(ps: list[int]) -> str:
+    if len(ps) == 1:
+        return f"{ONE_P_NOTE} (p = {ps[0]})"
+    return FEW_P_NOTE.format(k=len(ps), ps=", ".join(map(str, ps)))
+
+
 def _first_sized(model: CollectiveModel) -> int:
     """The first regime with n > 0: the zero-byte regime says nothing of startup or bandwidth."""
     if model.startup_only():
@@ -158,6 +205,8 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
             if int(q) in seg["t_c"] and variant == "sum":
                 f["t_c"] = seg["t_c"][int(q)]
         entry["fit"] = {"per_p": per_p, "laws": {k: s.describe() for k, s in laws.items()}}
+        if seg.get("notes"):
+            entry["fit"]["notes"] = list(seg["notes"])
         segments.append(entry)
     first_laws = model.segments_[_first_sized(model)]["laws"][variant]
     last_laws = model.segments_[-1]["laws"][variant]
@@ -174,7 +223,7 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
         "metrics": _collective_metrics(op, variant, model, n, p, units),
         "fit": {"points": int(n.size), "regimes": len(segments),
                 "outliers": [o for o in _outliers(model.outliers_) if o.get("variant") == variant],
-                **({"note": FEW_P_NOTE.format(k=len(ps), ps=", ".join(map(str, ps)))} if len(ps) < 5 else {})},
+                **({"note": _few_p_note(ps)} if len(ps) < 5 else {})},
         "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
     }
 
@@ -206,7 +255,7 @@ def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.nda
         t_c = model.segments_[-1]["t_c"].get(q) if variant == "sum" else None
         if t_c is not None:
             row["t_c"] = t_c
-            row["r_cc"] = t_b / t_c if t_c != 0 else None
+            row["r_cc"] = r_cc(t_b, t_c)
         row.update(aggregated(base, q, t_s, t_b, n_half, units))
         n_big = float(n[p == q].max())
         row.update({f"{k}" if k != "n" else "bus_n": v for k, v in
@@ -231,10 +280,12 @@ def _group(points: list[dict]) -> dict[str, dict[str, list[dict]]]:
     return by
 
 
-def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY) -> dict[str, dict[str, FittedOperation]]:
+def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude"
+               ) -> dict[str, dict[str, FittedOperation]]:
     """The fitted estimators per library and operation key (for predictions)."""
     out: dict[str, dict[str, FittedOperation]] = {}
-    for library, ops in _group([pt for pt in _checked(points) if pt["valid"]]).items():
+    kept, _, _ = apply_oversubscribed_policy([pt for pt in _checked(points) if pt["valid"]], oversubscribed)
+    for library, ops in _group(kept).items():
         fitted: dict[str, FittedOperation] = {}
         for op, pts in ops.items():
             if op in LOGGP_OPS:
@@ -263,11 +314,14 @@ def _checked(points: list[dict]) -> list[dict]:
 
 def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
                runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
-               penalty: float = DEFAULT_PENALTY) -> dict:
+               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude") -> dict:
     """Fit every library and operation in `points` (store point dicts) into a model-file dict.
 
-    Invalid points are left out of the fits and counted; oversubscribed points
-    are fitted and listed in provenance; an operation that cannot be fitted
+    Invalid points are left out of the fits and counted. `oversubscribed`:
+    "exclude" (default) leaves oversubscribed points out wherever the same
+    (library, op, variant) has dedicated ones, and lists them in provenance;
+    "include" fits them too. Every operation fitted with oversubscribed points
+    carries `oversubscribed_p`. An operation that cannot be fitted
     (a single size, too few points) is skipped with a note in provenance.
     `runs` ([{"db", "run_id"}]) goes into provenance; `receiver_delay_us`
     gives the rndv receiver delay per library when the points do not record it;
@@ -279,7 +333,8 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
     points = _checked(points)
     if not points:
         raise InputError("no points to fit")
-    valid = [pt for pt in points if pt["valid"]]
+    valid, excluded, fitted_over = apply_oversubscribed_policy([pt for pt in points if pt["valid"]],
+                                                               oversubscribed)
     skipped: list[str] = []
     libraries: dict[str, Any] = {}
     for library, ops in sorted(_group(valid).items()):
@@ -299,6 +354,9 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                     operations.update(entries)
             except InputError as exc:
                 skipped.append(f"{library} {op}: {exc}")
+        for key, entry in operations.items():
+            if (library, key) in fitted_over:
+                entry["oversubscribed_p"] = fitted_over[(library, key)]
         lib["operations"] = operations
         loggp_pts = [pt for op in LOGGP_OPS for pt in ops.get(op, [])]
         if loggp_pts:
@@ -318,8 +376,7 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
             skipped.append(f"{library}: no operation could be fitted")
     if not libraries:
         raise InputError("nothing could be fitted: " + "; ".join(skipped)[:300])
-    over = sorted({f"{pt['library']} {op_key(pt['op'], pt['variant'])} p={pt['p']}"
-                   for pt in points if pt["oversubscribed"]})
+    over = sorted(f"{library} {key} p={q}" for (library, key), ps in fitted_over.items() for q in ps)
     invalid = [pt for pt in points if not pt["valid"]]
     provenance = {
         "source": "fit",
@@ -330,6 +387,8 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
         "points": len(points),
         "invalid_points": len(invalid),
         "oversubscribed": over,
+        "oversubscribed_policy": oversubscribed,
+        "oversubscribed_excluded": excluded,
         "failures": [{k: f.get(k) for k in ("library", "op", "variant", "p", "n_bytes", "kind", "message")}
                      for f in (failures or [])],
         "skipped": skipped,
@@ -337,8 +396,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
         "regime_penalty": penalty,
         "notes": ("Hockney fits on relative error; regimes by exact segmented least squares + BIC;"
                   " laws in p by leave-one-out cross-validation (docs/models.md)."
-                  + (f" {len(over)} operation/p combination(s) ran oversubscribed: timings there"
-                     " include time-sharing of cores." if over else "")),
+                  + (f" {len(over)} operation/p combination(s) were fitted from oversubscribed jobs:"
+                     " timings there include time-sharing of cores." if over else "")
+                  + (f" Oversubscribed points left out of the fits (dedicated points exist):"
+                     f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
     }
     return {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
             "provenance": provenance, "libraries": libraries}

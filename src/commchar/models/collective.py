@@ -8,6 +8,7 @@ becomes a law in p chosen by cross-validation (laws.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,7 @@ class CollectiveModel(Estimator):
                 for (var, pp), h in seg["fits"].items():
                     per_p[var][pp] = {"t_s": h.t_s_, "t_b": h.t_b_, **h.quality_}
                 self.segments_.append(self._with_laws(seg["n_min"], seg["n_max"], per_p))
+        self._borrow_missing_laws()
         return self
 
     def _fit_startup_only(self, n: np.ndarray, p: np.ndarray, t: np.ndarray, v: np.ndarray) -> None:
@@ -104,15 +106,21 @@ class CollectiveModel(Estimator):
         return len(self.segments_) == 1 and self.segments_[0]["n_min"] == self.segments_[0]["n_max"]
 
     def _with_laws(self, n_min: float, n_max: float, per_p: dict[str, dict[int, dict]]) -> dict[str, Any]:
-        transfer = per_p.get("nop") if "nop" in per_p and "sum" in per_p else None
-        t_c: dict[int, float] = {}
-        if transfer is not None:
-            t_c = {pp: per_p["sum"][pp]["t_b"] - transfer[pp]["t_b"]
-                   for pp in per_p["sum"] if pp in transfer}
+        """Laws in p of one regime. A variant not measured in this regime gets none (fit()
+        borrows the nearest regime's); t_c exists only at the p where both `sum` and `nop`
+        were measured, and is 0 with a note when there is no such p."""
+        sums, nops = per_p.get("sum", {}), per_p.get("nop", {})
+        both = [q for q in sorted(sums) if q in nops] if "sum" in per_p and "nop" in per_p else []
+        t_c = {q: sums[q]["t_b"] - nops[q]["t_b"] for q in both
+               if math.isfinite(sums[q]["t_b"] - nops[q]["t_b"])}
+        notes: list[str] = []
         laws: dict[str, dict[str, LawSelector]] = {}
         for var, fits in per_p.items():
+            if not fits:
+                continue
             ps = sorted(fits)
-            source = transfer if transfer is not None else fits
+            # The sum's transfer term is the nop's slope, at the p where both were measured.
+            source = {q: nops[q] for q in t_c} if var == "sum" and t_c else fits
             laws[var] = {
                 "t_s": LawSelector().fit(ps, [fits[q]["t_s"] for q in ps]),
                 "t_b": LawSelector().fit(sorted(source), [source[q]["t_b"] for q in sorted(source)]),
@@ -120,8 +128,24 @@ class CollectiveModel(Estimator):
             if var == "sum" and t_c:
                 ps_c = sorted(t_c)
                 laws[var]["t_c"] = LawSelector().fit(ps_c, [t_c[q] for q in ps_c],
-                                                     scale=[max(per_p["sum"][q]["t_b"], 1e-300) for q in ps_c])
-        return {"n_min": n_min, "n_max": n_max, "per_p": per_p, "t_c": t_c, "laws": laws}
+                                                     scale=[max(sums[q]["t_b"], 1e-300) for q in ps_c])
+            elif var == "sum" and "nop" in per_p:
+                notes.append("t_c = 0: no process count has both sum and nop measured in this regime")
+        return {"n_min": n_min, "n_max": n_max, "per_p": per_p, "t_c": t_c, "laws": laws, "notes": notes}
+
+    def _borrow_missing_laws(self) -> None:
+        """A variant measured at other sizes only has no fit in some regime: use the laws of
+        its nearest regime that has one, and say so."""
+        for var in self.variants_:
+            own = [k for k, seg in enumerate(self.segments_) if var in seg["laws"]]
+            if not own:
+                raise InputError(f"CollectiveModel: variant {var!r} has no regime with a fit")
+            for k, seg in enumerate(self.segments_):
+                if var not in seg["laws"]:
+                    src = min(own, key=lambda j: (abs(j - k), j))
+                    seg["laws"][var] = self.segments_[src]["laws"][var]
+                    seg["notes"].append(f"{var or 'this variant'}: not measured in this regime;"
+                                        f" laws of the regime from {self.segments_[src]['n_min']:g} B")
 
     def segment_index(self, n: Any) -> np.ndarray:
         self._check_fitted()

@@ -209,14 +209,21 @@ def read_csv(path: str | Path) -> list[dict]:
     return points
 
 
+def load_json(path: str | Path, what: str = "") -> Any:
+    """A JSON file's content; an unreadable or malformed file is an InputError naming it
+    (`what` says what the file is: "model file")."""
+    name = f"{what} {path}".strip()
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {name} ({exc.strerror or exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{name} is not valid JSON ({exc})") from None
+
+
 def read_json(path: str | Path) -> list[dict]:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    data = load_json(path)
     if isinstance(data, dict) and isinstance(data.get("points"), list):
         data = data["points"]
     if not isinstance(data, list):

@@ -94,8 +94,9 @@ class Law:
             return LINEAR_FORMS[self.form][2] if self.params["b"] > 0 else "O(1)"
         lo, hi = p_range
         p = np.unique(np.round(np.geomspace(max(lo, 2.0), max(hi, lo + 1.0, 3.0), 24)))
-        y = self(p)
-        if not np.all(np.isfinite(y)) or abs(y[-1]) <= abs(y[0]) * 1.02:
+        with np.errstate(all="ignore"):  # a powlog or reciprocal law may blow up beyond its range
+            y = self(p)
+        if not np.all(np.isfinite(y)) or np.any(y == 0) or abs(y[-1]) <= abs(y[0]) * 1.02:
             return "O(1)"
         best, best_err = "O(1)", float(np.max(np.abs(y - y.mean()) / np.abs(y)))
         for f, _, cls in LINEAR_FORMS.values():
@@ -114,13 +115,21 @@ class Law:
                 "params": {k: float(v) for k, v in self.params.items()}}
 
 
-def _weights(y: np.ndarray) -> np.ndarray:
-    """Relative-error weights, floored at 10% of the largest |y| so that a quantity
-    crossing zero (t_c) is not fitted to infinite relative precision near zero."""
+def _weights(y: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+    """Relative-error weights 1/|y| (or 1/scale), divided by the largest.
+
+    |y| is floored at 10% of the largest |y| so that a quantity crossing zero
+    (t_c) is not fitted to infinite relative precision near zero. Only ratios
+    of weights matter; computing them as ratios keeps them in [1e-300, 1] and
+    finite even for values near the smallest double (1/1e-320 is inf).
+    """
+    if scale is not None:
+        return float(np.min(scale)) / scale
     largest = float(np.max(np.abs(y)))
-    if largest == 0:
+    if largest == 0 or not math.isfinite(largest):
         return np.ones_like(y)
-    return 1.0 / np.maximum(np.abs(y), 0.1 * largest)
+    relative = np.abs(y) / largest  # in [0, 1], so the floor cannot underflow
+    return 0.1 / np.maximum(relative, 0.1)
 
 
 def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None = None) -> Law | None:
@@ -128,8 +137,7 @@ def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None =
 
     `scale` replaces |y| as the yardstick of each residual (see LawSelector.fit).
     """
-    w = _weights(y) if scale is None else 1.0 / scale
-    w = w / np.max(w)  # only ratios matter; keeps w*w finite
+    w = _weights(y, scale)
     if form == "const":
         return Law("const", {"a": float(np.sum(w * w * y) / np.sum(w * w))})
     if np.unique(p).size < 2:
@@ -156,6 +164,17 @@ def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None =
         law = Law("reciprocal", {"a": float(a), "b": float(b)})
         return law if np.all(float(a) - float(b) * lg > 0) else None
     raise InputError(f"unknown law form {form!r}")
+
+
+def _finite_law(law: Law | None, p: np.ndarray) -> bool:
+    if law is None or not all(math.isfinite(v) for v in law.params.values()):
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isfinite(law(p))))
+
+
+ONE_P_NOTE = "one process count: no law in p"
+FEW_P_NOTE = "fewer than 3 values of p: the form is not determined by the data"
 
 
 class LawSelector(Estimator):
@@ -223,14 +242,23 @@ class LawSelector(Estimator):
             if abs(e - 1.0) <= POWER_IS_ONE:
                 chosen = "log"
         law = fit_form(chosen, p, y, sc)
-        if law is None:  # cannot happen for the forms chosen above, which always apply
+        self.fallback_ = None
+        if law is None or not _finite_law(law, p):
+            # Cannot happen for well-conditioned data; a model file must never hold a non-finite
+            # number, so fall back to the constant, and to 0 if even that is not finite.
             law = fit_form("const", p, y, sc)
+            self.fallback_ = f"the {chosen} law was not finite: the constant was used"
+            if not _finite_law(law, p):
+                law = Law("const", {"a": 0.0})
+                self.fallback_ = f"no finite law through the values: 0 was used (values {y.tolist()!r})"
         self.law_ = law
+        self.distinct_p_ = distinct
         return self
 
     @staticmethod
     def _loo_error(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None) -> float:
-        w = _weights(y) if scale is None else 1.0 / scale
+        # The yardstick of each held-out error: |y| floored as in _weights, or scale.
+        w = 1.0 / (scale if scale is not None else np.maximum(np.abs(y), 0.1 * float(np.max(np.abs(y)))))
         if fit_form(form, p, y, scale) is None:
             return math.inf
         errs = []
@@ -256,6 +284,10 @@ class LawSelector(Estimator):
         d = self.law_.describe(self.p_range_)
         d["cv_rel_error"] = {k: (None if not math.isfinite(v) else v) for k, v in self.cv_errors_.items()}
         d["p_range"] = list(self.p_range_)
-        if self.underdetermined_:
-            d["note"] = "fewer than 3 values of p: the form is not determined by the data"
+        if self.distinct_p_ == 1:
+            d["note"] = ONE_P_NOTE
+        elif self.underdetermined_:
+            d["note"] = FEW_P_NOTE
+        if self.fallback_:
+            d["note"] = f"{d.get('note', '')}; {self.fallback_}".lstrip("; ")
         return d

@@ -48,6 +48,26 @@ BUSBW_FACTOR: dict[str, tuple[Callable[[float], float], str]] = {
 }
 
 
+def aggregate_factor(op: str, p: float) -> float | None:
+    """Bytes moved between processes per byte of n at p (None: no aggregated metric for op)."""
+    factor = AGGREGATE_FACTOR.get(op)
+    return None if factor is None else float(factor[0](p))
+
+
+def r_cc(t_b: float, t_c: float) -> float | None:
+    """Transfer-to-computation ratio t_b/t_c; None when the sum adds nothing per byte."""
+    return t_b / t_c if t_c != 0 and math.isfinite(t_b / t_c) else None
+
+
+def per_second(value: float | None, unit: str) -> float | None:
+    """A bandwidth or specific performance written in `unit` (MB/s, MiB/s, kB/s, KiB/s) in
+    base units (B/s or 1/s); None for an unknown unit or a missing value."""
+    factors = {name: size for table in UNITS.values() for name, size in table.values()}
+    if value is None or unit not in factors:
+        return None
+    return float(value) * factors[unit]
+
+
 def check_units(units: str) -> str:
     if units not in ("si", "iec"):
         raise UsageError(f"units must be 'si' or 'iec', got {units!r}")
@@ -114,10 +134,9 @@ def point_to_point_metrics(segments: list[tuple[float, float, float, float]], un
 
 def aggregated(op: str, p: float, t_s: float, t_b: float, n_half: float | None, units: str) -> dict[str, Any]:
     """Per-p aggregated metrics: Bw_ag = factor * Bw_as, pi_ag = factor * pi_s, n_half_ag = n_half."""
-    factor = AGGREGATE_FACTOR.get(op)
-    if factor is None:
+    f = aggregate_factor(op, p)
+    if f is None:
         return {}
-    f = factor[0](p)
     return {
         "Bw_ag": scale_bandwidth(f / t_b, units) if t_b > 0 else None,
         "pi_ag": scale_specific(f / t_s, units) if t_s > 0 else None,

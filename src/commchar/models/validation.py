@@ -8,7 +8,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commchar.errors import InputError, UsageError
-from commchar.models.assemble import LOGGP_OPS, fit_models, op_key
+from commchar.models.assemble import LOGGP_OPS, apply_oversubscribed_policy, fit_models, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
 
 
@@ -67,10 +67,15 @@ def neighbour_floor(train: list[dict], test: list[dict]) -> float | None:
 
 
 def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (),
-                   penalty: float = DEFAULT_PENALTY) -> dict[str, Any]:
-    """Median relative error of predictions at held-out points, per operation and overall."""
+                   penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude") -> dict[str, Any]:
+    """Median relative error of predictions at held-out points, per operation and overall.
+
+    `oversubscribed` is the fit's policy (fit_points): points it leaves out of the fit are
+    neither trained on nor scored (a dedicated-core model says nothing of time-shared cores).
+    """
+    points, _, _ = apply_oversubscribed_policy([pt for pt in points if pt.get("valid", True)], oversubscribed)
     train, test = split_holdout(points, every, hold_p)
-    models = fit_models(train, penalty)
+    models = fit_models(train, penalty, oversubscribed)
     per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
     kinds: dict[str, list[float]] = defaultdict(list)
     missing = set()

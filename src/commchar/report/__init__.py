@@ -36,6 +36,8 @@ class ReportOptions:
     run_ids: list[int] | None = None
     model_path: str | None = None
     units: str = "si"
+    oversubscribed: str = "exclude"  # fit policy for time-shared points (commchar.models.fit_points)
+    reference: str | None = None      # library or entity label the comparison is made against
 
 
 @dataclass
@@ -69,7 +71,7 @@ def _attach_models(entities: list[Entity], options: ReportOptions, notes: list[s
         if not e.points:
             continue
         runs = [{"db": options.db, "run_id": e.run["id"]}]
-        fitted, why = adapters.fit_model(e.points, e.failures, options.units, runs)
+        fitted, why = adapters.fit_model(e.points, e.failures, options.units, runs, options.oversubscribed)
         if fitted is None:
             e.model_note = why
             if why and why not in notes:
@@ -89,6 +91,18 @@ def _attach_models(entities: list[Entity], options: ReportOptions, notes: list[s
         e.advice, why = adapters.advice_for(e.model, ADVICE_SIZES, ps or [2])
         if why and why not in notes:
             notes.append(why)
+
+
+def reference_first(entities: list[Entity], reference: str | None) -> list[Entity]:
+    """Entities with the comparison's reference first: the one named (entity label or library),
+    else the first in run, then name order. An unknown name is an error."""
+    if reference is None:
+        return list(entities)
+    chosen = [e for e in entities if e.label == reference] or [e for e in entities if e.library == reference]
+    if not chosen:
+        known = ", ".join(sorted({e.label for e in entities}))
+        raise InputError(f"--reference {reference}: no such library in the report (have: {known})")
+    return [chosen[0]] + [e for e in entities if e is not chosen[0]]
 
 
 def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
@@ -137,7 +151,7 @@ def _build(options: ReportOptions) -> Report:
     _attach_models(entities, options, notes)
     seconds["fit"] = time.perf_counter() - clock - seconds["load"]
     rates = Rates(options.units)
-    findings = all_findings(entities)
+    findings = all_findings(entities, reference_first(entities, options.reference))
 
     sections: list[tuple[str, str, str, bool]] = []
     all_figures: list[FigureSpec] = []
@@ -161,9 +175,11 @@ def _build(options: ReportOptions) -> Report:
     sections.append(("summary", "Summary", tab(summary), False))
     sections.append(("findings", "Findings", html.findings_html(findings), False))
 
-    measured = [e for e in entities if e.points]
+    measured = reference_first([e for e in entities if e.points], options.reference)
     if len(measured) >= 2:
-        body = ""
+        body = (f"<p>Reference of the comparison: <strong>{escape(measured[0].label)}</strong>"
+                f"{' (chosen with --reference)' if options.reference else ' (first in run, then name order; --reference LIB chooses)'}"
+                "; ratios are other / reference.</p>")
         for maker in (comparison_p2p, comparison_collectives):
             spec = maker(measured)
             if spec is not None:

@@ -8,14 +8,11 @@ one cannot run, the report says so and shows the measurements alone.
 
 from __future__ import annotations
 
-import json
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from commchar.errors import CommcharError, InputError
 
@@ -61,13 +58,9 @@ def load_measurements(db: str | Path, run_ids: list[int] | None) -> Measurements
 
 def read_model_file(path: str | Path) -> dict:
     """A model file's JSON, checked by the model-file reader when it is available."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read model file {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"model file {path} is not JSON: {exc}") from None
+    from commchar.models.inputs import load_json
+
+    data = load_json(path, "model file")
     if not isinstance(data, dict) or not isinstance(data.get("libraries"), dict):
         raise InputError(f"model file {path} has no 'libraries' object")
     return data
@@ -145,22 +138,21 @@ def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[
     return views, None
 
 
-def fit_model(points: list[dict], failures: list[dict], units: str,
-              runs: list[dict]) -> tuple[dict | None, str | None]:
+def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],
+              oversubscribed: str = "exclude") -> tuple[dict | None, str | None]:
     """Fit a model on the fly; (None, why) when the fitter is unavailable or fails.
 
-    runs: [{"db", "run_id"}] for the model's provenance.
+    runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
+    policy for time-shared points (commchar.models.fit_points).
     """
     try:
         from commchar.models import fit_points
     except ImportError:
         return None, "the fitter (commchar.models) is not installed: no model was fitted"
     try:
-        # The fitter's numpy warnings (overflow in a candidate law it then rejects) are
-        # not the report reader's business; the fit's own notes say what was skipped.
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return fit_points(points, failures=failures, units=units, runs=runs), None
+        # The report's "binary" units are the fitter's "iec" (MiB/s, KiB/s).
+        return fit_points(points, failures=failures, units="iec" if units == "binary" else units, runs=runs,
+                          oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"
 

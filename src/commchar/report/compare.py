@@ -83,7 +83,7 @@ def comparison_table(ref: Entity, other: Entity) -> Table | None:
             f"at {size_label(br.worst_n)})")
     return Table(
         f"compare-{ref.label}-{other.label}",
-        f"{other.label} against {ref.label}: which is faster where",
+        f"{other.label} against {ref.label} (the reference): which is faster where",
         ["operation", "p"] + [b[2] for b in BANDS],
         [[key, f"{p}{' (oversubscribed)' if over else ''}"] + [cells.get(b[2], "–") for b in BANDS]
          for (key, p, over), cells in rows.items()],

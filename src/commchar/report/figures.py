@@ -8,12 +8,14 @@ matplotlib Figure. Text that comes from the data (library names) goes through
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, FixedLocator
 
+from commchar.models.metrics import aggregate_factor
 from commchar.report import modelinfo
 from commchar.report.dataset import COLLECTIVES, P2P_VARIANTS, Entity, Series, is_collective
 from commchar.report.units import Rates, size_label
@@ -177,10 +179,10 @@ def p2p_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
             ok = ln > 0
             ax.plot(ln[ok], factor * ln[ok] / lt[ok] * 1e6 / rates.mega, "--", color=COLORS[i],
                     lw=1.1, label=f"{name} model")
-    params = modelinfo.p2p_parameters(entity.model, "pingpong:send")
+    bw_as_per_s, n_half = modelinfo.p2p_headline(entity.model, "pingpong:send")
     notes = []
-    if params and params[-1].bw_as:
-        bw_as, n_half = params[-1].bw_as / rates.mega, params[-1].n_half
+    if bw_as_per_s:
+        bw_as = bw_as_per_s / rates.mega
         ax.axhline(bw_as, color="#333333", ls="-.", lw=0.9)
         ax.annotate(f"Bw_as = {bw_as:.4g} {rates.bw_unit}", (0.45, bw_as), xycoords=("axes fraction", "data"),
                     xytext=(0, -10), textcoords="offset points", fontsize=7)
@@ -248,19 +250,28 @@ def collective_vs_size(entity: Entity) -> FigureSpec | None:
                 ax.plot(*line, "--", color=c, lw=1)
             n_max = max(n_max, float(s.n.max()))
         _size_axis(ax, n_max)
-        ax.set_xlabel("n", fontsize=7)
-        _log_y(ax)
-        ax.set_title(key, fontsize=9)
-        ax.tick_params(labelsize=7)
-        ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("time (us)")
+        _panel(ax, key, "n")
     axes[0].legend(fontsize=7)
     title = f"{entity.label}: collective latency vs size at each p"
-    fig.suptitle(plain(title), fontsize=11)
-    _margins(fig, top=0.6)
+    _suptitle(fig, axes, title)
     return FigureSpec(f"coll-size-{entity.label}", title,
                       "Medians (markers) and model (dashed), one colour per process count; "
                       "reductions use the sum of doubles.", fig)
+
+
+def _panel(ax: Any, key: str, xlabel: str) -> None:
+    """One operation's panel of a collective grid: log time axis, small labels, light grid."""
+    _log_y(ax)
+    ax.set_xlabel(xlabel, fontsize=7)
+    ax.set_title(key, fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, alpha=0.3)
+
+
+def _suptitle(fig: Figure, axes: list, title: str) -> None:
+    axes[0].set_ylabel("time (us)")
+    fig.suptitle(plain(title), fontsize=11)
+    _margins(fig, top=0.6)
 
 
 def short_and_long(entity: Entity, key: str) -> tuple[dict[int, int], dict[int, int]]:
@@ -303,17 +314,11 @@ def collective_vs_p(entity: Entity) -> FigureSpec | None:
                 mt = [entity.model.time(key, n, int(g)) for n, g in zip(nearest, grid)]
                 if all(v is not None for v in mt):
                     ax.plot(grid, mt, "--", color=color, lw=1)
-        _log_y(ax)
-        ax.set_xlabel("p (processes)", fontsize=7)
-        ax.set_title(key, fontsize=9)
-        ax.tick_params(labelsize=7)
+        _panel(ax, key, "p (processes)")
         ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=6)
-    axes[0].set_ylabel("time (us)")
     title = f"{entity.label}: collective latency vs p, short and long message"
-    fig.suptitle(plain(title), fontsize=11)
-    _margins(fig, top=0.6)
+    _suptitle(fig, axes, title)
     return FigureSpec(f"coll-p-{entity.label}", title,
                       "Short: the size measured nearest 8 B; long: the largest size measured at every p "
                       "(sizes are rounded per operation and p). Dashed: model.", fig)
@@ -333,7 +338,7 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         s = entity.series(key, p_top)
         if s is not None and (s.n > 0).any():
             sub = _subset(s, s.n > 0)
-            factor = modelinfo.aggregate_factor(op, p_top) or 0
+            factor = aggregate_factor(op, p_top) or 0
             y = factor * np.array([rates.bw_from_us(n, t) for n, t in zip(sub.n, sub.t)])
             _plot_points(ax_n, sub, y, color, marker, "")
             n_max = max(n_max, float(sub.n.max()))
@@ -343,7 +348,7 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
             y = []
             for p in ps:
                 t = entity.series(key, p).at(long[p])  # type: ignore[union-attr]
-                y.append((modelinfo.aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)
+                y.append((aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)
                          if t and long[p] > 0 else np.nan)
             ax_p.plot(ps, y, marker + "-", color=color, ms=4, lw=0.9, label=key)
     _size_axis(ax_n, n_max, zero=False)
@@ -361,9 +366,8 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
     fig.suptitle(plain(title), fontsize=11)
     _margins(fig, top=0.6)
     return FigureSpec(f"aggbw-{entity.label}", title,
-                      "Aggregated bandwidth = factor x n / t: factor p(p-1) for alltoall, p-1 for the "
-                      "others (models.md section 2; the report's choice for allgather, allreduce, "
-                      "reduce_scatter and scan).", fig)
+                      "Aggregated bandwidth = F(p) x n / t with the fit's factors (commchar.models.metrics, "
+                      "docs/models.md): p(p-1) for alltoall, 2(p-1) for allreduce, p-1 for the others.", fig)
 
 
 def entity_figures(entity: Entity, rates: Rates) -> list[FigureSpec]:

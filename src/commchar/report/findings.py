@@ -127,7 +127,26 @@ def oversubscription(e: Entity) -> list[Finding]:
     return [Finding("oversubscribed", e.label, (
         f"{e.label}: {len(over)} of {len(e.points)} points ran oversubscribed (p = "
         f"{', '.join(map(str, ps))} on {cores if cores else 'fewer'} cores): processes time-share, so these "
-        "times measure the scheduler as much as the library (hollow markers in the figures)."))]
+        "times measure the scheduler as much as the library (hollow markers in the figures)."
+        + _model_stance(e)))]
+
+
+def _model_stance(e: Entity) -> str:
+    """What the model did with the oversubscribed points: left out, or fitted and marked."""
+    if e.model is None:
+        return ""
+    over_keys = sorted({point_key(pt["op"], pt["variant"]) for pt in e.points if pt["oversubscribed"]})
+    marked = {k: (e.model.operation(k) or {}).get("oversubscribed_p") for k in over_keys}
+    fitted = [f"{k} (p = {', '.join(map(str, ps))})" for k, ps in marked.items() if ps]
+    left = [k for k, ps in marked.items() if not ps and e.model.operation(k) is not None]
+    text = ""
+    if left:
+        text += (f" The model leaves them out of {len(left)} operation(s) that also ran on dedicated cores"
+                 f" ({', '.join(left[:LISTED])}{', …' if len(left) > LISTED else ''}).")
+    if fitted:
+        text += (f" The model was fitted with them for {', '.join(fitted[:LISTED])}"
+                 f"{', …' if len(fitted) > LISTED else ''}: its predictions there include time-sharing.")
+    return text
 
 
 def precision(e: Entity) -> list[Finding]:
@@ -166,9 +185,13 @@ def model_misses(e: Entity) -> list[Finding]:
     if e.model is None:
         return []
     misses = []
+    unscored = 0
     for pt in e.points:
         key = point_key(pt["op"], pt["variant"])
         if not pt["valid"] or key.startswith(("loggp", "rndv")) or pt["t_us"] <= 0:
+            continue
+        if pt["oversubscribed"] and not (e.model.operation(key) or {}).get("oversubscribed_p"):
+            unscored += 1  # left out of the fit: a dedicated-core model says nothing of time-sharing
             continue
         predicted = e.model.time(key, pt["n_bytes"], pt["p"])
         if predicted is not None:
@@ -182,7 +205,8 @@ def model_misses(e: Entity) -> list[Finding]:
                       f"({100 * err:+.0f}%)" for _, err, pt, pred in misses[:LISTED])
     return [Finding("model", e.label, (
         f"{e.label}: the model is off by more than {100 * MODEL_MISS:.0f}% at {len(misses)} point(s); "
-        f"largest: {where}."))]
+        f"largest: {where}."
+        + (f" {unscored} oversubscribed point(s) the model left out are not scored." if unscored else "")))]
 
 
 def comparison(entities: list[Entity]) -> list[Finding]:
@@ -201,7 +225,7 @@ def comparison(entities: list[Entity]) -> list[Finding]:
             biggest = max(in_band, key=lambda r: abs(math.log(r.ratio)))
             over = sum(1 for r in in_band if r.oversubscribed)
             out.append(Finding("comparison", "comparison", (
-                f"{band}: {other.label} is faster than {ref.label} in {len(faster)} and slower in "
+                f"{band}: {other.label} is faster than {ref.label} (the reference) in {len(faster)} and slower in "
                 f"{len(slower)} of {len(in_band)} operations (the rest within 5%); geometric-mean time ratio "
                 f"{other.label}/{ref.label} = {geo:.3g}; largest gap {biggest.key} at p = {biggest.p}: "
                 f"{biggest.ratio:.3g} (widest single size {size_label(biggest.worst_n)}: "
@@ -214,12 +238,14 @@ ORDER = ("failure", "wrong-result", "law", "threshold", "oversubscribed", "preci
          "model", "comparison")
 
 
-def all_findings(entities: list[Entity]) -> list[Finding]:
-    """Every finding, the most serious kinds first, entities in order within a kind."""
+def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -> list[Finding]:
+    """Every finding, the most serious kinds first, entities in order within a kind.
+
+    compared: the entities of the comparison, reference first (default: `entities`)."""
     out: list[Finding] = []
     for e in entities:
         for rule in (failures, oversubscription, thresholds, laws, precision, variance, model_misses):
             out.extend(rule(e))
-    out.extend(comparison(entities))
+    out.extend(comparison(entities if compared is None else compared))
     return sorted(out, key=lambda f: ORDER.index(f.category))
 

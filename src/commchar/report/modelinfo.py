@@ -1,27 +1,34 @@
-"""What the report reads off a model: thresholds, per-segment parameters, laws, peaks.
+"""What the report reads off a model: thresholds, per-segment parameters, laws, metrics.
 
-Numbers come from evaluating the model (ModelView.time), never from refitting,
-so a hand-written model file and a fitted one are read the same way. The
-informational fields (`metrics`, `laws`, `breakpoints`) are used when present.
+Parameters come from evaluating the model (ModelView.time), never from refitting,
+so a hand-written model file and a fitted one are read the same way. Derived
+metrics (Bw_as, n_half, pi_s, peaks, r_cc) are the fit's own `metrics` when the
+model carries them; a model without them (written by hand) gets them from the
+same functions the fit uses (commchar.models.metrics), so there is one definition.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
+import numpy as np
+
+from commchar.models import metrics as fit_metrics
 from commchar.report.adapters import ModelView
 
-# Bytes moved per n for the aggregated bandwidth (models.md section 2): the
-# published factors for rooted operations and alltoall; the open ones
-# (allgather, allreduce, reduce_scatter, scan) use p - 1, every process but
-# one receiving (or contributing) the n-byte vector once.
-def aggregate_factor(op: str, p: int) -> float | None:
-    if op == "barrier":
-        return None
-    if op == "alltoall":
-        return float(p * (p - 1))
-    return float(p - 1)
+BASE = "si"  # the unit system asked of commchar.models.metrics; converted back to B/s and 1/s here
+
+
+def _bandwidth(value: float | None) -> float | None:
+    """A metric in BASE's bandwidth unit -> B/s."""
+    return fit_metrics.per_second(value, fit_metrics.UNITS[BASE]["bandwidth"][0])
+
+
+def _specific(value: float | None) -> float | None:
+    """A metric in BASE's specific-performance unit -> 1/s."""
+    return fit_metrics.per_second(value, fit_metrics.UNITS[BASE]["specific"][0])
 
 
 @dataclass
@@ -31,18 +38,16 @@ class SegmentParams:
     t_s: float | None
     t_b: float | None
     r2: float | None
+    pi_s: float | None = None   # 1/s
+    bw_as: float | None = None  # B/s
+    n_half: int | None = None   # B, of this regime alone
 
-    @property
-    def pi_s(self) -> float | None:  # per second
-        return 1e6 / self.t_s if self.t_s and self.t_s > 0 else None
 
-    @property
-    def bw_as(self) -> float | None:  # bytes per second
-        return 1e6 / self.t_b if self.t_b and self.t_b > 0 else None
-
-    @property
-    def n_half(self) -> float | None:
-        return self.t_s / self.t_b if self.t_s is not None and self.t_b and self.t_b > 0 else None
+def _regime_metrics(t_s: float | None, t_b: float | None) -> dict[str, Any]:
+    if t_s is None or t_b is None:
+        return {}
+    m = fit_metrics.point_to_point_metrics([(0.0, 0.0, t_s, t_b)], BASE)
+    return {"pi_s": _specific(m["pi_s"]), "bw_as": _bandwidth(m["Bw_as"]), "n_half": m["n_half"]}
 
 
 def segments(view: ModelView | None, key: str) -> list[dict]:
@@ -81,13 +86,38 @@ def p2p_parameters(view: ModelView | None, key: str) -> list[SegmentParams]:
         affine = _affine_in_segment(view, key, seg, 2) if view else None
         fit = seg.get("fit") if isinstance(seg.get("fit"), dict) else {}
         n_max = seg.get("n_max")
+        t_s = affine[0] if affine else _number(seg.get("t_s"))
+        t_b = affine[1] if affine else _number(seg.get("t_b"))
         out.append(SegmentParams(
-            int(seg.get("n_min") or 0), int(n_max) if isinstance(n_max, (int, float)) else None,
-            affine[0] if affine else _number(seg.get("t_s")),
-            affine[1] if affine else _number(seg.get("t_b")),
-            fit.get("r2") if isinstance(fit.get("r2"), (int, float)) else None,
-        ))
+            int(seg.get("n_min") or 0), int(n_max) if isinstance(n_max, (int, float)) else None, t_s, t_b,
+            fit.get("r2") if isinstance(fit.get("r2"), (int, float)) else None, **_regime_metrics(t_s, t_b)))
     return out
+
+
+def _metrics(view: ModelView | None, key: str) -> dict:
+    op = view.operation(key) if view else None
+    m = op.get("metrics") if op else None
+    return m if isinstance(m, dict) else {}
+
+
+def _metric_units(m: dict) -> tuple[str, str]:
+    units = m.get("units") if isinstance(m.get("units"), dict) else {}
+    return units.get("bandwidth", ""), units.get("specific_performance", "")
+
+
+def p2p_headline(view: ModelView | None, key: str) -> tuple[float | None, int | None]:
+    """(Bw_as in B/s, n_half in B) of the whole segmented model: the fit's metrics, else
+    the same computation (commchar.models.metrics) on the regimes read off the model."""
+    m = _metrics(view, key)
+    if "Bw_as" in m:
+        bw_unit, _ = _metric_units(m)
+        return fit_metrics.per_second(m.get("Bw_as"), bw_unit), m.get("n_half")
+    params = p2p_parameters(view, key)
+    if not params or any(p.t_s is None or p.t_b is None for p in params):
+        return None, None
+    computed = fit_metrics.point_to_point_metrics(
+        [(p.n_min, p.n_max, p.t_s, p.t_b) for p in params], BASE)  # type: ignore[misc]
+    return _bandwidth(computed["Bw_as"]), computed["n_half"]
 
 
 def _number(value: object) -> float | None:
@@ -104,6 +134,24 @@ def per_p_terms(view: ModelView, key: str, p: int) -> tuple[float, float] | None
     return _affine_in_segment(view, key, segs[-1], p) if segs else None
 
 
+def _first_sized_terms(view: ModelView, key: str, p: int) -> tuple[float, float] | None:
+    """(t_s, slope) of the first segment with n > 0 (a zero-byte regime says nothing of startup)."""
+    segs = [s for s in segments(view, key) if s.get("n_max") is None or (s.get("n_max") or 0) > 0]
+    return _affine_in_segment(view, key, segs[0], p) if segs else None
+
+
+def _transfer_key(view: ModelView, key: str) -> str:
+    """A reduction's transfer term is its nop variant's (models.md), when the model has one."""
+    op, _, variant = key.partition(":")
+    return f"{op}:nop" if variant == "sum" and view.operation(f"{op}:nop") is not None else key
+
+
+def _term_law(terms_at: Callable[[int], tuple[float, float] | None], i: int
+              ) -> Callable[[np.ndarray], np.ndarray]:
+    """t_s (i = 0) or the slope (i = 1) as a function of p, read off the model."""
+    return lambda ps: np.array([(terms_at(int(q)) or (math.nan, math.nan))[i] for q in ps])
+
+
 @dataclass
 class PeakMetrics:
     bw_pag: float | None  # B/s
@@ -115,40 +163,40 @@ class PeakMetrics:
 
 
 def peak_metrics(view: ModelView, key: str, ps: list[int]) -> PeakMetrics | None:
-    """Peak aggregated metrics over the measured p (models.md section 2)."""
-    op = key.partition(":")[0]
-    best: dict[str, tuple[float, int]] = {}
-    for p in ps:
-        factor = aggregate_factor(op, p)
-        terms = per_p_terms(view, key, p)
-        if factor is None or terms is None:
-            continue
-        t_s, t_b = terms
-        if t_b > 0:
-            bw_ag = factor * 1e6 / t_b
-            if bw_ag > best.get("bw", (-1, 0))[0]:
-                best["bw"] = (bw_ag, p)
-            if t_s > 0:
-                n_half = t_s / t_b
-                if n_half < best.get("nh", (math.inf, 0))[0]:
-                    best["nh"] = (n_half, p)
-        if t_s > 0:
-            pi_ag = factor * 1e6 / t_s
-            if pi_ag > best.get("pi", (-1, 0))[0]:
-                best["pi"] = (pi_ag, p)
-    if not best:
+    """Peak aggregated metrics (models.md section 2): the fit's `metrics.peak` (over every
+    integer p it fitted), else commchar.models.metrics.peak_metrics over `ps` on the model."""
+    m = _metrics(view, key)
+    peak = m.get("peak") if isinstance(m.get("peak"), dict) else None
+    if peak is None:
+        if not ps:
+            return None
+        xfer = _transfer_key(view, key)
+        peak = fit_metrics.peak_metrics(key.partition(":")[0],
+                                        _term_law(lambda q: _first_sized_terms(view, key, q), 0),
+                                        _term_law(lambda q: per_p_terms(view, xfer, q), 1), ps, BASE)
+        bw_unit, pi_unit = fit_metrics.UNITS[BASE]["bandwidth"][0], fit_metrics.UNITS[BASE]["specific"][0]
+    else:
+        bw_unit, pi_unit = _metric_units(m)
+    if not any(k in peak for k in ("Bw_pag", "pi_pag", "n_half_mag")):
         return None
-    get = lambda k: best.get(k, (None, None))  # noqa: E731
-    return PeakMetrics(*get("bw"), *get("pi"), *get("nh"))
+    return PeakMetrics(fit_metrics.per_second(peak.get("Bw_pag"), bw_unit), peak.get("Bw_pag_p"),
+                       fit_metrics.per_second(peak.get("pi_pag"), pi_unit), peak.get("pi_pag_p"),
+                       peak.get("n_half_mag"), peak.get("n_half_mag_p"))
 
 
 def r_cc(view: ModelView, op: str, p: int) -> float | None:
-    """t_b(p)/t_c(p): the nop model's per-byte term over what the real sum adds."""
+    """t_b(p)/t_c(p) of a reduction: the fit's `metrics.per_p`, else
+    commchar.models.metrics.r_cc on the nop slope and what the sum adds to it."""
+    m = _metrics(view, f"{op}:sum")
+    per_p = m.get("per_p") if isinstance(m.get("per_p"), dict) else None
+    if per_p is not None:
+        row = per_p.get(str(p))
+        return row.get("r_cc") if isinstance(row, dict) else None
     nop, total = per_p_terms(view, f"{op}:nop", p), per_p_terms(view, f"{op}:sum", p)
-    if not nop or not total:
+    if not nop or not total or nop[1] <= 0:
         return None
-    t_c = total[1] - nop[1]
-    return nop[1] / t_c if t_c > 0 and nop[1] > 0 else None
+    value = fit_metrics.r_cc(nop[1], total[1] - nop[1])
+    return value if value is not None and value > 0 else None
 
 
 def laws(view: ModelView | None, key: str) -> dict[str, dict]:

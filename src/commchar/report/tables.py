@@ -42,7 +42,7 @@ def p2p_table(entity: Entity, rates: Rates) -> Table | None:
         for seg in params:
             rows.append([key.partition(":")[2], _range(seg.n_min, seg.n_max), number(seg.t_s),
                          number(seg.t_b), rates.specific(seg.pi_s), rates.bandwidth(seg.bw_as),
-                         number(seg.n_half, 4) if seg.n_half is None else f"{seg.n_half:.0f}",
+                         number(seg.n_half) if seg.n_half is None else str(seg.n_half),
                          number(seg.r2, 4)])
         if not params:
             s = entity.series(key, 2)
@@ -53,7 +53,8 @@ def p2p_table(entity: Entity, rates: Rates) -> Table | None:
         f"p2p-{entity.label}", f"{entity.label}: point-to-point parameters and metrics (Hockney, per regime)",
         ["send mode", "regime (n)", "t_s (us)", "t_b (us/B)", f"pi_s ({rates.pi_unit})",
          f"Bw_as ({rates.bw_unit})", "n_half (B)", "fit r²"],
-        rows, ["T(n) = t_s + t_b·n in each regime; pi_s = 1/t_s, Bw_as = 1/t_b, n_half = t_s/t_b."],
+        rows, ["T(n) = t_s + t_b·n in each regime; pi_s = 1/t_s, Bw_as = 1/t_b and n_half = ceil(t_s/t_b) "
+               "of each regime alone (commchar.models.metrics)."],
     )
 
 
@@ -102,8 +103,10 @@ def peaks_table(entity: Entity, rates: Rates) -> Table | None:
         return None
     return Table(f"peaks-{entity.label}", f"{entity.label}: peak aggregated metrics over the measured p",
                  ["operation", f"Bw_pag ({rates.bw_unit})", f"pi_pag ({rates.pi_unit})", "n_half_mag (B)"],
-                 rows, ["From the model's asymptotic regime: Bw_ag(p) = factor·Bw_as(p), "
-                        "pi_ag(p) = factor·pi_s(p), factor p(p-1) for alltoall and p-1 otherwise."])
+                 rows, ["The fit's peak metrics (docs/models.md): over every integer p of the fitted range, "
+                        "Bw_ag(p) = F(p)/t_b(p) of the last regime, pi_ag(p) = F(p)/t_s(p) of the first with "
+                        "n > 0; F(p) = p(p-1) for alltoall, 2(p-1) for allreduce, p-1 otherwise; a reduction's "
+                        "t_b is its nop transfer term."])
 
 
 def rcc_table(entity: Entity) -> Table | None:
