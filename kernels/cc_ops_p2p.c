@@ -234,7 +234,7 @@ const cc_op cc_op_pingpong = {
 /* Bytes one window may hold. Past this, a window of W long messages only makes
  * each sample (and the buffer) huge: 64 x 4 MiB is 256 MiB and 0.1 s a sample,
  * while two messages in flight already keep the link streaming. */
-#define CC_WINDOW_BYTES ((size_t)8 << 20)
+#define CC_WINDOW_BYTES ((size_t)4 << 20)
 
 static void cc_window_for_size(cc_point *pt)
 {
