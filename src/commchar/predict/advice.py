@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import brentq
 
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, parse_expr
@@ -258,6 +257,7 @@ def _side_time(model: ModelFile, library: str, steps: Sequence[Step], n: float, 
 
 def _roots(f: Callable[[float], float], grid: Sequence[float]) -> list[float]:
     """Every sign change of f over a sorted grid, refined with brentq."""
+    from scipy.optimize import brentq  # scipy.optimize takes 0.3 s to import: only when advising
     values = [f(x) for x in grid]
     roots = []
     for (a, fa), (b, fb) in zip(zip(grid, values), zip(grid[1:], values[1:])):
