@@ -205,3 +205,16 @@ def test_errors_on_bad_n_and_p():
         model.time("openmpi", "bcast", -1, 4)
     with pytest.raises(ModelError, match="process count"):
         model.time("openmpi", "bcast", 1, 0)
+
+
+def test_an_operation_fitted_from_oversubscribed_runs_warns_at_every_prediction():
+    import json
+    from pathlib import Path
+
+    from commchar.modelfile import ModelFile
+
+    data = json.loads((Path(__file__).parents[1] / "examples" / "ap3000-mpi.json").read_text())
+    data["libraries"]["mpi"]["operations"]["bcast"]["oversubscribed_p"] = [3, 4]
+    model = ModelFile.from_dict(data)
+    assert any("oversubscribed" in w for w in model.time("mpi", "bcast", 1024, 8).warnings)
+    assert not any("oversubscribed" in w for w in model.time("mpi", "gather", 1024, 8).warnings)

@@ -80,6 +80,7 @@ class _Operation:
     n_range: tuple[float, float] | None
     p_range: tuple[float, float] | None
     laws: dict[str, Any] | None
+    oversubscribed_p: tuple[float, ...] = ()
 
 
 def _fmt(x: float) -> str:
@@ -121,7 +122,9 @@ class ModelFile:
         kind = op.get("kind") or ("p2p" if key.split(":")[0] in ("pingpong", "bw", "bibw") else "collective")
         n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
         p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
-        return _Operation(key, kind, tuple(segments), n_range, p_range, op.get("laws"))  # type: ignore[arg-type]
+        oversubscribed = tuple(float(x) for x in op.get("oversubscribed_p") or ())
+        return _Operation(key, kind, tuple(segments), n_range, p_range, op.get("laws"),  # type: ignore[arg-type]
+                          oversubscribed)
 
     # --- what the model holds -------------------------------------------------
 
@@ -247,6 +250,9 @@ class ModelFile:
             warnings.append(f"{library} {op.key}: p={_fmt(p)} is outside the fitted p range [{_fmt(op.p_range[0])}, {_fmt(op.p_range[1])}] (extrapolation)")  # type: ignore[index]
         if t_us < 0:
             warnings.append(f"{library} {op.key}: negative predicted time {t_us:.4g} us at n={_fmt(n)}, p={_fmt(p)} (the model does not hold there)")
+        if op.oversubscribed_p:
+            warnings.append(f"{library} {op.key}: fitted with oversubscribed runs at p="
+                            f"{','.join(_fmt(q) for q in op.oversubscribed_p)} (cores time-shared)")
         return Prediction(library, op.key, float(n), float(p), t_us, index, extrapolated_n, extrapolated_p, tuple(warnings))
 
 
