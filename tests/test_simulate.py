@@ -159,3 +159,22 @@ def test_aggregation_experiment(capsys, tmp_path: Path):
     # on a fully connected machine the direct method wins once delays are long
     full32 = [c for c in result["crossovers"] if c["arch"] == "full" and c["N"] == 32 and not c["congestion"]]
     assert full32[0]["crossover_delay_us"] is not None and full32[0]["after"] == "direct faster"
+
+
+def test_a_models_reduction_cost_calibrates_gamma(tmp_path):
+    """gamma is reduce:sum minus reduce:nop per byte at p = 2 (0.005 - 0.002 = 0.003 us/B)."""
+    import json
+
+    from commchar.commands.simulate import gamma_from_model
+
+    segment = {"n_min": 0, "n_max": None, "t_s": "1"}
+    model = {"format": "commchar-model", "version": 1, "libraries": {"lib": {
+        "operations": {
+            "reduce:sum": {"n_range": [0, 1048576], "segments": [{**segment, "t_b": "0.002", "t_c": "0.003"}]},
+            "reduce:nop": {"n_range": [0, 1048576], "segments": [{**segment, "t_b": "0.002"}]},
+        },
+        "loggp": {"L": 1, "o_s": 1, "o_r": 1, "g": 1, "G": 0.001}}}}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    assert abs(gamma_from_model(str(path), None, "us") - 0.003) < 1e-12
+    assert abs(gamma_from_model(str(path), "lib", "ns") - 3.0) < 1e-9

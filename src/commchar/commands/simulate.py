@@ -88,6 +88,10 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
         argv += ["--S", str(parse_size(args.S))]
     if args.model:
         argv += ["--model", args.model]
+        if args.gamma is None:
+            gamma = gamma_from_model(args.model, args.library, args.unit)
+            if gamma is not None:
+                argv.append(f"--gamma={gamma!r}")
     if args.library:
         argv += ["--library", args.library]
     if args.trace:
@@ -95,6 +99,26 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if args.emit_goal:
         argv += ["--emit-goal", args.emit_goal]
     return argv
+
+
+def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
+    """Computation per reduced byte at p = 2, from a fitted model: the long-message
+    time of reduce:sum minus reduce:nop over n (the model's t_c at p = 2). The
+    loggp section holds transfer parameters only, and a calibrated reduction
+    without its arithmetic would run fast by exactly this term."""
+    from commchar.modelfile import load
+
+    model = load(path)
+    libraries = [library] if library else model.libraries()
+    if len(libraries) != 1 or libraries[0] not in model.libraries():
+        return None  # the simulator itself names the library problem
+    lib = libraries[0]
+    if not {"reduce:sum", "reduce:nop"} <= set(model.operations(lib)):
+        return None
+    fitted = model.n_range(lib, "reduce:sum")
+    n = fitted[1] if fitted and fitted[1] > 0 else float(1 << 20)
+    t_c_us = (model.time(lib, "reduce:sum", n, 2).t_us - model.time(lib, "reduce:nop", n, 2).t_us) / n
+    return max(t_c_us, 0.0) * (1000.0 if unit == "ns" else 1.0)
 
 
 def _positive_int(text: str, flag: str) -> str:
