@@ -106,9 +106,13 @@ def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
     time of reduce:sum minus reduce:nop over n (the model's t_c at p = 2). The
     loggp section holds transfer parameters only, and a calibrated reduction
     without its arithmetic would run fast by exactly this term."""
+    from commchar.errors import ModelError
     from commchar.modelfile import load
 
-    model = load(path)
+    try:
+        model = load(path)
+    except ModelError:
+        return None  # the simulator reads only the loggp section and names its own problems
     libraries = [library] if library else model.libraries()
     if len(libraries) != 1 or libraries[0] not in model.libraries():
         return None  # the simulator itself names the library problem
