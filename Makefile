@@ -33,11 +33,12 @@ demo: setup
 	$(BIN)/commchar run
 	$(BIN)/commchar report -o report.html
 
+# The simulator's checks run first so that pytest's summary closes the output.
 test: setup browser
-	$(BIN)/python -m pytest -q -ra
 	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
-	$(CARGO) test --release --quiet --manifest-path sim/Cargo.toml
+	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml
+	$(BIN)/python -m pytest -q -ra
 
 clean:
 	rm -rf build sim/target $(VENV)
