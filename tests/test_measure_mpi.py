@@ -182,3 +182,24 @@ def test_wrong_data_is_recorded_invalid_and_the_sweep_goes_on(tmp_path, mpi_libr
         points = {p["n_bytes"]: p for p in store.points()}
     assert not points[8]["valid"] and "expected" in points[8]["invalid_reason"]
     assert points[64]["valid"]
+
+
+def test_ctrl_c_stops_cleanly_keeps_what_was_measured_and_says_how_to_resume(tmp_path,
+                                                                          mpi_libraries):
+    db = tmp_path / "i.db"
+    argv = [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
+            mpi_libraries[0].name, "--ops", "pingpong:send,bcast", "--sizes", "0:64K", "--np", "2",
+            "--precision", "0.01", "--max-time", "0.2"]
+    runner = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while _stored_points(db) < 4 and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.2)
+    runner.send_signal(signal.SIGINT)
+    _, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == 130
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and "--resume 1" in lines[-1]
+    with Store(db) as store:
+        assert store.run(1)["status"] == "interrupted"
+        assert len(store.points()) >= 4
+        assert all(job["ended_at"] for job in store.jobs())  # the job was stopped, not orphaned
