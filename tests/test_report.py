@@ -339,3 +339,18 @@ def test_reference_library_is_chosen_and_named(small_db: Path, tmp_path: Path,
     assert main(["report", "--db", str(small_db), "-o", str(out), "--reference", "lam"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--reference lam: no such library in the report (have: mpich, openmpi)" in err and "\n" not in err
+
+
+def test_a_per_byte_cost_that_rises_with_size_is_called_a_cache_regime_not_a_protocol() -> None:
+    from commchar.report.adapters import ModelView
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import thresholds
+
+    segments = [{"n_min": 0, "n_max": 8192, "t_s": "0.5", "t_b": "0.0003"},      # eager
+                {"n_min": 16384, "n_max": 524288, "t_s": "2", "t_b": "0.00005"},  # rendezvous
+                {"n_min": 1048576, "n_max": None, "t_s": "0", "t_b": "0.00009"}]  # out of cache
+    view = ModelView("lib", {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments}}}, "test")
+    entity = Entity("lib", "lib", {}, [], [], [], model=view)
+    texts = [f.text for f in thresholds(entity)]
+    assert "changes protocol regime at 16 KiB" in texts[0]
+    assert "changes regime at 1 MiB" in texts[1] and "outgrowing a cache" in texts[1]

@@ -36,11 +36,16 @@ def thresholds(e: Entity) -> list[Finding]:
     out = []
     params = modelinfo.p2p_parameters(e.model, "pingpong:send")
     for prev, seg in zip(params, params[1:]):
+        # A protocol switch trades startup for per-byte cost; a per-byte cost that
+        # rises with size is the message outgrowing a cache, not a new protocol.
+        cache = seg.t_b > prev.t_b * 1.05 and seg.n_min >= 64 * 1024
+        kind = "regime" if cache else "protocol regime"
+        why = " (the per-byte cost rises: messages outgrowing a cache, not a protocol switch)" if cache else ""
         out.append(Finding("threshold", e.label, (
-            f"{e.label}: the standard send changes protocol regime at {size_label(seg.n_min)} "
+            f"{e.label}: the standard send changes {kind} at {size_label(seg.n_min)} "
             f"(previous regime up to {size_label(prev.n_max) if prev.n_max is not None else '?'}): "
             f"t_s {number(prev.t_s)} → {number(seg.t_s)} us, t_b {number(prev.t_b)} → "
-            f"{number(seg.t_b)} us/B.")))
+            f"{number(seg.t_b)} us/B{why}.")))
     loggp = e.model.loggp() if e.model else None
     if loggp:
         named = [f"{k} = {size_label(loggp[k])}" for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
