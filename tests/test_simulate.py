@@ -60,6 +60,24 @@ def test_a_model_file_calibrates_the_run(capsys, tmp_path: Path):
     assert out["params"]["S"] == 65535
 
 
+def test_model_regimes_price_messages_by_size(capsys, tmp_path: Path):
+    loggp = {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1, "G": 0.001,
+             "regimes": [{"n_min": 0, "n_max": 1024, "o_s": 0.25, "o_r": 0.5, "G": 0.004},
+                         {"n_min": 2048, "n_max": None, "o_s": 1.0, "o_r": 1.5, "G": 0.002, "O": 0.003}]}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
+                                "libraries": {"lib": {"operations": {}, "loggp": loggp}}}))
+    run = ("--collective", "bcast:binomial", "--p", "2", "--model", str(path), "--unit", "us")
+    # one message: o_s + L + o_r + (s-1)max(G, O) with the regime's o_s, o_r, G, O
+    assert simulate_json(capsys, *run, "--n", "1001")["makespan_ps"] == (250_000 + 2_000_000 + 500_000
+                                                                        + 1000 * 4_000)
+    assert simulate_json(capsys, *run, "--n", "4097")["makespan_ps"] == (1_000_000 + 2_000_000 + 1_500_000
+                                                                        + 4096 * 3_000)
+    # an explicit flag overrides every regime
+    assert simulate_json(capsys, *run, "--n", "1001", "--G", "0.001")["makespan_ps"] == (
+        250_000 + 2_000_000 + 500_000 + 1000 * 1_000)
+
+
 def test_emitted_goal_runs_unchanged(capsys, tmp_path: Path):
     goal = tmp_path / "rab.goal"
     capsys.readouterr()

@@ -254,17 +254,18 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
+        let c = p.cost(ev.size);
         // saturating: a run that long has no meaningful answer, but must not wrap
         self.free[r].o = t
-            .saturating_add(p.o_s)
-            .saturating_add(s1.saturating_mul(p.big_o));
+            .saturating_add(c.o_s)
+            .saturating_add(s1.saturating_mul(c.big_o));
         self.free[r].gs = t
             .saturating_add(p.g)
-            .saturating_add(s1.saturating_mul(p.big_g));
-        let depart = t.saturating_add(p.o_s);
+            .saturating_add(s1.saturating_mul(c.big_g));
+        let depart = t.saturating_add(c.o_s);
         let transit = self
             .net
-            .transit(ev.rank, ev.peer, depart, s1.saturating_mul(p.big_g));
+            .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
         let o_end = self.free[r].o;
         self.record(Span {
@@ -358,11 +359,12 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
-        let per_byte = s1.saturating_mul(p.big_o).max(s1.saturating_mul(p.big_g));
-        self.free[r].o = t.saturating_add(p.o_r).saturating_add(per_byte);
+        let c = p.cost(ev.size);
+        let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
+        self.free[r].o = t.saturating_add(c.o_r).saturating_add(per_byte);
         self.free[r].gr = t
             .saturating_add(p.g)
-            .saturating_add(s1.saturating_mul(p.big_g));
+            .saturating_add(s1.saturating_mul(c.big_g));
         let o_end = self.free[r].o;
         self.record(Span {
             rank: ev.rank,

@@ -211,15 +211,26 @@ fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
         Ok(())
     };
     set(&mut p.l, "L")?;
-    if let Some(v) = opt_f64(m, "o") {
-        p.o_s = unit.to_ps(v, "o")?;
-        p.o_r = p.o_s;
-    }
-    set(&mut p.o_s, "o-s")?;
-    set(&mut p.o_r, "o-r")?;
     set(&mut p.g, "g")?;
-    set(&mut p.big_g, "G")?;
-    set(&mut p.big_o, "O")?;
+    // per-message costs given explicitly override the model's regimes too
+    let flag = |name: &str| -> Result<Option<u64>> {
+        opt_f64(m, name).map(|v| unit.to_ps(v, name)).transpose()
+    };
+    if let Some(o) = flag("o")? {
+        p.override_cost(|c| (c.o_s, c.o_r) = (o, o));
+    }
+    if let Some(v) = flag("o-s")? {
+        p.override_cost(|c| c.o_s = v);
+    }
+    if let Some(v) = flag("o-r")? {
+        p.override_cost(|c| c.o_r = v);
+    }
+    if let Some(v) = flag("G")? {
+        p.override_cost(|c| c.big_g = v);
+    }
+    if let Some(v) = flag("O")? {
+        p.override_cost(|c| c.big_o = v);
+    }
     set(&mut p.gamma, "gamma")?;
     set(&mut p.hop, "hop")?;
     if let Some(&s) = m.get_one::<u64>("S") {
@@ -337,6 +348,10 @@ fn result_json(
         "params": {
             "L": u(p.l), "o_s": u(p.o_s), "o_r": u(p.o_r), "g": u(p.g), "G": u(p.big_g), "O": u(p.big_o),
             "S": p.eager_max, "gamma": u(p.gamma), "hop": u(p.hop),
+            "regimes": p.regimes.iter().map(|r| json!({
+                "n_min": r.start, "o_s": u(r.cost.o_s), "o_r": u(r.cost.o_r),
+                "G": u(r.cost.big_g), "O": u(r.cost.big_o),
+            })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
         },
         "makespan": u(o.makespan()),

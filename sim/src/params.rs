@@ -60,6 +60,22 @@ pub enum Rendezvous {
     Handshake,
 }
 
+/// The per-message costs that may depend on the message size (PLogP-style).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgCost {
+    pub o_s: u64,
+    pub o_r: u64,
+    pub big_g: u64,
+    pub big_o: u64,
+}
+
+/// Costs of the messages of at least `start` bytes (up to the next regime's start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Regime {
+    pub start: u64,
+    pub cost: MsgCost,
+}
+
 /// LogGOPS parameters (times in ps, per-byte costs in ps/B).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Params {
@@ -76,6 +92,48 @@ pub struct Params {
     /// Extra latency per network hop (ps).
     pub hop: u64,
     pub rendezvous: Rendezvous,
+    /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
+    /// empty: every message pays the global values above.
+    pub regimes: Vec<Regime>,
+}
+
+impl Params {
+    /// The o_s, o_r, G, O a message of `size` bytes pays: a binary search of
+    /// a small sorted table, no allocation (this is on the engine's hot path).
+    #[inline]
+    pub fn cost(&self, size: u64) -> MsgCost {
+        if self.regimes.is_empty() {
+            return MsgCost {
+                o_s: self.o_s,
+                o_r: self.o_r,
+                big_g: self.big_g,
+                big_o: self.big_o,
+            };
+        }
+        let after = self.regimes.partition_point(|r| r.start <= size);
+        self.regimes[after.saturating_sub(1)].cost
+    }
+
+    /// Applies a parameter given on the command line to the global value and
+    /// every regime, so an explicit flag overrides the model everywhere.
+    pub fn override_cost(&mut self, set: impl Fn(&mut MsgCost)) {
+        let mut global = self.cost_globals();
+        set(&mut global);
+        (self.o_s, self.o_r, self.big_g, self.big_o) =
+            (global.o_s, global.o_r, global.big_g, global.big_o);
+        for r in &mut self.regimes {
+            set(&mut r.cost);
+        }
+    }
+
+    fn cost_globals(&self) -> MsgCost {
+        MsgCost {
+            o_s: self.o_s,
+            o_r: self.o_r,
+            big_g: self.big_g,
+            big_o: self.big_o,
+        }
+    }
 }
 
 impl Default for Params {
@@ -92,6 +150,7 @@ impl Default for Params {
             gamma: 0,
             hop: 0,
             rendezvous: Rendezvous::Handshake,
+            regimes: Vec::new(),
         }
     }
 }
@@ -178,5 +237,87 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
         Some(_) => 0,
         None => u64::MAX,
     };
+    p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
     Ok(p)
+}
+
+/// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O`; us and
+/// us/B). Entries must be sorted by n and disjoint. A size in a gap between two
+/// regimes takes the one with the nearest bound (ties: the lower), sizes below
+/// the first take the first: the model file's rule for segments. So the table
+/// is stored as contiguous starts.
+fn regimes_from_model(
+    value: Option<&Value>,
+    path: &str,
+    name: &str,
+    global: &Params,
+) -> Result<Vec<Regime>> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => return input(format!("{path}: loggp.regimes of '{name}' is not a list")),
+    };
+    let mut out: Vec<Regime> = Vec::with_capacity(list.len());
+    let mut prev_max: Option<u64> = None;
+    for (i, entry) in list.iter().enumerate() {
+        let at = format!("{path}: loggp.regimes[{i}] of '{name}'");
+        let Some(obj) = entry.as_object() else {
+            return input(format!("{at} is not an object"));
+        };
+        let num = |key: &str| -> Result<Option<f64>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => match v.as_f64() {
+                    Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                    _ => input(format!("{at}: {key} is not a non-negative number")),
+                },
+            }
+        };
+        let size = |key: &str| -> Result<Option<u64>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => match v.as_u64() {
+                    Some(x) => Ok(Some(x)),
+                    None => input(format!("{at}: {key} is not a whole number of bytes")),
+                },
+            }
+        };
+        let Some(n_min) = size("n_min")? else {
+            return input(format!("{at} lacks n_min"));
+        };
+        let n_max = size("n_max")?;
+        if n_max.is_some_and(|m| m < n_min) {
+            return input(format!("{at}: n_max is below n_min"));
+        }
+        if n_max.is_none() && i + 1 < list.len() {
+            return input(format!("{at}: only the last regime may have n_max null"));
+        }
+        let us = Unit::Us;
+        let need = |key: &str| -> Result<u64> {
+            match num(key)? {
+                Some(x) => us.to_ps(x, key),
+                None => input(format!("{at} lacks {key}")),
+            }
+        };
+        let cost = MsgCost {
+            o_s: need("o_s")?,
+            o_r: need("o_r")?,
+            big_g: need("G")?,
+            big_o: match num("O")? {
+                Some(x) => us.to_ps(x, "O")?,
+                None => global.big_o,
+            },
+        };
+        let start = match prev_max {
+            None => 0,
+            Some(pm) if n_min <= pm => {
+                return input(format!("{at}: regimes must be sorted by n and disjoint"))
+            }
+            // the first size nearer to this regime's n_min than to pm
+            Some(pm) => (pm + n_min) / 2 + 1,
+        };
+        out.push(Regime { start, cost });
+        prev_max = Some(n_max.unwrap_or(u64::MAX));
+    }
+    Ok(out)
 }

@@ -23,6 +23,7 @@ pub fn params(gamma_ns: u64) -> Params {
         gamma: gamma_ns * NS,
         hop: 0,
         rendezvous: Rendezvous::Match,
+        regimes: Vec::new(),
     }
 }
 

@@ -21,6 +21,7 @@ fn pure_delay(hop: u64) -> Params {
         gamma: 0,
         hop,
         rendezvous: Rendezvous::Match,
+        regimes: Vec::new(),
     }
 }
 

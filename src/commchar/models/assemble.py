@@ -20,6 +20,7 @@ from commchar.models.loggp import LogGPModel
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
+from commchar.models.plogp import size_regimes
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 
 P2P_OPS = ("pingpong", "bw", "bibw")
@@ -366,6 +367,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                 section = {k: v for k, v in lg.params_.items() if v is not None}
                 if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
                     lib["loggp"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
+                    if "pingpong:send" in operations:
+                        regimes = size_regimes(section, operations["pingpong:send"]["segments"])
+                        if regimes:
+                            lib["loggp"]["regimes"] = regimes
                 else:
                     lib["loggp_partial"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
             except InputError as exc:

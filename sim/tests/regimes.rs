@@ -1,0 +1,127 @@
+//! Size-dependent (PLogP-style) costs: a regime table changes exactly the
+//! o_s, o_r, G, O a message pays, by its size, and nothing else.
+
+mod common;
+use commchar_sim::params::{from_model, MsgCost, Params, Regime};
+use common::{params, run_with, NS};
+
+const L: u64 = 2500;
+
+fn regime(start: u64, o_s: u64, o_r: u64, g: u64, o: u64) -> Regime {
+    Regime {
+        start,
+        cost: MsgCost {
+            o_s: o_s * NS,
+            o_r: o_r * NS,
+            big_g: g * NS,
+            big_o: o * NS,
+        },
+    }
+}
+
+/// Small messages (< 1 KiB): o_s=100, o_r=200, G=3; from 1 KiB: o_s=700, o_r=900, G=40, O=50.
+fn table() -> Params {
+    Params {
+        regimes: vec![regime(0, 100, 200, 3, 0), regime(1024, 700, 900, 40, 50)],
+        ..params(0)
+    }
+}
+
+#[test]
+fn one_message_pays_its_regime_costs() {
+    // bcast:binomial on 2 ranks is one message: o_s + L + o_r + (s-1)max(G, O)
+    for (s, expect) in [
+        (1u64, 100 + L + 200),
+        (1023, 100 + L + 200 + 1022 * 3),
+        (1024, 700 + L + 900 + 1023 * 50),
+        (65536, 700 + L + 900 + 65535 * 50),
+    ] {
+        let got = run_with("bcast:binomial", 2, s, table(), "full", false).makespan();
+        assert_eq!(got, expect * NS, "s={s}");
+    }
+}
+
+#[test]
+fn no_regimes_means_the_global_costs() {
+    let s = 4096;
+    let got = run_with("bcast:binomial", 2, s, params(0), "full", false).makespan();
+    assert_eq!(got, (1500 + L + 1500 + (s - 1) * 6) * NS);
+}
+
+#[test]
+fn lookup_picks_the_regime_by_size() {
+    let p = table();
+    assert_eq!(p.cost(0).o_s, 100 * NS);
+    assert_eq!(p.cost(1023).big_g, 3 * NS);
+    assert_eq!(p.cost(1024).o_r, 900 * NS);
+    assert_eq!(p.cost(u64::MAX).big_o, 50 * NS);
+}
+
+fn model(regimes: &str) -> String {
+    format!(
+        r#"{{"format": "commchar-model", "libraries": {{"x": {{"loggp": {{
+        "L": 1, "o_s": 2, "o_r": 3, "g": 0.5, "G": 0.001, "O": 0.0005, "S": 65536,
+        "regimes": {regimes}}}}}}}}}"#
+    )
+}
+
+#[test]
+fn model_regimes_fill_gaps_by_the_nearest_bound() {
+    let text = model(
+        r#"[{"n_min": 0, "n_max": 16, "o_s": 0.1, "o_r": 0.2, "G": 0.01},
+            {"n_min": 32, "n_max": 2048, "o_s": 0.3, "o_r": 0.4, "G": 0.002, "O": 0.001},
+            {"n_min": 4096, "n_max": null, "o_s": 0.5, "o_r": 0.6, "G": 0.0001}]"#,
+    );
+    let p = from_model(&text, "m.json", None).unwrap();
+    assert_eq!(p.regimes.len(), 3);
+    // 24 is as near 16 as 32: the lower regime; 25 is nearer 32
+    assert_eq!(p.cost(24).o_s, 100_000);
+    assert_eq!(p.cost(25).o_s, 300_000);
+    assert_eq!(p.cost(3072).o_s, 300_000);
+    assert_eq!(p.cost(3073).o_s, 500_000);
+    // O absent in a regime: the global O
+    assert_eq!(p.cost(8).big_o, 500);
+    assert_eq!(p.cost(100).big_o, 1_000);
+    assert_eq!(p.cost(1 << 30).big_g, 100);
+}
+
+#[test]
+fn bad_regimes_are_input_errors() {
+    for (regimes, says) in [
+        (r#"{}"#, "not a list"),
+        (
+            r#"[{"n_max": 1, "o_s": 1, "o_r": 1, "G": 1}]"#,
+            "lacks n_min",
+        ),
+        (
+            r#"[{"n_min": 0, "n_max": 9, "o_r": 1, "G": 1}]"#,
+            "lacks o_s",
+        ),
+        (
+            r#"[{"n_min": 0, "n_max": 9, "o_s": -1, "o_r": 1, "G": 1}]"#,
+            "non-negative",
+        ),
+        (
+            r#"[{"n_min": 0, "n_max": 9, "o_s": 1, "o_r": 1, "G": 1},
+                {"n_min": 5, "n_max": null, "o_s": 1, "o_r": 1, "G": 1}]"#,
+            "sorted",
+        ),
+        (
+            r#"[{"n_min": 0, "n_max": null, "o_s": 1, "o_r": 1, "G": 1},
+                {"n_min": 50, "n_max": 60, "o_s": 1, "o_r": 1, "G": 1}]"#,
+            "only the last",
+        ),
+    ] {
+        let err = from_model(&model(regimes), "m.json", None).unwrap_err();
+        assert!(err.to_string().contains(says), "{regimes}: {err}");
+    }
+}
+
+#[test]
+fn an_explicit_flag_overrides_every_regime() {
+    let mut p = table();
+    p.override_cost(|c| c.big_g = 9 * NS);
+    assert_eq!(p.big_g, 9 * NS);
+    assert!(p.regimes.iter().all(|r| r.cost.big_g == 9 * NS));
+    assert_eq!(p.cost(2000).o_s, 700 * NS, "other costs kept");
+}
