@@ -218,3 +218,31 @@ def test_an_operation_fitted_from_oversubscribed_runs_warns_at_every_prediction(
     model = ModelFile.from_dict(data)
     assert any("oversubscribed" in w for w in model.time("mpi", "bcast", 1024, 8).warnings)
     assert not any("oversubscribed" in w for w in model.time("mpi", "gather", 1024, 8).warnings)
+
+
+def test_loggp_regimes_are_validated_by_path():
+    import copy
+    import json
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from commchar.errors import ModelError
+    from commchar.modelfile import validate
+
+    base = json.loads((Path(__file__).parents[1] / "examples" / "ap3000-mpi.json").read_text())
+    base["libraries"]["mpi"]["loggp"] = {"L": 1, "o_s": 1, "o_r": 1, "g": 1, "G": 0.01}
+    good = [{"n_min": 0, "n_max": 1024, "o_s": 1, "o_r": 1, "G": 0.01},
+            {"n_min": 2048, "n_max": None, "o_s": 2, "o_r": 2, "G": 0.005, "O": 0.001}]
+    model = copy.deepcopy(base)
+    model["libraries"]["mpi"]["loggp"]["regimes"] = good
+    validate(model)
+    for bad, where in (([good[1], good[0]], "regimes[1].n_min"),
+                       ([{**good[0], "G": -1}], "regimes[0].G"),
+                       ([{**good[0], "o_s": "fast"}], "regimes[0].o_s"),
+                       ("many", "regimes")):
+        model = copy.deepcopy(base)
+        model["libraries"]["mpi"]["loggp"]["regimes"] = bad
+        with pytest.raises(ModelError, match=re.escape(f"loggp.{where}")):
+            validate(model)

@@ -146,6 +146,29 @@ def _validate_loggp(loggp: Any, path: str) -> None:
     for name in LOGGP_OPTIONAL:
         if loggp.get(name) is not None:
             _number(loggp[name], f"{path}.{name}", 0)
+    if loggp.get("regimes") is not None:
+        _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
+
+
+def _validate_loggp_regimes(regimes: Any, path: str) -> None:
+    """Size-dependent overheads and gaps: sorted, disjoint, only the last unbounded."""
+    if not isinstance(regimes, list):
+        raise _fail(path, f"expected a JSON list, found {type(regimes).__name__}")
+    previous_max: float | None = -1.0
+    for i, regime in enumerate(regimes):
+        here = f"{path}[{i}]"
+        _mapping(regime, here)
+        n_min = _number(regime.get("n_min"), f"{here}.n_min", 0)
+        n_max = regime.get("n_max")
+        if n_max is not None and _number(n_max, f"{here}.n_max", n_min) < n_min:
+            raise _fail(f"{here}.n_max", "is below n_min")
+        if previous_max is None or n_min <= previous_max:
+            raise _fail(f"{here}.n_min", "regimes must be sorted, disjoint, and only the last unbounded")
+        for name in ("o_s", "o_r", "G"):
+            _number(regime.get(name), f"{here}.{name}", 0)
+        if regime.get("O") is not None:
+            _number(regime["O"], f"{here}.O", 0)
+        previous_max = None if n_max is None else float(n_max)
 
 
 def validate(d: Any) -> None:
