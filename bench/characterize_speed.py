@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from commchar.store import Store
+
 OSU_PT2PT = ("osu_latency", "osu_bw", "osu_bibw")
 OSU_COLLECTIVES = ("osu_barrier", "osu_bcast", "osu_scatter", "osu_gather", "osu_allgather",
                    "osu_alltoall", "osu_reduce", "osu_allreduce", "osu_reduce_scatter")
@@ -42,9 +44,6 @@ def commchar_time(library: str) -> tuple[float, int, int]:
         db = Path(tmp) / "speed.db"
         seconds = timed([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
                          library, "--np", "2"])
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-        from commchar.store import Store
-
         with Store(db) as store:
             points = store.points()
         return seconds, sum(p["precision_met"] for p in points), len(points)

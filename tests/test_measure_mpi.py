@@ -57,9 +57,24 @@ def test_every_operation_is_measured_and_valid_with_every_library(full_run):
                if p["reps"] < 10 or p["t_us"] <= 0]
         assert not bad, bad
         assert all(not p["oversubscribed"] for p in mine)
-        assert lib.name.split("-")[0] in ("openmpi", "mpich", "mpi")
         version = mine[0]["library_version"]
         assert version and ("Open MPI" in version or "MPICH" in version)
+
+
+def test_each_job_records_where_and_how_it_measured(full_run):
+    db, libraries = full_run
+    with Store(db) as store:
+        jobs = store.jobs()
+        run = store.runs()[0]
+    assert sorted(job["library"] for job in jobs) == sorted(lib.name for lib in libraries)
+    launcher = {lib.name: lib.mpirun for lib in libraries}
+    for job in jobs:
+        assert job["exit_status"] == 0 and len(job["hosts"]) == job["p"] == 2
+        assert job["compiler"] and job["timer"]["timer"].startswith("clock_gettime")
+        assert 0 < job["timer"]["timer_resolution_ns"] < 1e6 and job["timer"]["timer_cost_ns"] > 0
+        assert job["launcher_cmd"][0] == launcher[job["library"]] and "--plan" in job["launcher_cmd"]
+    assert run["host"]["cores"] >= 1 and run["host"]["cpu_model"]
+    assert run["options"]["sizes"] == "0,8,4K" and run["commchar_version"]
 
 
 def test_statistics_agree_with_the_stored_raw_samples(full_run):

@@ -107,10 +107,9 @@ class _ProgressObserver:
             self.console.print(f"[yellow]invalid result[/]: {library} p={p} {key} "
                                f"n={point['n_bytes']}: {point.get('error', '')}", markup=True)
 
-    def failure(self, library: str, p: int, point: Point | None, kind: str, message: str) -> None:
+    def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
-        where = f"{point.key} n={point.n_bytes}" if point else "job"
-        self.console.print(f"[red]{kind}[/]: {library} p={p} {where}: {message}",
+        self.console.print(f"[red]{kind}[/]: {library} p={p} {point.key} n={point.n_bytes}: {message}",
                            markup=True, highlight=False)
 
 
@@ -124,6 +123,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         if args.resume is not None:
             run = store.run(args.resume)
             options = SweepOptions.from_dict(run["options"])
+            libraries = select(options.libraries)
             run_id = args.resume
             store.set_run_status(run_id, "running")
         else:
@@ -131,7 +131,6 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             libraries = select(options.libraries)
             options.libraries = [lib.name for lib in libraries]
             run_id = store.create_run(__version__, host_info(), options.to_dict())
-        libraries = select(options.libraries)
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()

@@ -59,9 +59,13 @@ def _hostfile_slots(path: Path) -> int:
     return total
 
 
+def is_oversubscribed(spec: LaunchSpec, p: int) -> bool:
+    return p > available_slots(spec)
+
+
 def job_command(library: Library, spec: LaunchSpec, p: int, kernel: Path,
                 kernel_args: list[str]) -> Job:
-    oversubscribed = p > available_slots(spec)
+    oversubscribed = is_oversubscribed(spec, p)
     env: dict[str, str] = dict(spec.extra_env)
     if spec.launcher == "srun":
         argv = ["srun", "--ntasks", str(p), "--kill-on-bad-exit=1"]

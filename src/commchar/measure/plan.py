@@ -94,17 +94,16 @@ class Point:
         return f"{self.op}:{self.variant}" if self.variant else self.op
 
 
-def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int,
-               *, p2p_all_p: bool = False) -> list[Point]:
+def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Point]:
     """The points one job at p measures, sizes rounded per operation and deduplicated.
 
-    Point-to-point and LogGP operations involve two ranks, so they are measured
-    at p = 2 only unless asked otherwise.
+    Point-to-point and LogGP operations involve ranks 0 and 1 only, so they are
+    measured at p = 2 only.
     """
     planned: list[Point] = []
     for opv in ops:
         op = opv.operation
-        if op.kind != "collective" and p != 2 and not p2p_all_p:
+        if op.kind != "collective" and p != 2:
             continue
         requested = sizes if sizes is not None else default_sizes(op.default_max_bytes)
         if op.unit == "none":

@@ -22,7 +22,7 @@ from typing import IO, Protocol
 
 from commchar.errors import MeasurementError
 from commchar.measure.build import ensure_kernel
-from commchar.measure.launch import LaunchSpec, job_command
+from commchar.measure.launch import LaunchSpec, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
@@ -66,7 +66,7 @@ class Observer(Protocol):
     def planned(self, total_points: int) -> None: ...
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None: ...
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
-    def failure(self, library: str, p: int, point: Point | None, kind: str, message: str) -> None: ...
+    def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None: ...
 
 
 @dataclass
@@ -150,9 +150,9 @@ class _JobRunner:
 
     def _one_job(self, points: list[Point]) -> tuple[set[Point], Point | None, str | None]:
         """Run one job over `points`. Returns (stored, point that failed, launch error)."""
-        probe = job_command(self.library, self.spec, self.p, self.kernel, [])
+        oversubscribed = is_oversubscribed(self.spec, self.p)
         job = job_command(self.library, self.spec, self.p, self.kernel,
-                          self._kernel_args(points, probe.oversubscribed))
+                          self._kernel_args(points, oversubscribed))
         job_id = self.store.create_job(self.run_id, self.library.name, self.p, job.argv,
                                        job.env_added, job.oversubscribed)
         self.observer.job_started(self.library.name, self.p, len(points), job.oversubscribed)
@@ -183,20 +183,20 @@ class _JobRunner:
                     message = _parse_line(line)
                     if message is None:
                         continue
-                    kind = message.get("type")
-                    if kind == "header":
+                    what = message.get("type")
+                    if what == "header":
                         self.store.record_job_header(job_id, message)
-                    elif kind == "begin":
+                    elif what == "begin":
                         in_flight = by_key.get(
                             (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
-                    elif kind == "point":
+                    elif what == "point":
                         point = by_key.get(
                             (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
                         if point is not None and self._store_point(job_id, point, message,
                                                                    job.oversubscribed):
                             stored.add(point)
                         in_flight = None
-                    elif kind == "error":
+                    elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
             except KeyboardInterrupt:
                 _kill(process)
