@@ -91,11 +91,13 @@ def main() -> int:
     parser.add_argument("--library", choices=sorted(LIBRARIES), action="append",
                         help="only this library (repeatable); default: every one installed")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     console = Console(highlight=False)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    chosen = args.library or [
-        name for name, (mpicc, launcher) in LIBRARIES.items()
-        if shutil.which(mpicc) and shutil.which(launcher[0])
+    chosen = [
+        name for name in args.library or LIBRARIES
+        if shutil.which(LIBRARIES[name][0]) and shutil.which(LIBRARIES[name][1][0])
     ]
     if not chosen:
         console.print("no MPI library found (mpicc.openmpi or mpicc.mpich)")

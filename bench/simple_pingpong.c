@@ -33,6 +33,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int loops = atoi(argv[1]);
+    if (loops < 1) {
+        if (rank == 0) fprintf(stderr, "LOOPS '%s' is not a positive number\n", argv[1]);
+        MPI_Finalize();
+        return 2;
+    }
     for (int a = 2; a < argc; a++) {
         long size = 0, iterations = 0;
         if (sscanf(argv[a], "%ld:%ld", &size, &iterations) != 2 || size < 0 || iterations < 1) {

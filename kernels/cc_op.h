@@ -39,8 +39,8 @@ typedef struct cc_op {
     const char *const *variants; /* NULL-terminated, or NULL when the op has none */
     cc_scope scope;
     int phases; /* separate measurements sharing the point's max-time */
-    /* NULL when n can be used at p, else why not (written into why) */
-    const char *(*check_size)(size_t n, int p, char *why, size_t whylen);
+    /* NULL when n can be used at p with this variant, else why not (written into why) */
+    const char *(*check_size)(size_t n, int p, int variant, char *why, size_t whylen);
     /* allocate buffers and state; set timed, scale */
     void (*setup)(struct cc_point *pt);
     /* untimed step before each (batched) repetition; NULL: none */
@@ -80,7 +80,6 @@ typedef struct cc_point {
     MPI_Op reduce_op;
     long window;
     int64_t delay_ns;
-    int m;
     void *attached;
     int attached_len;
 } cc_point;

@@ -22,14 +22,16 @@ static const char *cc_too_large(size_t n, size_t factor, char *why, size_t whyle
     return NULL;
 }
 
-static const char *cc_size_any(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_any(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     (void)p;
     return cc_too_large(n, 1, why, whylen);
 }
 
-static const char *cc_size_zero(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     (void)p;
     if (n != 0) {
         snprintf(why, whylen, "moves no data: the only size is 0");
@@ -38,8 +40,9 @@ static const char *cc_size_zero(size_t n, int p, char *why, size_t whylen)
     return NULL;
 }
 
-static const char *cc_size_multiple_of_p(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     if (n % (size_t)p != 0) {
         snprintf(why, whylen, "%zu bytes is not a multiple of p=%d", n, p);
         return why;
@@ -47,13 +50,15 @@ static const char *cc_size_multiple_of_p(size_t n, int p, char *why, size_t whyl
     return cc_too_large(n, 1, why, whylen);
 }
 
-static const char *cc_size_per_peer(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     return cc_too_large(n, (size_t)p, why, whylen);
 }
 
-static const char *cc_size_doubles(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_doubles(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     (void)p;
     if (n % 8 != 0) {
         snprintf(why, whylen, "%zu bytes is not a whole number of doubles (multiple of 8)", n);
@@ -62,8 +67,9 @@ static const char *cc_size_doubles(size_t n, int p, char *why, size_t whylen)
     return cc_too_large(n, 1, why, whylen);
 }
 
-static const char *cc_size_doubles_per_rank(size_t n, int p, char *why, size_t whylen)
+static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     if (n % (8 * (size_t)p) != 0) {
         snprintf(why, whylen, "%zu bytes is not a multiple of 8p=%d", n, 8 * p);
         return why;

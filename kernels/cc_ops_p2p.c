@@ -15,8 +15,9 @@
 enum { CC_PP_SEND, CC_PP_BSEND, CC_PP_SSEND, CC_PP_RSEND, CC_PP_ISEND };
 static const char *const cc_pingpong_variants[] = {"send", "bsend", "ssend", "rsend", "isend", NULL};
 
-static const char *cc_p2p_check_size(size_t n, int p, char *why, size_t whylen)
+static const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen)
 {
+    (void)variant;
     if (p < 2) {
         snprintf(why, whylen, "needs at least 2 processes");
         return why;
@@ -83,16 +84,30 @@ static int cc_p2p_check(const cc_point *pt, char *err, size_t errlen)
 
 /* ---- pingpong ---------------------------------------------------------- */
 
+/* the bsend buffer: room for two messages in flight, even if the library frees late */
+static size_t cc_bsend_bytes(size_t n)
+{
+    return 4 * (n + (size_t)MPI_BSEND_OVERHEAD);
+}
+
+static const char *cc_pingpong_check_size(size_t n, int p, int variant, char *why, size_t whylen)
+{
+    if (cc_p2p_check_size(n, p, variant, why, whylen)) return why;
+    if (variant == CC_PP_BSEND && cc_bsend_bytes(n) > INT_MAX) {
+        snprintf(why, whylen, "its bsend buffer of %zu bytes is more than MPI_Buffer_attach takes",
+                 cc_bsend_bytes(n));
+        return why;
+    }
+    return NULL;
+}
+
 static void cc_pingpong_setup(cc_point *pt)
 {
     cc_p2p_buffers(pt, pt->n, 2);
     pt->scale = 0.5; /* half a round trip */
     if (pt->variant == CC_PP_BSEND) {
-        /* room for two messages in flight, even if the library frees late */
-        size_t need = 4 * (pt->n + (size_t)MPI_BSEND_OVERHEAD);
-        if (need > INT_MAX) cc_die("bsend buffer of %zu bytes is too large", need);
-        pt->attached_len = (int)need;
-        pt->attached = cc_xmalloc(need);
+        pt->attached_len = (int)cc_bsend_bytes(pt->n); /* fits: cc_pingpong_check_size */
+        pt->attached = cc_xmalloc((size_t)pt->attached_len);
         CC_MPI(MPI_Buffer_attach(pt->attached, pt->attached_len));
     }
 }
@@ -220,7 +235,7 @@ const cc_op cc_op_pingpong = {
     .variants = cc_pingpong_variants,
     .scope = CC_SCOPE_PAIR,
     .phases = 1,
-    .check_size = cc_p2p_check_size,
+    .check_size = cc_pingpong_check_size,
     .setup = cc_pingpong_setup,
     .before = cc_pingpong_before,
     .run = cc_pingpong_run,
@@ -407,7 +422,7 @@ const cc_op cc_op_rndv = {
 /* m messages of n bytes from 0 to 1 with a delay of d between them, one n-byte reply */
 static void cc_prtt_run(cc_point *pt, long count)
 {
-    const int n = (int)pt->n, m = pt->m;
+    const int n = (int)pt->n, m = CC_LOGGP_M;
     const MPI_Comm c = pt->comm;
     const int64_t d = pt->delay_ns;
     if (pt->rank == 0) {
@@ -431,12 +446,6 @@ static const cc_op cc_loggp_prtt = {.name = "loggp/prtt", .scope = CC_SCOPE_PAIR
 static const cc_op cc_loggp_recv_overhead = {.name = "loggp/o_r", .scope = CC_SCOPE_PAIR, .phases = 1,
                                           .before = cc_recv_overhead_before, .run = cc_late_receiver_run};
 
-static void cc_loggp_setup(cc_point *pt)
-{
-    cc_pingpong_setup(pt); /* the main series is PRTT(1,0,n)/2: a standard-mode ping-pong */
-    pt->m = CC_LOGGP_M;
-}
-
 /* one more measurement with the point's limits; its median on rank 0 */
 static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_ns, int timed_by)
 {
@@ -456,7 +465,7 @@ static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_
 
 static void cc_loggp_extra(cc_point *pt, double main_median_us, cc_buf *json)
 {
-    const int m = pt->m;
+    const int m = CC_LOGGP_M;
     double prtt1 = 2.0 * main_median_us; /* rank 0 */
     /* d >= PRTT(1,0,n), so the sender's delay, not the network, spaces the messages */
     int64_t d_ns = pt->rank == 0 ? (int64_t)ceil(prtt1 * 1000.0) : 0;
@@ -491,7 +500,7 @@ const cc_op cc_op_loggp = {
     .scope = CC_SCOPE_PAIR,
     .phases = 4, /* PRTT(1,0,n), PRTT(m,0,n), PRTT(m,d,n), o_r share max-time */
     .check_size = cc_p2p_check_size,
-    .setup = cc_loggp_setup,
+    .setup = cc_pingpong_setup, /* the main series is PRTT(1,0,n)/2: a standard-mode ping-pong */
     .before = cc_pingpong_before,
     .run = cc_pingpong_run,
     .fill = cc_p2p_fill,

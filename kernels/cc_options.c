@@ -117,8 +117,7 @@ static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t 
         if (!op->variants)
             return cc_fail(err, errlen, "operation '%s' has no variants (got '%s')", name, variant);
         if (!*variant) return cc_fail(err, errlen, "operation '%s' needs a variant: %s", name, known);
-        snprintf(err, errlen, "operation '%s' has no variant '%s' (known: %s)", name, variant, known);
-        return -1;
+        return cc_fail(err, errlen, "operation '%s' has no variant '%s' (known: %s)", name, variant, known);
     }
     entry->op = op;
     entry->variant = v;
@@ -132,10 +131,8 @@ static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t 
         if (cc_parse_size(word, &n) != 0)
             return cc_fail(err, errlen, "%s: size '%s' is not a whole number of bytes", name, word);
         char why[160];
-        if (op->check_size(n, p, why, sizeof why)) {
-            snprintf(err, errlen, "%s: size %zu cannot be used at p=%d: %s", name, n, p, why);
-            return -1;
-        }
+        if (op->check_size(n, p, v, why, sizeof why))
+            return cc_fail(err, errlen, "%s: size %zu cannot be used at p=%d: %s", name, n, p, why);
         if (entry->nsizes == cap) {
             cap *= 2;
             entry->sizes = cc_xrealloc(entry->sizes, cap * sizeof *entry->sizes);
@@ -240,7 +237,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
         return CC_PARSE_ERROR;
     }
     if (opt->max_reps < opt->min_reps) {
-        snprintf(err, errlen, "--max-reps %ld is below --min-reps %ld", opt->max_reps, opt->min_reps);
+        cc_fail(err, errlen, "--max-reps %ld is below --min-reps %ld", opt->max_reps, opt->min_reps);
         return CC_PARSE_ERROR;
     }
     if (cc_parse_plan(opt->plan_text, p, opt, err, errlen) != 0) return CC_PARSE_ERROR;

@@ -9,10 +9,10 @@
 unsigned char cc_pattern_byte(int src, size_t pos, int seed);
 /* buf[i] = pattern(src, first + i) */
 void cc_fill_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
-/* 0 when buf[i] == pattern(src, first + i) for all i < len; else 1 and err
- * names this rank (me), the byte index (from index_base), got and expected */
 /* the complement of the pattern: a receive that never happened cannot pass */
 void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
+/* 0 when buf[i] == pattern(src, first + i) for all i < len; else 1 and err
+ * names this rank (me), the byte index (from index_base), got and expected */
 int cc_check_bytes(const unsigned char *buf, size_t len, int src, size_t first, int seed, int me,
                    size_t index_base, char *err, size_t errlen);
 

@@ -213,6 +213,7 @@ def test_every_operation_measured_and_verified(kernel):
         (["--plan", "pingpong=8"], "needs a variant"),
         (["--plan", "barrier=0", "--precision", "abc"], "--precision"),
         (["--precision", "0.1"], "--plan is required"),
+        (["--plan", "pingpong:bsend=1000000000"], "bsend buffer"),
     ],
 )
 def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
@@ -226,7 +227,9 @@ def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
 def test_bad_fault_specification_is_rejected(kernel):
     done = _launch(kernel, 2, ["--plan", "barrier=0"], fault="explode@barrier:0", timeout=60)
     assert done.returncode == 2
-    assert "COMMCHAR_INJECT_FAULT" in _records(done.stdout)[0]["message"]
+    records = _records(done.stdout)
+    assert len(records) == 1 and records[0]["type"] == "error"
+    assert "COMMCHAR_INJECT_FAULT" in records[0]["message"]
 
 
 @pytest.mark.parametrize(
