@@ -217,10 +217,18 @@ impl<W: Workload> Engine<'_, W> {
         Ok(())
     }
 
-    fn record(&mut self, span: Span) {
-        if let Some(t) = self.trace.as_mut() {
-            if t.len() < self.trace_limit {
-                t.push(span);
+    /// Records, when tracing, that `ev.rank`'s CPU was busy from t until it is next free.
+    fn record(&mut self, t: u64, ev: &Pending, kind: SpanKind, peer: u32) {
+        if let Some(trace) = self.trace.as_mut() {
+            if trace.len() < self.trace_limit {
+                trace.push(Span {
+                    rank: ev.rank,
+                    start: t,
+                    end: self.free[ev.rank as usize].o,
+                    kind,
+                    peer,
+                    size: ev.size,
+                });
             }
         }
     }
@@ -232,14 +240,7 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(self.free[r].o));
         }
         self.free[r].o = t + ev.size;
-        self.record(Span {
-            rank: ev.rank,
-            start: t,
-            end: t + ev.size,
-            kind: SpanKind::Calc,
-            peer: 0,
-            size: ev.size,
-        });
+        self.record(t, ev, SpanKind::Calc, 0);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         self.wl.done(ev.rank, ev.id, &mut self.ready);
         Ok(None)
@@ -267,15 +268,7 @@ impl<W: Workload> Engine<'_, W> {
             .net
             .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
-        let o_end = self.free[r].o;
-        self.record(Span {
-            rank: ev.rank,
-            start: t,
-            end: o_end,
-            kind: SpanKind::Send,
-            peer: ev.peer,
-            size: ev.size,
-        });
+        self.record(t, ev, SpanKind::Send, ev.peer);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         let msg = Pending {
             size: ev.size,
@@ -365,15 +358,7 @@ impl<W: Workload> Engine<'_, W> {
         self.free[r].gr = t
             .saturating_add(p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
-        let o_end = self.free[r].o;
-        self.record(Span {
-            rank: ev.rank,
-            start: t,
-            end: o_end,
-            kind: SpanKind::Recv,
-            peer: ev.peer,
-            size: ev.size,
-        });
+        self.record(t, ev, SpanKind::Recv, ev.peer);
         match self.matcher.match_posted(ev.rank, ev.peer, ev.tag) {
             Some(recv) => {
                 if ev.size > self.p.eager_max {

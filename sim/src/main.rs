@@ -204,18 +204,18 @@ fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
             p
         }
     };
+    let flag = |name: &str| -> Result<Option<u64>> {
+        opt_f64(m, name).map(|v| unit.to_ps(v, name)).transpose()
+    };
     let set = |field: &mut u64, name: &str| -> Result<()> {
-        if let Some(v) = opt_f64(m, name) {
-            *field = unit.to_ps(v, name)?;
+        if let Some(v) = flag(name)? {
+            *field = v;
         }
         Ok(())
     };
     set(&mut p.l, "L")?;
     set(&mut p.g, "g")?;
     // per-message costs given explicitly override the model's regimes too
-    let flag = |name: &str| -> Result<Option<u64>> {
-        opt_f64(m, name).map(|v| unit.to_ps(v, name)).transpose()
-    };
     if let Some(o) = flag("o")? {
         p.override_cost(|c| (c.o_s, c.o_r) = (o, o));
     }

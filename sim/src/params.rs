@@ -103,12 +103,7 @@ impl Params {
     #[inline]
     pub fn cost(&self, size: u64) -> MsgCost {
         if self.regimes.is_empty() {
-            return MsgCost {
-                o_s: self.o_s,
-                o_r: self.o_r,
-                big_g: self.big_g,
-                big_o: self.big_o,
-            };
+            return self.cost_globals();
         }
         let after = self.regimes.partition_point(|r| r.start <= size);
         self.regimes[after.saturating_sub(1)].cost

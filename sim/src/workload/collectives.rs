@@ -163,7 +163,7 @@ impl Collective {
     }
 
     fn reduce_cost(&self, bytes: u64) -> Option<Op> {
-        let ps = bytes * self.gamma;
+        let ps = bytes.saturating_mul(self.gamma);
         (ps > 0).then(|| Op::calc(ps))
     }
 }
@@ -317,10 +317,13 @@ impl PhaseSchedule for Collective {
             }
             GatherBinomial => self.binomial_up(r, k, false, |vr| c * sub(vr), out),
             ReduceBinomial => self.binomial_up(r, k, true, |_| n, out),
-            AllgatherDirect => (k == 0).then(|| {
-                out.extend((1..p).map(|i| Op::send((r + i) % p, c, t)));
-                out.extend((1..p).map(|i| Op::recv((r + p - i) % p, c, t)));
-            }),
+            AllgatherDirect | AlltoallDirect => {
+                let bytes = if self.alg == AllgatherDirect { c } else { n };
+                (k == 0).then(|| {
+                    out.extend((1..p).map(|i| Op::send((r + i) % p, bytes, t)));
+                    out.extend((1..p).map(|i| Op::recv((r + p - i) % p, bytes, t)));
+                })
+            }
             AllgatherRecursiveDoubling => (k < lgp).then(|| {
                 let partner = r ^ (1 << k);
                 self.exchange(out, partner, partner, c << k);
@@ -382,10 +385,6 @@ impl PhaseSchedule for Collective {
             AlltoallPairwise => (k + 1 < p).then(|| {
                 let i = k + 1;
                 self.exchange(out, (r + i) % p, (r + p - i) % p, n);
-            }),
-            AlltoallDirect => (k == 0).then(|| {
-                out.extend((1..p).map(|i| Op::send((r + i) % p, n, t)));
-                out.extend((1..p).map(|i| Op::recv((r + p - i) % p, n, t)));
             }),
             BarrierDissemination => (k < lgp).then(|| {
                 let d = (1u32 << k) % p;

@@ -58,7 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--out", metavar="DIR", default="out/aggregation",
                      help="experiment: directory for plots and results (default out/aggregation)")
     out.add_argument("--delays", metavar="LIST",
-                     help="experiment: link delays in us, comma separated (default 13 values, 0.01 to 1000)")
+                     help="experiment: link delays in us, comma separated (default 11 values, 0.01 to 1000)")
 
 
 def simulator_args(args: argparse.Namespace) -> list[str]:
@@ -168,7 +168,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         experiment = AggregationExperiment(delays_us=delays)
         result = experiment.run(console)
         outdir = Path(args.out)
-        paths = experiment.save(result, outdir)
+        try:
+            paths = experiment.save(result, outdir)
+        except OSError as exc:
+            raise UsageError(f"cannot write the results to {outdir}: {exc.strerror or exc}") from None
         if args.json:
             console.print_json(json.dumps(result.as_json()))
         else:

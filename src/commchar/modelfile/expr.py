@@ -324,20 +324,19 @@ class _Parser:
         return tree
 
     def expr(self) -> Expr:
-        first = self.term()
-        rest: list[tuple[str, Expr]] = []
-        while self.current.kind == "op" and self.current.text in "+-":
-            op = self.advance().text
-            rest.append((op, self.term()))
-        return _chain(first, rest, _PREC_ADD)
+        return self.chain(self.term, "+-", _PREC_ADD)
 
     def term(self) -> Expr:
-        first = self.unary()
+        return self.chain(self.unary, "*/", _PREC_MUL)
+
+    def chain(self, operand: Callable[[], Expr], ops: str, precedence: int) -> Expr:
+        """`operand (op operand)*` for the left-associative operators `ops`."""
+        first = operand()
         rest: list[tuple[str, Expr]] = []
-        while self.current.kind == "op" and self.current.text in "*/":
+        while self.current.kind == "op" and self.current.text in ops:
             op = self.advance().text
-            rest.append((op, self.unary()))
-        return _chain(first, rest, _PREC_MUL)
+            rest.append((op, operand()))
+        return _chain(first, rest, precedence)
 
     def unary(self) -> Expr:
         if self.current.kind == "op" and self.current.text in "+-":

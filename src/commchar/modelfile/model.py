@@ -12,7 +12,7 @@ from typing import Any
 
 from commchar.errors import InputError, ModelError
 from commchar.modelfile.expr import Expr, Number
-from commchar.modelfile.schema import term_expr, validate
+from commchar.modelfile.schema import LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate
 
 # A key without a variant asks for the default variant (docs/model-format.md).
 DEFAULT_VARIANTS = {
@@ -81,6 +81,17 @@ class _Operation:
     p_range: tuple[float, float] | None
     laws: dict[str, Any] | None
     oversubscribed_p: tuple[float, ...] = ()
+
+
+def _segment_index(segments: tuple[Segment, ...], n: float) -> int:
+    best, best_distance = 0, math.inf
+    for i, seg in enumerate(segments):
+        if seg.covers(n):
+            return i
+        distance = seg.n_min - n if n < seg.n_min else n - seg.n_max  # type: ignore[operator]
+        if distance < best_distance:  # ties go to the lower segment
+            best, best_distance = i, distance
+    return best
 
 
 def _fmt(x: float) -> str:
@@ -201,7 +212,7 @@ class ModelFile:
         raw = self.data["libraries"][library].get("loggp")
         if raw is None:
             return None
-        params = {k: float(v) for k, v in raw.items() if k in ("L", "o_s", "o_r", "g", "G", "O", "S", "s") and v is not None}
+        params = {k: float(v) for k, v in raw.items() if k in LOGGP_REQUIRED + LOGGP_OPTIONAL and v is not None}
         params.setdefault("O", 0.0)
         return params
 
@@ -209,15 +220,7 @@ class ModelFile:
 
     def segment_index(self, library: str, key: str, n: float) -> int:
         """Index of the segment covering n; in a gap or outside, the one with the nearest bound."""
-        segments = self._op(library, key).segments
-        best, best_distance = 0, math.inf
-        for i, seg in enumerate(segments):
-            if seg.covers(n):
-                return i
-            distance = seg.n_min - n if n < seg.n_min else n - seg.n_max  # type: ignore[operator]
-            if distance < best_distance:  # ties go to the lower segment
-                best, best_distance = i, distance
-        return best
+        return _segment_index(self._op(library, key).segments, n)
 
     def time(self, library: str, key: str, n: float, p: float) -> Prediction:
         """Predicted time in us of operation `key` at message length n (bytes) and p processes.
@@ -232,7 +235,7 @@ class ModelFile:
         if not (math.isfinite(p) and p >= 1):
             raise ModelError(f"process count must be >= 1, found {p!r}")
         op = self._op(library, key)
-        index = self.segment_index(library, key, n)
+        index = _segment_index(op.segments, n)
         segment = op.segments[index]
         path = f"libraries.{library}.operations.{op.key}.segments[{index}]"
         try:

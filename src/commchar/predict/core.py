@@ -31,10 +31,7 @@ class Estimate:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        seen: list[str] = []
-        for part in self.parts:
-            seen.extend(w for w in part.prediction.warnings if w not in seen)
-        return tuple(seen)
+        return tuple(dict.fromkeys(w for part in self.parts for w in part.prediction.warnings))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -84,10 +81,7 @@ class PredictResult:
 
     @property
     def warnings(self) -> list[str]:
-        seen: list[str] = []
-        for estimate in self.estimates:
-            seen.extend(w for w in estimate.warnings if w not in seen)
-        return seen
+        return list(dict.fromkeys(w for estimate in self.estimates for w in estimate.warnings))
 
     def as_json(self) -> list[dict[str, Any]]:
         """The `--json` output: one object per (library, expr, n, p)."""
