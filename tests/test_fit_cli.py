@@ -281,3 +281,18 @@ def test_fit_of_a_full_size_run_takes_seconds():
     model = fit_points(pts)
     assert time.perf_counter() - start < 10.0
     assert len(model["libraries"]["mpich"]["operations"]) == 5 + 5 + 2 * 4
+
+
+def test_bad_inputs_the_fit_cannot_use_are_one_line(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = run(["fit", "--json", str(deep)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "nested too deeply" in err
+    # Relative-error weights are 1/t^2: times far outside any measurement would overflow.
+    huge = _write_csv(tmp_path / "huge.csv", [{"op": "pingpong", "p": 2, "n_bytes": n, "t_us": 1e300 * (n + 1)}
+                                               for n in (0, 8, 64, 512)], ["op", "p", "n_bytes", "t_us"])
+    code, _, err = run(["fit", "--csv", str(huge)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "times must be between" in err
+    good = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
+    code, _, err = run(["fit", "--csv", str(good), "--holdout-sizes", "0"], capsys)
+    assert code == 2 and "--holdout-sizes must be at least 2, got 0" in err

@@ -354,3 +354,20 @@ def test_a_per_byte_cost_that_rises_with_size_is_called_a_cache_regime_not_a_pro
     texts = [f.text for f in thresholds(entity)]
     assert "changes protocol regime at 16 KiB" in texts[0]
     assert "changes regime at 1 MiB" in texts[1] and "outgrowing a cache" in texts[1]
+
+
+def test_a_default_variant_stored_bare_is_evaluated_and_an_unevaluable_regime_is_no_traceback() -> None:
+    from commchar.report.adapters import model_views
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import thresholds
+
+    segments = [{"n_min": 0, "n_max": 4096, "t_s": "1", "t_b": "0.001"},
+                {"n_min": 8192, "n_max": None, "t_s": "5", "t_b": "1/(p-2)"}]  # infinite at p = 2
+    model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+             "libraries": {"lib": {"operations": {"pingpong": {"kind": "p2p", "segments": segments}}}}}
+    view = model_views(model, "test")[0]["lib"]
+    assert view.operation("pingpong:send") is view.data["operations"]["pingpong"]
+    assert view.time("pingpong:send", 1000, 2) == pytest.approx(2.0)
+    assert view.time("pingpong:send", 1 << 20, 2) is None
+    texts = [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))]
+    assert len(texts) == 1 and "changes protocol regime at 8 KiB" in texts[0]

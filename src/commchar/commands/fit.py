@@ -91,7 +91,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if args.holdout_sizes is not None or args.holdout_p:
         from commchar.models.validation import holdout_errors
 
-        result = holdout_errors(points, args.holdout_sizes or 3, args.holdout_p, penalty, args.oversubscribed)
+        every = 3 if args.holdout_sizes is None else args.holdout_sizes  # 0 is an error, not the default
+        result = holdout_errors(points, every, args.holdout_p, penalty, args.oversubscribed)
         console.print(holdout_table(result))
         console.print(holdout_summary(result), markup=False)
     left = model["provenance"]["oversubscribed_excluded"]

@@ -231,7 +231,6 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
 
 def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
                         units: str) -> dict[str, Any]:
-    base = op
     per_p: dict[str, Any] = {}
     startup_only = model.startup_only()
     transfer_variant = "nop" if variant == "sum" and "nop" in model.variants_ else variant
@@ -257,20 +256,20 @@ def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.nda
         if t_c is not None:
             row["t_c"] = t_c
             row["r_cc"] = r_cc(t_b, t_c)
-        row.update(aggregated(base, q, t_s, t_b, n_half, units))
+        row.update(aggregated(op, q, t_s, t_b, n_half, units))
         n_big = float(n[p == q].max())
-        row.update({f"{k}" if k != "n" else "bus_n": v for k, v in
-                    bus_bandwidth(base, n_big, q, float(model.predict([n_big], q, variant)[0]), units).items()})
+        row.update({k if k != "n" else "bus_n": v for k, v in
+                    bus_bandwidth(op, n_big, q, float(model.predict([n_big], q, variant)[0]), units).items()})
         per_p[str(q)] = row
     out: dict[str, Any] = {"units": unit_names(units), "per_p": per_p}
-    if base in AGGREGATE_FACTOR:
-        out["aggregate_factor"] = AGGREGATE_FACTOR[base][1]
-    if base in BUSBW_FACTOR:
-        out["busbw_factor"] = BUSBW_FACTOR[base][1]
+    if op in AGGREGATE_FACTOR:
+        out["aggregate_factor"] = AGGREGATE_FACTOR[op][1]
+    if op in BUSBW_FACTOR:
+        out["busbw_factor"] = BUSBW_FACTOR[op][1]
     if not startup_only:
         first, last = model.segments_[_first_sized(model)]["laws"][variant], model.segments_[-1]["laws"][variant]
         lo, hi = int(p.min()), int(p.max())
-        out["peak"] = peak_metrics(base, first["t_s"].predict, last["t_b"].predict, range(lo, hi + 1), units)
+        out["peak"] = peak_metrics(op, first["t_s"].predict, last["t_b"].predict, range(lo, hi + 1), units)
     return out
 
 

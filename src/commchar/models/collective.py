@@ -16,7 +16,7 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import Law, LawSelector
-from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel, segment_index
 
 
 def _arrays(n: Any, p: Any, t: Any, variant: Any) -> tuple[np.ndarray, ...]:
@@ -149,12 +149,7 @@ class CollectiveModel(Estimator):
 
     def segment_index(self, n: Any) -> np.ndarray:
         self._check_fitted()
-        n = np.asarray(n, dtype=float)
-        lows = np.array([s["n_min"] for s in self.segments_])
-        highs = np.array([s["n_max"] for s in self.segments_])
-        lows[0], highs[-1] = -np.inf, np.inf
-        dist = np.maximum(lows[None, :] - n[..., None], 0) + np.maximum(n[..., None] - highs[None, :], 0)
-        return np.argmin(dist, axis=-1)
+        return segment_index(self.segments_, n)
 
     def terms(self, k: int, p: Any, variant: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """t_s(p), t_b(p), t_c(p) of segment k from the laws."""

@@ -11,6 +11,11 @@ from commchar.models import _lsq
 from commchar.models._base import Estimator, number_in, positive_int
 
 
+# Relative-error weights are 1/t^2 and the moments multiply them in pairs, so times
+# beyond these bounds (far from anything measurable) would overflow to inf or 0.
+TIME_RANGE_US = (1e-30, 1e30)
+
+
 def check_sizes_times(n: Any, t: Any, who: str) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(n, dtype=float).ravel()
     t = np.asarray(t, dtype=float).ravel()
@@ -22,6 +27,8 @@ def check_sizes_times(n: Any, t: Any, who: str) -> tuple[np.ndarray, np.ndarray]
         raise InputError(f"{who}: sizes and times must be finite numbers")
     if np.any(n < 0) or np.any(t <= 0):
         raise InputError(f"{who}: sizes must be >= 0 and times > 0")
+    if np.any(t < TIME_RANGE_US[0]) or np.any(t > TIME_RANGE_US[1]):
+        raise InputError(f"{who}: times must be between {TIME_RANGE_US[0]:g} and {TIME_RANGE_US[1]:g} us")
     if np.unique(n).size < 2:
         raise InputError(f"{who}: a single size ({n[0]:g} B): t_b cannot be fitted")
     return n, t

@@ -219,6 +219,8 @@ def load_json(path: str | Path, what: str = "") -> Any:
         raise InputError(f"cannot read {name} ({exc.strerror or exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{name} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{name}: JSON nested too deeply") from None
 
 
 def read_json(path: str | Path) -> list[dict]:

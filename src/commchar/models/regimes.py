@@ -65,6 +65,17 @@ def spikes(n: np.ndarray, t: np.ndarray, factor: float) -> np.ndarray:
     return out
 
 
+def segment_index(segments: list[dict], n: Any) -> np.ndarray:
+    """Index of the segment ({"n_min", "n_max"} in size order) used at each size: the
+    covering one, else the one with the nearest bound; the first and last are open-ended."""
+    n = np.asarray(n, dtype=float)
+    lows = np.array([s["n_min"] for s in segments], dtype=float)
+    highs = np.array([s["n_max"] for s in segments], dtype=float)
+    lows[0], highs[-1] = -np.inf, np.inf
+    distance = np.maximum(lows[None, :] - n[..., None], 0) + np.maximum(n[..., None] - highs[None, :], 0)
+    return np.argmin(distance, axis=-1)
+
+
 class SegmentedHockneyModel(Estimator):
     """One Hockney segment per protocol regime, breakpoints shared by all groups.
 
@@ -185,13 +196,7 @@ class SegmentedHockneyModel(Estimator):
     def segment_index(self, n: Any) -> np.ndarray:
         """Index of the segment used at each size: the covering one, else the nearest bound."""
         self._check_fitted()
-        n = np.asarray(n, dtype=float)
-        lows = np.array([s["n_min"] for s in self.segments_])
-        highs = np.array([s["n_max"] for s in self.segments_])
-        highs[-1] = np.inf
-        lows[0] = -np.inf
-        distance = np.maximum(lows[None, :] - n[..., None], 0) + np.maximum(n[..., None] - highs[None, :], 0)
-        return np.argmin(distance, axis=-1)
+        return segment_index(self.segments_, n)
 
     def predict(self, n: Any, groups: Any = None) -> np.ndarray:
         self._check_fitted()

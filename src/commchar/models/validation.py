@@ -8,7 +8,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commchar.errors import InputError, UsageError
-from commchar.models.assemble import LOGGP_OPS, apply_oversubscribed_policy, fit_models, op_key
+from commchar.models.assemble import LOGGP_OPS, P2P_OPS, apply_oversubscribed_policy, fit_models, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
 
 
@@ -30,7 +30,7 @@ def split_holdout(points: list[dict], every: int, hold_p: Iterable[int]) -> tupl
     train, test = [], []
     for pt in points:
         key = (pt["library"], pt["op"], pt["variant"], pt["p"])
-        p2p = pt["op"] in ("pingpong", "bw", "bibw")
+        p2p = pt["op"] in P2P_OPS
         if pt["op"] in LOGGP_OPS or not pt.get("valid", True):
             continue
         if (pt["p"] in hold and not p2p) or pt["n_bytes"] in held_sizes[key]:
@@ -73,6 +73,7 @@ def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (
     `oversubscribed` is the fit's policy (fit_points): points it leaves out of the fit are
     neither trained on nor scored (a dedicated-core model says nothing of time-shared cores).
     """
+    hold_p = set(int(p) for p in hold_p)  # read twice below: a one-shot iterable would be empty the second time
     points, _, _ = apply_oversubscribed_policy([pt for pt in points if pt.get("valid", True)], oversubscribed)
     train, test = split_holdout(points, every, hold_p)
     models = fit_models(train, penalty, oversubscribed)
@@ -88,7 +89,7 @@ def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (
         pred = float(fitted.predict([pt["n_bytes"]], pt["p"])[0])
         err = abs(pred - pt["t_us"]) / pt["t_us"]
         per_op[(pt["library"], key)].append(err)
-        held_p = pt["p"] in set(hold_p) and fitted.kind == "collective"
+        held_p = pt["p"] in hold_p and fitted.kind == "collective"
         kinds["held-out p" if held_p else "held-out sizes"].append(err)
     if not per_op:
         raise InputError("no held-out point could be predicted")

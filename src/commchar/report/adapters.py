@@ -2,8 +2,8 @@
 
 Everything the report needs from other packages goes through here, so the rest
 of the report works on plain data and a change in another package's API is
-absorbed in one place. Fitting, model evaluation and advice are optional: when
-one cannot run, the report says so and shows the measurements alone.
+absorbed in one place. When a fit, a model evaluation or the advice cannot be
+made, the report says so and shows the measurements alone.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 
 from commchar.errors import CommcharError, InputError
+from commchar.modelfile import ModelFile, default_key
+from commchar.report.units import fit_units
 
 
 @dataclass
@@ -57,7 +59,7 @@ def load_measurements(db: str | Path, run_ids: list[int] | None) -> Measurements
 
 
 def read_model_file(path: str | Path) -> dict:
-    """A model file's JSON, checked by the model-file reader when it is available."""
+    """A model file's JSON; model_views checks it with the model-file reader."""
     from commchar.models.inputs import load_json
 
     data = load_json(path, "model file")
@@ -75,22 +77,27 @@ class ModelView:
     source: str
     _evaluator: Any = field(default=None, repr=False)
 
-    def operation(self, key: str) -> dict | None:
+    def stored_key(self, key: str) -> str | None:
+        """The model's key for `key`: itself, its default variant (`pingpong` -> `pingpong:send`,
+        as ModelFile.resolve does), or the bare operation a default variant may be stored
+        under (`reduce:sum` -> `reduce`); None when the model has no such operation."""
         ops = self.data.get("operations") or {}
-        return ops.get(key) or (ops.get(_default_key(key)) if _default_key(key) != key else None)
+        op = key.partition(":")[0]
+        bare = op if default_key(op) == key else key
+        return next((k for k in (key, default_key(key), bare) if k in ops), None)
 
-    def keys(self) -> list[str]:
-        return list((self.data.get("operations") or {}).keys())
+    def operation(self, key: str) -> dict | None:
+        stored = self.stored_key(key)
+        return None if stored is None else self.data["operations"][stored]
 
     def time(self, key: str, n: float, p: int) -> float | None:
         """Predicted time (us) or None when the model cannot say."""
-        if self._evaluator is None or self.operation(key) is None:
+        stored = self.stored_key(key)
+        if self._evaluator is None or stored is None:
             return None
         try:
-            t = float(self._evaluator.time(self.library, key, int(n), int(p)).t_us)
-        except CommcharError:
-            return None
-        except (ArithmeticError, ValueError, KeyError):
+            t = float(self._evaluator.time(self.library, stored, int(n), int(p)).t_us)
+        except (CommcharError, ArithmeticError, ValueError, KeyError):
             return None
         return t if math.isfinite(t) else None
 
@@ -98,20 +105,12 @@ class ModelView:
         if self._evaluator is not None:
             try:
                 value = self._evaluator.loggp(self.library)
-            except (CommcharError, KeyError):
+            except CommcharError:
                 value = None
             if value is not None:
-                return dict(value) if not isinstance(value, dict) else value
+                return value
         raw = self.data.get("loggp")
         return raw if isinstance(raw, dict) else None
-
-
-def _default_key(key: str) -> str:
-    """`pingpong:send` is also stored as `pingpong`, `reduce:sum` as `reduce`."""
-    op, _, variant = key.partition(":")
-    if (op == "pingpong" and variant == "send") or variant == "sum":
-        return op
-    return key
 
 
 def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
@@ -120,10 +119,6 @@ def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[
     strict: a model the reader rejects is an error (a user's file); otherwise (a
     model fitted just now) the report goes on without it and says why.
     """
-    try:
-        from commchar.modelfile import ModelFile
-    except ImportError:
-        return {}, "the model-file reader (commchar.modelfile) is not installed: no model shown"
     try:
         evaluator = ModelFile.from_dict(model, source=source)
     except CommcharError as exc:
@@ -140,18 +135,15 @@ def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[
 
 def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],
               oversubscribed: str = "exclude") -> tuple[dict | None, str | None]:
-    """Fit a model on the fly; (None, why) when the fitter is unavailable or fails.
+    """Fit a model on the fly; (None, why) when the fit fails.
 
     runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
     policy for time-shared points (commchar.models.fit_points).
     """
+    from commchar.models import fit_points
+
     try:
-        from commchar.models import fit_points
-    except ImportError:
-        return None, "the fitter (commchar.models) is not installed: no model was fitted"
-    try:
-        # The report's "binary" units are the fitter's "iec" (MiB/s, KiB/s).
-        return fit_points(points, failures=failures, units="iec" if units == "binary" else units, runs=runs,
+        return fit_points(points, failures=failures, units=fit_units(units), runs=runs,
                           oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"
@@ -169,10 +161,8 @@ def advice_for(view: ModelView, n_values: list[int], p_values: list[int]) -> tup
     """Advice on one library's model; (None, why) when the advisor cannot give it."""
     if view._evaluator is None:
         return None, None
-    try:
-        from commchar.predict import advice_html, advise
-    except ImportError:
-        return None, "the advisor (commchar.predict) is not installed: no advice section"
+    from commchar.predict import advice_html, advise
+
     try:
         result = advise(view._evaluator, n_values, p_values, library=view.library)
     except CommcharError as exc:

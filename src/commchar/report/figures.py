@@ -177,7 +177,7 @@ def p2p_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         if line is not None:
             ln, lt = line
             ok = ln > 0
-            ax.plot(ln[ok], factor * ln[ok] / lt[ok] * 1e6 / rates.mega, "--", color=COLORS[i],
+            ax.plot(ln[ok], factor * rates.bw_from_us(ln[ok], lt[ok]), "--", color=COLORS[i],
                     lw=1.1, label=f"{name} model")
     bw_as_per_s, n_half = modelinfo.p2p_headline(entity.model, "pingpong:send")
     notes = []

@@ -38,7 +38,9 @@ def thresholds(e: Entity) -> list[Finding]:
     for prev, seg in zip(params, params[1:]):
         # A protocol switch trades startup for per-byte cost; a per-byte cost that
         # rises with size is the message outgrowing a cache, not a new protocol.
-        cache = seg.t_b > prev.t_b * 1.05 and seg.n_min >= 64 * 1024
+        # (t_b is None where the model cannot be evaluated, e.g. a hand-written 1/(p-2) at p = 2.)
+        cache = (seg.t_b is not None and prev.t_b is not None and seg.t_b > prev.t_b * 1.05
+                 and seg.n_min >= 64 * 1024)
         kind = "regime" if cache else "protocol regime"
         why = " (the per-byte cost rises: messages outgrowing a cache, not a protocol switch)" if cache else ""
         out.append(Finding("threshold", e.label, (

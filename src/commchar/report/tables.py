@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from commchar.report import modelinfo
 from commchar.report.dataset import REDUCTIONS, Entity, is_collective
 from commchar.report.figures import collective_keys
@@ -207,11 +205,3 @@ def provenance_tables(runs: list[dict], entities: list[Entity]) -> list[Table]:
               "MPI", "hosts", "compiler", "timer (resolution)", "oversubscribed", "launch command"], job_rows),
     ]
 
-
-def measured_summary(entity: Entity) -> dict:
-    pts = entity.points
-    t = np.array([pt["t_us"] for pt in pts]) if pts else np.array([])
-    return {"points": len(pts), "ops": len(entity.keys()),
-            "ps": sorted({pt["p"] for pt in pts}), "failures": len(entity.failures),
-            "invalid": sum(1 for pt in pts if not pt["valid"]),
-            "t_range": (float(t.min()), float(t.max())) if t.size else None}

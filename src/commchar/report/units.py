@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from commchar.models.metrics import UNITS
+
 _BINARY_SIZES = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
 
 
@@ -33,16 +37,20 @@ def number(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def fit_units(units: str) -> str:
+    """The report's unit system ("si" or "binary") in commchar.models.metrics' terms ("si", "iec")."""
+    return "iec" if units == "binary" else units
+
+
 class Rates:
-    """Bandwidth and message-rate units: SI (MB/s, 10^6) or binary (MiB/s, 2^20)."""
+    """Bandwidth and message-rate units: SI (MB/s, 10^6) or binary (MiB/s, 2^20), as the fit's
+    metrics define them (commchar.models.metrics.UNITS)."""
 
     def __init__(self, units: str = "si") -> None:
-        self.units = units
-        self.binary = units == "binary"
-        self.mega = float(1 << 20) if self.binary else 1e6
-        self.kilo = float(1 << 10) if self.binary else 1e3
-        self.bw_unit = "MiB/s" if self.binary else "MB/s"
-        self.pi_unit = "Ki/s" if self.binary else "k/s"
+        table = UNITS[fit_units(units)]
+        self.bw_unit, self.mega = table["bandwidth"]
+        self.kilo = table["specific"][1]
+        self.pi_unit = "Ki/s" if units == "binary" else "k/s"
 
     def bandwidth(self, bytes_per_s: float | None) -> str:
         """MB/s (or MiB/s) with 4 significant digits."""
@@ -50,8 +58,8 @@ class Rates:
             return "–"
         return f"{bytes_per_s / self.mega:.4g}"
 
-    def bw_from_us(self, n_bytes: float, t_us: float) -> float:
-        """Bytes per microsecond to the report's bandwidth unit."""
+    def bw_from_us(self, n_bytes: float | np.ndarray, t_us: float | np.ndarray) -> float | np.ndarray:
+        """n bytes in t microseconds in the report's bandwidth unit (elementwise on arrays)."""
         return n_bytes / t_us * 1e6 / self.mega
 
     def specific(self, per_s: float | None) -> str:
