@@ -1,0 +1,76 @@
+/* The trace format shared by the tracer (C), commchar.trace (Python, numpy)
+ * and the simulator's replay (Rust): docs/trace-format.md is its prose. */
+#ifndef CC_TRACE_FORMAT_H
+#define CC_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define CC_TRACE_MAGIC "CCTRACE1"
+#define CC_TRACE_VERSION 1u
+#define CC_TRACE_HEADER_BYTES 256
+#define CC_TRACE_RECORD_BYTES 64
+
+enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
+enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u };
+
+enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
+enum cc_peer { CC_PEER_NONE = -1, CC_PEER_ANY = -2, CC_PEER_NULL = -3 };
+enum { CC_TAG_ANY = -1 };
+
+enum cc_call {
+    CC_SEND = 1, CC_BSEND = 2, CC_SSEND = 3, CC_RSEND = 4, CC_RECV = 5,
+    CC_ISEND = 6, CC_IBSEND = 7, CC_ISSEND = 8, CC_IRSEND = 9, CC_IRECV = 10,
+    CC_SENDRECV = 11, CC_SENDRECV_REPLACE = 12,
+    CC_WAIT = 13, CC_WAITALL = 14, CC_WAITANY = 15, CC_WAITSOME = 16,
+    CC_TEST = 17, CC_TESTALL = 18, CC_TESTANY = 19, CC_TESTSOME = 20,
+    CC_PROBE = 21, CC_IPROBE = 22,
+    CC_BARRIER = 23, CC_BCAST = 24, CC_SCATTER = 25, CC_SCATTERV = 26,
+    CC_GATHER = 27, CC_GATHERV = 28, CC_ALLGATHER = 29, CC_ALLGATHERV = 30,
+    CC_ALLTOALL = 31, CC_ALLTOALLV = 32, CC_REDUCE = 33, CC_ALLREDUCE = 34,
+    CC_REDUCE_SCATTER = 35, CC_REDUCE_SCATTER_BLOCK = 36, CC_SCAN = 37, CC_EXSCAN = 38,
+    CC_COMM_SPLIT = 39, CC_COMM_DUP = 40, CC_COMM_CREATE = 41, CC_COMM_FREE = 42,
+    CC_PCONTROL = 43, CC_INIT = 44, CC_FINALIZE = 45,
+    CC_COMPLETE = 60, CC_MEMBERS = 61, CC_OTHER = 62, CC_MARK = 63
+};
+
+enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
+                    CC_OP_PROD = 4, CC_OP_OTHER = 5 };
+
+/* Members per MEMBERS record: ten i32 in the 40 bytes at offsets 16..55. */
+enum { CC_MEMBERS_PER_RECORD = 10 };
+
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t record_bytes;
+    int32_t rank;
+    int32_t size;
+    uint64_t t_init_ns;
+    uint64_t t_finalize_ns;
+    uint64_t records;
+    uint32_t flags;
+    uint32_t reserved0;
+    char host[64];
+    char library[64];
+    char reserved1[72];
+} cc_trace_header;
+
+typedef struct {
+    uint16_t call;
+    uint16_t flags;
+    int32_t comm;
+    int32_t peer;
+    int32_t tag;
+    uint64_t bytes;
+    uint64_t bytes2;
+    uint64_t t_start;
+    uint64_t t_end;
+    uint64_t req;
+    int32_t aux;
+    int32_t aux2;
+} cc_trace_record;
+
+_Static_assert(sizeof(cc_trace_header) == CC_TRACE_HEADER_BYTES, "header layout");
+_Static_assert(sizeof(cc_trace_record) == CC_TRACE_RECORD_BYTES, "record layout");
+
+#endif
