@@ -61,7 +61,8 @@ def parse_sizes(text: str) -> list[int]:
     return sorted(sizes)
 
 
-def parse_np(text: str) -> list[int]:
+def parse_np(text: str, smallest: int = 2) -> list[int]:
+    """Process counts: `2,4`, `2:8`; an application may run on one (smallest=1)."""
     values: set[int] = set()
     for item in (part.strip() for part in text.split(",")):
         if ":" in item:
@@ -72,8 +73,8 @@ def parse_np(text: str) -> list[int]:
             values.update(range(lo, hi + 1))
         else:
             values.add(_positive_int(item, item))
-    if min(values) < 2:
-        raise UsageError("--np: communication needs at least 2 processes")
+    if min(values) < smallest:
+        raise UsageError(f"--np: communication needs at least {smallest} processes")
     return sorted(values)
 
 

@@ -1,4 +1,5 @@
-"""The SQLite store: runs, jobs, measured points with every raw sample, failures.
+"""The SQLite store: runs, jobs, measured points with every raw sample, failures,
+and the runs of the applications commchar ships (app_runs: one row per case).
 
 Written as results arrive, one committed transaction per point, so a killed run
 loses at most the point in flight. Everything downstream (fit, report,
@@ -84,6 +85,25 @@ CREATE TABLE IF NOT EXISTS failures (
     kind TEXT NOT NULL,
     message TEXT NOT NULL,
     created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS app_runs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    library TEXT NOT NULL,
+    app TEXT NOT NULL,
+    config TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    p INTEGER NOT NULL,
+    oversubscribed INTEGER NOT NULL,
+    reps INTEGER NOT NULL,
+    elapsed_s REAL NOT NULL,
+    phases_json TEXT NOT NULL,
+    results_json TEXT NOT NULL,
+    launcher_cmd_json TEXT NOT NULL,
+    env_json TEXT NOT NULL,
+    trace_json TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (run_id, library, app, config, n, p)
 );
 """
 
@@ -231,6 +251,24 @@ class Store:
                 (run_id, library, op, variant, p, n_bytes, kind, message, now_utc()),
             )
 
+    def add_app_run(self, run_id: int, record: dict) -> int:
+        """One application case (every repetition, the medians, the trace's
+        reference) in one transaction: a sweep stopped mid-case redoes only it."""
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO app_runs(run_id, library, app, config, n, p, oversubscribed, reps,"
+                " elapsed_s, phases_json, results_json, launcher_cmd_json, env_json, trace_json,"
+                " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, record["library"], record["app"], record["config"], record["n"],
+                 record["p"], int(record["oversubscribed"]), len(record["results"]),
+                 record["elapsed_s"], json.dumps(record["phases_s"]),
+                 json.dumps(record["results"]), json.dumps(record["launcher_cmd"]),
+                 json.dumps(record["env"]),
+                 json.dumps(record["trace"]) if record.get("trace") is not None else None,
+                 now_utc()),
+            )
+        return int(cur.lastrowid)
+
     # -- reading ---------------------------------------------------------
 
     def run(self, run_id: int) -> dict:
@@ -296,6 +334,31 @@ class Store:
                 "SELECT library, op, variant, p, n_bytes FROM failures"
                 " WHERE run_id = ? AND n_bytes IS NOT NULL", (run_id,))
         }
+        return keys  # type: ignore[return-value]
+
+    def app_runs(self, run_ids: Iterable[int] | None = None) -> list[dict]:
+        where, args = _run_filter(self, run_ids)
+        rows = self._db.execute(
+            f"SELECT * FROM app_runs {where} ORDER BY run_id, app, library, config, p, n",
+            args).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            for key in ("phases", "results", "launcher_cmd", "env", "trace"):
+                text = d.pop(f"{key}_json")
+                d[key if key != "phases" else "phases_s"] = json.loads(text) if text else None
+            d["oversubscribed"] = bool(d["oversubscribed"])
+            out.append(d)
+        return out
+
+    def app_done_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
+        """(library, app, config, n, p) of the cases stored or recorded as failed."""
+        keys = {tuple(r) for r in self._db.execute(
+            "SELECT library, app, config, n, p FROM app_runs WHERE run_id = ?", (run_id,))}
+        keys |= {(lib, op.removeprefix("app:"), variant, n, p) for lib, op, variant, n, p in
+                 self._db.execute(
+                     "SELECT library, op, variant, n_bytes, p FROM failures"
+                     " WHERE run_id = ? AND op LIKE 'app:%'", (run_id,))}
         return keys  # type: ignore[return-value]
 
     def samples(self, point_id: int) -> list[float]:
