@@ -59,6 +59,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                      help="experiment: directory for plots and results (default out/aggregation)")
     out.add_argument("--delays", metavar="LIST",
                      help="experiment: link delays in us, comma separated (default 11 values, 0.01 to 1000)")
+    exp = parser.add_argument_group("aggregation experiment costs (us; --op-cost and --iterations "
+                                    "also apply)")
+    exp.add_argument("--message-overhead", metavar="US", type=float, default=0.1,
+                     help="CPU time per message at each end (default 0.1)")
+    exp.add_argument("--value-cost", metavar="US", type=float, default=0.0,
+                     help="CPU time per value a message carries, at each end (default 0)")
+    exp.add_argument("--bandwidth", metavar="MB/S", type=float,
+                     help="link bandwidth in MB/s (= bytes per us; default unlimited)")
 
 
 def simulator_args(args: argparse.Namespace) -> list[str]:
@@ -165,7 +173,11 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         from commchar.simulate.experiment import AggregationExperiment, parse_delays, render
 
         delays = parse_delays(args.delays) if args.delays else None
-        experiment = AggregationExperiment(delays_us=delays)
+        experiment = AggregationExperiment(
+            delays_us=delays, iterations=int(_positive_int(args.iterations, "--iterations")) if args.iterations else 10,
+            op_cost_us=args.op_cost if args.op_cost is not None else 1.0,
+            overhead_us=args.message_overhead, value_cost_us=args.value_cost,
+            bandwidth_bytes_per_us=args.bandwidth)
         result = experiment.run(console)
         outdir = Path(args.out)
         try:

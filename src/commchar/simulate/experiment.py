@@ -4,10 +4,13 @@ butterfly, on hypercubes of dimension 2-5 and fully connected machines of the
 same N, with congestion simulated or ignored, against the sequential program,
 over a sweep of the communication delay (the time a message takes per link).
 
-Cost model of a run (us): one arithmetic operation takes `op_cost`; a message
-costs `overhead` of CPU time at each end and `delay` per link it crosses
-(L = g = G = 0), so the delay is the only network cost. With congestion on a
-link carries one message at a time per direction.
+Cost model of a run (us), every term a flag of `commchar simulate --experiment
+aggregation`: one arithmetic operation takes `op_cost`; a message costs
+`overhead` of CPU time at each end, plus `value_cost` per value it carries at
+each end (the simulator's per-byte O = value_cost / 8 for 8-byte values), plus
+its bytes over `bandwidth` on the wire (G = 1 / bandwidth; unlimited by
+default), and `delay` per link it crosses (L = g = 0). With congestion on a link
+carries one message at a time per direction.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from commchar.simulate.binary import run_simulator
 DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 DIMENSIONS = (2, 3, 4, 5)
 METHODS = ("direct", "butterfly")
+VALUE_BYTES = 8  # the simulated Jacobi sends doubles
 
 
 def parse_delays(text: str) -> list[float]:
@@ -107,24 +111,39 @@ class AggregationExperiment:
     """Runs the whole sweep through the simulator; `run` returns an ExperimentResult."""
 
     def __init__(self, delays_us: list[float] | None = None, iterations: int = 10,
-                 op_cost_us: float = 1.0, overhead_us: float = 0.1) -> None:
+                 op_cost_us: float = 1.0, overhead_us: float = 0.1, value_cost_us: float = 0.0,
+                 bandwidth_bytes_per_us: float | None = None) -> None:
+        for name, value in (("--iterations", iterations), ("--op-cost", op_cost_us),
+                            ("--message-overhead", overhead_us), ("--value-cost", value_cost_us)):
+            if not (math.isfinite(value) and value >= 0):
+                raise UsageError(f"{name} must be a finite number, not negative ({value!r})")
+        if int(iterations) != iterations or iterations < 1:
+            raise UsageError(f"--iterations must be a positive integer, not {iterations!r}")
+        if bandwidth_bytes_per_us is not None and not (
+                math.isfinite(bandwidth_bytes_per_us) and bandwidth_bytes_per_us > 0):
+            raise UsageError(f"--bandwidth must be positive (MB/s), not {bandwidth_bytes_per_us!r}")
         self.delays_us = delays_us or list(DEFAULT_DELAYS_US)
-        self.iterations = iterations
+        self.iterations = int(iterations)
         self.op_cost_us = op_cost_us
         self.overhead_us = overhead_us
+        self.value_cost_us = value_cost_us
+        self.bandwidth = bandwidth_bytes_per_us  # bytes per us = MB/s; None: unlimited
 
     def _args(self, unknowns: int, p: int, topology: str, method: str, congestion: bool,
               delay_us: float) -> list[str]:
         return ["--app", "jacobi", "--unknowns", str(unknowns), "--p", str(p), "--iterations",
                 str(self.iterations), "--exchange", method, "--op-cost", repr(self.op_cost_us),
                 "--topology", topology, "--congestion", "on" if congestion else "off", "--unit", "us",
-                "--L", "0", "--g", "0", "--G", "0", "--O", "0", "--o", repr(self.overhead_us),
+                "--L", "0", "--g", "0", "--G", repr(1.0 / self.bandwidth if self.bandwidth else 0.0),
+                "--O", repr(self.value_cost_us / VALUE_BYTES), "--o", repr(self.overhead_us),
                 "--hop", repr(delay_us), "--S", str(2**62)]
 
     def run(self, console: Console | None = None) -> ExperimentResult:
         result = ExperimentResult(delays_us=self.delays_us, sequential_us={}, settings={
             "iterations": self.iterations, "op_cost_us": self.op_cost_us, "overhead_us": self.overhead_us,
-            "model": "L=g=G=O=0; o per message at each end; delay per link; 8-byte values"})
+            "value_cost_us": self.value_cost_us, "bandwidth_MB_per_s": self.bandwidth,
+            "model": "L=g=0; o per message and O = value cost / 8 per byte at each end; "
+                     "G = 1/bandwidth; delay per link; 8-byte values"})
         jobs = [(arch, dim, method, congestion, delay)
                 for arch in ("hypercube", "full") for dim in DIMENSIONS for method in METHODS
                 for congestion in (False, True) for delay in self.delays_us]
