@@ -191,7 +191,7 @@ class Trace:
                                                return_counts=True)):
                 name = other_name(int(index))
                 others[name] = others.get(name, 0) + int(count)
-            for level, ns in _phase_times(rank).items():
+            for level, ns in phase_times(rank).items():
                 phases.setdefault(level, [0] * len(self.ranks))[position] = ns
         return TraceSummary(
             p=self.p, library=self.ranks[0].library if self.ranks else "",
@@ -202,7 +202,7 @@ class Trace:
         )
 
 
-def _phase_times(rank: RankTrace) -> dict[int, int]:
+def phase_times(rank: RankTrace) -> dict[int, int]:
     """A phase runs from one Pcontrol(level) to the next Pcontrol, or to Finalize."""
     rec = rank.records
     marks = np.flatnonzero(rec["call"] == PCONTROL)
@@ -296,4 +296,4 @@ def read_trace(directory: str | Path, allow_partial: bool = False) -> Trace:
 
 
 def _text(raw: bytes) -> str:
-    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+    return " ".join(raw.split(b"\0", 1)[0].decode("utf-8", "replace").split())
