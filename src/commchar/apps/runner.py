@@ -1,6 +1,10 @@
 """Run an application sweep: every case `reps` times, the median kept, each
 finished case stored in one transaction.
 
+Each run goes through `commchar trace`'s machinery (the tracer preloaded, the
+trace stored) unless tracing is off; the case keeps the ids of its traces and
+names the one of the median run, which prediction replays.
+
 A case already stored (or recorded as failed) in the run is never run again,
 so an interrupted sweep resumes where it stopped. A wrong answer (the
 program's check failed), a crash or a timeout is recorded as the case's
@@ -9,22 +13,25 @@ failure and the sweep goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Iterator, Protocol
 
-from commchar.apps.build import ensure_apps
 from commchar.apps.cases import AppSweepOptions, Case, cases_for
-from commchar.measure.launch import LaunchSpec, is_oversubscribed, job_command
+from commchar.measure.build import APPS, ensure_built
+from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed,
+                                     program_command, stop)
 from commchar.measure.libraries import Library
-# one way to stop a job, describe its exit and quote its stderr, shared with the kernel's runner
-from commchar.measure.runner import _describe_status, _kill, _tail
+from commchar.measure.runner import _tail  # quotes a job's stderr as the kernel's runner does
 from commchar.store import Store
+from commchar.trace.runner import TraceRequest, trace_program
 
 class Observer(Protocol):
     """What the command line shows while a sweep runs; the runner never prints."""
@@ -64,17 +71,21 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
                 work.append((library, case))
     observer.planned(len(work) * options.reps, result.skipped)
     for library, case in work:
-        binary = ensure_apps(library)[case.app]
+        program = [str(ensure_built(APPS, library) / case.app), *case.args]
         spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
                           dict(case.env))
         oversubscribed = is_oversubscribed(spec, case.p)
         observer.case_started(library.name, case, oversubscribed)
         results: list[dict] = []
+        job = program_command(library, spec, case.p, program)
         try:
             for _ in range(options.reps):
-                job = job_command(library, spec, case.p, binary, list(case.args))
-                results.append(run_once(job.argv, {**os.environ, **job.env_added},
-                                        options.timeout))
+                if options.trace:
+                    results.append(run_traced(store, TraceRequest(
+                        library, case.p, program, spec, options.timeout)))
+                else:
+                    results.append(run_once(job.argv, {**os.environ, **job.env_added},
+                                            options.timeout))
                 observer.repetition_done()
         except CaseFailed as failed:
             store.add_failure(run_id, library.name, f"app:{case.app}", case.config, case.p,
@@ -91,7 +102,7 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
 
 
 def run_once(argv: list[str], env: dict[str, str], timeout: float) -> dict:
-    """One run of an application: its result line, or CaseFailed."""
+    """One untraced run of an application: its result line, or CaseFailed."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
         try:
             process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr,
@@ -102,13 +113,54 @@ def run_once(argv: list[str], env: dict[str, str], timeout: float) -> dict:
         try:
             stdout, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill(process)
+            stop(process)
             raise CaseFailed("timeout", f"still running after {timeout:g} s: killed") from None
         except KeyboardInterrupt:
-            _kill(process)
+            stop(process)
             raise
         stderr.seek(0)
         tail = _tail(stderr.read())
+    return _result(stdout, process.returncode, tail)
+
+
+def run_traced(store: Store, request: TraceRequest) -> dict:
+    """One run under the tracer, its trace stored: the result line with `trace_id`
+    added, or CaseFailed (the trace of a failed run stays in the store, marked)."""
+    with _captured(sys.stdout, sys.stderr) as (out, err):
+        outcome = trace_program(store, request)
+    out.seek(0)
+    err.seek(0)
+    if outcome.status == "timeout":
+        raise CaseFailed("timeout", f"trace {outcome.trace_id}: {outcome.message}")
+    result = _result(out.read(), outcome.exit_status, _tail(err.read()))
+    if outcome.status != "complete":
+        raise CaseFailed("trace", f"trace {outcome.trace_id}: {outcome.message}")
+    return {**result, "trace_id": outcome.trace_id, "trace_wall_s": outcome.wall_s}
+
+
+@contextlib.contextmanager
+def _captured(*streams: IO[str]) -> Iterator[tuple[IO[str], ...]]:
+    """Point the given streams' file descriptors at temporary files while the
+    block runs: trace_program lets the program's output through, and it must
+    neither reach the terminal under the progress bar nor be lost."""
+    saved, files = [], []
+    try:
+        for stream in streams:
+            stream.flush()
+            handle = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+            saved.append(os.dup(stream.fileno()))
+            os.dup2(handle.fileno(), stream.fileno())
+            files.append(handle)
+        yield tuple(files)
+    finally:
+        for stream, fd in zip(streams, saved):
+            stream.flush()
+            os.dup2(fd, stream.fileno())
+            os.close(fd)
+
+
+def _result(stdout: str, returncode: int | None, tail: str) -> dict:
+    """The run's result line, or CaseFailed: a wrong answer or a crash."""
     lines = [_json(line) for line in stdout.splitlines()]
     found = [m for m in lines if m and m.get("type") == "result"]
     errors = [str(m.get("message")) for m in lines if m and m.get("type") == "error"]
@@ -116,8 +168,8 @@ def run_once(argv: list[str], env: dict[str, str], timeout: float) -> dict:
         raise CaseFailed("wrong-answer", "the answer failed its check: "
                          + ", ".join(f"{k} {found[-1][k]:.3g}" for k in ("max_error", "residual")
                                      if isinstance(found[-1].get(k), (int, float))))
-    if process.returncode != 0 or not found:
-        reason = errors[0] if errors else f"exited with {_describe_status(process.returncode)}"
+    if returncode != 0 or not found:
+        reason = errors[0] if errors else f"exited with {describe_exit(returncode)}"
         raise CaseFailed("crash", f"{reason}{': ' + tail if tail and not errors else ''}")
     return found[-1]
 
@@ -132,15 +184,26 @@ def _record(library: Library, case: Case, oversubscribed: bool, argv: list[str],
         "phases_s": {name: statistics.median(r["phases_s"].get(name, 0.0) for r in results)
                      for name in phases},
         "results": results, "launcher_cmd": argv, "env": env,
+        "trace": _median_trace(results),
     }
 
 
+def _median_trace(results: list[dict]) -> dict | None:
+    """The traces of a case: every run's id, and the run of median elapsed time's."""
+    ids = [r["trace_id"] for r in results if "trace_id" in r]
+    if len(ids) != len(results):
+        return None
+    ranked = sorted(results, key=lambda r: r["elapsed_s"])
+    return {"ids": ids, "median": ranked[(len(ranked) - 1) // 2]["trace_id"]}
+
+
 def _json(line: str) -> dict | None:
-    line = line.strip()
-    if not line.startswith("{"):
+    # a progress bar sharing the captured stream may have written before it on the line
+    start = line.find('{"type":')
+    if start < 0:
         return None
     try:
-        value = json.loads(line)
+        value = json.loads(line[start:])
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None

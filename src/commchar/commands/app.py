@@ -61,6 +61,8 @@ def _common(parser: argparse.ArgumentParser, sizes: list[int], np: str) -> None:
                         help="seconds one run may take before it is killed (default 600)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun")
     parser.add_argument("--hostfile", help="host file for mpirun")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="run without the tracer (no trace stored, nothing to predict from)")
     parser.add_argument("--resume", type=int, metavar="RUN_ID",
                         help="continue an interrupted sweep with its own options")
 
@@ -84,7 +86,7 @@ def _options(args: argparse.Namespace) -> AppSweepOptions:
     options = AppSweepOptions(
         app=args.app, libraries=[s.strip() for s in args.library.split(",")] if args.library else None,
         sizes=sizes, np=parse_np(args.np, smallest=1), reps=args.reps, timeout=args.timeout,
-        launcher=args.launcher, hostfile=args.hostfile)
+        launcher=args.launcher, hostfile=args.hostfile, trace=not args.no_trace)
     if args.app == "jacobi":
         options.configs = _choices(args.exchange, JACOBI_EXCHANGES, "--exchange")
         if args.iterations < 1:
@@ -159,7 +161,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             with Progress(*columns, console=console, transient=False) as progress:
                 result = run_app_sweep(store, run_id, options, libraries,
                                        _ProgressObserver(progress, console))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             store.set_run_status(run_id, "interrupted")
             raise Interrupted(f"run {run_id} stopped; finished cases are kept; continue with "
                               f"`commchar app {options.app} --db {args.db} --resume {run_id}`") from None

@@ -10,7 +10,7 @@ from commchar.measure.build import COMPONENTS, ensure_built
 from commchar.measure.libraries import select
 
 NAME = "build"
-HELP = "build the measurement kernel and the tracer for each MPI library (done on demand)"
+HELP = "build the measurement kernel, the tracer and the applications for each MPI library (done on demand)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -26,7 +26,8 @@ class Component:
 
 KERNEL = Component("kernels", ("commchar-kernel",))
 TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
-COMPONENTS = (KERNEL, TRACER)
+APPS = Component("apps", ("jacobi", "gauss"), uses=("kernels",))
+COMPONENTS = (KERNEL, TRACER, APPS)
 
 
 def source_root() -> Path:
