@@ -19,6 +19,7 @@ import matplotlib
 from commchar import __version__
 from commchar.errors import InputError
 from commchar.report import adapters, html
+from commchar.report import apps as apps_report
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
@@ -142,10 +143,11 @@ def build_report(options: ReportOptions) -> Report:
 def _build(options: ReportOptions) -> Report:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
-    data = adapters.load_measurements(options.db, options.run_ids)
+    data = adapters.load_measurements(options.db, options.run_ids, require_points=False)
     entities = build_entities(data)
-    if not any(e.points for e in entities):
-        raise InputError(f"no measured point in {options.db}")
+    measured_any = any(e.points for e in entities)
+    if not measured_any and not apps_report.load(options.db, options.run_ids).runs:
+        raise InputError(f"no measured point and no application run in {options.db}")
     seconds["load"] = time.perf_counter() - clock
     notes: list[str] = []
     _attach_models(entities, options, notes)
@@ -167,6 +169,12 @@ def _build(options: ReportOptions) -> Report:
         return html.table_html(table, f"tab-{slugify(table.slug)}")
 
     t_draw = time.perf_counter()
+    if not measured_any:  # application runs alone
+        sections += apps_report.sections(options.db, options.run_ids, fig, tab)
+        provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
+        sections.append(("method", "Environment and provenance", provenance, False))
+        return _page(options, data, entities, sections, notes, all_figures, all_tables, [],
+                     seconds, clock, t_draw)
     summary_rows = [[e.label, e.version, str(len(e.points)), ", ".join(map(str, sorted({pt["p"] for pt in e.points}))),
                      str(len(e.failures)), str(sum(1 for pt in e.points if not pt["valid"]))]
                     for e in entities]
@@ -203,10 +211,18 @@ def _build(options: ReportOptions) -> Report:
             # The advisor's fragment is escaped HTML with its own headings, embedded as is.
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
 
+    sections += apps_report.sections(options.db, options.run_ids, fig, tab)
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
-    seconds["draw"] = time.perf_counter() - t_draw
+    return _page(options, data, entities, sections, notes, all_figures, all_tables, findings,
+                 seconds, clock, t_draw)
 
+
+def _page(options: ReportOptions, data: adapters.Measurements, entities: list[Entity],
+          sections: list[tuple[str, str, str, bool]], notes: list[str], all_figures: list[FigureSpec],
+          all_tables: list[Table], findings: list[Finding], seconds: dict[str, float],
+          clock: float, t_draw: float) -> Report:
+    seconds["draw"] = time.perf_counter() - t_draw
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     meta = (f"{', '.join(f'{e.label} ({e.version})' for e in entities)} · database {data.db} · runs "
             f"{', '.join(str(r['id']) for r in data.runs)} · generated {created} by commchar {__version__}")

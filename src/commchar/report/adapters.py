@@ -30,8 +30,11 @@ class Measurements:
     failures: list[dict]
 
 
-def load_measurements(db: str | Path, run_ids: list[int] | None) -> Measurements:
-    """Read runs, jobs, points and failures; a missing database or run is an InputError."""
+def load_measurements(db: str | Path, run_ids: list[int] | None, *,
+                      require_points: bool = True) -> Measurements:
+    """Read runs, jobs, points and failures; a missing database or run is an InputError,
+    and so are runs without a measured point unless `require_points` is off (a
+    database of application runs alone)."""
     from commchar.store import Store
 
     path = Path(db)
@@ -52,7 +55,7 @@ def load_measurements(db: str | Path, run_ids: list[int] | None) -> Measurements
             runs = all_runs
         ids = [r["id"] for r in runs]
         points = store.points(ids)
-        if not points:
+        if not points and require_points:
             which = ", ".join(str(i) for i in ids)
             raise InputError(f"run {which} in {path} has no measured point")
         return Measurements(str(path), runs, store.jobs(ids), points, store.failures(ids))

@@ -105,6 +105,15 @@ CREATE TABLE IF NOT EXISTS app_runs (
     created_at TEXT NOT NULL,
     UNIQUE (run_id, library, app, config, n, p)
 );
+CREATE TABLE IF NOT EXISTS app_predictions (
+    id INTEGER PRIMARY KEY,
+    app_run_id INTEGER NOT NULL REFERENCES app_runs(id),
+    model_key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prediction_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (app_run_id, model_key, model)
+);
 """
 
 POINT_COLUMNS = (
@@ -274,6 +283,16 @@ class Store:
             )
         return int(cur.lastrowid)
 
+    def add_app_prediction(self, app_run_id: int, model_key: str, model: str,
+                           prediction: dict) -> None:
+        """A case's predicted time under one model ('loggps', 'loggp') of one model file
+        (`model_key`: its path and digest), replacing an older one."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO app_predictions(app_run_id, model_key, model,"
+                " prediction_json, created_at) VALUES (?,?,?,?,?)",
+                (app_run_id, model_key, model, json.dumps(prediction), now_utc()))
+
     # -- reading ---------------------------------------------------------
 
     def run(self, run_id: int) -> dict:
@@ -355,6 +374,16 @@ class Store:
             d["oversubscribed"] = bool(d["oversubscribed"])
             out.append(d)
         return out
+
+    def app_predictions(self, app_run_ids: Iterable[int]) -> list[dict]:
+        ids = tuple(int(i) for i in app_run_ids)
+        if not ids:
+            return []
+        rows = self._db.execute(
+            "SELECT * FROM app_predictions WHERE app_run_id IN"
+            f" ({','.join('?' * len(ids))}) ORDER BY id", ids).fetchall()
+        return [{**{k: r[k] for k in ("id", "app_run_id", "model_key", "model", "created_at")},
+                 **json.loads(r["prediction_json"])} for r in rows]
 
     def app_done_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
         """(library, app, config, n, p) of the cases stored or recorded as failed."""
