@@ -126,7 +126,7 @@ def run_once(argv: list[str], env: dict[str, str], timeout: float) -> dict:
 def run_traced(store: Store, request: TraceRequest) -> dict:
     """One run under the tracer, its trace stored: the result line with `trace_id`
     added, or CaseFailed (the trace of a failed run stays in the store, marked)."""
-    with _captured(sys.stdout, sys.stderr) as (out, err):
+    with _captured_output() as (out, err):
         outcome = trace_program(store, request)
     out.seek(0)
     err.seek(0)
@@ -139,24 +139,25 @@ def run_traced(store: Store, request: TraceRequest) -> dict:
 
 
 @contextlib.contextmanager
-def _captured(*streams: IO[str]) -> Iterator[tuple[IO[str], ...]]:
-    """Point the given streams' file descriptors at temporary files while the
-    block runs: trace_program lets the program's output through, and it must
-    neither reach the terminal under the progress bar nor be lost."""
-    saved, files = [], []
+def _captured_output() -> Iterator[tuple[IO[str], IO[str]]]:
+    """Point file descriptors 1 and 2 at temporary files while the block runs:
+    trace_program lets the program's output through, and it must neither reach
+    the terminal under the progress bar nor be lost."""
+    saved: list[int] = []
+    files: list[IO[str]] = []
     try:
-        for stream in streams:
-            stream.flush()
+        for fd in (1, 2):
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
             handle = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-            saved.append(os.dup(stream.fileno()))
-            os.dup2(handle.fileno(), stream.fileno())
+            saved.append(os.dup(fd))
+            os.dup2(handle.fileno(), fd)
             files.append(handle)
-        yield tuple(files)
+        yield files[0], files[1]
     finally:
-        for stream, fd in zip(streams, saved):
-            stream.flush()
-            os.dup2(fd, stream.fileno())
-            os.close(fd)
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def _result(stdout: str, returncode: int | None, tail: str) -> dict:

@@ -100,7 +100,7 @@ def _run(argv: list[str], env_added: dict[str, str],
          timeout: float | None) -> tuple[str, int | None, str | None, float]:
     """(status, exit status, message, wall seconds); the program's output passes through."""
     start = time.monotonic()
-    stdin = subprocess.DEVNULL if sys.stdin is None or sys.stdin.isatty() else sys.stdin
+    stdin = subprocess.DEVNULL if _interactive_or_absent(sys.stdin) else sys.stdin
     try:
         process = subprocess.Popen(argv, env={**os.environ, **env_added}, stdin=stdin,
                                    start_new_session=True)
@@ -119,6 +119,14 @@ def _run(argv: list[str], env_added: dict[str, str],
     if exit_status != 0:
         return "failed", exit_status, f"the program ended with {describe_exit(exit_status)}", wall_s
     return "complete", exit_status, None, wall_s
+
+
+def _interactive_or_absent(stream: object) -> bool:
+    """No stdin to pass on: none, a terminal, or a stand-in without a file (a test runner's)."""
+    try:
+        return stream is None or stream.isatty() or stream.fileno() < 0  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:

@@ -1,0 +1,131 @@
+"""The applications commchar ships (apps/): their answers, the sweep verb that runs
+them into the store (traced, resumable, failures recorded), and their report
+sections. Real mpirun with every library present; small sizes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from commchar.apps.runner import CaseFailed, run_once
+from commchar.cli import main
+from commchar.measure.build import APPS, ensure_built
+from commchar.measure.launch import LaunchSpec, program_command
+from commchar.store import Store
+
+pytestmark = pytest.mark.mpi
+
+
+def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) -> dict:
+    job = program_command(library, LaunchSpec(), p, argv)
+    return run_once(job.argv, {**os.environ, **job.env_added, **(env or {})}, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def built(mpi_libraries):
+    return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_both_programs_verify_their_answers(built, p: int) -> None:
+    for library, directory in built:
+        jacobi = [(48, exchange) for exchange in ("allgather", "direct", "butterfly")] if p > 1 \
+            else [(36, "allgather")]
+        for n, exchange in jacobi:
+            result = _run(library, p, [str(directory / "jacobi"), "--n", str(n), "--exchange", exchange])
+            assert result["verified"] and result["p"] == p and result["N"] == n
+            assert result["max_error"] < 1e-6 and result["iterations"] > 10
+            assert set(result["phases_s"]) == {"distribution", "computation", "communication"}
+            assert result["elapsed_s"] >= max(result["phases_s"].values()) > 0
+        for n, fragment in ((17, 0), (64, 0), (63, 64)):
+            argv = [str(directory / "gauss"), "--n", str(n)]
+            argv += ["--fragment", str(fragment)] if fragment else []
+            result = _run(library, p, argv)
+            assert result["verified"] and result["residual"] < 1e-9, (library.name, n, fragment)
+            assert result["largest_message_bytes"] == (fragment or 8 * (n + 1))
+
+
+def test_a_wrong_answer_or_bad_input_fails_clearly(built) -> None:
+    library, directory = built[0]
+    with pytest.raises(CaseFailed) as wrong:
+        _run(library, 2, [str(directory / "gauss"), "--n", "32"], {"COMMCHAR_APP_FAULT": "wrong"})
+    assert wrong.value.kind == "wrong-answer" and "residual" in wrong.value.message
+    with pytest.raises(CaseFailed) as refused:
+        _run(library, 2, [str(directory / "jacobi"), "--n", "33"])
+    assert refused.value.kind == "crash" and "multiple of the process count" in refused.value.message
+
+
+def _cases(db: Path) -> list[dict]:
+    with Store(db) as store:
+        return store.app_runs()
+
+
+def test_sweep_stores_traced_runs_and_records_failures(built, tmp_path: Path, capsys) -> None:
+    library = built[0][0].name
+    db = tmp_path / "apps.db"
+    args = ["app", "gauss", "--db", str(db), "--library", library, "--sizes", "16,32", "--np", "2",
+            "--reps", "3", "--configs", "original,fragmented", "--fragment", "64"]
+    assert main(args) == 0
+    cases = _cases(db)
+    assert {(c["config"], c["n"]) for c in cases} == {(c, n) for c in ("original", "fragmented")
+                                                      for n in (16, 32)}
+    for case in cases:
+        assert case["reps"] == 3 and len(case["trace"]["ids"]) == 3
+        assert case["trace"]["median"] in case["trace"]["ids"]
+        times = sorted(r["elapsed_s"] for r in case["results"])
+        assert case["elapsed_s"] == times[1]
+    # the report renders the section from the same store
+    from commchar.report import ReportOptions, build_report
+
+    report = build_report(ReportOptions(str(db)))
+    assert "Application: Gaussian elimination" in report.html
+    assert any(t.slug == f"apps-gauss-{library}" for t in report.tables)
+
+    os.environ["COMMCHAR_APP_FAULT"] = "wrong"
+    try:
+        assert main(["app", "jacobi", "--db", str(db), "--library", library, "--sizes", "8,16",
+                     "--np", "2", "--reps", "1", "--exchange", "allgather", "--no-trace"]) == 0
+    finally:
+        del os.environ["COMMCHAR_APP_FAULT"]
+    with Store(db) as store:
+        failures = [f for f in store.failures() if f["op"] == "app:jacobi"]
+        run_id = store.runs()[-1]["id"]
+        assert store.app_done_keys(run_id) == {(library, "jacobi", "allgather", n, 2) for n in (8, 16)}
+    assert sorted(f["n_bytes"] for f in failures) == [8, 16]
+    assert {f["kind"] for f in failures} == {"wrong-answer"}
+    assert "wrong-answer" in capsys.readouterr().out
+
+
+def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built, tmp_path: Path) -> None:
+    library = built[0][0].name
+    db = tmp_path / "resume.db"
+    argv = [sys.executable, "-m", "commchar", "app", "jacobi", "--db", str(db), "--library",
+            library, "--sizes", "8,16,32,64", "--np", "1", "--reps", "2", "--no-trace"]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if db.exists() and _cases(db):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    first = _cases(db)
+    assert first, "no case finished before the deadline"
+    if process.returncode == 0:
+        pytest.skip("the sweep finished before it could be interrupted")
+    assert process.returncode == 130 and "--resume 1" in stderr
+    assert main(["app", "jacobi", "--db", str(db), "--resume", "1"]) == 0
+    after = {(c["config"], c["n"]): c for c in _cases(db)}
+    assert len(after) == 3 * 4
+    for case in first:  # kept as they were: not run again
+        again = after[(case["config"], case["n"])]
+        assert (again["id"], again["created_at"], again["results"]) == \
+            (case["id"], case["created_at"], case["results"])
+    with Store(db) as store:
+        assert store.run(1)["status"] == "complete"
