@@ -565,6 +565,22 @@ fn print_text(v: &Value) {
         "events        {} ({} messages, {} rendezvous)",
         v["events"], v["messages"], v["rendezvous_messages"]
     );
+    if let Some(ranks) = v["breakdown"].as_array() {
+        println!("rank          finish  computation  communication  sync wait ({unit})");
+        for b in ranks.iter().take(32) {
+            println!(
+                "{:>4}  {:>14.3} {:>12.3} {:>14.3} {:>10.3}",
+                b["rank"],
+                f(&b["finish"]),
+                f(&b["compute"]),
+                f(&b["communication"]),
+                f(&b["sync_wait"])
+            );
+        }
+        if ranks.len() > 32 {
+            println!("      ({} more ranks in --json)", ranks.len() - 32);
+        }
+    }
     let perf = &v["performance"];
     println!(
         "wall time     {:.3} s ({:.2} M events/s)",
