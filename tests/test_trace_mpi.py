@@ -91,6 +91,12 @@ def test_store_keeps_the_job_ranks_and_phases(traced, library):
     assert all(ns > 0 for ns in row["phases"][1])
 
 
+def test_runs_lists_the_trace(traced, tmp_path_factory):
+    db = Path(traced[2].directory).parent / "t.db"
+    listing = commchar("runs", "--db", str(db))
+    assert listing.returncode == 0 and "complete" in listing.stdout and "traces" in listing.stdout
+
+
 def test_headers_and_time_order(traced):
     trace = traced[2]
     assert trace.complete and trace.p == 2
