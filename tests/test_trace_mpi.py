@@ -263,3 +263,11 @@ def test_a_store_without_trace_tables_lists_none(tmp_path):
         assert traces(store) == []
     with sqlite3.connect(tmp_path / "old.db") as db:
         assert db.execute("SELECT name FROM sqlite_master WHERE name = 'traces'").fetchone() is None
+
+
+def test_the_library_wraps_every_call_the_format_names(library):
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(ensure_tracer(library))],
+                              capture_output=True, text=True, check=True).stdout
+    wrapped = {line.split()[-1][4:] for line in exported.splitlines() if " T MPI_" in line}
+    followed = {name for call, name in fmt.CALL_NAMES.items() if call < fmt.COMPLETE}
+    assert followed | set(OTHER_NAMES) | {"Abort", "Init_thread"} == wrapped
