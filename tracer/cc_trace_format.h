@@ -36,6 +36,36 @@ enum cc_call {
 enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
                     CC_OP_PROD = 4, CC_OP_OTHER = 5 };
 
+/* MPI calls the tracer wraps only to record that they happened (an OTHER
+ * record whose aux is the index in this list).  Append only: an index, once
+ * written in a trace, keeps its name. */
+#define CC_TRACE_OTHER_NAMES(X)                                                   \
+    X(Put) X(Get) X(Accumulate) X(Get_accumulate) X(Fetch_and_op)               \
+    X(Compare_and_swap) X(Rput) X(Rget) X(Raccumulate)                          \
+    X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic)  \
+    X(Win_free) X(Win_fence) X(Win_lock) X(Win_unlock) X(Win_lock_all)          \
+    X(Win_unlock_all) X(Win_flush) X(Win_flush_all) X(Win_flush_local)          \
+    X(Win_post) X(Win_start) X(Win_complete) X(Win_wait)                        \
+    X(Ibarrier) X(Ibcast) X(Iscatter) X(Iscatterv) X(Igather) X(Igatherv)       \
+    X(Iallgather) X(Iallgatherv) X(Ialltoall) X(Ialltoallv) X(Ialltoallw)       \
+    X(Ireduce) X(Iallreduce) X(Ireduce_scatter) X(Ireduce_scatter_block)        \
+    X(Iscan) X(Iexscan) X(Alltoallw)                                            \
+    X(Send_init) X(Bsend_init) X(Ssend_init) X(Rsend_init) X(Recv_init)         \
+    X(Start) X(Startall) X(Request_free) X(Cancel)                              \
+    X(Mprobe) X(Improbe) X(Mrecv) X(Imrecv)                                     \
+    X(Comm_split_type) X(Comm_create_group) X(Comm_idup)                        \
+    X(Intercomm_create) X(Intercomm_merge) X(Comm_spawn)                        \
+    X(Cart_create) X(Graph_create) X(Dist_graph_create_adjacent)                \
+    X(Neighbor_allgather) X(Neighbor_alltoall)                                  \
+    X(File_open) X(File_close) X(File_read) X(File_read_at) X(File_read_all)    \
+    X(File_read_at_all) X(File_write) X(File_write_at) X(File_write_all)        \
+    X(File_write_at_all) X(File_iread) X(File_iwrite) X(File_set_view)          \
+    X(File_sync)
+
+#define CC_TRACE_OTHER_ENUM(name) CC_OTHER_##name,
+enum cc_other { CC_TRACE_OTHER_NAMES(CC_TRACE_OTHER_ENUM) CC_OTHER_COUNT };
+#undef CC_TRACE_OTHER_ENUM
+
 /* Members per MEMBERS record: ten i32 in the 40 bytes at offsets 16..55. */
 enum { CC_MEMBERS_PER_RECORD = 10 };
 

@@ -1,4 +1,4 @@
-"""`commchar build`: compile the measurement kernel for every MPI library found."""
+"""`commchar build`: compile every component (kernel, tracer, ...) for every MPI library found."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import argparse
 
 from rich.console import Console
 
-from commchar.measure.build import ensure_kernel
+from commchar.measure.build import COMPONENTS, ensure_built
 from commchar.measure.libraries import select
 
 NAME = "build"
-HELP = "build the measurement kernel for each MPI library (done on demand by run)"
+HELP = "build the measurement kernel and the tracer for each MPI library (done on demand)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def execute(args: argparse.Namespace, console: Console) -> int:
     names = [s.strip() for s in args.library.split(",")] if args.library else None
     for library in select(names):
-        path = ensure_kernel(library)
-        console.print(f"{library.name}: {path} ({library.mpicc})")
+        for component in COMPONENTS:
+            path = ensure_built(component, library)
+            console.print(f"{library.name} {component.name}: {path} ({library.mpicc})")
     return 0

@@ -14,7 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from commchar import __version__
 from commchar.errors import Interrupted, UsageError
 from commchar.measure.environment import host_info
-from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots
+from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
 from commchar.measure.libraries import select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
@@ -67,12 +67,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
             raise UsageError(f"{flag} must be a positive number of seconds")
     if args.min_reps < 1 or args.max_reps < args.min_reps:
         raise UsageError("--min-reps must be at least 1 and --max-reps at least --min-reps")
-    env = {}
-    for item in args.env:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not key.replace("_", "").isalnum():
-            raise UsageError(f"--env: '{item}' is not KEY=VALUE")
-        env[key] = value
+    env = parse_env(args.env)
     options = SweepOptions(
         libraries=[s.strip() for s in args.library.split(",")] if args.library else None,
         ops=args.ops, sizes=args.sizes,

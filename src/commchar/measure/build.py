@@ -1,62 +1,94 @@
-"""Build the measurement kernel once per MPI library, again only when its sources change."""
+"""Build the compiled components once per MPI library, again only when their sources change.
+
+A component is a directory of the source tree whose Makefile takes MPICC and
+BUILD and leaves its products in BUILD; it is built into
+build/<component>/<library>/.  Adding one is one line in COMPONENTS.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from commchar.errors import MeasurementError
 from commchar.measure.libraries import Library
 
-KERNEL_NAME = "commchar-kernel"
+
+@dataclass(frozen=True)
+class Component:
+    name: str  # its directory in the source tree, and under build/
+    products: tuple[str, ...]  # what its Makefile leaves in BUILD
+    uses: tuple[str, ...] = ()  # other source directories it compiles against
 
 
-def source_dir() -> Path:
-    """The kernel sources: $COMMCHAR_KERNEL_SRC, else `kernels/` of the source tree."""
-    configured = os.environ.get("COMMCHAR_KERNEL_SRC")
-    path = Path(configured) if configured else Path(__file__).resolve().parents[3] / "kernels"
-    if not (path / "Makefile").is_file():
-        raise MeasurementError(f"kernel sources not found at {path} (set COMMCHAR_KERNEL_SRC)")
-    return path
+KERNEL = Component("kernels", ("commchar-kernel",))
+TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
+COMPONENTS = (KERNEL, TRACER)
+
+
+def source_root() -> Path:
+    """The tree holding the components: $COMMCHAR_SOURCE_DIR, else this checkout."""
+    configured = os.environ.get("COMMCHAR_SOURCE_DIR")
+    return Path(configured) if configured else Path(__file__).resolve().parents[3]
 
 
 def build_root() -> Path:
     configured = os.environ.get("COMMCHAR_BUILD_DIR")
-    return Path(configured) if configured else source_dir().parent / "build" / "kernels"
+    return Path(configured) if configured else source_root() / "build"
 
 
-def _fingerprint(sources: Path, library: Library) -> str:
+def _sources(component: Component) -> Path:
+    path = source_root() / component.name
+    if not (path / "Makefile").is_file():
+        raise MeasurementError(f"{component.name} sources not found at {path} "
+                               "(set COMMCHAR_SOURCE_DIR)")
+    return path
+
+
+def _fingerprint(component: Component, library: Library) -> str:
     digest = hashlib.sha256(library.mpicc.encode())
-    for path in sorted(sources.rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(sources).as_posix().encode())
-            digest.update(path.read_bytes())
+    for directory in (component.name, *component.uses):
+        root = source_root() / directory
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(source_root()).as_posix().encode())
+                digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def kernel_path(library: Library) -> Path:
-    return build_root() / library.name / KERNEL_NAME
+def build_dir(component: Component, library: Library) -> Path:
+    return build_root() / component.name / library.name
 
 
-def ensure_kernel(library: Library) -> Path:
-    """Return the kernel binary for this library, building it if missing or stale."""
-    sources = source_dir()
-    target = kernel_path(library)
-    stamp = target.with_suffix(".fingerprint")
-    fingerprint = _fingerprint(sources, library)
-    if target.is_file() and stamp.is_file() and stamp.read_text() == fingerprint:
+def ensure_built(component: Component, library: Library) -> Path:
+    """Return the component's build directory for this library, building it if missing or stale."""
+    sources = _sources(component)
+    target = build_dir(component, library)
+    stamp = target / "fingerprint"
+    fingerprint = _fingerprint(component, library)
+    products = [target / name for name in component.products]
+    if all(p.is_file() for p in products) and stamp.is_file() and stamp.read_text() == fingerprint:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    argv = ["make", "-s", "-B", "-C", str(sources), f"MPICC={library.mpicc}",
-            f"BUILD={target.parent}"]
+    target.mkdir(parents=True, exist_ok=True)
+    argv = ["make", "-s", "-B", "-C", str(sources), f"MPICC={library.mpicc}", f"BUILD={target}"]
+    what = f"building {component.name} for {library.name} failed"
     try:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise MeasurementError(f"building the kernel for {library.name} failed: {exc}") from None
-    if result.returncode != 0 or not target.is_file():
+        raise MeasurementError(f"{what}: {exc}") from None
+    if result.returncode != 0 or not all(p.is_file() for p in products):
         last = (result.stderr.strip() or result.stdout.strip() or "no output").splitlines()[-1]
-        raise MeasurementError(f"building the kernel for {library.name} failed: {last}")
+        raise MeasurementError(f"{what}: {last}")
     stamp.write_text(fingerprint)
     return target
+
+
+def ensure_kernel(library: Library) -> Path:
+    return ensure_built(KERNEL, library) / KERNEL.products[0]
+
+
+def ensure_tracer(library: Library) -> Path:
+    return ensure_built(TRACER, library) / TRACER.products[0]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,12 +67,22 @@ def is_oversubscribed(spec: LaunchSpec, p: int) -> bool:
 
 def job_command(library: Library, spec: LaunchSpec, p: int, kernel: Path,
                 kernel_args: list[str]) -> Job:
+    return program_command(library, spec, p, [str(kernel), *kernel_args])
+
+
+def program_command(library: Library, spec: LaunchSpec, p: int, program: list[str],
+                    rank_env: dict[str, str] | None = None) -> Job:
+    """Launch `program` (any argv) on p ranks.  `rank_env` reaches the ranks only, never
+    the launcher itself (LD_PRELOAD must not load a tracer into mpirun)."""
     oversubscribed = is_oversubscribed(spec, p)
     env: dict[str, str] = dict(spec.extra_env)
+    rank_env = rank_env or {}
     if spec.launcher == "srun":
         argv = ["srun", "--ntasks", str(p), "--kill-on-bad-exit=1"]
         if oversubscribed:
             argv.append("--overcommit")
+        if rank_env:
+            argv.append("--export=" + ",".join(["ALL", *(f"{k}={v}" for k, v in rank_env.items())]))
     elif library.family == "openmpi":
         argv = [library.mpirun, "-np", str(p)]
         if spec.hostfile is not None:
@@ -80,10 +92,50 @@ def job_command(library: Library, spec: LaunchSpec, p: int, kernel: Path,
             argv += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
         if os.geteuid() == 0:
             env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        for key, value in rank_env.items():
+            argv += ["-x", f"{key}={value}"]
     else:
         argv = [library.mpirun, "-n", str(p)]
         if spec.hostfile is not None:
             argv += ["-f", str(spec.hostfile)]
         if oversubscribed:
             env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", "1")
-    return Job(argv + [str(kernel)] + kernel_args, env, oversubscribed)
+        for key, value in rank_env.items():
+            argv += ["-genv", key, value]
+    return Job(argv + program, env, oversubscribed)
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    """--env KEY=VALUE flags, checked."""
+    env = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not key.replace("_", "").isalnum():
+            raise UsageError(f"--env: '{item}' is not KEY=VALUE")
+        env[key] = value
+    return env
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop the launcher and every rank it started (they share its session)."""
+    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def describe_exit(status: int | None) -> str:
+    if status is None:
+        return "unknown status"
+    if status < 0:
+        try:
+            return f"signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"signal {-status}"
+    return f"exit code {status}"

@@ -81,3 +81,21 @@ def select(names: list[str] | None) -> list[Library]:
                 f"--library: '{name}' not found here (found: {', '.join(by_name) or 'none'})")
         chosen.append(by_name[name])
     return chosen
+
+
+def linked_family(program: str) -> str | None:
+    """Which MPI family a dynamically linked program uses (openmpi | mpich), None if unknown.
+
+    A tracer preloaded into a program linked against the other library would not
+    resolve its symbols, so commands that preload ask this first."""
+    try:
+        out = subprocess.run(["ldd", program], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.stdout.splitlines():
+        name = line.strip().split(" ", 1)[0]
+        if name.startswith("libmpich.so") or name.startswith("libmpi.so.12"):
+            return "mpich"
+        if name.startswith("libmpi.so"):
+            return "openmpi"
+    return None

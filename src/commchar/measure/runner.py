@@ -12,7 +12,6 @@ import json
 import math
 import os
 import queue
-import signal
 import subprocess
 import tempfile
 import threading
@@ -22,7 +21,7 @@ from typing import IO, Protocol
 
 from commchar.errors import MeasurementError
 from commchar.measure.build import ensure_kernel
-from commchar.measure.launch import LaunchSpec, is_oversubscribed, job_command
+from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command, stop
 from commchar.measure.libraries import Library
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
@@ -199,11 +198,11 @@ class _JobRunner:
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
             except KeyboardInterrupt:
-                _kill(process)
+                stop(process)
                 self.store.finish_job(job_id, None)
                 raise
             if outcome == "timeout":
-                _kill(process)
+                stop(process)
             exit_status = process.wait()
             self.store.finish_job(job_id, exit_status)
             stderr.seek(0)
@@ -216,7 +215,7 @@ class _JobRunner:
             reason = f"no output for {self.options.timeout:g} s: killed"
             kind = "timeout"
         else:
-            reason = kernel_error or f"job exited with {_describe_status(exit_status)}"
+            reason = kernel_error or f"job exited with {describe_exit(exit_status)}"
             if tail and not kernel_error:
                 reason += f": {tail}"
             kind = "crash"
@@ -264,31 +263,6 @@ def _parse_line(line: str) -> dict | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _kill(process: subprocess.Popen) -> None:
-    """Stop the launcher and every rank it started (they share its session)."""
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _describe_status(status: int | None) -> str:
-    if status is None:
-        return "unknown status"
-    if status < 0:
-        try:
-            return f"signal {signal.Signals(-status).name}"
-        except ValueError:
-            return f"signal {-status}"
-    return f"exit code {status}"
 
 
 def _tail(text: str) -> str:

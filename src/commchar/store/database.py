@@ -141,6 +141,11 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """For the store's other table modules (store/traces.py)."""
+        return self._db
+
     # -- writing ---------------------------------------------------------
 
     def create_run(self, commchar_version: str, host: dict, options: dict) -> int:

@@ -1,0 +1,136 @@
+"""`commchar trace`: run an unmodified MPI program under the tracer, store its trace.
+
+    commchar trace --library mpich --np 2 -- ./app ARGS
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from commchar.errors import MeasurementError, UsageError
+from commchar.measure.launch import LAUNCHERS, LaunchSpec, parse_env
+from commchar.measure.libraries import Library, discover, linked_family, select
+from commchar.store import Store
+from commchar.trace.runner import TraceOutcome, TraceRequest, trace_program
+
+NAME = "trace"
+HELP = "run an MPI program under the tracer and store its trace (commchar trace -- ./app ARGS)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default="commchar.db", help="SQLite database (default ./commchar.db)")
+    parser.add_argument("--library", help="the MPI library the program is linked with "
+                        "(default: found from the program)")
+    parser.add_argument("--np", type=int, default=2, help="number of ranks (default 2)")
+    parser.add_argument("--timeout", type=float,
+                        help="seconds the program may run before it is killed (default: no limit)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set a variable in the job's environment (repeatable)")
+    parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
+                        help="the library's own mpirun, or Slurm's srun")
+    parser.add_argument("--hostfile", help="host file for mpirun")
+    parser.add_argument("--buffer", type=int, metavar="RECORDS",
+                        help="records each rank buffers before writing (default 65536)")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("program", nargs=argparse.REMAINDER,
+                        help="-- then the program and its arguments")
+
+
+def _library(name: str | None, program: list[str]) -> Library:
+    if name:
+        return select([name])[0]
+    found = discover()
+    family = linked_family(program[0]) if program else None
+    matching = [lib for lib in found if lib.family == family]
+    if matching:
+        return matching[0]
+    if len(found) == 1:
+        return found[0]
+    raise UsageError("trace: cannot tell which MPI library the program uses: give --library "
+                     f"({', '.join(lib.name for lib in found) or 'none found'})")
+
+
+def _request(args: argparse.Namespace) -> TraceRequest:
+    program = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not program:
+        raise UsageError("trace: no program given (commchar trace [options] -- ./app ARGS)")
+    if args.np < 1:
+        raise UsageError("--np must be at least 1")
+    if args.timeout is not None and not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.buffer is not None and not 64 <= args.buffer <= 1 << 26:
+        raise UsageError("--buffer must be between 64 and 67108864 records")
+    spec = LaunchSpec(args.launcher, Path(args.hostfile) if args.hostfile else None,
+                      parse_env(args.env))
+    return TraceRequest(_library(args.library, program), args.np, program, spec, args.timeout,
+                        args.buffer)
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a batch system's TERM stops the trace as cleanly as Ctrl-C
+
+
+def execute(args: argparse.Namespace, console: Console) -> int:
+    request = _request(args)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    with Store(args.db) as store:
+        outcome = trace_program(store, request)
+    if args.json:
+        console.print_json(json.dumps(_as_json(outcome, request)))
+    else:
+        _print(console, outcome, request)
+    if outcome.status != "complete":
+        raise MeasurementError(f"trace {outcome.trace_id} {outcome.status}: {outcome.message}; "
+                               "what the ranks wrote is kept")
+    return 0
+
+
+def _as_json(outcome: TraceOutcome, request: TraceRequest) -> dict:
+    return {
+        "trace_id": outcome.trace_id, "status": outcome.status, "library": request.library.name,
+        "p": request.p, "exit_status": outcome.exit_status, "wall_s": outcome.wall_s,
+        "message": outcome.message,
+        "summary": outcome.summary.to_dict() if outcome.summary else None,
+    }
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:.3f}"
+
+
+def _print(console: Console, outcome: TraceOutcome, request: TraceRequest) -> None:
+    console.print(f"trace {outcome.trace_id}: {request.library.name}, p = {request.p}, "
+                  f"{outcome.status}, job wall time {outcome.wall_s:.2f} s")
+    summary = outcome.summary
+    if summary is None:
+        return
+    ranks = Table("rank", "host", "Init→Finalize (ms)", "in MPI (ms)", "records",
+                  title="ranks", title_justify="left")
+    for rank, (host, wall, mpi, records) in enumerate(zip(summary.hosts, summary.wall_ns,
+                                                         summary.mpi_ns, summary.records)):
+        ranks.add_row(str(rank), host, _ms(wall), _ms(mpi), str(records))
+    console.print(ranks)
+    calls = Table("call", "count", "bytes sent", "bytes received", "time (ms)",
+                  title="calls (all ranks)", title_justify="left")
+    for name, entry in summary.calls.items():
+        calls.add_row(name, str(entry["count"]), str(entry["bytes"]), str(entry["bytes2"]),
+                      _ms(entry["ns"]))
+    console.print(calls)
+    if summary.phases:
+        phases = Table("Pcontrol level", *(f"rank {r} (ms)" for r in range(len(summary.hosts))),
+                       title="phases (from each Pcontrol to the next)", title_justify="left")
+        for level, times in summary.phases.items():
+            phases.add_row(str(level), *map(_ms, times))
+        console.print(phases)
+    if summary.others:
+        named = ", ".join(f"{name} ×{count}" for name, count in summary.others.items())
+        console.print(f"calls recorded but not followed (OTHER): {named}")
+    for line in summary.partial:
+        console.print(f"partial: {line}")

@@ -1,0 +1,299 @@
+"""Read a trace directory written by the PMPI tracer (docs/trace-format.md).
+
+The numpy dtypes below mirror tracer/cc_trace_format.h field for field; a test
+checks the call and OTHER-name tables against the header so the two cannot drift.
+A file that is cut short, corrupt or never finalized is reported in one line
+naming the file; a crashed run's partial trace is read only when asked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from commchar.errors import InputError
+
+MAGIC = b"CCTRACE1"
+VERSION = 1
+HEADER_BYTES = 256
+RECORD_BYTES = 64
+FLAG_FINALIZED = 1
+REC_NONBLOCKING = 1
+REC_ERROR = 2
+MEMBERS_PER_RECORD = 10
+FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
+
+HEADER_DTYPE = np.dtype([
+    ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
+    ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),
+    ("flags", "<u4"), ("reserved0", "<u4"), ("host", "S64"), ("library", "S64"),
+    ("reserved1", "V72"),
+])
+RECORD_DTYPE = np.dtype([
+    ("call", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
+    ("bytes", "<u8"), ("bytes2", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
+    ("req", "<u8"), ("aux", "<i4"), ("aux2", "<i4"),
+])
+assert HEADER_DTYPE.itemsize == HEADER_BYTES and RECORD_DTYPE.itemsize == RECORD_BYTES
+
+CALL_NAMES: dict[int, str] = {
+    1: "Send", 2: "Bsend", 3: "Ssend", 4: "Rsend", 5: "Recv",
+    6: "Isend", 7: "Ibsend", 8: "Issend", 9: "Irsend", 10: "Irecv",
+    11: "Sendrecv", 12: "Sendrecv_replace",
+    13: "Wait", 14: "Waitall", 15: "Waitany", 16: "Waitsome",
+    17: "Test", 18: "Testall", 19: "Testany", 20: "Testsome",
+    21: "Probe", 22: "Iprobe",
+    23: "Barrier", 24: "Bcast", 25: "Scatter", 26: "Scatterv", 27: "Gather", 28: "Gatherv",
+    29: "Allgather", 30: "Allgatherv", 31: "Alltoall", 32: "Alltoallv", 33: "Reduce",
+    34: "Allreduce", 35: "Reduce_scatter", 36: "Reduce_scatter_block", 37: "Scan", 38: "Exscan",
+    39: "Comm_split", 40: "Comm_dup", 41: "Comm_create", 42: "Comm_free",
+    43: "Pcontrol", 44: "Init", 45: "Finalize",
+    60: "COMPLETE", 61: "MEMBERS", 62: "OTHER", 63: "MARK",
+}
+CALL_IDS: dict[str, int] = {name: call for call, name in CALL_NAMES.items()}
+COMPLETE, MEMBERS, OTHER, MARK = 60, 61, 62, 63
+PCONTROL, INIT, FINALIZE = 43, 44, 45
+# records that describe a call rather than being one
+PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK})
+
+# CC_TRACE_OTHER_NAMES of the header, in index order (append only).
+OTHER_NAMES: tuple[str, ...] = (
+    "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op",
+    "Compare_and_swap", "Rput", "Rget", "Raccumulate",
+    "Win_create", "Win_allocate", "Win_allocate_shared", "Win_create_dynamic",
+    "Win_free", "Win_fence", "Win_lock", "Win_unlock", "Win_lock_all",
+    "Win_unlock_all", "Win_flush", "Win_flush_all", "Win_flush_local",
+    "Win_post", "Win_start", "Win_complete", "Win_wait",
+    "Ibarrier", "Ibcast", "Iscatter", "Iscatterv", "Igather", "Igatherv",
+    "Iallgather", "Iallgatherv", "Ialltoall", "Ialltoallv", "Ialltoallw",
+    "Ireduce", "Iallreduce", "Ireduce_scatter", "Ireduce_scatter_block",
+    "Iscan", "Iexscan", "Alltoallw",
+    "Send_init", "Bsend_init", "Ssend_init", "Rsend_init", "Recv_init",
+    "Start", "Startall", "Request_free", "Cancel",
+    "Mprobe", "Improbe", "Mrecv", "Imrecv",
+    "Comm_split_type", "Comm_create_group", "Comm_idup",
+    "Intercomm_create", "Intercomm_merge", "Comm_spawn",
+    "Cart_create", "Graph_create", "Dist_graph_create_adjacent",
+    "Neighbor_allgather", "Neighbor_alltoall",
+    "File_open", "File_close", "File_read", "File_read_at", "File_read_all",
+    "File_read_at_all", "File_write", "File_write_at", "File_write_all",
+    "File_write_at_all", "File_iread", "File_iwrite", "File_set_view",
+    "File_sync",
+)
+
+_KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
+
+
+def other_name(index: int) -> str:
+    return OTHER_NAMES[index] if 0 <= index < len(OTHER_NAMES) else f"unknown-{index}"
+
+
+@dataclass(frozen=True)
+class RankTrace:
+    """One rank's file: its header fields and its records (a RECORD_DTYPE array)."""
+
+    path: Path
+    rank: int
+    size: int
+    host: str
+    library: str
+    t_init_ns: int
+    t_finalize_ns: int
+    finalized: bool
+    records: np.ndarray
+    problem: str | None = None  # why this file is partial (read with allow_partial)
+
+    @property
+    def wall_ns(self) -> int:
+        """Init to Finalize; for a file never finalized, Init to the end of its last record."""
+        if self.finalized:
+            return int(self.t_finalize_ns - self.t_init_ns)
+        if len(self.records) == 0:
+            return 0
+        return max(0, int(self.records["t_end"].max()) - self.t_init_ns)
+
+    def members(self) -> dict[int, list[int]]:
+        """World ranks of each communicator this rank created, by comm id (MEMBERS records)."""
+        found: dict[int, list[int]] = {}
+        creates = np.flatnonzero(np.isin(self.records["call"], [39, 40, 41]))
+        raw = self.records.view(np.uint8).reshape(-1, RECORD_BYTES)
+        for index in creates:
+            comm, size = int(self.records["aux"][index]), int(self.records["aux2"][index])
+            ranks: list[int] = []
+            follow = index + 1
+            while follow < len(self.records) and self.records["call"][follow] == MEMBERS:
+                count = int(self.records["aux2"][follow])
+                ranks += raw[follow, 16:56].view("<i4")[:count].tolist()
+                follow += 1
+            if comm >= 0:
+                found[comm] = ranks[:size]
+        return found
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    p: int
+    library: str
+    hosts: list[str]
+    wall_ns: list[int]  # per rank, Init to Finalize
+    mpi_ns: list[int]  # per rank, time inside followed MPI calls
+    calls: dict[str, dict[str, int]]  # name -> {count, bytes, bytes2, ns}
+    phases: dict[int, list[int]]  # Pcontrol level -> per-rank ns
+    others: dict[str, int]  # OTHER calls by name
+    records: list[int]  # per rank
+    partial: list[str]  # one line per file read partially
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "p": self.p, "library": self.library, "hosts": self.hosts,
+            "wall_ns": self.wall_ns, "mpi_ns": self.mpi_ns, "calls": self.calls,
+            "phases": {str(level): times for level, times in self.phases.items()},
+            "others": self.others, "records": self.records, "partial": self.partial,
+        }
+
+
+@dataclass(frozen=True)
+class Trace:
+    directory: Path
+    ranks: list[RankTrace] = field(default_factory=list)
+
+    @property
+    def p(self) -> int:
+        return self.ranks[0].size if self.ranks else 0
+
+    @property
+    def complete(self) -> bool:
+        return all(r.problem is None for r in self.ranks) and len(self.ranks) == self.p
+
+    def summary(self) -> TraceSummary:
+        calls: dict[str, dict[str, int]] = {}
+        others: dict[str, int] = {}
+        phases: dict[int, list[int]] = {}
+        mpi_ns = []
+        for position, rank in enumerate(self.ranks):
+            rec = rank.records
+            real = ~np.isin(rec["call"], list(PSEUDO_CALLS))
+            spans = (rec["t_end"].astype(np.int64) - rec["t_start"].astype(np.int64))
+            mpi_ns.append(int(spans[real & ~np.isin(rec["call"], [INIT, FINALIZE])].sum()))
+            for call in np.unique(rec["call"][real]):
+                mask = rec["call"] == call
+                entry = calls.setdefault(CALL_NAMES.get(int(call), f"unknown-{call}"),
+                                         {"count": 0, "bytes": 0, "bytes2": 0, "ns": 0})
+                entry["count"] += int(mask.sum())
+                entry["bytes"] += int(rec["bytes"][mask].sum())
+                entry["bytes2"] += int(rec["bytes2"][mask].sum())
+                entry["ns"] += int(spans[mask].sum())
+            for index, count in zip(*np.unique(rec["aux"][rec["call"] == OTHER],
+                                               return_counts=True)):
+                name = other_name(int(index))
+                others[name] = others.get(name, 0) + int(count)
+            for level, ns in phase_times(rank).items():
+                phases.setdefault(level, [0] * len(self.ranks))[position] = ns
+        return TraceSummary(
+            p=self.p, library=self.ranks[0].library if self.ranks else "",
+            hosts=[r.host for r in self.ranks], wall_ns=[r.wall_ns for r in self.ranks],
+            mpi_ns=mpi_ns, calls=dict(sorted(calls.items())), phases=dict(sorted(phases.items())),
+            others=dict(sorted(others.items())), records=[len(r.records) for r in self.ranks],
+            partial=[f"{r.path.name}: {r.problem}" for r in self.ranks if r.problem],
+        )
+
+
+def phase_times(rank: RankTrace) -> dict[int, int]:
+    """A phase runs from one Pcontrol(level) to the next Pcontrol, or to Finalize."""
+    rec = rank.records
+    marks = np.flatnonzero(rec["call"] == PCONTROL)
+    if len(marks) == 0:
+        return {}
+    end_of_run = rank.t_finalize_ns if rank.finalized else int(rec["t_end"].max())
+    starts = rec["t_end"][marks].astype(np.int64)
+    ends = np.append(rec["t_start"][marks[1:]].astype(np.int64), end_of_run)
+    times: dict[int, int] = {}
+    for level, start, end in zip(rec["aux"][marks], starts, ends):
+        times[int(level)] = times.get(int(level), 0) + max(0, int(end - start))
+    return times
+
+
+def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
+    """Read one rank's file, raising InputError (one line naming the file) if it is bad."""
+    path = Path(path)
+    try:
+        length = path.stat().st_size
+        with path.open("rb") as handle:
+            raw_header = handle.read(HEADER_BYTES)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read trace: {exc.strerror}") from None
+    if len(raw_header) < HEADER_BYTES:
+        raise InputError(f"{path}: {length} bytes, shorter than the {HEADER_BYTES}-byte trace header")
+    header = np.frombuffer(raw_header, dtype=HEADER_DTYPE)[0]
+    if header["magic"] != MAGIC:
+        raise InputError(f"{path}: not a commchar trace (magic {bytes(header['magic'])!r})")
+    if header["version"] != VERSION:
+        raise InputError(f"{path}: trace format version {header['version']}, "
+                         f"this commchar reads version {VERSION}")
+    if header["record_bytes"] != RECORD_BYTES:
+        raise InputError(f"{path}: record size {header['record_bytes']} bytes, expected {RECORD_BYTES}")
+    rank, size = int(header["rank"]), int(header["size"])
+    if size < 1 or not 0 <= rank < size:
+        raise InputError(f"{path}: corrupt header (rank {rank} of size {size})")
+    body = length - HEADER_BYTES
+    whole = body // RECORD_BYTES
+    finalized = bool(header["flags"] & FLAG_FINALIZED)
+    declared = int(header["records"])
+    problem = None
+    if not finalized:
+        problem = f"never finalized (the program did not reach MPI_Finalize), {whole} records"
+    elif declared != whole or body % RECORD_BYTES:
+        problem = (f"cut short: header says {declared} records, the file holds "
+                   f"{body / RECORD_BYTES:g}")
+    if body % RECORD_BYTES and problem and "cut short" not in problem:
+        problem += f" and a partial record of {body % RECORD_BYTES} bytes"
+    if problem and not allow_partial:
+        raise InputError(f"{path}: {problem}")
+    count = min(whole, declared) if finalized else whole
+    records = np.fromfile(path, dtype=RECORD_DTYPE, count=count, offset=HEADER_BYTES)
+    unknown = ~np.isin(records["call"], _KNOWN_CALLS)
+    if unknown.any():
+        first = int(np.flatnonzero(unknown)[0])
+        raise InputError(f"{path}: corrupt record {first} (unknown call id {records['call'][first]})")
+    return RankTrace(
+        path=path, rank=rank, size=size, host=_text(header["host"]),
+        library=_text(header["library"]), t_init_ns=int(header["t_init_ns"]),
+        t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
+        records=records, problem=problem,
+    )
+
+
+def read_trace(directory: str | Path, allow_partial: bool = False) -> Trace:
+    """Read every rank-<r>.cctrace of a directory, checking that the ranks make one job.
+
+    With allow_partial, files never finalized or cut short (a crashed run) are read
+    up to their last whole record, and missing ranks are tolerated.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: not a trace directory")
+    files = sorted((int(m.group(1)), directory / name) for name in (p.name for p in directory.iterdir())
+                   if (m := FILE_PATTERN.match(name)))
+    if not files:
+        raise InputError(f"{directory}: no rank-<r>.cctrace files")
+    ranks = [read_rank(path, allow_partial) for _, path in files]
+    for (number, path), rank in zip(files, ranks):
+        if number != rank.rank:
+            raise InputError(f"{path}: holds rank {rank.rank}, not {number}")
+        if rank.size != ranks[0].size:
+            raise InputError(f"{path}: world size {rank.size}, but {files[0][1].name} says "
+                             f"{ranks[0].size}: files of different runs mixed")
+    missing = sorted(set(range(ranks[0].size)) - {r.rank for r in ranks})
+    if missing and not allow_partial:
+        shown = ", ".join(f"rank-{r}.cctrace" for r in missing[:3])
+        raise InputError(f"{directory}: missing {shown}{' ...' if len(missing) > 3 else ''} "
+                         f"(world size {ranks[0].size})")
+    return Trace(directory=directory, ranks=ranks)
+
+
+def _text(raw: bytes) -> str:
+    return " ".join(raw.split(b"\0", 1)[0].decode("utf-8", "replace").split())

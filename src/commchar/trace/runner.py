@@ -1,0 +1,159 @@
+"""Run an unmodified MPI program under the tracer and keep its trace in the store.
+
+The program's own output passes through. Whatever it wrote is stored, even when
+it crashed or was killed at the timeout: the trace is then marked failed or
+timeout, and the files say which ranks stopped where.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from commchar import __version__
+from commchar.errors import InputError, Interrupted, UsageError
+from commchar.measure.build import ensure_tracer
+from commchar.measure.launch import LaunchSpec, describe_exit, program_command, stop
+from commchar.measure.libraries import Library, linked_family
+from commchar.store import Store
+from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
+from commchar.trace.format import (FILE_PATTERN, RankTrace, Trace, TraceSummary, phase_times,
+                                   read_rank)
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    library: Library
+    p: int
+    program: list[str]
+    spec: LaunchSpec = LaunchSpec()
+    timeout: float | None = None  # seconds of wall time before the job is killed
+    buffer_records: int | None = None  # the tracer's buffer ($COMMCHAR_TRACE_BUFFER)
+
+
+@dataclass(frozen=True)
+class TraceOutcome:
+    trace_id: int
+    status: str  # complete | failed | timeout
+    exit_status: int | None
+    wall_s: float
+    message: str | None  # why it is not complete
+    summary: TraceSummary | None  # None when no rank wrote a readable trace
+
+
+def resolve_program(program: list[str], library: Library) -> list[str]:
+    """The program's argv with its path resolved, checked against the library."""
+    if not program:
+        raise UsageError("trace: no program given (commchar trace [options] -- ./app ARGS)")
+    path = program[0] if "/" in program[0] else shutil.which(program[0])
+    if path is None or not Path(path).is_file():
+        raise UsageError(f"trace: program '{program[0]}' not found")
+    if not os.access(path, os.X_OK):
+        raise UsageError(f"trace: program '{path}' is not executable")
+    family = linked_family(path)
+    if family is not None and library.family in ("openmpi", "mpich") and family != library.family:
+        raise UsageError(f"trace: {path} is linked against {family}, not {library.name} "
+                         "(choose it with --library)")
+    return [str(Path(path).resolve()), *program[1:]]
+
+
+def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
+    program = resolve_program(request.program, request.library)
+    tracer = ensure_tracer(request.library)
+    with tempfile.TemporaryDirectory(prefix="commchar-trace-") as directory:
+        rank_env = {"LD_PRELOAD": str(tracer), "COMMCHAR_TRACE_DIR": directory}
+        if request.buffer_records:
+            rank_env["COMMCHAR_TRACE_BUFFER"] = str(request.buffer_records)
+        job = program_command(request.library, request.spec, request.p, program, rank_env)
+        trace_id = begin_trace(
+            store, commchar_version=__version__, library=request.library.name, p=request.p,
+            program=program, launcher_cmd=job.argv,
+            env={**job.env_added, **request.spec.extra_env}, oversubscribed=job.oversubscribed)
+        status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout)
+        ranks = _read_ranks(Path(directory), request.p)
+        interrupted = status == "interrupted"
+        if interrupted:
+            status = "failed"
+        for rank, path in ranks:
+            add_rank(store, trace_id, _rank_row(rank, path), path)
+        readable = [r for r, _ in ranks if isinstance(r, RankTrace)]
+        if status == "complete":
+            message = _incomplete(ranks, request.p)
+            if message:
+                status = "failed"
+        summary = Trace(Path(directory), readable).summary() if readable else None
+        finish_trace(store, trace_id, status=status, exit_status=exit_status, wall_s=wall_s,
+                     message=message, library_version=readable[0].library if readable else None,
+                     hosts=sorted({r.host for r in readable}))
+    if interrupted:
+        raise Interrupted(f"trace {trace_id}: interrupted, kept what the ranks wrote")
+    return TraceOutcome(trace_id, status, exit_status, wall_s, message, summary)
+
+
+def _run(argv: list[str], env_added: dict[str, str],
+         timeout: float | None) -> tuple[str, int | None, str | None, float]:
+    """(status, exit status, message, wall seconds); the program's output passes through."""
+    start = time.monotonic()
+    stdin = subprocess.DEVNULL if sys.stdin is None or sys.stdin.isatty() else sys.stdin
+    try:
+        process = subprocess.Popen(argv, env={**os.environ, **env_added}, stdin=stdin,
+                                   start_new_session=True)
+    except OSError as exc:
+        raise UsageError(f"trace: cannot start {argv[0]}: {exc.strerror}") from None
+    try:
+        exit_status = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        return ("timeout", process.returncode, f"killed after the {timeout:g} s timeout",
+                time.monotonic() - start)
+    except KeyboardInterrupt:
+        stop(process)
+        return "interrupted", process.returncode, "interrupted", time.monotonic() - start
+    wall_s = time.monotonic() - start
+    if exit_status != 0:
+        return "failed", exit_status, f"the program ended with {describe_exit(exit_status)}", wall_s
+    return "complete", exit_status, None, wall_s
+
+
+def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
+    """Each rank file, parsed, or the one-line reason it cannot be."""
+    found = []
+    for path in sorted(directory.iterdir()):
+        match = FILE_PATTERN.match(path.name)
+        if not match or int(match.group(1)) >= p:
+            continue
+        try:
+            found.append((read_rank(path, allow_partial=True), path))
+        except InputError as exc:
+            found.append((str(exc).replace(str(directory) + "/", ""), path))
+    return sorted(found, key=lambda item: int(FILE_PATTERN.match(item[1].name).group(1)))
+
+
+def _rank_row(rank: RankTrace | str, path: Path) -> RankRow:
+    number = int(FILE_PATTERN.match(path.name).group(1))  # type: ignore[union-attr]
+    if isinstance(rank, str):
+        return RankRow(number, "", 0, 0, False, rank, {})
+    return RankRow(number, rank.host, rank.wall_ns, len(rank.records), rank.finalized,
+                   rank.problem, phase_times(rank))
+
+
+def _incomplete(ranks: list[tuple[RankTrace | str, Path]], p: int) -> str | None:
+    """Why a run that exited 0 still has no complete trace, or None."""
+    if not ranks:
+        return ("no trace written: is it an MPI program linked dynamically with this library, "
+                "and could the tracer write its files?")
+    missing = p - len(ranks)
+    if missing:
+        return f"{missing} of {p} ranks wrote no trace"
+    for rank, path in ranks:
+        if isinstance(rank, str):
+            return rank
+        if rank.problem:
+            return f"{path.name}: {rank.problem}"
+    return None

@@ -1,0 +1,447 @@
+/* The tracer's life cycle: open rank-<r>.cctrace at MPI_Init, stream the
+ * buffer to it when full, finalize its header at MPI_Finalize.  A crash
+ * (signal, MPI_Abort, exit without MPI_Finalize) still writes what the buffer
+ * holds; the header then stays unfinalized, which is how a reader knows. */
+#define _GNU_SOURCE
+#include "cc_trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CCT_DEFAULT_BUFFER = 65536, CCT_MIN_BUFFER = 64 };
+
+cct_state cct = {.fd = -1};
+
+static void cct_warn(const char *what, const char *detail)
+{
+    fprintf(stderr, "commchar-trace: %s%s%s; tracing disabled, the program runs on\n", what,
+            detail ? ": " : "", detail ? detail : "");
+}
+
+/* ---- writing ---- */
+
+static int cct_write_all(int fd, const void *data, size_t len, off_t at)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t done = at >= 0 ? pwrite(fd, p, len, at) : write(fd, p, len);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return -1;
+        p += done;
+        len -= (size_t)done;
+        if (at >= 0) at += done;
+    }
+    return 0;
+}
+
+/* Async-signal-safe: write(2) only. */
+static int cct_flush_buffer(void)
+{
+    if (cct.fd < 0 || cct.n == 0 || cct.flushing) return 0;
+    cct.flushing = 1;
+    int rc = cct_write_all(cct.fd, cct.buf, (size_t)cct.n * sizeof *cct.buf, -1);
+    if (rc == 0) cct.written += cct.n;
+    cct.n = 0;
+    cct.flushing = 0;
+    return rc;
+}
+
+static void cct_stop(void)
+{
+    cct.on = 0;
+    if (cct.fd >= 0) close(cct.fd);
+    cct.fd = -1;
+}
+
+int cct_make_room(uint32_t k)
+{
+    uint64_t t0 = cct_now();
+    if (cct_flush_buffer() != 0) {
+        cct_warn("writing the trace failed", strerror(errno));
+        cct_stop();
+        return 0;
+    }
+    if (k + 1 > cct.cap) {
+        /* a request array larger than the buffer: grow it once, it is rare */
+        cc_trace_record *grown = realloc(cct.buf, (size_t)(k + 1) * sizeof *grown);
+        if (!grown) {
+            cct_warn("out of memory for the trace buffer", NULL);
+            cct_stop();
+            return 0;
+        }
+        cct.buf = grown;
+        cct.cap = k + 1;
+    }
+    /* the MARK record spans the flush, so its time is not taken for computation */
+    cct.buf[cct.n++] = (cc_trace_record){.call = CC_MARK, .comm = CC_COMM_NONE,
+                                         .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
+                                         .t_end = cct_now()};
+    return 1;
+}
+
+/* ---- crashes: keep what the buffer holds ---- */
+
+static const int cct_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
+static struct sigaction cct_previous[sizeof cct_signals / sizeof cct_signals[0]];
+
+static void cct_on_signal(int sig)
+{
+    cct_flush_buffer();
+    for (size_t i = 0; i < sizeof cct_signals / sizeof cct_signals[0]; i++)
+        if (cct_signals[i] == sig) sigaction(sig, &cct_previous[i], NULL);
+    raise(sig);
+}
+
+static void cct_on_exit(void)
+{
+    if (cct.on) cct_flush_buffer(); /* exit() without MPI_Finalize */
+}
+
+static void cct_catch_crashes(void)
+{
+    struct sigaction action = {.sa_handler = cct_on_signal};
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < sizeof cct_signals / sizeof cct_signals[0]; i++)
+        sigaction(cct_signals[i], &action, &cct_previous[i]);
+    atexit(cct_on_exit);
+}
+
+/* ---- start and finish ---- */
+
+static uint32_t cct_buffer_records(void)
+{
+    const char *text = getenv("COMMCHAR_TRACE_BUFFER");
+    if (!text || !*text) return CCT_DEFAULT_BUFFER;
+    char *end = NULL;
+    unsigned long value = strtoul(text, &end, 10);
+    if (*end || value < CCT_MIN_BUFFER || value > (1ul << 26)) return CCT_DEFAULT_BUFFER;
+    return (uint32_t)value;
+}
+
+/* Returns an error text, NULL when the trace file is open. */
+static const char *cct_open(const char *dir, int rank, char *path, size_t path_len)
+{
+    snprintf(path, path_len, "%s/rank-%d.cctrace", dir, rank);
+    cct.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (cct.fd < 0) return strerror(errno);
+    cct.cap = cct_buffer_records();
+    cct.buf = malloc((size_t)cct.cap * sizeof *cct.buf);
+    if (!cct.buf) return "out of memory for the trace buffer";
+    if (cct_write_all(cct.fd, &cct.header, sizeof cct.header, -1) != 0) return strerror(errno);
+    return NULL;
+}
+
+static void cct_started(uint64_t t0, int rc, int thread_level)
+{
+    if (rc != MPI_SUCCESS) return;
+    uint64_t t1 = cct_now();
+    const char *dir = getenv("COMMCHAR_TRACE_DIR");
+    int rank = 0, size = 1, len = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    cc_trace_header *h = &cct.header;
+    memcpy(h->magic, CC_TRACE_MAGIC, sizeof h->magic);
+    h->version = CC_TRACE_VERSION;
+    h->record_bytes = CC_TRACE_RECORD_BYTES;
+    h->rank = rank;
+    h->size = size;
+    h->t_init_ns = t1;
+    gethostname(h->host, sizeof h->host - 1);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    PMPI_Get_library_version(version, &len);
+    /* the first 63 bytes: the format's field, truncation intended */
+    memcpy(h->library, version, sizeof h->library - 1 < (size_t)len ? sizeof h->library - 1
+                                                                      : (size_t)len);
+    for (char *c = h->library; *c; c++)
+        if (*c == '\n') *c = ' ';
+
+    char path[PATH_MAX] = "";
+    const char *failure = NULL;
+    enum { CCT_OK, CCT_NO_DIR, CCT_FAILED } state = CCT_OK;
+    if (!dir || !*dir) {
+        state = CCT_NO_DIR; /* preloaded without a destination: pass everything through */
+    } else if (thread_level == MPI_THREAD_MULTIPLE) {
+        state = CCT_FAILED;
+        failure = "MPI_THREAD_MULTIPLE is not supported";
+    } else if ((failure = cct_open(dir, rank, path, sizeof path)) != NULL) {
+        state = CCT_FAILED;
+    }
+    /* every rank traces or none does, and the lowest failing rank says why in one line */
+    struct { int state, rank; } mine = {state, rank}, worst = {0, 0};
+    PMPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    if (worst.state != CCT_OK) {
+        if (worst.state == CCT_FAILED && worst.rank == rank) {
+            char what[PATH_MAX + 32];
+            snprintf(what, sizeof what, "cannot trace to %s", path[0] ? path : dir);
+            cct_warn(what, failure);
+        }
+        cct_stop();
+        free(cct.buf);
+        cct.buf = NULL;
+        return;
+    }
+    cct.buf[cct.n++] = (cc_trace_record){.call = CC_INIT, .comm = CC_COMM_WORLD,
+                                         .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
+                                         .t_end = t1, .aux = thread_level};
+    cct_catch_crashes();
+    cct.on = 1;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Init(argc, argv);
+    cct_started(t0, rc, MPI_THREAD_SINGLE);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    cct_started(t0, rc, *provided);
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    CCT_ENTER(1, PMPI_Finalize());
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Finalize();
+    *r = (cc_trace_record){.call = CC_FINALIZE, .flags = cct_flags(rc, 0),
+                                       .comm = CC_COMM_WORLD, .peer = CC_PEER_NONE, .tag = -1,
+                                       .t_start = t0, .t_end = cct_now()};
+    cct_end(1);
+    cct.on = 0;
+    if (cct_flush_buffer() == 0) {
+        cct.header.t_finalize_ns = t0;
+        cct.header.records = cct.written;
+        cct.header.flags = CC_TRACE_FINALIZED;
+        if (cct_write_all(cct.fd, &cct.header, sizeof cct.header, 0) != 0)
+            cct_warn("finalizing the trace header failed", strerror(errno));
+    } else {
+        cct_warn("writing the trace failed", strerror(errno));
+    }
+    cct_stop();
+    return rc;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (cct.on) cct_flush_buffer();
+    return PMPI_Abort(comm, errorcode);
+}
+
+/* ---- communicators the program created: a short list, searched linearly ---- */
+
+enum { CCT_MAX_COMMS = 4096 };
+typedef struct {
+    MPI_Comm handle;
+    int32_t id;
+} cct_comm_entry;
+static cct_comm_entry cct_comms[CCT_MAX_COMMS];
+static int cct_ncomms;
+static int32_t cct_next_comm = 2;
+
+int32_t cct_comm_lookup(MPI_Comm comm)
+{
+    for (int i = cct_ncomms - 1; i >= 0; i--)
+        if (cct_comms[i].handle == comm) return cct_comms[i].id;
+    return CC_COMM_NONE;
+}
+
+static int32_t cct_comm_add(MPI_Comm comm)
+{
+    int32_t id = cct_next_comm++;
+    if (cct_ncomms < CCT_MAX_COMMS) cct_comms[cct_ncomms++] = (cct_comm_entry){comm, id};
+    return id;
+}
+
+void cct_comm_forget(MPI_Comm comm)
+{
+    for (int i = 0; i < cct_ncomms; i++)
+        if (cct_comms[i].handle == comm) {
+            cct_comms[i] = cct_comms[--cct_ncomms];
+            return;
+        }
+}
+
+uint32_t cct_members_records(MPI_Comm parent)
+{
+    int size = 1;
+    PMPI_Comm_size(parent, &size);
+    return 1 + (uint32_t)(size + CC_MEMBERS_PER_RECORD - 1) / CC_MEMBERS_PER_RECORD;
+}
+
+void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
+                      int rc, uint64_t t0, uint64_t t1)
+{
+    int size = 0;
+    int32_t id = CC_COMM_NONE;
+    if (rc == MPI_SUCCESS && *created != MPI_COMM_NULL) {
+        id = cct_comm_add(*created);
+        PMPI_Comm_size(*created, &size);
+    }
+    r[0] = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = parent,
+                             .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1,
+                             .aux = id, .aux2 = size};
+    uint32_t written = 1;
+    if (size > 0) {
+        int stack_ranks[2 * 64], *ranks = stack_ranks;
+        if (size > 64) ranks = malloc(2 * (size_t)size * sizeof *ranks);
+        MPI_Group group, world;
+        if (ranks && PMPI_Comm_group(*created, &group) == MPI_SUCCESS) {
+            PMPI_Comm_group(MPI_COMM_WORLD, &world);
+            for (int i = 0; i < size; i++) ranks[i] = i;
+            PMPI_Group_translate_ranks(group, size, ranks, world, ranks + size);
+            PMPI_Group_free(&group);
+            PMPI_Group_free(&world);
+            for (int first = 0; first < size; first += CC_MEMBERS_PER_RECORD) {
+                int count = size - first < CC_MEMBERS_PER_RECORD ? size - first
+                                                                 : CC_MEMBERS_PER_RECORD;
+                cc_trace_record *m = r + written++;
+                *m = (cc_trace_record){.call = CC_MEMBERS, .comm = id, .peer = CC_PEER_NONE,
+                                       .tag = -1, .t_start = t1, .t_end = t1, .aux = first,
+                                       .aux2 = count};
+                memcpy((char *)m + 16, ranks + size + first, (size_t)count * sizeof(int32_t));
+            }
+        }
+        if (ranks != stack_ranks) free(ranks);
+    }
+    cct_end(written);
+}
+
+/* ---- requests: open addressing with linear probing, backward-shift deletion ---- */
+
+typedef struct {
+    uint64_t key;
+    cct_req_info info; /* info.id == 0: empty slot */
+} cct_req_slot;
+
+static cct_req_slot *cct_reqs;
+static uint64_t cct_req_mask, cct_req_count;
+
+static inline uint64_t cct_req_key(MPI_Request req)
+{
+    uint64_t key = 0;
+    memcpy(&key, &req, sizeof req < sizeof key ? sizeof req : sizeof key);
+    return key;
+}
+
+static inline uint64_t cct_req_home(uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull >> 20) & cct_req_mask;
+}
+
+static void cct_req_grow(void)
+{
+    uint64_t old_size = cct_reqs ? cct_req_mask + 1 : 0;
+    uint64_t size = old_size ? 2 * old_size : 1024;
+    cct_req_slot *old = cct_reqs;
+    cct_req_slot *fresh = calloc(size, sizeof *fresh);
+    if (!fresh) return; /* keep the full table: adds beyond it are dropped below */
+    cct_reqs = fresh;
+    cct_req_mask = size - 1;
+    cct_req_count = 0;
+    for (uint64_t i = 0; i < old_size; i++)
+        if (old[i].info.id) {
+            uint64_t at = cct_req_home(old[i].key);
+            while (cct_reqs[at].info.id) at = (at + 1) & cct_req_mask;
+            cct_reqs[at] = old[i];
+            cct_req_count++;
+        }
+    free(old);
+}
+
+static inline uint64_t cct_req_find(uint64_t key)
+{
+    uint64_t at = cct_req_home(key);
+    while (cct_reqs[at].info.id && cct_reqs[at].key != key) at = (at + 1) & cct_req_mask;
+    return at;
+}
+
+/* One handle value may stand for several live requests: MPICH returns one
+ * shared handle for every send that completed at once.  Entries with the same
+ * handle stay in creation order along the probe chain (backward-shift
+ * deletion preserves it), so the oldest is taken first. */
+void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id)
+{
+    if (req == MPI_REQUEST_NULL) return;
+    if (!cct_reqs || 2 * (cct_req_count + 1) > cct_req_mask + 1) cct_req_grow();
+    if (!cct_reqs || cct_req_count + 1 > cct_req_mask) return;
+    uint64_t key = cct_req_key(req), at = cct_req_home(key);
+    while (cct_reqs[at].info.id) at = (at + 1) & cct_req_mask;
+    cct_reqs[at] = (cct_req_slot){key, {id, comm, recv}};
+    cct_req_count++;
+}
+
+static void cct_req_remove_at(uint64_t at)
+{
+    cct_reqs[at].info.id = 0;
+    cct_req_count--;
+    for (uint64_t next = (at + 1) & cct_req_mask; cct_reqs[next].info.id;
+         next = (next + 1) & cct_req_mask) {
+        uint64_t home = cct_req_home(cct_reqs[next].key);
+        /* move it back if its home is not in the cyclic range (at, next] */
+        if (((next - home) & cct_req_mask) >= ((next - at) & cct_req_mask)) {
+            cct_reqs[at] = cct_reqs[next];
+            cct_reqs[next].info.id = 0;
+            at = next;
+        }
+    }
+}
+
+cct_req_info cct_req_take(MPI_Request req)
+{
+    if (!cct_reqs || req == MPI_REQUEST_NULL) return (cct_req_info){0, CC_COMM_NONE, 0};
+    uint64_t at = cct_req_find(cct_req_key(req));
+    cct_req_info info = cct_reqs[at].info;
+    if (info.id) cct_req_remove_at(at);
+    return info;
+}
+
+void cct_req_drop(MPI_Request req) { (void)cct_req_take(req); }
+
+/* ---- scratch arrays for Wait* and Test*: grown rarely, never freed ---- */
+
+static void *cct_scratch(void *array, int *cap, int count, size_t item)
+{
+    if (count <= *cap) return array;
+    int grown_cap = count < 256 ? 256 : count;
+    void *grown = realloc(array, (size_t)grown_cap * item);
+    if (!grown) {
+        /* nothing sensible is left to do for the program either */
+        fprintf(stderr, "commchar-trace: out of memory\n");
+        abort();
+    }
+    *cap = grown_cap;
+    return grown;
+}
+
+static cct_req_info *cct_infos;
+static MPI_Status *cct_statuses;
+static MPI_Request *cct_handles;
+static int cct_infos_cap, cct_statuses_cap, cct_handles_cap;
+
+cct_req_info *cct_scratch_infos(int count)
+{
+    return cct_infos = cct_scratch(cct_infos, &cct_infos_cap, count, sizeof *cct_infos);
+}
+
+MPI_Status *cct_scratch_statuses(int count)
+{
+    return cct_statuses = cct_scratch(cct_statuses, &cct_statuses_cap, count,
+                                      sizeof *cct_statuses);
+}
+
+MPI_Request *cct_scratch_handles(int count)
+{
+    return cct_handles = cct_scratch(cct_handles, &cct_handles_cap, count, sizeof *cct_handles);
+}

@@ -1,0 +1,159 @@
+/* The tracer's state and the inline helpers every wrapper uses.
+ *
+ * One process, one buffer of records: a wrapper reserves the records its call
+ * will write before calling PMPI (so a flush, and its MARK record, never
+ * falls between a call and its COMPLETE or MEMBERS records), fills them after,
+ * and commits them with one store.  No allocation, no lock on that path:
+ * MPI_THREAD_MULTIPLE is not supported (tracing turns itself off). */
+#ifndef CC_TRACE_H
+#define CC_TRACE_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cc_timer.h"
+#include "cc_trace_format.h"
+
+typedef struct cct_state {
+    cc_trace_record *buf;
+    uint32_t cap, n;  /* records the buffer holds, records in it now */
+    int on;           /* between a successful MPI_Init and MPI_Finalize */
+    int depth;        /* >0 inside a wrapper: MPI calls a library makes itself are not traced */
+    int flushing;     /* a signal arriving mid-write must not write the same records twice */
+    int fd;
+    uint64_t written; /* records already in the file */
+    uint64_t next_req;
+    cc_trace_header header;
+} cct_state;
+
+extern cct_state cct;
+
+/* Room for k records (flushing or, for a huge request array, growing);
+ * 0 when tracing had to stop (a write failed, no memory). */
+int cct_make_room(uint32_t k);
+int32_t cct_comm_lookup(MPI_Comm comm);
+
+/* Reserve k records and enter a wrapper; returns where they go, or NULL
+ * when the call is to pass through untraced. */
+static inline cc_trace_record *cct_begin(uint32_t k)
+{
+    if (!cct.on || cct.depth || (cct.cap - cct.n < k && !cct_make_room(k))) return NULL;
+    cct.depth++;
+    return cct.buf + cct.n;
+}
+
+/* The opening line of every wrapper: reserve k records, or call through. */
+#define CCT_ENTER(k, passthrough)                     \
+    cc_trace_record *r = cct_begin(k);                \
+    if (!r) return passthrough
+
+/* Publish k filled records; a signal handler flushing the buffer sees them
+ * only once they are whole. */
+static inline void cct_end(uint32_t k)
+{
+    atomic_signal_fence(memory_order_release);
+    cct.n += k;
+    cct.depth--;
+}
+
+static inline uint64_t cct_now(void) { return (uint64_t)cc_now_ns(); }
+
+static inline uint16_t cct_flags(int rc, uint16_t flags)
+{
+    return (uint16_t)(flags | (rc != MPI_SUCCESS ? CC_REC_ERROR : 0));
+}
+
+static inline int32_t cct_comm(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD) return CC_COMM_WORLD;
+    if (comm == MPI_COMM_SELF) return CC_COMM_SELF;
+    return cct_comm_lookup(comm);
+}
+
+/* The MPI constants differ between libraries (Open MPI: ANY_SOURCE -1,
+ * PROC_NULL -2; MPICH the other way round); the trace has its own. */
+static inline int32_t cct_peer(int rank)
+{
+    if (rank == MPI_ANY_SOURCE) return CC_PEER_ANY;
+    if (rank == MPI_PROC_NULL) return CC_PEER_NULL;
+    return rank;
+}
+
+static inline int32_t cct_tag(int tag) { return tag == MPI_ANY_TAG ? CC_TAG_ANY : tag; }
+
+/* Only for arguments MPI says are significant at this rank: an ignored
+ * datatype may be anything, and asking its size would be an MPI error. */
+static inline uint64_t cct_bytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS
+        || size <= 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
+}
+
+static inline uint64_t cct_status_bytes(const MPI_Status *status)
+{
+    int count = 0;
+    if (PMPI_Get_count(status, MPI_BYTE, &count) != MPI_SUCCESS || count == MPI_UNDEFINED
+        || count < 0)
+        return 0;
+    return (uint64_t)count;
+}
+
+/* ---- requests: MPI_Request (a pointer in Open MPI, an int in MPICH) -> id ---- */
+
+typedef struct cct_req_info {
+    uint64_t id;   /* 0: not a request the tracer follows */
+    int32_t comm;
+    int32_t recv;  /* completion carries a received message */
+} cct_req_info;
+
+void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id);
+/* Look up and forget (the oldest request with this handle): call before the
+ * MPI call that may null the handle; re-add what did not complete. */
+cct_req_info cct_req_take(MPI_Request req);
+void cct_req_drop(MPI_Request req);
+
+static inline uint64_t cct_new_req(void) { return ++cct.next_req; }
+
+/* Scratch arrays for Wait and Test calls: request infos and statuses when the program
+ * passes MPI_STATUSES_IGNORE.  They grow (rarely) and are never freed. */
+cct_req_info *cct_scratch_infos(int count);
+MPI_Status *cct_scratch_statuses(int count);
+MPI_Request *cct_scratch_handles(int count);
+
+/* One COMPLETE record for a request that completed with this status. */
+static inline void cct_complete(cc_trace_record *r, cct_req_info info, int index,
+                                const MPI_Status *status, uint64_t t)
+{
+    *r = (cc_trace_record){.call = CC_COMPLETE, .comm = info.comm, .peer = index,
+                           .tag = -1, .t_start = t, .t_end = t, .req = info.id,
+                           .aux = -1, .aux2 = -1};
+    if (info.recv && status) {
+        r->aux = cct_peer(status->MPI_SOURCE);
+        r->aux2 = cct_tag(status->MPI_TAG);
+        r->bytes2 = cct_status_bytes(status);
+    }
+}
+
+/* Communicators the program creates: MEMBERS records follow the call. */
+uint32_t cct_members_records(MPI_Comm parent);
+void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
+                      int rc, uint64_t t0, uint64_t t1);
+void cct_comm_forget(MPI_Comm comm);
+
+/* An MPI call recorded by name only. */
+static inline void cct_other(cc_trace_record *r, enum cc_other index, int32_t comm, int rc,
+                             uint64_t t0)
+{
+    uint64_t t1 = cct_now();
+    *r = (cc_trace_record){.call = CC_OTHER, .flags = cct_flags(rc, 0), .comm = comm,
+                           .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1,
+                           .aux = (int32_t)index};
+    cct_end(1);
+}
+
+#endif

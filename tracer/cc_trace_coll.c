@@ -1,0 +1,307 @@
+/* Collectives, communicator management and Pcontrol.
+ *
+ * Byte counts follow docs/trace-format.md.  Only arguments MPI says are
+ * significant at this rank are read: at a non-root rank the root's buffers
+ * and datatypes may be anything. */
+#include "cc_trace.h"
+
+static inline void cct_coll(cc_trace_record *r, uint16_t call, int rc, MPI_Comm comm, int root,
+                            uint64_t bytes, uint64_t bytes2, uint64_t t0, uint64_t t1,
+                            int32_t aux)
+{
+    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
+                           .peer = root, .tag = -1, .bytes = bytes, .bytes2 = bytes2,
+                           .t_start = t0, .t_end = t1, .aux = aux};
+    cct_end(1);
+}
+
+static inline int cct_rank(MPI_Comm comm)
+{
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    return rank;
+}
+
+static inline int cct_size(MPI_Comm comm)
+{
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
+    return size;
+}
+
+static uint64_t cct_sum_bytes(const int *counts, int n, MPI_Datatype type)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) total += (uint64_t)(counts[i] > 0 ? counts[i] : 0);
+    return total * cct_bytes(1, type);
+}
+
+static int32_t cct_op(MPI_Op op)
+{
+    if (op == MPI_SUM) return CC_OP_SUM;
+    if (op == MPI_MAX) return CC_OP_MAX;
+    if (op == MPI_MIN) return CC_OP_MIN;
+    if (op == MPI_PROD) return CC_OP_PROD;
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR || op == MPI_BAND || op == MPI_BOR
+        || op == MPI_BXOR || op == MPI_MAXLOC || op == MPI_MINLOC || op == MPI_REPLACE
+        || op == MPI_NO_OP)
+        return CC_OP_OTHER;
+    return CC_OP_UNKNOWN;
+}
+
+#define CCT_TIMED(call)          \
+    uint64_t t0 = cct_now();     \
+    int rc = call;               \
+    uint64_t t1 = cct_now()
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Barrier(comm));
+    CCT_TIMED(PMPI_Barrier(comm));
+    cct_coll(r, CC_BARRIER, rc, comm, CC_PEER_NONE, 0, 0, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Bcast(buf, count, type, root, comm));
+    CCT_TIMED(PMPI_Bcast(buf, count, type, root, comm));
+    uint64_t bytes = cct_bytes(count, type);
+    cct_coll(r, CC_BCAST, rc, comm, root, bytes, bytes, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm));
+    CCT_TIMED(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm));
+    uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
+    if (cct_rank(comm) == root) {
+        bytes = p * cct_bytes(sendcount, sendtype);
+        bytes2 = recvbuf == MPI_IN_PLACE ? bytes / p : cct_bytes(recvcount, recvtype);
+    } else {
+        bytes2 = cct_bytes(recvcount, recvtype);
+        bytes = p * bytes2;
+    }
+    cct_coll(r, CC_SCATTER, rc, comm, root, bytes, bytes2, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                               recvtype, root, comm));
+    CCT_TIMED(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm));
+    uint64_t bytes = 0, bytes2 = 0;
+    int me = cct_rank(comm);
+    if (me == root) {
+        bytes = cct_sum_bytes(sendcounts, cct_size(comm), sendtype);
+        bytes2 = recvbuf == MPI_IN_PLACE ? cct_bytes(sendcounts[me], sendtype)
+                                         : cct_bytes(recvcount, recvtype);
+    } else {
+        bytes2 = cct_bytes(recvcount, recvtype);
+    }
+    cct_coll(r, CC_SCATTERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                             comm));
+    CCT_TIMED(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm));
+    uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
+    if (cct_rank(comm) == root) {
+        bytes2 = p * cct_bytes(recvcount, recvtype);
+        bytes = sendbuf == MPI_IN_PLACE ? bytes2 / p : cct_bytes(sendcount, sendtype);
+    } else {
+        bytes = cct_bytes(sendcount, sendtype);
+        bytes2 = p * bytes;
+    }
+    cct_coll(r, CC_GATHER, rc, comm, root, bytes, bytes2, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, root, comm));
+    CCT_TIMED(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm));
+    uint64_t bytes, bytes2 = 0;
+    int me = cct_rank(comm);
+    if (me == root) {
+        bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
+        bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[me], recvtype)
+                                        : cct_bytes(sendcount, sendtype);
+    } else {
+        bytes = cct_bytes(sendcount, sendtype);
+    }
+    cct_coll(r, CC_GATHERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                comm));
+    CCT_TIMED(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+    uint64_t each = cct_bytes(recvcount, recvtype);
+    uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
+    cct_coll(r, CC_ALLGATHER, rc, comm, CC_PEER_NONE, bytes, each * (uint64_t)cct_size(comm),
+             t0, t1, 0);
+    return rc;
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, comm));
+    CCT_TIMED(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, comm));
+    uint64_t bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[cct_rank(comm)], recvtype)
+                                             : cct_bytes(sendcount, sendtype);
+    cct_coll(r, CC_ALLGATHERV, rc, comm, CC_PEER_NONE, bytes,
+             cct_sum_bytes(recvcounts, cct_size(comm), recvtype), t0, t1, 0);
+    return rc;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               comm));
+    CCT_TIMED(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+    uint64_t each = cct_bytes(recvcount, recvtype);
+    uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
+    cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, bytes, each, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm));
+    CCT_TIMED(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm));
+    int p = cct_size(comm);
+    uint64_t bytes2 = cct_sum_bytes(recvcounts, p, recvtype);
+    uint64_t bytes = sendbuf == MPI_IN_PLACE ? bytes2 : cct_sum_bytes(sendcounts, p, sendtype);
+    cct_coll(r, CC_ALLTOALLV, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
+    return rc;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+    CCT_TIMED(PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+    uint64_t bytes = cct_bytes(count, type);
+    cct_coll(r, CC_REDUCE, rc, comm, root, bytes, cct_rank(comm) == root ? bytes : 0, t0, t1,
+             cct_op(op));
+    return rc;
+}
+
+#define CCT_VECTOR_REDUCTION(NAME, CALL)                                                      \
+    int MPI_##NAME(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,          \
+                   MPI_Op op, MPI_Comm comm)                                                  \
+    {                                                                                         \
+        CCT_ENTER(1, PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm));                   \
+        CCT_TIMED(PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm));                      \
+        uint64_t bytes = cct_bytes(count, type);                                              \
+        cct_coll(r, CALL, rc, comm, CC_PEER_NONE, bytes, bytes, t0, t1, cct_op(op));          \
+        return rc;                                                                            \
+    }
+
+CCT_VECTOR_REDUCTION(Allreduce, CC_ALLREDUCE)
+CCT_VECTOR_REDUCTION(Scan, CC_SCAN)
+CCT_VECTOR_REDUCTION(Exscan, CC_EXSCAN)
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm));
+    CCT_TIMED(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm));
+    cct_coll(r, CC_REDUCE_SCATTER, rc, comm, CC_PEER_NONE,
+             cct_sum_bytes(recvcounts, cct_size(comm), type),
+             cct_bytes(recvcounts[cct_rank(comm)], type), t0, t1, cct_op(op));
+    return rc;
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    CCT_ENTER(1, PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
+    CCT_TIMED(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
+    uint64_t each = cct_bytes(recvcount, type);
+    cct_coll(r, CC_REDUCE_SCATTER_BLOCK, rc, comm, CC_PEER_NONE,
+             each * (uint64_t)cct_size(comm), each, t0, t1, cct_op(op));
+    return rc;
+}
+
+/* ---- communicators ---- */
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    CCT_ENTER(cct_members_records(comm), PMPI_Comm_split(comm, color, key, newcomm));
+    CCT_TIMED(PMPI_Comm_split(comm, color, key, newcomm));
+    cct_comm_created(r, CC_COMM_SPLIT, cct_comm(comm), newcomm, rc, t0, t1);
+    return rc;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    CCT_ENTER(cct_members_records(comm), PMPI_Comm_dup(comm, newcomm));
+    CCT_TIMED(PMPI_Comm_dup(comm, newcomm));
+    cct_comm_created(r, CC_COMM_DUP, cct_comm(comm), newcomm, rc, t0, t1);
+    return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    CCT_ENTER(cct_members_records(comm), PMPI_Comm_create(comm, group, newcomm));
+    CCT_TIMED(PMPI_Comm_create(comm, group, newcomm));
+    cct_comm_created(r, CC_COMM_CREATE, cct_comm(comm), newcomm, rc, t0, t1);
+    return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    CCT_ENTER(1, PMPI_Comm_free(comm));
+    MPI_Comm handle = *comm;
+    int32_t id = cct_comm(handle);
+    CCT_TIMED(PMPI_Comm_free(comm));
+    if (rc == MPI_SUCCESS) cct_comm_forget(handle);
+    *r = (cc_trace_record){.call = CC_COMM_FREE, .flags = cct_flags(rc, 0), .comm = id,
+                           .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1};
+    cct_end(1);
+    return rc;
+}
+
+/* ---- phases ---- */
+
+int MPI_Pcontrol(const int level, ...)
+{
+    CCT_ENTER(1, PMPI_Pcontrol(level));
+    CCT_TIMED(PMPI_Pcontrol(level));
+    *r = (cc_trace_record){.call = CC_PCONTROL, .flags = cct_flags(rc, 0),
+                           .comm = CC_COMM_NONE, .peer = CC_PEER_NONE, .tag = -1,
+                           .t_start = t0, .t_end = t1, .aux = level};
+    cct_end(1);
+    return rc;
+}
