@@ -22,6 +22,10 @@ def commchar(*args, cwd=None):
     (["nosuchverb"], "invalid choice"),
     (["export", "--db", "/nonexistent/x.db"], "does not exist"),
     (["runs", "--db", "/nonexistent/x.db"], "does not exist"),
+    (["trace", "--np", "2"], "no program given"),
+    (["trace", "--np", "2", "--"], "no program given"),
+    (["trace", "--library", "mpich", "--", "/nonexistent/app"], "not found"),
+    (["trace", "--timeout", "-1", "--", "true"], "--timeout"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, needle):
     result = commchar(*args)

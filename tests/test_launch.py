@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from commchar.errors import UsageError
-from commchar.measure.launch import LaunchSpec, available_slots, job_command
+from commchar.measure.launch import LaunchSpec, available_slots, job_command, program_command
 from commchar.measure.libraries import Library
 
 OMPI = Library("openmpi", "openmpi", "/usr/bin/mpicc.openmpi", "/usr/bin/mpirun.openmpi")
@@ -60,3 +60,14 @@ def test_srun_launches_tasks_and_overcommits_when_needed():
     assert job.argv[:3] == ["srun", "--ntasks", "2"] and job.env_added["UCX_RNDV_THRESH"] == "8192"
     many = job_command(MPICH, spec, available_slots(spec) + 1, KERNEL, [])
     assert "--overcommit" in many.argv
+
+
+def test_rank_environment_reaches_the_ranks_not_the_launcher():
+    env = {"LD_PRELOAD": "/t/libcommchar-trace.so", "COMMCHAR_TRACE_DIR": "/tmp/t"}
+    ompi = program_command(OMPI, LaunchSpec(), 2, ["./app", "-v"], env)
+    assert ompi.argv[-2:] == ["./app", "-v"] and "LD_PRELOAD" not in ompi.env_added
+    assert ["-x", "LD_PRELOAD=/t/libcommchar-trace.so"] == ompi.argv[3:5]
+    mpich = program_command(MPICH, LaunchSpec(), 2, ["./app"], env)
+    assert ["-genv", "COMMCHAR_TRACE_DIR", "/tmp/t"] == mpich.argv[6:9]
+    srun = program_command(MPICH, LaunchSpec(launcher="srun"), 2, ["./app"], env)
+    assert "--export=ALL,LD_PRELOAD=/t/libcommchar-trace.so,COMMCHAR_TRACE_DIR=/tmp/t" in srun.argv

@@ -367,21 +367,19 @@ static inline uint64_t cct_req_find(uint64_t key)
     return at;
 }
 
+/* One handle value may stand for several live requests: MPICH returns one
+ * shared handle for every send that completed at once.  Entries with the same
+ * handle stay in creation order along the probe chain (backward-shift
+ * deletion preserves it), so the oldest is taken first. */
 void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id)
 {
     if (req == MPI_REQUEST_NULL) return;
     if (!cct_reqs || 2 * (cct_req_count + 1) > cct_req_mask + 1) cct_req_grow();
     if (!cct_reqs || cct_req_count + 1 > cct_req_mask) return;
-    uint64_t key = cct_req_key(req), at = cct_req_find(key);
-    if (!cct_reqs[at].info.id) cct_req_count++;
-    /* a handle seen again was freed behind the tracer's back (MPI_Request_free): replace */
+    uint64_t key = cct_req_key(req), at = cct_req_home(key);
+    while (cct_reqs[at].info.id) at = (at + 1) & cct_req_mask;
     cct_reqs[at] = (cct_req_slot){key, {id, comm, recv}};
-}
-
-cct_req_info cct_req_peek(MPI_Request req)
-{
-    if (!cct_reqs || req == MPI_REQUEST_NULL) return (cct_req_info){0, CC_COMM_NONE, 0};
-    return cct_reqs[cct_req_find(cct_req_key(req))].info;
+    cct_req_count++;
 }
 
 static void cct_req_remove_at(uint64_t at)

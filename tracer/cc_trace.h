@@ -112,9 +112,9 @@ typedef struct cct_req_info {
 } cct_req_info;
 
 void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id);
-/* Look up and forget: call with the handle read before PMPI_Wait* nulls it. */
+/* Look up and forget (the oldest request with this handle): call before the
+ * MPI call that may null the handle; re-add what did not complete. */
 cct_req_info cct_req_take(MPI_Request req);
-cct_req_info cct_req_peek(MPI_Request req);
 void cct_req_drop(MPI_Request req);
 
 static inline uint64_t cct_new_req(void) { return ++cct.next_req; }

@@ -201,48 +201,52 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     MPI_Request handle = *request;
+    cct_req_info info = cct_req_take(handle);
     uint64_t t0 = cct_now();
     int rc = PMPI_Test(request, flag, status);
     uint64_t t1 = cct_now();
     cct_call(r, CC_TEST, rc, t0, t1, *flag);
     uint32_t n = 1;
-    if (*flag) {
-        cct_req_info info = cct_req_take(handle);
-        if (info.id) cct_complete(r + n++, info, 0, status, t1);
-    }
+    if (!*flag)
+        cct_req_add(handle, info.comm, info.recv, info.id);
+    else if (info.id)
+        cct_complete(r + n++, info, 0, status, t1);
     cct_end(n);
     return rc;
 }
 
-/* Before a call on a request array: the tracer's ids, and a copy of the
- * handles (the call nulls those that complete) to forget them after. */
+/* Before a call on a request array: take the tracer's ids out of the map, and
+ * copy the handles (the call nulls those that complete) to put back after
+ * those that did not. */
 static cct_req_info *cct_before(int count, const MPI_Request *requests, MPI_Request **handles)
 {
     cct_req_info *infos = cct_scratch_infos(count);
     MPI_Request *copy = cct_scratch_handles(count);
     for (int i = 0; i < count; i++) {
         copy[i] = requests[i];
-        infos[i] = cct_req_peek(requests[i]);
+        infos[i] = cct_req_take(requests[i]);
     }
     *handles = copy;
     return infos;
 }
 
 /* COMPLETE records for the requests at these indices (all when indices is
- * NULL), and forget them.  Requests the tracer did not create (a non-blocking
- * collective, a persistent request) get no record: the replay knows no start
- * for them. */
-static uint32_t cct_completed(cc_trace_record *r, const cct_req_info *infos,
-                              const MPI_Request *handles, int count, const int *indices,
-                              const MPI_Status *statuses, uint64_t t)
+ * NULL), then the rest back into the map.  Requests the tracer did not create
+ * (a non-blocking collective, a persistent request) get no record: the replay
+ * knows no start for them. */
+static uint32_t cct_after(cc_trace_record *r, cct_req_info *infos, const MPI_Request *handles,
+                          int count, int completed, const int *indices,
+                          const MPI_Status *statuses, uint64_t t)
 {
     uint32_t written = 0;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < completed; i++) {
         int index = indices ? indices[i] : i;
         if (!infos[index].id) continue;
         cct_complete(r + written++, infos[index], index, statuses ? &statuses[i] : NULL, t);
-        cct_req_drop(handles[index]);
+        infos[index].id = 0;
     }
+    for (int i = 0; i < count; i++)
+        if (infos[i].id) cct_req_add(handles[i], infos[i].comm, infos[i].recv, infos[i].id);
     return written;
 }
 
@@ -258,7 +262,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     int rc = PMPI_Waitall(count, requests, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITALL, rc, t0, t1, count);
-    uint32_t n = 1 + cct_completed(r + 1, infos, handles, count, NULL, statuses, t1);
+    /* on an error some may still be pending: the statuses do not say which */
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, count, NULL, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -273,8 +278,8 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     int rc = PMPI_Testall(count, requests, flag, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_TESTALL, rc, t0, t1, *flag);
-    uint32_t n = 1; /* all complete, or none */
-    if (*flag) n += cct_completed(r + 1, infos, handles, count, NULL, statuses, t1);
+    /* all complete, or none */
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, *flag ? count : 0, NULL, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -290,8 +295,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     int rc = PMPI_Waitany(count, requests, index, status);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITANY, rc, t0, t1, *index);
-    uint32_t n = 1;
-    if (*index != MPI_UNDEFINED) n += cct_completed(r + 1, infos, handles, 1, index, status, t1);
+    int done = *index != MPI_UNDEFINED;
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, done, index, status, t1);
     cct_end(n);
     return rc;
 }
@@ -307,9 +312,8 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     int rc = PMPI_Testany(count, requests, index, flag, status);
     uint64_t t1 = cct_now();
     cct_call(r, CC_TESTANY, rc, t0, t1, *flag);
-    uint32_t n = 1;
-    if (*flag && *index != MPI_UNDEFINED)
-        n += cct_completed(r + 1, infos, handles, 1, index, status, t1);
+    int done = *flag && *index != MPI_UNDEFINED;
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, done, index, status, t1);
     cct_end(n);
     return rc;
 }
@@ -325,9 +329,8 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITSOME, rc, t0, t1, *outcount);
-    uint32_t n = 1;
-    if (*outcount != MPI_UNDEFINED && *outcount > 0)
-        n += cct_completed(r + 1, infos, handles, *outcount, indices, statuses, t1);
+    int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, incount, done, indices, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -343,9 +346,8 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_TESTSOME, rc, t0, t1, *outcount);
-    uint32_t n = 1;
-    if (*outcount != MPI_UNDEFINED && *outcount > 0)
-        n += cct_completed(r + 1, infos, handles, *outcount, indices, statuses, t1);
+    int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    uint32_t n = 1 + cct_after(r + 1, infos, handles, incount, done, indices, statuses, t1);
     cct_end(n);
     return rc;
 }

@@ -5,6 +5,9 @@
 //! (g, G) and the NIC's receive side are next free. A ready operation waits
 //! until its resources are free (it is put back with its sequence number, so
 //! same-time order is creation order).
+//!
+//! `run_accounted` also splits each rank's time into computation,
+//! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
 use crate::matching::{Entry, Matcher};
@@ -23,6 +26,33 @@ enum Kind {
     Msg,
     /// The receiver's clear-to-send reaches a rendezvous sender.
     Ack,
+    /// A member reaches a collective charged as a whole.
+    Join,
+    /// A phase boundary.
+    Mark,
+    SendSync,
+    SendLocal,
+    MsgSync,
+    MsgLocal,
+}
+
+/// How a message's sender completes: by its size against S, always at the
+/// match (synchronous send), or always after its overhead (buffered send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proto {
+    BySize = 0,
+    Sync = 1,
+    Local = 2,
+}
+
+impl Proto {
+    fn from_code(c: u32) -> Proto {
+        match c {
+            1 => Proto::Sync,
+            2 => Proto::Local,
+            _ => Proto::BySize,
+        }
+    }
 }
 
 /// A waiting event's data.
@@ -43,6 +73,12 @@ impl Kind {
             2 => Kind::Calc,
             3 => Kind::Msg,
             4 => Kind::Ack,
+            5 => Kind::Join,
+            6 => Kind::Mark,
+            7 => Kind::SendSync,
+            8 => Kind::SendLocal,
+            9 => Kind::MsgSync,
+            10 => Kind::MsgLocal,
             _ => unreachable!("only engine kinds are queued"),
         }
     }
@@ -66,6 +102,45 @@ pub struct Span {
     pub size: u64,
 }
 
+/// One rank's time split three ways (ps); the parts sum to its finish time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// CPU busy in computation.
+    pub compute: u64,
+    /// CPU busy in message overheads and charged collectives, idle while a
+    /// message was in flight, a send waited for the NIC, or a rendezvous
+    /// handshake travelled.
+    pub comm: u64,
+    /// Idle because a partner was late: a receive waiting for a send not yet
+    /// started, a rendezvous sender waiting for a receive not yet posted, a
+    /// collective member waiting for the last to arrive.
+    pub sync: u64,
+}
+
+impl Breakdown {
+    pub fn total(&self) -> u64 {
+        self.compute + self.comm + self.sync
+    }
+
+    pub fn minus(&self, earlier: &Breakdown) -> Breakdown {
+        Breakdown {
+            compute: self.compute - earlier.compute,
+            comm: self.comm - earlier.comm,
+            sync: self.sync - earlier.sync,
+        }
+    }
+}
+
+/// A rank reached a phase boundary (`OpKind::Mark`) at `time`, with its
+/// breakdown up to then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseMark {
+    pub rank: u32,
+    pub level: u32,
+    pub time: u64,
+    pub so_far: Breakdown,
+}
+
 /// How to run: cost parameters, network, and whether to keep a timeline.
 pub struct Config {
     pub params: Params,
@@ -84,6 +159,10 @@ pub struct Outcome {
     pub rendezvous: u64,
     pub peak_queue: usize,
     pub trace: Option<Vec<Span>>,
+    /// Per rank (`run_accounted` only).
+    pub breakdown: Option<Vec<Breakdown>>,
+    /// Phase boundaries in the order reached (`run_accounted` only).
+    pub marks: Vec<PhaseMark>,
 }
 
 impl Outcome {
@@ -97,6 +176,51 @@ struct Free {
     o: u64,
     gs: u64,
     gr: u64,
+}
+
+/// Busy CPU time counts as computation or communication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Busy {
+    Compute,
+    Comm,
+}
+
+/// The breakdown's bookkeeping, kept only by `run_accounted`.
+struct Accounts {
+    per_rank: Vec<Breakdown>,
+    /// Per send operation id: when the send started and when its message
+    /// reached the receiver (NOT_YET until then).
+    msg_time: Vec<[u64; 2]>,
+    marks: Vec<PhaseMark>,
+}
+
+impl Accounts {
+    fn slot(&mut self, id: u32) -> &mut [u64; 2] {
+        let i = id as usize;
+        if i >= self.msg_time.len() {
+            self.msg_time
+                .resize((i + 1).next_power_of_two(), [0, NOT_YET]);
+        }
+        &mut self.msg_time[i]
+    }
+}
+
+const NOT_YET: u64 = u64::MAX;
+
+impl Accounts {
+    /// How long after its message arrived a rendezvous send was matched at t.
+    fn late_match(&mut self, t: u64, send_id: u32) -> u64 {
+        let arrived = self.slot(send_id)[1];
+        t.saturating_sub(arrived)
+    }
+}
+
+/// A collective charged as a whole, while its members arrive.
+#[derive(Default)]
+struct JoinState {
+    last: u64,
+    cost: u64,
+    waiting: Vec<(u32, u32)>,
 }
 
 struct Engine<'a, W: Workload> {
@@ -114,6 +238,8 @@ struct Engine<'a, W: Workload> {
     peak_queue: usize,
     trace: Option<Vec<Span>>,
     trace_limit: usize,
+    acct: Option<Box<Accounts>>,
+    joins: Vec<JoinState>,
 }
 
 /// Most ranks a run may have.
@@ -121,6 +247,17 @@ pub const MAX_RANKS: u32 = 1 << 28;
 
 /// Simulates `workload` to completion.
 pub fn run<W: Workload>(config: Config, workload: &mut W) -> Result<Outcome> {
+    run_with(config, workload, false)
+}
+
+/// Simulates `workload` and splits each rank's time into computation,
+/// communication and synchronization wait. The workload's operation ids must
+/// be unique across ranks (they index the message bookkeeping).
+pub fn run_accounted<W: Workload>(config: Config, workload: &mut W) -> Result<Outcome> {
+    run_with(config, workload, true)
+}
+
+fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> Result<Outcome> {
     if workload.ranks() > MAX_RANKS {
         return Err(SimError::Usage(format!(
             "at most {MAX_RANKS} ranks can be simulated, not {}",
@@ -141,6 +278,14 @@ pub fn run<W: Workload>(config: Config, workload: &mut W) -> Result<Outcome> {
         peak_queue: 0,
         trace: config.trace_limit.map(|_| Vec::new()),
         trace_limit: config.trace_limit.unwrap_or(0),
+        acct: accounted.then(|| {
+            Box::new(Accounts {
+                per_rank: vec![Breakdown::default(); n],
+                msg_time: Vec::new(),
+                marks: Vec::new(),
+            })
+        }),
+        joins: Vec::new(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -156,10 +301,16 @@ impl<W: Workload> Engine<'_, W> {
             let (t, ev) = (event.time, event.data);
             let kept = match Kind::from_u8(event.kind()) {
                 Kind::Calc => self.on_calc(t, &ev),
-                Kind::Send => self.on_send(t, &ev),
+                Kind::Send => self.on_send(t, &ev, Proto::BySize),
                 Kind::Recv => self.on_recv(t, &ev),
-                Kind::Msg => self.on_msg(t, &ev),
+                Kind::Msg => self.on_msg(t, &ev, Proto::BySize),
                 Kind::Ack => self.on_ack(t, &ev),
+                Kind::Join => self.on_join(t, &ev),
+                Kind::Mark => self.on_mark(t, &ev),
+                Kind::SendSync => self.on_send(t, &ev, Proto::Sync),
+                Kind::SendLocal => self.on_send(t, &ev, Proto::Local),
+                Kind::MsgSync => self.on_msg(t, &ev, Proto::Sync),
+                Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
             }?;
             if let Some(later) = kept {
                 self.queue.push(later, event.seq(), event.kind(), ev);
@@ -187,18 +338,23 @@ impl<W: Workload> Engine<'_, W> {
     fn flush_ready(&mut self) -> Result<()> {
         let mut ready = std::mem::take(&mut self.ready);
         if ready.len() > 1 {
-            ready.sort_by_key(|(rank, op)| (*rank, op.kind));
+            ready.sort_by_key(|(rank, op)| (*rank, op.kind.order()));
         }
         for &(rank, op) in &ready {
             let r = rank as usize;
-            let time = match op.kind {
-                OpKind::Send => self.free[r].o.max(self.free[r].gs),
-                OpKind::Recv | OpKind::Calc => self.free[r].o,
+            let time = if op.kind.is_send() {
+                self.free[r].o.max(self.free[r].gs)
+            } else {
+                self.free[r].o
             };
             let kind = match op.kind {
                 OpKind::Send => Kind::Send,
+                OpKind::SendSync => Kind::SendSync,
+                OpKind::SendLocal => Kind::SendLocal,
                 OpKind::Recv => Kind::Recv,
                 OpKind::Calc => Kind::Calc,
+                OpKind::Join => Kind::Join,
+                OpKind::Mark => Kind::Mark,
             };
             self.schedule(
                 time,
@@ -233,22 +389,54 @@ impl<W: Workload> Engine<'_, W> {
         }
     }
 
+    /// Moves rank `r`'s CPU free time to `end`: idle from its previous free
+    /// time to `start` (of which up to `late` is synchronization wait, the rest
+    /// communication), then busy until `end`. Every change of a CPU's free
+    /// time goes through here, so a rank's breakdown sums to its finish time.
+    #[inline]
+    fn cpu_until(&mut self, r: usize, start: u64, end: u64, busy: Busy, late: u64) {
+        if let Some(a) = self.acct.as_mut() {
+            let prev = self.free[r].o;
+            let b = &mut a.per_rank[r];
+            let idle = start.saturating_sub(prev);
+            let sync = late.min(idle);
+            b.sync += sync;
+            b.comm += idle - sync;
+            let work = end.saturating_sub(start.max(prev));
+            match busy {
+                Busy::Compute => b.compute += work,
+                Busy::Comm => b.comm += work,
+            }
+        }
+        self.free[r].o = end;
+    }
+
     /// Computation: occupies the CPU for its length.
     fn on_calc(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
         let r = ev.rank as usize;
         if self.free[r].o > t {
             return Ok(Some(self.free[r].o));
         }
-        self.free[r].o = t + ev.size;
+        self.cpu_until(r, t, t + ev.size, Busy::Compute, 0);
         self.record(t, ev, SpanKind::Calc, 0);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         self.wl.done(ev.rank, ev.id, &mut self.ready);
         Ok(None)
     }
 
+    /// Whether a message of `size` bytes sent by `proto` completes at its match.
+    #[inline]
+    fn rendezvous_of(&self, size: u64, proto: Proto) -> bool {
+        match proto {
+            Proto::BySize => size > self.p.eager_max,
+            Proto::Sync => true,
+            Proto::Local => false,
+        }
+    }
+
     /// A send at t: CPU busy until t+o+(s-1)O, NIC until t+g+(s-1)G, first
     /// byte at the receiver at t+o+L (plus the network's hops and queueing).
-    fn on_send(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+    fn on_send(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         let busy = self.free[r].o.max(self.free[r].gs);
         if busy > t {
@@ -257,7 +445,7 @@ impl<W: Workload> Engine<'_, W> {
         let s1 = ev.size.saturating_sub(1);
         let c = p.cost(ev.size);
         // saturating: a run that long has no meaningful answer, but must not wrap
-        self.free[r].o = t
+        let cpu_end = t
             .saturating_add(c.o_s)
             .saturating_add(s1.saturating_mul(c.big_o));
         self.free[r].gs = t
@@ -268,6 +456,10 @@ impl<W: Workload> Engine<'_, W> {
             .net
             .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
+        self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
+        if let Some(a) = self.acct.as_mut() {
+            *a.slot(ev.id) = [t, NOT_YET];
+        }
         self.record(t, ev, SpanKind::Send, ev.peer);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         let msg = Pending {
@@ -278,25 +470,31 @@ impl<W: Workload> Engine<'_, W> {
             id: ev.id,
         };
         self.messages += 1;
-        self.schedule(arrive, Kind::Msg, msg)?;
-        if ev.size <= self.p.eager_max {
-            self.wl.done(ev.rank, ev.id, &mut self.ready);
-        } else {
+        let kind = match proto {
+            Proto::BySize => Kind::Msg,
+            Proto::Sync => Kind::MsgSync,
+            Proto::Local => Kind::MsgLocal,
+        };
+        self.schedule(arrive, kind, msg)?;
+        if self.rendezvous_of(ev.size, proto) {
             self.rendezvous += 1;
+        } else {
+            self.wl.done(ev.rank, ev.id, &mut self.ready);
         }
         Ok(None)
     }
 
-    /// A rendezvous send is matched at time t on the receiver.
-    fn release_sender(&mut self, t: u64, sender: u32, send_id: u32) -> Result<()> {
+    /// A rendezvous send is matched at time t on the receiver, `late` after
+    /// its message was there (the receive was posted late).
+    fn release_sender(&mut self, t: u64, sender: u32, send_id: u32, late: u64) -> Result<()> {
         match self.p.rendezvous {
             Rendezvous::Match => {
-                self.sender_free(t, sender, send_id);
+                self.sender_free(t, sender, send_id, late);
                 Ok(())
             }
             Rendezvous::Handshake => {
                 let ack = Pending {
-                    size: 0,
+                    size: late,
                     rank: sender,
                     peer: 0,
                     tag: 0,
@@ -307,15 +505,65 @@ impl<W: Workload> Engine<'_, W> {
         }
     }
 
-    fn sender_free(&mut self, t: u64, sender: u32, send_id: u32) {
+    fn sender_free(&mut self, t: u64, sender: u32, send_id: u32, late: u64) {
         let s = sender as usize;
-        self.free[s].o = self.free[s].o.max(t);
+        let end = self.free[s].o.max(t);
+        self.cpu_until(s, t, end, Busy::Comm, late);
         self.free[s].gs = self.free[s].gs.max(t);
         self.wl.done(sender, send_id, &mut self.ready);
     }
 
     fn on_ack(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
-        self.sender_free(t, ev.rank, ev.id);
+        self.sender_free(t, ev.rank, ev.id, ev.size);
+        Ok(None)
+    }
+
+    /// A member reaches a charged collective (`peer`: instance, `tag`: member
+    /// count, `size`: cost); the last to arrive releases all at t + cost.
+    fn on_join(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+        let r = ev.rank as usize;
+        if self.free[r].o > t {
+            return Ok(Some(self.free[r].o));
+        }
+        self.wl.started(ev.rank, ev.id, &mut self.ready);
+        let i = ev.peer as usize;
+        if i >= self.joins.len() {
+            self.joins.resize_with(i + 1, JoinState::default);
+        }
+        let join = &mut self.joins[i];
+        join.last = join.last.max(t);
+        join.cost = join.cost.max(ev.size);
+        join.waiting.push((ev.rank, ev.id));
+        if join.waiting.len() < ev.tag as usize {
+            return Ok(None);
+        }
+        let (last, cost) = (join.last, join.cost);
+        for (rank, id) in std::mem::take(&mut join.waiting) {
+            let r = rank as usize;
+            let start = self.free[r].o.max(last);
+            self.cpu_until(r, start, start.saturating_add(cost), Busy::Comm, u64::MAX);
+            self.wl.done(rank, id, &mut self.ready);
+        }
+        Ok(None)
+    }
+
+    /// A phase boundary: notes the rank's time and breakdown so far.
+    fn on_mark(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+        let r = ev.rank as usize;
+        if self.free[r].o > t {
+            return Ok(Some(self.free[r].o));
+        }
+        self.cpu_until(r, t, t, Busy::Comm, 0);
+        if let Some(a) = self.acct.as_mut() {
+            a.marks.push(PhaseMark {
+                rank: ev.rank,
+                level: ev.tag,
+                time: t,
+                so_far: a.per_rank[r],
+            });
+        }
+        self.wl.started(ev.rank, ev.id, &mut self.ready);
+        self.wl.done(ev.rank, ev.id, &mut self.ready);
         Ok(None)
     }
 
@@ -324,8 +572,13 @@ impl<W: Workload> Engine<'_, W> {
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         match self.matcher.match_unexpected(ev.rank, ev.peer, ev.tag) {
             Some(msg) => {
-                if msg.size > self.p.eager_max {
-                    self.release_sender(t, msg.src, msg.aux)?;
+                // an unexpected message's `id` holds its protocol
+                if self.rendezvous_of(msg.size, Proto::from_code(msg.id)) {
+                    let late = match self.acct.as_mut() {
+                        Some(a) => a.late_match(t, msg.aux),
+                        None => 0,
+                    };
+                    self.release_sender(t, msg.src, msg.aux, late)?;
                 }
                 self.wl.done(ev.rank, ev.id, &mut self.ready);
             }
@@ -345,8 +598,12 @@ impl<W: Workload> Engine<'_, W> {
 
     /// A message's first byte at t: the CPU is busy until
     /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
-    fn on_msg(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+    fn on_msg(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
+        if let Some(a) = self.acct.as_mut() {
+            let slot = a.slot(ev.id);
+            slot[1] = slot[1].min(t); // the first visit is the arrival
+        }
         let busy = self.free[r].o.max(self.free[r].gr);
         if busy > t {
             return Ok(Some(busy));
@@ -354,15 +611,26 @@ impl<W: Workload> Engine<'_, W> {
         let s1 = ev.size.saturating_sub(1);
         let c = p.cost(ev.size);
         let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
-        self.free[r].o = t.saturating_add(c.o_r).saturating_add(per_byte);
+        // the receiver idled since before the send started: the sender was late
+        let late = match self.acct.as_mut() {
+            Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
+            None => 0,
+        };
+        let end = t.saturating_add(c.o_r).saturating_add(per_byte);
         self.free[r].gr = t
-            .saturating_add(p.g)
+            .saturating_add(self.p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
+        self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
         match self.matcher.match_posted(ev.rank, ev.peer, ev.tag) {
             Some(recv) => {
-                if ev.size > self.p.eager_max {
-                    self.release_sender(t, ev.peer, ev.id)?;
+                if self.rendezvous_of(ev.size, proto) {
+                    // matched now, later than it arrived if the receiver's CPU was busy
+                    let late = match self.acct.as_mut() {
+                        Some(a) => a.late_match(t, ev.id),
+                        None => 0,
+                    };
+                    self.release_sender(t, ev.peer, ev.id, late)?;
                 }
                 self.wl.done(ev.rank, recv.id, &mut self.ready);
             }
@@ -371,7 +639,7 @@ impl<W: Workload> Engine<'_, W> {
                     src: ev.peer,
                     tag: ev.tag,
                     size: ev.size,
-                    id: 0,
+                    id: proto as u32,
                     aux: ev.id,
                 };
                 self.matcher.add_unexpected(ev.rank, e);
@@ -397,6 +665,8 @@ impl<W: Workload> Engine<'_, W> {
             rendezvous: self.rendezvous,
             peak_queue: self.peak_queue,
             trace: self.trace,
+            breakdown: self.acct.as_ref().map(|a| a.per_rank.clone()),
+            marks: self.acct.map(|a| a.marks).unwrap_or_default(),
         })
     }
 }

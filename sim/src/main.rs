@@ -2,13 +2,14 @@
 //! builds the workload, runs the engine and prints the result (text or JSON).
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::engine::{self, Breakdown, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{self, Params, Rendezvous, Unit};
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
 use commchar_sim::workload::phased::{write_goal, PhaseSchedule, Phased};
+use commchar_sim::workload::replay::{self, CollectiveMode, Replay};
 use commchar_sim::workload::Workload;
 use commchar_sim::{topology, Result, SimError};
 use serde_json::{json, Value};
@@ -39,6 +40,46 @@ fn cli() -> Command {
                 .long("goal")
                 .value_name("FILE")
                 .help("LogGOPSim GOAL text schedule to simulate"),
+        )
+        .arg(
+            Arg::new("replay")
+                .long("replay")
+                .value_name("DIR")
+                .help("replay a traced MPI program (a directory of rank-<r>.cctrace files)"),
+        )
+        .arg(
+            Arg::new("collectives")
+                .long("collectives")
+                .value_name("MODE")
+                .default_value("expanded")
+                .value_parser(["charged", "expanded"])
+                .help("replay: collectives charged as a whole (--replay-costs) or expanded into algorithms"),
+        )
+        .arg(
+            Arg::new("replay-costs")
+                .long("replay-costs")
+                .value_name("FILE")
+                .help("replay: JSON cost and algorithm per collective signature"),
+        )
+        .arg(
+            Arg::new("compute-scale")
+                .long("compute-scale")
+                .value_name("X")
+                .default_value("1")
+                .value_parser(clap::value_parser!(f64))
+                .help("replay: multiply computation by X (0.5: a CPU twice as fast)"),
+        )
+        .arg(
+            Arg::new("other-as-compute")
+                .long("other-as-compute")
+                .action(ArgAction::SetTrue)
+                .help("replay: treat MPI calls the replay cannot follow as computation"),
+        )
+        .arg(
+            Arg::new("list-signatures")
+                .long("list-signatures")
+                .action(ArgAction::SetTrue)
+                .help("replay: print the trace's collective signatures as JSON and exit"),
         )
         .arg(
             Arg::new("app")
@@ -127,8 +168,8 @@ fn cli() -> Command {
             Arg::new("S")
                 .long("S")
                 .value_name("BYTES")
-                .value_parser(clap::value_parser!(u64))
-                .help("longest eager message (LogGOPSim's S); longer ones use rendezvous"),
+                .value_parser(parse_eager_max)
+                .help("longest eager message (LogGOPSim's S); longer ones use rendezvous; inf: every message eager (LogGP)"),
         )
         .arg(time("gamma", "computation per reduced byte (default 0)"))
         .arg(
@@ -168,6 +209,16 @@ fn cli() -> Command {
                 .value_name("FILE")
                 .help("write the workload as GOAL text instead of simulating"),
         )
+}
+
+/// `--S`: bytes, or `inf` for no rendezvous at all.
+fn parse_eager_max(text: &str) -> std::result::Result<u64, String> {
+    match text {
+        "inf" | "infinity" => Ok(u64::MAX),
+        _ => text
+            .parse::<u64>()
+            .map_err(|_| format!("'{text}' is not a number of bytes or inf")),
+    }
 }
 
 fn opt_f64(m: &ArgMatches, name: &str) -> Option<f64> {
@@ -246,6 +297,7 @@ fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
 enum Built {
     Phased(Box<dyn PhasedAny>),
     Goal(GoalGraph),
+    Replay(Box<Replay>),
 }
 
 /// A phased schedule that can be simulated or written as GOAL.
@@ -268,14 +320,22 @@ impl<S: PhaseSchedule> PhasedAny for PhasedBox<S> {
 }
 
 fn build_workload(m: &ArgMatches, params: &Params, unit: Unit) -> Result<Built> {
-    let chosen: Vec<&str> = ["collective", "goal", "app"]
+    let chosen: Vec<&str> = ["collective", "goal", "app", "replay"]
         .into_iter()
         .filter(|k| m.get_one::<String>(k).is_some())
         .collect();
     if chosen.len() != 1 {
         return Err(SimError::Usage(
-            "give exactly one of --collective, --goal, --app".into(),
+            "give exactly one of --collective, --goal, --app, --replay".into(),
         ));
+    }
+    if let Some(dir) = m.get_one::<String>("replay") {
+        return Ok(Built::Replay(Box::new(load_replay(m, dir, params)?)));
+    }
+    for flag in ["replay-costs", "other-as-compute", "list-signatures"] {
+        if m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine) {
+            return Err(SimError::Usage(format!("--{flag} needs --replay")));
+        }
     }
     let p = *m.get_one::<u32>("p").expect("has default");
     let unit_ps = unit.to_ps(1.0, "unit")?;
@@ -307,6 +367,113 @@ fn build_workload(m: &ArgMatches, params: &Params, unit: Unit) -> Result<Built> 
         ex,
     )?;
     Ok(Built::Phased(Box::new(PhasedBox(Some(j)))))
+}
+
+fn load_replay(m: &ArgMatches, dir: &str, params: &Params) -> Result<Replay> {
+    let scale = *m.get_one::<f64>("compute-scale").expect("has default");
+    if !scale.is_finite() || scale < 0.0 {
+        return Err(SimError::Usage(format!(
+            "--compute-scale {scale} is not a non-negative number"
+        )));
+    }
+    let mode = CollectiveMode::parse(m.get_one::<String>("collectives").expect("has default"))?;
+    let costs = match m.get_one::<String>("replay-costs") {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| SimError::Input(format!("cannot read replay costs {path}: {e}")))?;
+            replay::parse_costs(&text, path)?
+        }
+        None => Default::default(),
+    };
+    let opts = replay::Options {
+        compute_scale: scale,
+        other_as_compute: m.get_flag("other-as-compute"),
+        collectives: mode,
+        costs,
+        gamma: params.gamma,
+        list_only: m.get_flag("list-signatures"),
+    };
+    Replay::load(std::path::Path::new(dir), &opts)
+}
+
+/// `--list-signatures`: the collective calls a replay would price.
+fn signatures_json(r: &Replay) -> Value {
+    json!({
+        "format": "commchar-replay-signatures",
+        "version": 1,
+        "ranks": r.ranks(),
+        "calls": r.calls,
+        "signatures": r.signatures.iter().map(|(s, u)| json!({
+            "call": s.call, "p": s.p, "n": s.n, "calls": u.calls,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn breakdown_json(b: &Breakdown, u: &dyn Fn(u64) -> f64) -> Value {
+    json!({
+        "compute": u(b.compute),
+        "communication": u(b.comm),
+        "sync_wait": u(b.sync),
+    })
+}
+
+/// Per rank: finish time, breakdown, and per phase (Pcontrol marks).
+fn breakdown_section(o: &Outcome, u: &dyn Fn(u64) -> f64) -> Option<Value> {
+    let per_rank = o.breakdown.as_ref()?;
+    let mut marks: Vec<Vec<&engine::PhaseMark>> = vec![Vec::new(); per_rank.len()];
+    for mk in &o.marks {
+        marks[mk.rank as usize].push(mk);
+    }
+    let ranks = per_rank
+        .iter()
+        .enumerate()
+        .map(|(r, b)| {
+            let mut phases = Vec::new();
+            let (mut start, mut before, mut level) = (0u64, Breakdown::default(), None);
+            let ends = marks[r]
+                .iter()
+                .map(|mk| (mk.time, mk.so_far, Some(mk.level)))
+                .chain(std::iter::once((o.finish[r], *b, None)));
+            for (i, (end, so_far, next_level)) in ends.enumerate() {
+                let mut v = breakdown_json(&so_far.minus(&before), u);
+                v["phase"] = json!(i);
+                v["level"] = json!(level);
+                v["start"] = json!(u(start));
+                v["time"] = json!(u(end - start));
+                phases.push(v);
+                (start, before, level) = (end, so_far, next_level);
+            }
+            let mut v = breakdown_json(b, u);
+            v["rank"] = json!(r);
+            v["finish"] = json!(u(o.finish[r]));
+            v["phases"] = json!(phases);
+            v
+        })
+        .collect::<Vec<_>>();
+    Some(json!(ranks))
+}
+
+fn replay_json(r: &Replay, scale: f64, unit: Unit) -> Value {
+    let ns = |t: u64| t as f64 * 1000.0 / unit.picos();
+    json!({
+        "collectives": r.mode.name(),
+        "calls": r.calls,
+        "compute_scale": scale,
+        "other_as_compute": r.other_calls.iter().map(|(n, c)| json!({"call": n, "count": c})).collect::<Vec<_>>(),
+        "signatures": r.signatures.iter().map(|(s, u)| json!({
+            "call": s.call, "p": s.p, "n": s.n, "calls": u.calls, "mode": u.mode,
+            "algorithm": u.algorithm, "cost": u.cost_ps.map(|c| unit.from_ps(c)),
+        })).collect::<Vec<_>>(),
+        "measured": r.measured.iter().enumerate().map(|(rank, m)| {
+            let mut bounds: Vec<(Option<i32>, u64)> = vec![(None, 0)];
+            bounds.extend(m.marks.iter().map(|&(l, t)| (Some(l), t)));
+            let phases = bounds.iter().enumerate().map(|(i, &(level, start))| {
+                let end = bounds.get(i + 1).map_or(m.wall_ns, |b| b.1);
+                json!({"phase": i, "level": level, "start": ns(start), "time": ns(end.saturating_sub(start))})
+            }).collect::<Vec<_>>();
+            json!({"rank": rank, "wall": ns(m.wall_ns), "host": m.host, "library": m.library, "phases": phases})
+        }).collect::<Vec<_>>(),
+    })
 }
 
 fn peak_rss_bytes() -> Option<u64> {
@@ -398,6 +565,22 @@ fn print_text(v: &Value) {
         "events        {} ({} messages, {} rendezvous)",
         v["events"], v["messages"], v["rendezvous_messages"]
     );
+    if let Some(ranks) = v["breakdown"].as_array() {
+        println!("rank          finish  computation  communication  sync wait ({unit})");
+        for b in ranks.iter().take(32) {
+            println!(
+                "{:>4}  {:>14.3} {:>12.3} {:>14.3} {:>10.3}",
+                b["rank"],
+                f(&b["finish"]),
+                f(&b["compute"]),
+                f(&b["communication"]),
+                f(&b["sync_wait"])
+            );
+        }
+        if ranks.len() > 32 {
+            println!("      ({} more ranks in --json)", ranks.len() - 32);
+        }
+    }
     let perf = &v["performance"];
     println!(
         "wall time     {:.3} s ({:.2} M events/s)",
@@ -418,24 +601,40 @@ fn run(m: &ArgMatches) -> Result<()> {
     }
     let unit = Unit::parse(m.get_one::<String>("unit").expect("has default"))?;
     let params = build_params(m, unit)?;
+    // the wall time includes reading the input (a GOAL file, a trace)
+    let t0 = Instant::now();
     let built = build_workload(m, &params, unit)?;
+    if let (Built::Replay(r), true) = (&built, m.get_flag("list-signatures")) {
+        println!("{}", signatures_json(r));
+        return Ok(());
+    }
     if let Some(path) = m.get_one::<String>("emit-goal") {
-        let Built::Phased(sched) = &built else {
-            return Err(SimError::Usage(
-                "--emit-goal needs --collective or --app".into(),
-            ));
-        };
         let unit_ps = unit.to_ps(1.0, "unit")?;
-        let write = || -> std::io::Result<()> {
+        let write = |emit: &dyn Fn(&mut dyn Write) -> std::io::Result<()>| {
             let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-            sched.emit(unit_ps, &mut w)?;
+            emit(&mut w)?;
             w.flush()
         };
-        return write().map_err(|e| SimError::Input(format!("cannot write {path}: {e}")));
+        let written = match &built {
+            Built::Phased(sched) => write(&|w| sched.emit(unit_ps, w)),
+            Built::Replay(r) if !r.has_charged() => write(&|mut w| r.write_goal(unit_ps, &mut w)),
+            Built::Replay(_) => {
+                return Err(SimError::Usage(
+                    "--emit-goal writes a replay with --collectives expanded only".into(),
+                ))
+            }
+            Built::Goal(_) => {
+                return Err(SimError::Usage(
+                    "--emit-goal needs --collective, --app or --replay".into(),
+                ))
+            }
+        };
+        return written.map_err(|e| SimError::Input(format!("cannot write {path}: {e}")));
     }
     let ranks = match &built {
         Built::Phased(_) => *m.get_one::<u32>("p").expect("has default"),
         Built::Goal(g) => g.ranks(),
+        Built::Replay(r) => r.ranks(),
     };
     let topo_spec = m.get_one::<String>("topology").expect("has default");
     let topo = topology::parse(topo_spec, ranks)?;
@@ -447,12 +646,18 @@ fn run(m: &ArgMatches) -> Result<()> {
         params: params.clone(),
         trace_limit: trace_path.map(|_| TRACE_LIMIT),
     };
-    let t0 = Instant::now();
+    let mut replayed = None;
     let (outcome, desc) = match built {
         Built::Phased(mut s) => s.simulate(config)?,
         Built::Goal(mut g) => {
             let d = g.describe();
             (engine::run(config, &mut g)?, d)
+        }
+        Built::Replay(mut r) => {
+            let d = r.describe();
+            let o = engine::run_accounted(config, r.as_mut())?;
+            replayed = Some(r);
+            (o, d)
         }
     };
     let wall = t0.elapsed().as_secs_f64();
@@ -469,7 +674,15 @@ fn run(m: &ArgMatches) -> Result<()> {
         };
         write().map_err(|e| SimError::Input(format!("cannot write trace {path}: {e}")))?;
     }
-    let v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
+    let mut v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
+    let u = |ps: u64| unit.from_ps(ps);
+    if let Some(b) = breakdown_section(&outcome, &u) {
+        v["breakdown"] = b;
+    }
+    if let Some(r) = &replayed {
+        let scale = *m.get_one::<f64>("compute-scale").expect("has default");
+        v["replay"] = replay_json(r, scale, unit);
+    }
     if m.get_flag("json") {
         println!("{v}");
     } else {

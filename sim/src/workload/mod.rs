@@ -6,13 +6,41 @@ pub mod collectives;
 pub mod goal;
 pub mod jacobi;
 pub mod phased;
+pub mod replay;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
-    // the order is LogGOPSim's: ready sends first, then receives, then computation
-    Send = 1,
-    Recv = 2,
-    Calc = 3,
+    /// A send whose protocol follows its size (eager up to S, else rendezvous).
+    Send,
+    /// A synchronous send (MPI_Ssend): completes when matched, whatever its size.
+    SendSync,
+    /// A locally completing send (MPI_Bsend): always eager.
+    SendLocal,
+    Recv,
+    Calc,
+    /// A collective charged as a whole: `peer` names the instance, `tag` its
+    /// member count, `size` its cost (ps); every member finishes at the last
+    /// arrival plus the cost.
+    Join,
+    /// A phase boundary (MPI_Pcontrol): no cost; `tag` is the phase level.
+    Mark,
+}
+
+impl OpKind {
+    /// Order among operations ready at once, LogGOPSim's: sends, then
+    /// receives, then computation.
+    #[inline]
+    pub fn order(self) -> u8 {
+        match self {
+            OpKind::Send | OpKind::SendSync | OpKind::SendLocal => 1,
+            OpKind::Recv => 2,
+            OpKind::Calc | OpKind::Join | OpKind::Mark => 3,
+        }
+    }
+
+    pub fn is_send(self) -> bool {
+        self.order() == 1
+    }
 }
 
 /// One operation of a rank. `size` is bytes for messages and picoseconds for

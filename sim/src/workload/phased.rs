@@ -109,19 +109,7 @@ pub fn write_goal<S: PhaseSchedule, W: std::io::Write>(
             }
             let first = label;
             for op in &ops {
-                match op.kind {
-                    super::OpKind::Send => writeln!(
-                        w,
-                        "l{label}: send {}b to {} tag {}",
-                        op.size, op.peer, op.tag
-                    )?,
-                    super::OpKind::Recv => writeln!(
-                        w,
-                        "l{label}: recv {}b from {} tag {}",
-                        op.size, op.peer, op.tag
-                    )?,
-                    super::OpKind::Calc => writeln!(w, "l{label}: calc {}", op.size / unit_ps)?,
-                }
+                write_goal_op(w, label, op, unit_ps)?;
                 for dep in prev.clone() {
                     writeln!(w, "l{label} requires l{dep}")?;
                 }
@@ -132,4 +120,33 @@ pub fn write_goal<S: PhaseSchedule, W: std::io::Write>(
         writeln!(w, "}}")?;
     }
     Ok(())
+}
+
+/// Writes one operation as a GOAL line `l<label>: ...`. GOAL has no send
+/// modes or charged collectives: synchronous and buffered sends are written
+/// as sends, a phase mark as `calc 0`; a charged collective cannot be written.
+pub fn write_goal_op<W: std::io::Write + ?Sized>(
+    w: &mut W,
+    label: u64,
+    op: &Op,
+    unit_ps: u64,
+) -> std::io::Result<()> {
+    use super::OpKind;
+    match op.kind {
+        OpKind::Send | OpKind::SendSync | OpKind::SendLocal => writeln!(
+            w,
+            "l{label}: send {}b to {} tag {}",
+            op.size, op.peer, op.tag
+        ),
+        OpKind::Recv => writeln!(
+            w,
+            "l{label}: recv {}b from {} tag {}",
+            op.size, op.peer, op.tag
+        ),
+        OpKind::Calc => writeln!(w, "l{label}: calc {}", op.size / unit_ps),
+        OpKind::Mark => writeln!(w, "l{label}: calc 0"),
+        OpKind::Join => Err(std::io::Error::other(
+            "a collective charged as a whole has no GOAL form",
+        )),
+    }
 }

@@ -1,0 +1,1268 @@
+//! Replay of a traced MPI program (docs/trace-format.md): each rank's trace
+//! becomes a chain of steps, the gaps between its MPI calls computation.
+//!
+//! A step starts some operations and waits for some to complete; the next
+//! step begins once the step's operations have all started and its waited
+//! operations are done. A blocking call is a step that starts and waits for
+//! its own operations; a non-blocking start only starts one (its request is
+//! waited for by the later Wait*/Test* step whose COMPLETE records name it),
+//! so MPI's per-rank order holds, and messages of one (communicator, tag)
+//! pair keep their order through the engine's FIFO matching.
+//!
+//! Messages are matched on (source, tag) only, so each (communicator, tag)
+//! pair gets its own engine tag, and each communicator one more for its
+//! collectives: a collective's messages never meet the program's. Wildcard
+//! receives take the source and tag the trace recorded they received.
+
+use super::collectives::{self, Collective};
+use super::phased::{write_goal_op, PhaseSchedule};
+use super::{Op, OpKind, Ready, Workload};
+use crate::error::{input, usage, Result, SimError};
+use crate::matching::ANY;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"CCTRACE1";
+const VERSION: u32 = 1;
+const HEADER_BYTES: usize = 256;
+const RECORD_BYTES: usize = 64;
+const FINALIZED: u32 = 1;
+const REC_ERROR: u16 = 2;
+const PEER_ANY: i32 = -2;
+const PEER_NULL: i32 = -3;
+const TAG_ANY: i32 = -1;
+const MEMBERS_PER_RECORD: usize = 10;
+/// The tracer's header, whose `CC_TRACE_OTHER_NAMES` list names OTHER records.
+const FORMAT_HEADER: &str = include_str!("../../../tracer/cc_trace_format.h");
+
+/// Trace call ids (tracer/cc_trace_format.h).
+mod call {
+    pub const SEND: u16 = 1;
+    pub const BSEND: u16 = 2;
+    pub const SSEND: u16 = 3;
+    pub const RSEND: u16 = 4;
+    pub const RECV: u16 = 5;
+    pub const ISEND: u16 = 6;
+    pub const IBSEND: u16 = 7;
+    pub const ISSEND: u16 = 8;
+    pub const IRSEND: u16 = 9;
+    pub const IRECV: u16 = 10;
+    pub const SENDRECV_REPLACE: u16 = 12;
+    pub const WAIT: u16 = 13;
+    pub const TESTSOME: u16 = 20;
+    pub const PROBE: u16 = 21;
+    pub const IPROBE: u16 = 22;
+    pub const BARRIER: u16 = 23;
+    pub const SCATTERV: u16 = 26;
+    pub const GATHER: u16 = 27;
+    pub const GATHERV: u16 = 28;
+    pub const ALLGATHERV: u16 = 30;
+    pub const ALLTOALLV: u16 = 32;
+    pub const EXSCAN: u16 = 38;
+    pub const COMM_SPLIT: u16 = 39;
+    pub const COMM_CREATE: u16 = 41;
+    pub const COMM_FREE: u16 = 42;
+    pub const PCONTROL: u16 = 43;
+    pub const INIT: u16 = 44;
+    pub const FINALIZE: u16 = 45;
+    pub const COMPLETE: u16 = 60;
+    pub const MEMBERS: u16 = 61;
+    pub const OTHER: u16 = 62;
+    pub const MARK: u16 = 63;
+}
+
+/// How collective calls are replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveMode {
+    /// Every member waits for the last, then all pay the signature's cost.
+    Charged,
+    /// The call becomes the simulator's generated algorithm.
+    Expanded,
+}
+
+impl CollectiveMode {
+    pub fn parse(text: &str) -> Result<CollectiveMode> {
+        match text {
+            "charged" => Ok(CollectiveMode::Charged),
+            "expanded" => Ok(CollectiveMode::Expanded),
+            other => usage(format!(
+                "unknown collective replay '{other}' (use charged or expanded)"
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveMode::Charged => "charged",
+            CollectiveMode::Expanded => "expanded",
+        }
+    }
+}
+
+/// A collective call as priced: operation, communicator size, bytes (n as
+/// the simulator's generators count it, docs/simulator.md).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Signature {
+    pub call: &'static str,
+    pub p: u32,
+    pub n: u64,
+}
+
+/// What the costs file says about one signature.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SignatureCost {
+    /// Cost of the whole call (ps), for charged mode.
+    pub cost_ps: Option<u64>,
+    /// `op:algorithm` for expanded mode.
+    pub algorithm: Option<String>,
+}
+
+/// How a signature was replayed, for the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureUse {
+    pub calls: u64,
+    /// "charged" or "expanded"
+    pub mode: &'static str,
+    pub algorithm: Option<&'static str>,
+    pub cost_ps: Option<u64>,
+}
+
+/// Reads `--replay-costs`: `{"format": "commchar-replay-costs", "unit": "us"|"ns",
+/// "collectives": [{"call", "p", "n", "cost", "algorithm"}]}` (cost and
+/// algorithm each optional or null).
+pub fn parse_costs(text: &str, path: &str) -> Result<HashMap<Signature, SignatureCost>> {
+    use serde_json::Value;
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| SimError::Input(format!("{path}: not valid JSON ({e})")))?;
+    if doc.get("format").and_then(Value::as_str) != Some("commchar-replay-costs") {
+        return input(format!(
+            "{path}: not a replay costs file (format is not 'commchar-replay-costs')"
+        ));
+    }
+    let unit = match doc.get("unit").and_then(Value::as_str) {
+        Some(u) => crate::params::Unit::parse(u)
+            .map_err(|_| SimError::Input(format!("{path}: unit must be us or ns")))?,
+        None => return input(format!("{path}: no unit")),
+    };
+    let Some(list) = doc.get("collectives").and_then(Value::as_array) else {
+        return input(format!("{path}: no 'collectives' list"));
+    };
+    let mut out = HashMap::new();
+    for (i, e) in list.iter().enumerate() {
+        let at = format!("{path}: collectives[{i}]");
+        let call = e.get("call").and_then(Value::as_str).unwrap_or("");
+        let Some(call) = COLLECTIVE_CALLS.iter().find(|c| c.1 == call).map(|c| c.1) else {
+            return input(format!("{at}: unknown call '{call}'"));
+        };
+        let p = e.get("p").and_then(Value::as_u64).filter(|&p| p >= 1);
+        let n = e.get("n").and_then(Value::as_u64);
+        let (Some(p), Some(n)) = (p, n) else {
+            return input(format!("{at}: p and n must be whole numbers"));
+        };
+        let cost_ps = match e.get("cost") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(x) => Some(
+                    unit.to_ps(x, "cost")
+                        .map_err(|m| SimError::Input(format!("{at}: {m}")))?,
+                ),
+                None => return input(format!("{at}: cost is not a number")),
+            },
+        };
+        let algorithm = match e.get("algorithm") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(a)) => {
+                collectives::parse(a).map_err(|m| SimError::Input(format!("{at}: {m}")))?;
+                Some(a.clone())
+            }
+            Some(_) => return input(format!("{at}: algorithm is not a string")),
+        };
+        let sig = Signature {
+            call,
+            p: p.min(u32::MAX as u64) as u32,
+            n,
+        };
+        out.insert(sig, SignatureCost { cost_ps, algorithm });
+    }
+    Ok(out)
+}
+
+/// Collective calls: (trace id, name, generator operation, rooted).
+const COLLECTIVE_CALLS: &[(u16, &str, &str, bool)] = &[
+    (23, "barrier", "barrier", false),
+    (24, "bcast", "bcast", true),
+    (25, "scatter", "scatter", true),
+    (26, "scatterv", "scatter", true),
+    (27, "gather", "gather", true),
+    (28, "gatherv", "gather", true),
+    (29, "allgather", "allgather", false),
+    (30, "allgatherv", "allgather", false),
+    (31, "alltoall", "alltoall", false),
+    (32, "alltoallv", "alltoall", false),
+    (33, "reduce", "reduce", true),
+    (34, "allreduce", "allreduce", false),
+    (35, "reduce_scatter", "reduce_scatter", false),
+    (36, "reduce_scatter_block", "reduce_scatter", false),
+    (37, "scan", "scan", false),
+    (38, "exscan", "scan", false),
+];
+
+/// Everything that shapes the replay besides the trace.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Multiplies every computation (0.5: a CPU twice as fast).
+    pub compute_scale: f64,
+    /// Treat calls the tracer does not follow as computation instead of refusing.
+    pub other_as_compute: bool,
+    pub collectives: CollectiveMode,
+    pub costs: HashMap<Signature, SignatureCost>,
+    /// Computation per reduced byte of an expanded reduction (ps/B).
+    pub gamma: u64,
+    /// Only list the collective signatures (no costs needed).
+    pub list_only: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            compute_scale: 1.0,
+            other_as_compute: false,
+            collectives: CollectiveMode::Expanded,
+            costs: HashMap::new(),
+            gamma: 0,
+            list_only: false,
+        }
+    }
+}
+
+/// What the trace measured for one rank (ns): MPI_Init's end to
+/// MPI_Finalize's start, and its Pcontrol calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub wall_ns: u64,
+    /// (level, ns since MPI_Init's end) per Pcontrol call, in order.
+    pub marks: Vec<(i32, u64)>,
+    pub host: String,
+    pub library: String,
+}
+
+/// A step: starts ops[first_op .. next step's first_op], waits for
+/// waits[first_wait .. next step's first_wait].
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    first_op: u32,
+    first_wait: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+pub struct Replay {
+    ranks: u32,
+    ops: Vec<Op>,
+    /// Per op: the step that waits for it (NONE if none does).
+    waiter: Vec<u32>,
+    done_flag: Vec<bool>,
+    /// All ranks' steps, rank by rank, plus a sentinel.
+    steps: Vec<Step>,
+    waits: Vec<u32>,
+    /// Per rank: its first step (ranks + 1 entries).
+    rank_steps: Vec<u32>,
+    /// Per rank: current step, and what it still waits for.
+    current: Vec<u32>,
+    outstanding: Vec<u32>,
+    unfinished_ops: u64,
+    unfinished_ranks: u64,
+    pub measured: Vec<Measured>,
+    pub signatures: BTreeMap<Signature, SignatureUse>,
+    pub mode: CollectiveMode,
+    /// Calls recorded as OTHER and replayed as computation: (name, count).
+    pub other_calls: Vec<(String, u64)>,
+    pub calls: u64,
+    dir: String,
+}
+
+/// One 64-byte record, decoded.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rec {
+    call: u16,
+    flags: u16,
+    comm: i32,
+    peer: i32,
+    tag: i32,
+    bytes: u64,
+    bytes2: u64,
+    t_start: u64,
+    t_end: u64,
+    req: u64,
+    aux: i32,
+    aux2: i32,
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
+}
+fn i32_at(b: &[u8], o: usize) -> i32 {
+    u32_at(b, o) as i32
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"))
+}
+
+impl Rec {
+    fn decode(b: &[u8]) -> Rec {
+        Rec {
+            call: u16_at(b, 0),
+            flags: u16_at(b, 2),
+            comm: i32_at(b, 4),
+            peer: i32_at(b, 8),
+            tag: i32_at(b, 12),
+            bytes: u64_at(b, 16),
+            bytes2: u64_at(b, 24),
+            t_start: u64_at(b, 32),
+            t_end: u64_at(b, 40),
+            req: u64_at(b, 48),
+            aux: i32_at(b, 56),
+            aux2: i32_at(b, 60),
+        }
+    }
+
+    /// The i-th of up to ten members of a MEMBERS record (offsets 16..55).
+    fn member(b: &[u8], i: usize) -> i32 {
+        i32_at(b, 16 + 4 * i)
+    }
+}
+
+struct Header {
+    rank: i32,
+    size: i32,
+    t_init: u64,
+    t_finalize: u64,
+    records: u64,
+    flags: u32,
+    host: String,
+    library: String,
+}
+
+fn c_string(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+/// The name of OTHER record index `i`, from the format header's list.
+pub fn other_name(i: i32) -> String {
+    let names = FORMAT_HEADER
+        .split_once("#define CC_TRACE_OTHER_NAMES(X)")
+        .map(|(_, rest)| rest.split("\n\n").next().unwrap_or(""))
+        .unwrap_or("");
+    let found = names
+        .split("X(")
+        .skip(1)
+        .filter_map(|s| s.split_once(')').map(|x| x.0.trim()))
+        .nth(i.max(0) as usize);
+    match (i >= 0, found) {
+        (true, Some(n)) => format!("MPI_{n}"),
+        _ => format!("unknown call #{i}"),
+    }
+}
+
+fn read_header(path: &Path, file: &mut std::fs::File) -> Result<(Header, u64)> {
+    let shown = path.display();
+    let len = file
+        .metadata()
+        .map_err(|e| SimError::Input(format!("cannot read {shown}: {e}")))?
+        .len();
+    let mut h = [0u8; HEADER_BYTES];
+    if len < HEADER_BYTES as u64 {
+        return input(format!(
+            "{shown}: truncated ({len} bytes, shorter than the {HEADER_BYTES}-byte header)"
+        ));
+    }
+    file.read_exact(&mut h)
+        .map_err(|e| SimError::Input(format!("cannot read {shown}: {e}")))?;
+    if &h[0..8] != MAGIC {
+        return input(format!("{shown}: not a commchar trace (bad magic)"));
+    }
+    let version = u32_at(&h, 8);
+    if version != VERSION {
+        return input(format!(
+            "{shown}: trace format version {version}, this simulator reads version {VERSION}"
+        ));
+    }
+    let record_bytes = u32_at(&h, 12);
+    if record_bytes as usize != RECORD_BYTES {
+        return input(format!(
+            "{shown}: record size {record_bytes}, expected {RECORD_BYTES}"
+        ));
+    }
+    let header = Header {
+        rank: i32_at(&h, 16),
+        size: i32_at(&h, 20),
+        t_init: u64_at(&h, 24),
+        t_finalize: u64_at(&h, 32),
+        records: u64_at(&h, 40),
+        flags: u32_at(&h, 48),
+        host: c_string(&h[56..120]),
+        library: c_string(&h[120..184]),
+    };
+    let body = len - HEADER_BYTES as u64;
+    let held = body / RECORD_BYTES as u64;
+    if header.flags & FINALIZED == 0 || header.records == 0 {
+        return input(format!(
+            "{shown}: the trace was cut short (the rank did not reach MPI_Finalize)"
+        ));
+    }
+    if !body.is_multiple_of(RECORD_BYTES as u64) || held != header.records {
+        return input(format!(
+            "{shown}: truncated or corrupt (the header says {} records, the file holds {held}{})",
+            header.records,
+            if !body.is_multiple_of(RECORD_BYTES as u64) {
+                " and a partial one"
+            } else {
+                ""
+            }
+        ));
+    }
+    if header.t_finalize < header.t_init {
+        return input(format!(
+            "{shown}: corrupt header (MPI_Finalize before MPI_Init)"
+        ));
+    }
+    Ok((header, held))
+}
+
+/// A communicator as one rank sees it.
+#[derive(Debug, Clone)]
+struct Comm {
+    global: u32,
+    /// World rank of each communicator rank.
+    members: std::rc::Rc<Vec<u32>>,
+    me: u32,
+    /// Communicators created from this one so far (to name them across ranks).
+    created: u32,
+    /// Collective calls made on it so far (to name each instance).
+    collectives: u32,
+}
+
+/// Names shared by all ranks while the trace is read.
+#[derive(Default)]
+struct Shared {
+    comm_ids: HashMap<(u32, u32, Vec<u32>), u32>,
+    tags: HashMap<(u32, i64), u32>,
+    instances: HashMap<(u32, u32), u32>,
+    other: BTreeMap<i32, u64>,
+}
+
+impl Shared {
+    fn tag(&mut self, comm: u32, tag: i64) -> Result<u32> {
+        let next = self.tags.len() as u32;
+        if next == ANY {
+            return input("the trace uses too many (communicator, tag) pairs");
+        }
+        Ok(*self.tags.entry((comm, tag)).or_insert(next))
+    }
+}
+
+/// Collective messages of a communicator use this tag key (user tags are >= 0).
+const COLLECTIVE_TAG: i64 = -1;
+
+struct Builder<'a> {
+    opts: &'a Options,
+    shared: Shared,
+    ops: Vec<Op>,
+    waiter: Vec<u32>,
+    steps: Vec<Step>,
+    waits: Vec<u32>,
+    signatures: BTreeMap<Signature, SignatureUse>,
+    ranks: u32,
+    calls: u64,
+}
+
+/// Per-rank reading state.
+struct RankState {
+    rank: u32,
+    comms: HashMap<i32, Comm>,
+    /// Request id -> (op index, communicator id) of its non-blocking start.
+    requests: HashMap<u64, (u32, i32)>,
+    /// Trace time up to which the rank's time is accounted (ns).
+    t_prev: u64,
+    /// The Wait*/Test* step COMPLETE records add to (its index), if open.
+    wait_step: Option<usize>,
+    /// A communicator being created: (new id, parent id, expected size, members).
+    creating: Option<(i32, i32, usize, Vec<u32>)>,
+    file: String,
+    index: u64,
+}
+
+impl RankState {
+    fn err<T>(&self, msg: impl std::fmt::Display) -> Result<T> {
+        input(format!("{} record {}: {msg}", self.file, self.index))
+    }
+
+    fn comm(&self, id: i32) -> Result<&Comm> {
+        match self.comms.get(&id) {
+            Some(c) => Ok(c),
+            None => self.err(format!("unknown communicator {id}")),
+        }
+    }
+}
+
+impl Builder<'_> {
+    fn push_step(&mut self) -> usize {
+        self.steps.push(Step {
+            first_op: self.ops.len() as u32,
+            first_wait: self.waits.len() as u32,
+        });
+        self.steps.len() - 1
+    }
+
+    fn push_op(&mut self, op: Op) -> Result<u32> {
+        let id = self.ops.len();
+        if id >= (u32::MAX - 1) as usize {
+            return input("the trace has too many operations to replay");
+        }
+        self.ops.push(Op {
+            id: id as u32,
+            ..op
+        });
+        self.waiter.push(NONE);
+        Ok(id as u32)
+    }
+
+    fn wait_for(&mut self, step: usize, op: u32) {
+        self.waits.push(op);
+        self.waiter[op as usize] = step as u32;
+    }
+
+    /// A step that starts `ops` and, when `blocking`, waits for them.
+    fn step(&mut self, ops: &[Op], blocking: bool) -> Result<Vec<u32>> {
+        let s = self.push_step();
+        let mut ids = Vec::with_capacity(ops.len());
+        for &op in ops {
+            ids.push(self.push_op(op)?);
+        }
+        if blocking {
+            for &id in &ids {
+                self.wait_for(s, id);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// The computation between the last accounted time and `t` (ns).
+    fn compute_until(&mut self, st: &mut RankState, t: u64) -> Result<()> {
+        let gap_ns = t.saturating_sub(st.t_prev);
+        st.t_prev = st.t_prev.max(t);
+        let ps = (gap_ns as f64 * 1000.0 * self.opts.compute_scale).round();
+        if ps >= 1.0 {
+            st.wait_step = None;
+            self.step(&[Op::calc(ps.min(1.8e19) as u64)], true)?;
+        }
+        Ok(())
+    }
+
+    fn read_rank(&mut self, path: &Path, rank: u32, size: u32) -> Result<Measured> {
+        let mut file = std::fs::File::open(path)
+            .map_err(|e| SimError::Input(format!("cannot read {}: {e}", path.display())))?;
+        let (h, count) = read_header(path, &mut file)?;
+        let shown = path.display().to_string();
+        if h.rank != rank as i32 || h.size != size as i32 {
+            return input(format!(
+                "{shown}: header says rank {} of {}, expected rank {rank} of {size}",
+                h.rank, h.size
+            ));
+        }
+        let world: std::rc::Rc<Vec<u32>> = std::rc::Rc::new((0..size).collect());
+        let mut st = RankState {
+            rank,
+            comms: HashMap::new(),
+            requests: HashMap::new(),
+            t_prev: h.t_init,
+            wait_step: None,
+            creating: None,
+            file: shown.clone(),
+            index: 0,
+        };
+        st.comms.insert(
+            0,
+            Comm {
+                global: 0,
+                members: world,
+                me: rank,
+                created: 0,
+                collectives: 0,
+            },
+        );
+        st.comms.insert(
+            1,
+            Comm {
+                global: 1 + rank,
+                members: std::rc::Rc::new(vec![rank]),
+                me: 0,
+                created: 0,
+                collectives: 0,
+            },
+        );
+        let mut measured = Measured {
+            wall_ns: h.t_finalize - h.t_init,
+            marks: Vec::new(),
+            host: h.host.clone(),
+            library: h.library.clone(),
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut buf = [0u8; RECORD_BYTES];
+        for i in 0..count {
+            st.index = i;
+            reader
+                .read_exact(&mut buf)
+                .map_err(|e| SimError::Input(format!("{shown}: cannot read record {i}: {e}")))?;
+            let rec = Rec::decode(&buf);
+            self.record(&mut st, &rec, &buf, &mut measured, h.t_init)?;
+        }
+        if let Some((id, ..)) = st.creating {
+            return st.err(format!(
+                "communicator {id} lacks some of its MEMBERS records"
+            ));
+        }
+        if h.t_finalize < st.t_prev {
+            return input(format!("{shown}: a call ends after MPI_Finalize started"));
+        }
+        self.compute_until(&mut st, h.t_finalize)?;
+        Ok(measured)
+    }
+
+    fn record(
+        &mut self,
+        st: &mut RankState,
+        rec: &Rec,
+        raw: &[u8],
+        measured: &mut Measured,
+        t_init: u64,
+    ) -> Result<()> {
+        if rec.call == call::COMPLETE {
+            return self.complete(st, rec);
+        }
+        if rec.call == call::MEMBERS {
+            return self.members(st, rec, raw);
+        }
+        if st.creating.is_some() {
+            return st.err("a communicator's MEMBERS records are incomplete");
+        }
+        st.wait_step = None;
+        if rec.call != call::OTHER && rec.call != call::MARK {
+            self.calls += 1;
+        }
+        if rec.t_end < rec.t_start {
+            return st.err("the call ends before it starts");
+        }
+        if rec.flags & REC_ERROR != 0 {
+            // a call that failed moved nothing: its time is neither computation nor communication
+            self.compute_until(st, rec.t_start)?;
+            st.t_prev = st.t_prev.max(rec.t_end);
+            return Ok(());
+        }
+        match rec.call {
+            call::INIT | call::FINALIZE => Ok(()),
+            call::OTHER => {
+                *self.shared.other.entry(rec.aux).or_insert(0) += 1;
+                // as computation: its span stays in the gap to the next call
+                Ok(())
+            }
+            call::MARK | call::PROBE | call::IPROBE | call::COMM_FREE => {
+                // waiting (probes) or tracer/bookkeeping time: not computation
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                Ok(())
+            }
+            call::WAIT..=call::TESTSOME => {
+                // the step opens with the first COMPLETE record that follows
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                Ok(())
+            }
+            call::PCONTROL => {
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                measured
+                    .marks
+                    .push((rec.aux, rec.t_start.saturating_sub(t_init)));
+                let mut mark = Op::calc(0);
+                mark.kind = OpKind::Mark;
+                mark.tag = rec.aux.max(0) as u32;
+                self.step(&[mark], true)?;
+                Ok(())
+            }
+            call::COMM_SPLIT..=call::COMM_CREATE => {
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                st.comm(rec.comm)?;
+                let n = rec.aux2.max(0) as usize;
+                if rec.aux >= 0 && (n == 0 || n > self.ranks as usize) {
+                    return st.err(format!("new communicator of size {n}"));
+                }
+                if rec.aux == 0 || rec.aux == 1 {
+                    return st.err("a new communicator cannot reuse id 0 or 1");
+                }
+                st.creating = Some((rec.aux, rec.comm, n, Vec::with_capacity(n)));
+                if rec.aux < 0 || n == 0 {
+                    self.finish_comm(st)?;
+                }
+                Ok(())
+            }
+            call::SEND..=call::SENDRECV_REPLACE => {
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                self.point_to_point(st, rec)
+            }
+            call::BARRIER..=call::EXSCAN => {
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                self.collective(st, rec)
+            }
+            other => st.err(format!("unknown call id {other}")),
+        }
+    }
+
+    fn members(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
+        let ranks = self.ranks;
+        let Some((_, _, n, members)) = st.creating.as_mut() else {
+            return st.err("MEMBERS record without a communicator being created");
+        };
+        let first = rec.aux;
+        let count = rec.aux2;
+        if first < 0 || first as usize != members.len() || !(1..=10).contains(&count) {
+            return st.err("MEMBERS records out of order");
+        }
+        for i in 0..count as usize {
+            let m = Rec::member(raw, i.min(MEMBERS_PER_RECORD - 1));
+            if m < 0 || m as u32 >= ranks {
+                return st.err(format!("member {m} is not a world rank"));
+            }
+            members.push(m as u32);
+        }
+        if members.len() > *n {
+            return st.err("more MEMBERS than the communicator's size");
+        }
+        if members.len() == *n {
+            self.finish_comm(st)?;
+        }
+        Ok(())
+    }
+
+    /// Registers the communicator whose MEMBERS are all read.
+    fn finish_comm(&mut self, st: &mut RankState) -> Result<()> {
+        let (id, parent, _, members) = st.creating.take().expect("a communicator is open");
+        let rank = st.rank;
+        let p = match st.comms.get_mut(&parent) {
+            Some(p) => p,
+            None => return st.err(format!("unknown communicator {parent}")),
+        };
+        let k = p.created;
+        p.created += 1;
+        let parent_global = p.global;
+        if id < 0 {
+            return Ok(());
+        }
+        let Some(me) = members.iter().position(|&m| m == rank) else {
+            return st.err(format!(
+                "rank {rank} is not a member of its new communicator {id}"
+            ));
+        };
+        let next = self.shared.comm_ids.len() as u32 + 1 + self.ranks;
+        let global = *self
+            .shared
+            .comm_ids
+            .entry((parent_global, k, members.clone()))
+            .or_insert(next);
+        st.comms.insert(
+            id,
+            Comm {
+                global,
+                members: std::rc::Rc::new(members),
+                me: me as u32,
+                created: 0,
+                collectives: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// World rank and engine tag of a peer and tag in communicator `comm`.
+    fn peer_tag(&mut self, st: &RankState, comm: i32, peer: i32, tag: i32) -> Result<(u32, u32)> {
+        let c = st.comm(comm)?;
+        if peer < 0 || peer as usize >= c.members.len() {
+            return st.err(format!(
+                "peer {peer} is not a rank of communicator {comm} (size {})",
+                c.members.len()
+            ));
+        }
+        if tag < 0 {
+            return st.err(format!("tag {tag} is not a received tag"));
+        }
+        let world = c.members[peer as usize];
+        let global = c.global;
+        Ok((world, self.shared.tag(global, tag as i64)?))
+    }
+
+    fn point_to_point(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        let send_kind = |c: u16| match c {
+            call::SSEND | call::ISSEND => OpKind::SendSync,
+            call::BSEND | call::IBSEND => OpKind::SendLocal,
+            _ => OpKind::Send,
+        };
+        match rec.call {
+            call::SEND | call::BSEND | call::SSEND | call::RSEND => {
+                if rec.peer == PEER_NULL {
+                    return Ok(());
+                }
+                let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                let mut op = Op::send(peer, rec.bytes, tag);
+                op.kind = send_kind(rec.call);
+                self.step(&[op], true)?;
+            }
+            call::RECV => {
+                if rec.peer == PEER_NULL {
+                    return Ok(());
+                }
+                // the status says who was received
+                let src = if rec.aux >= 0 { rec.aux } else { rec.peer };
+                let tag = if rec.aux2 >= 0 { rec.aux2 } else { rec.tag };
+                if src == PEER_ANY {
+                    return st.err("a receive from MPI_ANY_SOURCE without its actual source");
+                }
+                let (peer, tag) = self.peer_tag(st, rec.comm, src, tag)?;
+                self.step(&[Op::recv(peer, rec.bytes2, tag)], true)?;
+            }
+            call::ISEND..=call::IRSEND => {
+                if rec.peer == PEER_NULL {
+                    return Ok(());
+                }
+                let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                let mut op = Op::send(peer, rec.bytes, tag);
+                op.kind = send_kind(rec.call);
+                let ids = self.step(&[op], false)?;
+                st.requests.insert(rec.req, (ids[0], rec.comm));
+            }
+            call::IRECV => {
+                if rec.peer == PEER_NULL {
+                    return Ok(());
+                }
+                // a wildcard is resolved by the COMPLETE record that names the request
+                let (peer, tag) = if rec.peer == PEER_ANY || rec.tag == TAG_ANY {
+                    let c = st.comm(rec.comm)?;
+                    let peer = if rec.peer == PEER_ANY {
+                        ANY
+                    } else {
+                        match c.members.get(rec.peer.max(0) as usize) {
+                            Some(&w) if rec.peer >= 0 => w,
+                            _ => {
+                                return st.err(format!(
+                                    "peer {} is not in communicator {}",
+                                    rec.peer, rec.comm
+                                ))
+                            }
+                        }
+                    };
+                    let tag = if rec.tag == TAG_ANY {
+                        ANY
+                    } else {
+                        let g = c.global;
+                        self.shared.tag(g, rec.tag as i64)?
+                    };
+                    (peer, tag)
+                } else {
+                    self.peer_tag(st, rec.comm, rec.peer, rec.tag)?
+                };
+                let ids = self.step(&[Op::recv(peer, rec.bytes2, tag)], false)?;
+                st.requests.insert(rec.req, (ids[0], rec.comm));
+            }
+            _ => {
+                // Sendrecv(_replace): both, then wait for both
+                let mut ops = Vec::with_capacity(2);
+                if rec.peer != PEER_NULL {
+                    let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                    ops.push(Op::send(peer, rec.bytes, tag));
+                }
+                if rec.aux != PEER_NULL {
+                    if rec.aux == PEER_ANY || rec.aux2 == TAG_ANY {
+                        return st.err("a Sendrecv with a wildcard receive cannot be replayed (the trace lacks its actual source)");
+                    }
+                    let (peer, tag) = self.peer_tag(st, rec.comm, rec.aux, rec.aux2)?;
+                    ops.push(Op::recv(peer, rec.bytes2, tag));
+                }
+                if !ops.is_empty() {
+                    self.step(&ops, true)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A COMPLETE record: the open Wait*/Test* step waits for that request.
+    fn complete(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        let Some(&(op, comm)) = st.requests.get(&rec.req) else {
+            if self.shared.other.is_empty() {
+                return st.err(format!("COMPLETE of unknown request {}", rec.req));
+            }
+            return Ok(()); // a request of a call the tracer does not follow
+        };
+        st.requests.remove(&rec.req);
+        let o = self.ops[op as usize];
+        if o.kind == OpKind::Recv && (o.peer == ANY || o.tag == ANY) {
+            let (src, tag) = (rec.aux, rec.aux2);
+            if src < 0 || tag < 0 {
+                return st.err("a wildcard receive completed without its actual source and tag");
+            }
+            let (peer, tag) = self.peer_tag(st, comm, src, tag)?;
+            let o = &mut self.ops[op as usize];
+            (o.peer, o.tag) = (peer, tag);
+        }
+        let step = match st.wait_step {
+            Some(s) => s,
+            None => {
+                let s = self.push_step();
+                st.wait_step = Some(s);
+                s
+            }
+        };
+        self.wait_for(step, op);
+        Ok(())
+    }
+
+    fn collective(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        let &(_, name, generator, rooted) = COLLECTIVE_CALLS
+            .iter()
+            .find(|c| c.0 == rec.call)
+            .expect("collective ids are in the table");
+        let c = st.comm(rec.comm)?.clone();
+        if let Some(cm) = st.comms.get_mut(&rec.comm) {
+            cm.collectives += 1;
+        }
+        let p = c.members.len() as u32;
+        if p == 1 {
+            return Ok(());
+        }
+        let root = if rooted {
+            if rec.peer < 0 || rec.peer as u32 >= p {
+                return st.err(format!(
+                    "root {} is not a rank of the communicator",
+                    rec.peer
+                ));
+            }
+            rec.peer as u32
+        } else {
+            0
+        };
+        // n as the generators count it (docs/simulator.md)
+        let n = match rec.call {
+            call::BARRIER => 0,
+            call::GATHER | call::GATHERV if c.me != root => rec.bytes.saturating_mul(p as u64),
+            call::GATHER..=call::ALLGATHERV => rec.bytes2,
+            call::SCATTERV if c.me != root => rec.bytes2.saturating_mul(p as u64),
+            call::ALLTOALLV => rec.bytes.div_ceil(p as u64),
+            _ => rec.bytes,
+        };
+        let sig = Signature { call: name, p, n };
+        let given = self.opts.costs.get(&sig);
+        let charged_cost = match (self.opts.collectives, given) {
+            (
+                CollectiveMode::Charged,
+                Some(SignatureCost {
+                    cost_ps: Some(c), ..
+                }),
+            ) => Some(*c),
+            (
+                CollectiveMode::Charged,
+                Some(SignatureCost {
+                    algorithm: Some(_), ..
+                }),
+            ) => None,
+            (CollectiveMode::Charged, _) if self.opts.list_only => Some(0),
+            (CollectiveMode::Charged, _) => {
+                return st.err(format!(
+                    "no cost for {name} p={p} n={n} in the replay costs (charged collectives)"
+                ))
+            }
+            (CollectiveMode::Expanded, _) => None,
+        };
+        let key = (c.global, c.collectives);
+        let tag = self.shared.tag(c.global, COLLECTIVE_TAG)?;
+        if let Some(cost) = charged_cost {
+            let next = self.shared.instances.len() as u32;
+            let instance = *self.shared.instances.entry(key).or_insert(next);
+            let join = Op {
+                kind: OpKind::Join,
+                peer: instance,
+                tag: p,
+                size: cost,
+                id: 0,
+            };
+            self.step(&[join], true)?;
+            let used = self.signatures.entry(sig).or_insert(SignatureUse {
+                calls: 0,
+                mode: "charged",
+                algorithm: None,
+                cost_ps: Some(cost),
+            });
+            used.calls += 1;
+            return Ok(());
+        }
+        let spec = given
+            .and_then(|g| g.algorithm.clone())
+            .unwrap_or_else(|| generator.to_string());
+        let alg = collectives::parse(&spec)?;
+        let mut coll = Collective::new(alg, p, n, self.opts.gamma).map_err(|e| {
+            SimError::Input(format!(
+                "{} record {}: {name} p={p} n={n}: {e}",
+                st.file, st.index
+            ))
+        })?;
+        coll.tag = tag;
+        let used = self.signatures.entry(sig).or_insert(SignatureUse {
+            calls: 0,
+            mode: "expanded",
+            algorithm: Some(coll.name()),
+            cost_ps: None,
+        });
+        used.calls += 1;
+        let vr = (c.me + p - root) % p;
+        let mut phase = Vec::new();
+        for k in 0.. {
+            phase.clear();
+            if coll.phase(vr, k, &mut phase).is_none() {
+                break;
+            }
+            if phase.is_empty() {
+                continue;
+            }
+            for op in &mut phase {
+                if op.kind != OpKind::Calc {
+                    op.peer = c.members[((op.peer + root) % p) as usize];
+                }
+            }
+            let ops = std::mem::take(&mut phase);
+            self.step(&ops, true)?;
+            phase = ops;
+        }
+        Ok(())
+    }
+}
+
+impl Replay {
+    /// Reads the trace directory `dir` (rank-<r>.cctrace for every rank).
+    pub fn load(dir: &Path, opts: &Options) -> Result<Replay> {
+        let shown = dir.display().to_string();
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| SimError::Input(format!("cannot read trace directory {shown}: {e}")))?;
+        let mut found: Vec<u32> = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if let Some(r) = name
+                .strip_prefix("rank-")
+                .and_then(|s| s.strip_suffix(".cctrace"))
+            {
+                match r.parse::<u32>() {
+                    Ok(r) => found.push(r),
+                    Err(_) => return input(format!("{shown}: unexpected trace file {name}")),
+                }
+            }
+        }
+        if found.is_empty() {
+            return input(format!("{shown}: no rank-<r>.cctrace files"));
+        }
+        found.sort_unstable();
+        let size = found.len() as u32;
+        if let Some((i, _)) = found.iter().enumerate().find(|(i, &r)| r != *i as u32) {
+            return input(format!(
+                "{shown}: the trace of rank {i} is missing ({size} rank files)"
+            ));
+        }
+        if size > crate::engine::MAX_RANKS {
+            return input(format!("{shown}: too many ranks"));
+        }
+        let mut b = Builder {
+            opts,
+            shared: Shared::default(),
+            ops: Vec::new(),
+            waiter: Vec::new(),
+            steps: Vec::new(),
+            waits: Vec::new(),
+            signatures: BTreeMap::new(),
+            ranks: size,
+            calls: 0,
+        };
+        let mut rank_steps = Vec::with_capacity(size as usize + 1);
+        let mut measured = Vec::with_capacity(size as usize);
+        for rank in 0..size {
+            rank_steps.push(b.steps.len() as u32);
+            let path: PathBuf = dir.join(format!("rank-{rank}.cctrace"));
+            measured.push(b.read_rank(&path, rank, size)?);
+        }
+        rank_steps.push(b.steps.len() as u32);
+        b.push_step(); // sentinel
+        if !b.shared.other.is_empty() && !opts.other_as_compute && !opts.list_only {
+            let names: Vec<String> = b
+                .shared
+                .other
+                .iter()
+                .map(|(&i, &n)| format!("{} ({n}x)", other_name(i)))
+                .collect();
+            return input(format!(
+                "{shown}: the trace holds calls the replay cannot follow: {} (--other-as-compute replays them as computation)",
+                names.join(", ")
+            ));
+        }
+        let n = b.ops.len();
+        let other_calls = b
+            .shared
+            .other
+            .iter()
+            .map(|(&i, &n)| (other_name(i), n))
+            .collect();
+        Ok(Replay {
+            ranks: size,
+            unfinished_ops: n as u64,
+            unfinished_ranks: size as u64,
+            done_flag: vec![false; n],
+            ops: b.ops,
+            waiter: b.waiter,
+            steps: b.steps,
+            waits: b.waits,
+            current: rank_steps[..size as usize].to_vec(),
+            outstanding: vec![0; size as usize],
+            rank_steps,
+            measured,
+            signatures: b.signatures,
+            mode: opts.collectives,
+            other_calls,
+            calls: b.calls,
+            dir: shown,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    fn op_range(&self, s: u32) -> std::ops::Range<usize> {
+        self.steps[s as usize].first_op as usize..self.steps[s as usize + 1].first_op as usize
+    }
+
+    fn wait_range(&self, s: u32) -> std::ops::Range<usize> {
+        self.steps[s as usize].first_wait as usize..self.steps[s as usize + 1].first_wait as usize
+    }
+
+    /// Begins the rank's current step, and the following ones while they
+    /// have nothing to wait for.
+    fn begin(&mut self, rank: u32, out: &mut Ready) {
+        let r = rank as usize;
+        loop {
+            let s = self.current[r];
+            if s == self.rank_steps[r + 1] {
+                self.unfinished_ranks -= 1;
+                return;
+            }
+            let ops = self.op_range(s);
+            let pending = self
+                .wait_range(s)
+                .filter(|&w| !self.done_flag[self.waits[w] as usize])
+                .count();
+            self.outstanding[r] = (ops.len() + pending) as u32;
+            out.extend(self.ops[ops].iter().map(|op| (rank, *op)));
+            if self.outstanding[r] > 0 {
+                return;
+            }
+            self.current[r] = s + 1;
+        }
+    }
+
+    fn settle(&mut self, rank: u32, out: &mut Ready) {
+        let r = rank as usize;
+        self.outstanding[r] -= 1;
+        if self.outstanding[r] == 0 {
+            self.current[r] += 1;
+            self.begin(rank, out);
+        }
+    }
+
+    /// Writes the replay as GOAL text (expanded collectives only): an
+    /// operation requires what its step waits for, and `irequires` the
+    /// operations started before it since the last step that started any.
+    pub fn write_goal<W: std::io::Write>(&self, unit_ps: u64, w: &mut W) -> std::io::Result<()> {
+        writeln!(w, "num_ranks {}", self.ranks)?;
+        for rank in 0..self.ranks as usize {
+            writeln!(w, "\nrank {rank} {{")?;
+            let first_op = self.steps[self.rank_steps[rank] as usize].first_op as u64;
+            let label = |id: u64| id - first_op;
+            // conditions since the last step that started operations
+            let mut started: Vec<u64> = Vec::new();
+            let mut done: Vec<u64> = Vec::new();
+            for s in self.rank_steps[rank]..self.rank_steps[rank + 1] {
+                let ops = self.op_range(s);
+                if !ops.is_empty() {
+                    for id in ops.clone() {
+                        write_goal_op(w, label(id as u64), &self.ops[id], unit_ps)?;
+                        for &d in &done {
+                            writeln!(w, "l{} requires l{}", label(id as u64), label(d))?;
+                        }
+                        for &d in started.iter().filter(|d| !done.contains(d)) {
+                            writeln!(w, "l{} irequires l{}", label(id as u64), label(d))?;
+                        }
+                    }
+                    started.clear();
+                    done.clear();
+                    started.extend(ops.map(|i| i as u64));
+                }
+                done.extend(self.wait_range(s).map(|i| self.waits[i] as u64));
+            }
+            writeln!(w, "}}")?;
+        }
+        Ok(())
+    }
+
+    pub fn has_charged(&self) -> bool {
+        self.ops.iter().any(|o| o.kind == OpKind::Join)
+    }
+}
+
+impl Workload for Replay {
+    fn ranks(&self) -> u32 {
+        self.ranks
+    }
+    fn describe(&self) -> String {
+        format!(
+            "replay of {} ({} ranks, {} calls, {} collectives)",
+            self.dir,
+            self.ranks,
+            self.calls,
+            self.mode.name()
+        )
+    }
+    fn start(&mut self, rank: u32, out: &mut Ready) {
+        self.begin(rank, out);
+    }
+    fn started(&mut self, rank: u32, id: u32, out: &mut Ready) {
+        let s = self.current[rank as usize];
+        if self.op_range(s).contains(&(id as usize)) {
+            self.settle(rank, out);
+        }
+    }
+    fn done(&mut self, rank: u32, id: u32, out: &mut Ready) {
+        self.done_flag[id as usize] = true;
+        self.unfinished_ops -= 1;
+        if self.waiter[id as usize] == self.current[rank as usize] {
+            self.settle(rank, out);
+        }
+    }
+    fn unfinished(&self) -> u64 {
+        self.unfinished_ops + self.unfinished_ranks
+    }
+}

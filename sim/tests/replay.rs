@@ -1,0 +1,864 @@
+//! Replay of hand-written traces (docs/trace-format.md): semantics of the
+//! calls, the breakdown, errors on bad files, and agreement with the
+//! simulator's own generated collectives.
+
+mod common;
+
+use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::network::Network;
+use commchar_sim::params::{Params, Rendezvous};
+use commchar_sim::topology;
+use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
+use commchar_sim::SimError;
+use common::NS;
+use std::path::{Path, PathBuf};
+
+// call ids (tracer/cc_trace_format.h)
+const SEND: u16 = 1;
+const BSEND: u16 = 2;
+const SSEND: u16 = 3;
+const RECV: u16 = 5;
+const ISEND: u16 = 6;
+const IRECV: u16 = 10;
+const SENDRECV: u16 = 11;
+const WAITALL: u16 = 14;
+const BARRIER: u16 = 23;
+const BCAST: u16 = 24;
+const ALLREDUCE: u16 = 34;
+const COMM_SPLIT: u16 = 39;
+const PCONTROL: u16 = 43;
+const COMPLETE: u16 = 60;
+const MEMBERS: u16 = 61;
+const OTHER: u16 = 62;
+
+/// One rank's trace being written: records with a clock in ns.
+struct RankTrace {
+    rank: i32,
+    size: i32,
+    now: u64,
+    records: Vec<[u8; 64]>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct R {
+    call: u16,
+    comm: i32,
+    peer: i32,
+    tag: i32,
+    bytes: u64,
+    bytes2: u64,
+    req: u64,
+    aux: i32,
+    aux2: i32,
+}
+
+const T0: u64 = 1_000_000;
+
+impl RankTrace {
+    fn new(rank: i32, size: i32) -> Self {
+        RankTrace {
+            rank,
+            size,
+            now: T0,
+            records: Vec::new(),
+        }
+    }
+
+    fn compute(&mut self, ns: u64) -> &mut Self {
+        self.now += ns;
+        self
+    }
+
+    /// A call at the current time lasting `dur` ns.
+    fn call(&mut self, r: R, dur: u64) -> &mut Self {
+        let mut b = [0u8; 64];
+        b[0..2].copy_from_slice(&r.call.to_le_bytes());
+        b[4..8].copy_from_slice(&r.comm.to_le_bytes());
+        b[8..12].copy_from_slice(&r.peer.to_le_bytes());
+        b[12..16].copy_from_slice(&r.tag.to_le_bytes());
+        b[16..24].copy_from_slice(&r.bytes.to_le_bytes());
+        b[24..32].copy_from_slice(&r.bytes2.to_le_bytes());
+        b[32..40].copy_from_slice(&self.now.to_le_bytes());
+        b[40..48].copy_from_slice(&(self.now + dur).to_le_bytes());
+        b[48..56].copy_from_slice(&r.req.to_le_bytes());
+        b[56..60].copy_from_slice(&r.aux.to_le_bytes());
+        b[60..64].copy_from_slice(&r.aux2.to_le_bytes());
+        self.records.push(b);
+        self.now += dur;
+        self
+    }
+
+    fn send(&mut self, call: u16, peer: i32, bytes: u64, tag: i32) -> &mut Self {
+        self.call(
+            R {
+                call,
+                peer,
+                tag,
+                bytes,
+                ..R::default()
+            },
+            0,
+        )
+    }
+
+    fn recv(&mut self, peer: i32, bytes: u64, tag: i32) -> &mut Self {
+        let r = R {
+            call: RECV,
+            peer,
+            tag,
+            bytes2: bytes,
+            aux: peer,
+            aux2: tag,
+            ..R::default()
+        };
+        self.call(r, 0)
+    }
+
+    fn members(&mut self, members: &[i32]) -> &mut Self {
+        let mut b = [0u8; 64];
+        b[0..2].copy_from_slice(&MEMBERS.to_le_bytes());
+        for (i, m) in members.iter().enumerate() {
+            b[16 + 4 * i..20 + 4 * i].copy_from_slice(&m.to_le_bytes());
+        }
+        b[56..60].copy_from_slice(&0i32.to_le_bytes());
+        b[60..64].copy_from_slice(&(members.len() as i32).to_le_bytes());
+        self.records.push(b);
+        self
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut h = vec![0u8; 256];
+        h[0..8].copy_from_slice(b"CCTRACE1");
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[12..16].copy_from_slice(&64u32.to_le_bytes());
+        h[16..20].copy_from_slice(&self.rank.to_le_bytes());
+        h[20..24].copy_from_slice(&self.size.to_le_bytes());
+        h[24..32].copy_from_slice(&T0.to_le_bytes());
+        h[32..40].copy_from_slice(&self.now.to_le_bytes());
+        h[40..48].copy_from_slice(&(self.records.len() as u64).to_le_bytes());
+        h[48..52].copy_from_slice(&1u32.to_le_bytes());
+        h[56..60].copy_from_slice(b"host");
+        for r in &self.records {
+            h.extend_from_slice(r);
+        }
+        h
+    }
+}
+
+fn write_trace(name: &str, ranks: &[RankTrace]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("commchar-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for r in ranks {
+        std::fs::write(dir.join(format!("rank-{}.cctrace", r.rank)), r.bytes()).unwrap();
+    }
+    dir
+}
+
+fn traces(p: i32) -> Vec<RankTrace> {
+    (0..p).map(|r| RankTrace::new(r, p)).collect()
+}
+
+fn params(eager_max: u64, rendezvous: Rendezvous) -> Params {
+    Params {
+        eager_max,
+        rendezvous,
+        ..common::params(0)
+    }
+}
+
+fn replay(dir: &Path, opts: &Options, params: Params) -> Result<Outcome, SimError> {
+    let mut r = Replay::load(dir, opts)?;
+    let net = Network::new(topology::parse("full", r.measured.len() as u32)?, 0, false);
+    engine::run_accounted(
+        Config {
+            params,
+            network: net,
+            trace_limit: None,
+        },
+        &mut r,
+    )
+}
+
+fn check_sums(o: &Outcome) {
+    for (r, b) in o.breakdown.as_ref().unwrap().iter().enumerate() {
+        assert_eq!(
+            b.total(),
+            o.finish[r],
+            "rank {r}: breakdown {b:?} does not sum to its finish"
+        );
+    }
+}
+
+/// Rank 0 sends 1000 B at 0; rank 1 computes 10 us, then receives.
+fn late_receiver(call: u16) -> PathBuf {
+    let mut t = traces(2);
+    t[0].send(call, 1, 1000, 7);
+    t[1].compute(10_000).recv(0, 1000, 7);
+    write_trace(&format!("late-{call}"), &t)
+}
+
+#[test]
+fn eager_send_completes_after_its_overhead() {
+    let dir = late_receiver(SEND);
+    let o = replay(
+        &dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish[0], 1500 * NS);
+    // handled once the computation is done: o_r + 999 G
+    assert_eq!(o.finish[1], (10_000 + 1500 + 999 * 6) * NS);
+    let b = &o.breakdown.as_ref().unwrap()[1];
+    assert_eq!((b.compute, b.sync), (10_000 * NS, 0));
+}
+
+#[test]
+fn rendezvous_sender_waits_for_the_late_receiver() {
+    let dir = late_receiver(SEND);
+    let o = replay(&dir, &Options::default(), params(0, Rendezvous::Handshake)).unwrap();
+    check_sums(&o);
+    // matched at 10 us, the clear-to-send arrives L later
+    assert_eq!(o.finish[0], (10_000 + 2500) * NS);
+    let b = o.breakdown.as_ref().unwrap()[0];
+    // the message waited 10 - 4 us for its receive: synchronization; the rest is communication
+    assert_eq!(b.sync, 6000 * NS);
+    assert_eq!(b.comm, 6500 * NS);
+}
+
+#[test]
+fn ssend_is_synchronous_and_bsend_local_whatever_s() {
+    let o = replay(
+        &late_receiver(SSEND),
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    assert_eq!(o.finish[0], 12_500 * NS);
+    let o = replay(
+        &late_receiver(BSEND),
+        &Options::default(),
+        params(0, Rendezvous::Handshake),
+    )
+    .unwrap();
+    assert_eq!(o.finish[0], 1500 * NS);
+}
+
+#[test]
+fn isend_irecv_waitall_keep_order_and_overlap() {
+    // rank 0: Isend 100 B tag 1, Isend tag 2, compute 5 us, Waitall; rank 1: Irecv tag 2, Irecv tag 1, Waitall
+    let mut t = traces(2);
+    let isend = |tag, req| R {
+        call: ISEND,
+        peer: 1,
+        tag,
+        bytes: 100,
+        req,
+        ..R::default()
+    };
+    t[0].call(isend(1, 11), 0)
+        .call(isend(2, 12), 0)
+        .compute(5000);
+    t[0].call(
+        R {
+            call: WAITALL,
+            aux: 2,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].call(
+        R {
+            call: COMPLETE,
+            req: 11,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].call(
+        R {
+            call: COMPLETE,
+            req: 12,
+            peer: 1,
+            ..R::default()
+        },
+        0,
+    );
+    let irecv = |tag, req| R {
+        call: IRECV,
+        peer: 0,
+        tag,
+        bytes2: 100,
+        req,
+        ..R::default()
+    };
+    t[1].call(irecv(2, 21), 0).call(irecv(1, 22), 0);
+    t[1].call(
+        R {
+            call: WAITALL,
+            aux: 2,
+            ..R::default()
+        },
+        0,
+    );
+    t[1].call(
+        R {
+            call: COMPLETE,
+            req: 21,
+            aux: 0,
+            aux2: 2,
+            ..R::default()
+        },
+        0,
+    );
+    t[1].call(
+        R {
+            call: COMPLETE,
+            req: 22,
+            aux: 0,
+            aux2: 1,
+            peer: 1,
+            ..R::default()
+        },
+        0,
+    );
+    let dir = write_trace("nonblocking", &t);
+    let o = replay(
+        &dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    check_sums(&o);
+    // the second send waits for the NIC (g + 99 G), then the computation runs
+    let second = 1000 + 99 * 6;
+    assert_eq!(o.finish[0], (second + 1500 + 5000) * NS);
+    // the first message is handled at 4 us (o + L); the second arrives while
+    // the CPU is busy and is handled right after
+    let handled = 1500 + 99 * 6;
+    assert_eq!(o.finish[1], (4000 + 2 * handled) * NS);
+}
+
+#[test]
+fn any_source_takes_the_source_the_trace_received_from() {
+    // rank 2 receives with MPI_ANY_SOURCE: the status says rank 1
+    let mut t = traces(3);
+    t[1].send(SEND, 2, 8, 0);
+    t[0].compute(50_000).send(SEND, 2, 8, 0);
+    t[2].call(
+        R {
+            call: RECV,
+            peer: -2,
+            tag: 0,
+            bytes2: 8,
+            aux: 1,
+            aux2: 0,
+            ..R::default()
+        },
+        0,
+    );
+    t[2].recv(0, 8, 0);
+    let dir = write_trace("anysource", &t);
+    let o = replay(
+        &dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    check_sums(&o);
+    // the late sender is rank 0: rank 2 ends after its message
+    assert_eq!(o.finish[2], (50_000 + 1500 + 2500 + 1500 + 7 * 6) * NS);
+    let b = o.breakdown.as_ref().unwrap()[2];
+    assert!(
+        b.sync >= 44_000 * NS,
+        "waiting for rank 0's late send is synchronization: {b:?}"
+    );
+}
+
+#[test]
+fn communicator_ranks_become_world_ranks() {
+    // a split whose rank order is reversed: rank 0 of the new communicator is world rank 1
+    let mut t = traces(2);
+    for tr in &mut t {
+        tr.call(
+            R {
+                call: COMM_SPLIT,
+                comm: 0,
+                aux: 2,
+                aux2: 2,
+                ..R::default()
+            },
+            0,
+        );
+        tr.members(&[1, 0]);
+    }
+    // world 0 (new rank 1) sends to new rank 0 = world 1
+    t[0].call(
+        R {
+            call: SEND,
+            comm: 2,
+            peer: 0,
+            tag: 3,
+            bytes: 8,
+            ..R::default()
+        },
+        0,
+    );
+    t[1].call(
+        R {
+            call: RECV,
+            comm: 2,
+            peer: 1,
+            tag: 3,
+            bytes2: 8,
+            aux: 1,
+            aux2: 3,
+            ..R::default()
+        },
+        0,
+    );
+    let dir = write_trace("comm", &t);
+    let o = replay(
+        &dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    assert_eq!(o.finish[1], (1500 + 2500 + 1500 + 7 * 6) * NS);
+    // the same message on the world communicator has another tag space: a deadlock
+    let mut t = traces(2);
+    t[0].call(
+        R {
+            call: SEND,
+            comm: 0,
+            peer: 1,
+            tag: 3,
+            bytes: 8,
+            ..R::default()
+        },
+        0,
+    );
+    for tr in &mut t {
+        tr.call(
+            R {
+                call: COMM_SPLIT,
+                comm: 0,
+                aux: 2,
+                aux2: 2,
+                ..R::default()
+            },
+            0,
+        );
+        tr.members(&[1, 0]);
+    }
+    t[1].call(
+        R {
+            call: RECV,
+            comm: 2,
+            peer: 1,
+            tag: 3,
+            bytes2: 8,
+            aux: 1,
+            aux2: 3,
+            ..R::default()
+        },
+        0,
+    );
+    let dir = write_trace("comm-mismatch", &t);
+    let e = replay(
+        &dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap_err();
+    assert!(matches!(e, SimError::Deadlock(_)), "{e}");
+}
+
+fn charged(costs: &[(&'static str, u32, u64, f64)]) -> Options {
+    let mut o = Options {
+        collectives: CollectiveMode::Charged,
+        ..Options::default()
+    };
+    for &(call, p, n, us) in costs {
+        o.costs.insert(
+            Signature { call, p, n },
+            SignatureCost {
+                cost_ps: Some((us * 1e6) as u64),
+                algorithm: None,
+            },
+        );
+    }
+    o
+}
+
+#[test]
+fn charged_collective_waits_for_the_last_member() {
+    let mut t = traces(3);
+    for r in 0..3 {
+        t[r as usize].compute(r as u64 * 10_000);
+        t[r as usize].call(
+            R {
+                call: ALLREDUCE,
+                bytes: 64,
+                bytes2: 64,
+                aux: 1,
+                ..R::default()
+            },
+            0,
+        );
+        t[r as usize]
+            .call(
+                R {
+                    call: PCONTROL,
+                    aux: 1,
+                    ..R::default()
+                },
+                0,
+            )
+            .compute(1000);
+    }
+    let dir = write_trace("charged", &t);
+    let o = replay(
+        &dir,
+        &charged(&[("allreduce", 3, 64, 5.0)]),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    check_sums(&o);
+    // all leave at the last arrival (20 us) + 5 us, then compute 1 us
+    assert_eq!(o.finish, vec![26_000 * NS; 3]);
+    let b = o.breakdown.as_ref().unwrap();
+    assert_eq!(
+        (b[0].sync, b[0].comm, b[0].compute),
+        (20_000 * NS, 5000 * NS, 1000 * NS)
+    );
+    assert_eq!(b[2].sync, 0);
+    // each rank passed its Pcontrol at 25 us with the collective behind it
+    assert_eq!(o.marks.len(), 3);
+    assert!(o
+        .marks
+        .iter()
+        .all(|m| m.time == 25_000 * NS && m.level == 1));
+    // a signature without a cost is refused in one line
+    let e = Replay::load(&dir, &charged(&[])).err().unwrap();
+    assert!(
+        e.to_string().contains("no cost for allreduce p=3 n=64"),
+        "{e}"
+    );
+}
+
+#[test]
+fn breakdown_sums_to_finish_on_a_mixed_program() {
+    let mut t = traces(2);
+    for step in 0..20u64 {
+        let bytes = if step % 3 == 0 { 100_000 } else { 64 };
+        t[0].compute(1000 + step * 300)
+            .send(SEND, 1, bytes, 0)
+            .recv(1, 8, 1);
+        t[1].compute(2000)
+            .recv(0, bytes, 0)
+            .compute(step * 100)
+            .send(SEND, 0, 8, 1);
+    }
+    let dir = write_trace("mixed", &t);
+    for (s, rv) in [
+        (1000, Rendezvous::Handshake),
+        (u64::MAX, Rendezvous::Match),
+        (0, Rendezvous::Match),
+    ] {
+        let o = replay(&dir, &Options::default(), params(s, rv)).unwrap();
+        check_sums(&o);
+    }
+}
+
+fn expect_input_error(dir: &Path, needle: &str) {
+    match Replay::load(dir, &Options::default()) {
+        Err(SimError::Input(m)) => assert!(m.contains(needle), "{m}"),
+        Err(e) => panic!("wrong error kind: {e}"),
+        Ok(_) => panic!("a bad trace was accepted"),
+    }
+}
+
+#[test]
+fn truncated_or_corrupt_traces_give_one_line_errors() {
+    let mut t = traces(2);
+    t[0].send(SEND, 1, 8, 0);
+    t[1].recv(0, 8, 0);
+    let dir = write_trace("bad", &t);
+    let file = dir.join("rank-1.cctrace");
+    let good = std::fs::read(&file).unwrap();
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (good[..good.len() - 10].to_vec(), "truncated"),
+        (good[..100].to_vec(), "truncated"),
+        ([b"XXTRACE1".as_slice(), &good[8..]].concat(), "bad magic"),
+        (
+            [&good[..8], 2u32.to_le_bytes().as_slice(), &good[12..]].concat(),
+            "version 2",
+        ),
+        (
+            [&good[..12], 32u32.to_le_bytes().as_slice(), &good[16..]].concat(),
+            "record size 32",
+        ),
+        (
+            [&good[..48], 0u32.to_le_bytes().as_slice(), &good[52..]].concat(),
+            "cut short",
+        ),
+        (
+            [&good[..256], 99u16.to_le_bytes().as_slice(), &good[258..]].concat(),
+            "unknown call id 99",
+        ),
+    ];
+    for (bytes, needle) in cases {
+        std::fs::write(&file, &bytes).unwrap();
+        expect_input_error(&dir, needle);
+    }
+    let first = std::fs::read(dir.join("rank-0.cctrace")).unwrap();
+    std::fs::write(&file, &good).unwrap();
+    std::fs::write(dir.join("rank-0.cctrace"), &first[..first.len() - 64]).unwrap();
+    expect_input_error(&dir, "the header says 1 records, the file holds 0");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::remove_file(dir.join("rank-0.cctrace")).unwrap();
+    expect_input_error(&dir, "no rank-<r>.cctrace");
+    std::fs::write(&file, &good).unwrap();
+    expect_input_error(&dir, "rank 0 is missing");
+}
+
+#[test]
+fn other_calls_are_refused_by_name_unless_computation() {
+    let mut t = traces(1);
+    t[0].call(
+        R {
+            call: OTHER,
+            aux: 0,
+            ..R::default()
+        },
+        500,
+    );
+    let dir = write_trace("other", &t);
+    expect_input_error(&dir, "cannot follow");
+    let opts = Options {
+        other_as_compute: true,
+        ..Options::default()
+    };
+    let o = replay(&dir, &opts, params(0, Rendezvous::Handshake)).unwrap();
+    assert_eq!(o.finish[0], 500 * NS);
+}
+
+/// The simulator's generated collective and the same messages traced.
+fn generated(spec: &str, p: u32, n: u64, params: Params) -> u64 {
+    common::run_with(spec, p, n, params, "full", false).makespan()
+}
+
+#[test]
+fn traced_binomial_bcast_matches_the_generated_schedule() {
+    // MPICH's binomial broadcast from root 0, written out as Send/Recv calls
+    let p = 8;
+    let n = 100_000;
+    let mut t = traces(p);
+    for r in 0..p {
+        let tr = &mut t[r as usize];
+        let mut mask = 1;
+        while mask < p {
+            if r & mask != 0 {
+                tr.recv(r - mask, n, 0);
+                break;
+            }
+            mask <<= 1;
+        }
+        mask >>= 1;
+        while mask > 0 {
+            if r + mask < p {
+                tr.send(SEND, r + mask, n, 0);
+            }
+            mask >>= 1;
+        }
+    }
+    let dir = write_trace("bcast-p2p", &t);
+    for prm in [
+        params(u64::MAX, Rendezvous::Match),
+        params(4096, Rendezvous::Handshake),
+    ] {
+        let o = replay(&dir, &Options::default(), prm.clone()).unwrap();
+        assert_eq!(o.makespan(), generated("bcast:binomial", p as u32, n, prm));
+    }
+}
+
+#[test]
+fn traced_recursive_doubling_allreduce_matches_the_generated_schedule() {
+    let p = 8;
+    let n = 4096;
+    let mut t = traces(p);
+    for r in 0..p {
+        let mut mask = 1;
+        while mask < p {
+            let peer = r ^ mask;
+            let sr = R {
+                call: SENDRECV,
+                peer,
+                tag: 0,
+                bytes: n,
+                bytes2: n,
+                aux: peer,
+                aux2: 0,
+                ..R::default()
+            };
+            t[r as usize].call(sr, 0);
+            mask <<= 1;
+        }
+    }
+    let dir = write_trace("allreduce-p2p", &t);
+    for prm in [
+        params(u64::MAX, Rendezvous::Match),
+        params(1024, Rendezvous::Handshake),
+    ] {
+        let o = replay(&dir, &Options::default(), prm.clone()).unwrap();
+        assert_eq!(
+            o.makespan(),
+            generated("allreduce:recursive_doubling", p as u32, n, prm)
+        );
+    }
+}
+
+#[test]
+fn expanded_collective_records_match_the_generated_schedule() {
+    for (call, spec, n) in [
+        (BCAST, "bcast:binomial", 100_000u64),
+        (ALLREDUCE, "allreduce:recursive_doubling", 4096),
+        (BARRIER, "barrier", 0),
+    ] {
+        let p = 8;
+        let mut t = traces(p);
+        for tr in &mut t {
+            tr.call(
+                R {
+                    call,
+                    peer: 0,
+                    bytes: n,
+                    bytes2: n,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        let dir = write_trace(&format!("expanded-{call}"), &t);
+        for prm in [
+            params(u64::MAX, Rendezvous::Match),
+            params(4096, Rendezvous::Handshake),
+        ] {
+            let prm = Params {
+                gamma: 2 * NS,
+                ..prm
+            };
+            let opts = Options {
+                gamma: prm.gamma,
+                ..Options::default()
+            };
+            let o = replay(&dir, &opts, prm.clone()).unwrap();
+            assert_eq!(o.makespan(), generated(spec, p as u32, n, prm), "{spec}");
+        }
+    }
+}
+
+#[test]
+fn rooted_collectives_rotate_to_their_root() {
+    // a bcast from root 3 takes as long as one from root 0
+    let p = 5;
+    let mut t = traces(p);
+    for tr in &mut t {
+        tr.call(
+            R {
+                call: BCAST,
+                peer: 3,
+                bytes: 1000,
+                bytes2: 1000,
+                ..R::default()
+            },
+            0,
+        );
+    }
+    let dir = write_trace("root3", &t);
+    let prm = params(u64::MAX, Rendezvous::Match);
+    let o = replay(&dir, &Options::default(), prm.clone()).unwrap();
+    let gen = common::run_with("bcast:binomial", p as u32, 1000, prm, "full", false);
+    for v in 0..p as usize {
+        assert_eq!(
+            o.finish[(v + 3) % p as usize],
+            gen.finish[v],
+            "virtual rank {v}"
+        );
+    }
+}
+
+#[test]
+fn emitted_goal_replays_to_the_same_makespan() {
+    let mut t = traces(2);
+    let isend = R {
+        call: ISEND,
+        peer: 1,
+        tag: 5,
+        bytes: 100_000,
+        req: 1,
+        ..R::default()
+    };
+    t[0].compute(3000).call(isend, 0).compute(2000);
+    t[0].call(
+        R {
+            call: WAITALL,
+            aux: 1,
+            ..R::default()
+        },
+        0,
+    )
+    .call(
+        R {
+            call: COMPLETE,
+            req: 1,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].call(
+        R {
+            call: ALLREDUCE,
+            bytes: 64,
+            bytes2: 64,
+            ..R::default()
+        },
+        0,
+    );
+    t[1].compute(1000).recv(0, 100_000, 5).compute(500);
+    t[1].call(
+        R {
+            call: ALLREDUCE,
+            bytes: 64,
+            bytes2: 64,
+            ..R::default()
+        },
+        0,
+    );
+    let dir = write_trace("goal", &t);
+    let r = Replay::load(&dir, &Options::default()).unwrap();
+    let mut text = Vec::new();
+    r.write_goal(1000, &mut text).unwrap();
+    let mut g = commchar_sim::workload::goal::GoalGraph::parse(
+        std::str::from_utf8(&text).unwrap(),
+        "x",
+        1000,
+    )
+    .unwrap();
+    let prm = params(4096, Rendezvous::Handshake);
+    let net = || Network::new(topology::parse("full", 2).unwrap(), 0, false);
+    let from_goal = engine::run(
+        Config {
+            params: prm.clone(),
+            network: net(),
+            trace_limit: None,
+        },
+        &mut g,
+    )
+    .unwrap();
+    let replayed = replay(&dir, &Options::default(), prm).unwrap();
+    assert_eq!(from_goal.makespan(), replayed.makespan());
+}
