@@ -46,6 +46,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help=f"the raised rendezvous threshold (default {DEFAULT_RAISED_THRESHOLD})")
     gauss.add_argument("--fragment", default=str(DEFAULT_FRAGMENT), metavar="BYTES",
                        help=f"largest message of the fragmented code (default {DEFAULT_FRAGMENT})")
+    predict = sub.add_parser("predict", help="predict the stored application runs from a model "
+                             "file under LogGPS and LogGP (trace replay), into the store")
+    predict.add_argument("--model", required=True, metavar="FILE", help="commchar model file")
+    predict.add_argument("--db", default="commchar.db", help="SQLite database (default ./commchar.db)")
+    predict.add_argument("--run", dest="runs", type=int, action="append", metavar="ID",
+                         help="application sweep to predict (repeatable; default: every one)")
+    predict.add_argument("--library", help="model of this library for every case (default: each "
+                         "case's own library)")
+    predict.add_argument("--again", action="store_true",
+                         help="predict again cases already predicted from this model file")
 
 
 def _common(parser: argparse.ArgumentParser, sizes: list[int], np: str) -> None:
@@ -135,7 +145,11 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 def execute(args: argparse.Namespace, console: Console) -> int:
     if not args.app:
-        raise UsageError("commchar app: name the application: jacobi or gauss")
+        raise UsageError("commchar app: name the application (jacobi, gauss) or predict")
+    if args.app == "predict":
+        from commchar.commands._app_predict import predict_stored
+
+        return predict_stored(args, console)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with Store(args.db) as store:
         if args.resume is not None:

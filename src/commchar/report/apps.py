@@ -75,7 +75,8 @@ class JacobiRow:
     speedup: float | None
     efficiency: float | None
     overhead: float
-    predicted: float | None  # LogGPS-predicted elapsed time of the timed region
+    predicted: float | None  # LogGPS-predicted time of the timed region
+    measured: float | None  # the same region of the replayed trace, measured
     predicted_speedup: float | None
     predicted_overhead: float | None
 
@@ -94,12 +95,13 @@ def jacobi_rows(data: AppData) -> list[JacobiRow]:
         speedup = t1 / r["elapsed_s"] if t1 else None
         pred = data.predicted(r)
         pred_one = data.predicted(one) if one else None
-        predicted = pred["predicted_elapsed_s"] if pred else None
-        pred_t1 = pred_one["predicted_elapsed_s"] if pred_one else t1
+        predicted = pred["predicted_s"] if pred else None
+        measured = pred["measured_s"] if pred else None
+        pred_t1 = pred_one["predicted_s"] if pred_one else t1
         rows.append(JacobiRow(
             r["library"], r["config"], r["n"], r["p"], r["oversubscribed"], r["phases_s"],
             r["elapsed_s"], speedup, speedup / r["p"] if speedup else None,
-            r["phases_s"].get("communication", 0.0) / r["elapsed_s"], predicted,
+            r["phases_s"].get("communication", 0.0) / r["elapsed_s"], predicted, measured,
             pred_t1 / predicted if predicted and pred_t1 else None,
             pred.get("predicted_overhead") if pred else None))
     return rows
@@ -116,7 +118,7 @@ def jacobi_table(rows: list[JacobiRow]) -> Table:
             "–" if r.efficiency is None else f"{r.efficiency:.2f}",
             f"{100 * r.overhead:.0f}%",
             _seconds(r.predicted),
-            _percent((r.predicted - r.elapsed) / r.elapsed if r.predicted else None),
+            _percent((r.predicted - r.measured) / r.measured if r.predicted and r.measured else None),
             "–" if r.predicted_speedup is None else f"{r.predicted_speedup:.2f}",
         ])
     return Table("apps-jacobi", "Jacobi's method: each phase's time (slowest rank), speedup, "
@@ -128,7 +130,8 @@ def jacobi_table(rows: list[JacobiRow]) -> Table:
                         "speedup/p, overhead = communication time / elapsed time. * = more ranks "
                         "than cores (oversubscribed): those times measure time-sharing, not the "
                         "network. Predicted: the median run's trace replayed under LogGPS "
-                        "(commchar app predict); blank where none is stored."])
+                        "(commchar app predict); its error is against the same run's traced time "
+                        "of the phases; blank where none is stored."])
 
 
 def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureSpec | None:
@@ -217,8 +220,9 @@ def gauss_table(data: AppData, library: str) -> Table | None:
     return Table(f"apps-gauss-{library}", f"Gaussian elimination, {library}: measured and predicted time",
                  ["n", "configuration", "p", "measured", "LogGPS", "error", "LogGP", "error",
                   "largest message (B)", "messages > S", "why the models agree or part"], body,
-                 notes=["Measured: the traced run of median elapsed time, from MPI_Init to "
-                        "MPI_Finalize on the slowest rank, which is the span the replay predicts. "
+                 notes=["Measured: the phases marked with MPI_Pcontrol (elimination and back "
+                        "substitution) in the trace of the run of median elapsed time, slowest "
+                        "rank; predicted: the same phases of its replay. "
                         "LogGPS: the model file's parameters with its S (longer messages wait for "
                         "their receiver); LogGP: the same with every message eager. Messages > S "
                         "counts the trace's point-to-point messages longer than the model's S. "

@@ -1,0 +1,123 @@
+"""Predict stored application runs from a model file: the trace of each case's
+median run replayed by the simulator (`commchar-sim --replay`) under LogGPS
+(the model's rendezvous threshold S) and under LogGP (every message eager).
+
+What is compared is the timed region of the program: the phases it marked
+with MPI_Pcontrol levels 1 and up (setup, verification and reporting, level 0,
+are left out on both sides), on the slowest rank, measured from the trace and
+predicted from the replay's per-phase breakdown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from commchar.commands.simulate import gamma_from_model
+from commchar.errors import ModelError
+from commchar.modelfile import load
+from commchar.simulate import run_simulator
+from commchar.store import Store
+from commchar.store.traces import extract_trace
+from commchar.trace import CALL_IDS, read_trace
+
+MODELS = {"loggps": [], "loggp": ["--S", "inf"]}
+# point-to-point sends whose `bytes` is one message (Sendrecv's send side included)
+_SENDS = ("Send", "Bsend", "Ssend", "Rsend", "Isend", "Ibsend", "Issend", "Irsend", "Sendrecv",
+          "Sendrecv_replace")
+# Collectives replayed as the algorithm the simulator's generators give them (the
+# replay's own choice of algorithm per library and size)
+COLLECTIVES = "expanded"
+COMMUNICATION_PHASE = 3  # the Pcontrol level of apps/app_common.h's communication phase
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    path: str
+    library: str
+    key: str  # path and content digest: a changed file is a new model
+    eager_max: float | None  # the model's S in bytes, None when it has none
+
+    @classmethod
+    def open(cls, path: str, library: str) -> "ModelChoice":
+        model = load(path)
+        if library not in model.libraries():
+            raise ModelError(f"{path} has no model of {library} "
+                             f"(it has {', '.join(model.libraries()) or 'none'})")
+        loggp = model.loggp(library) or {}
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+        s = loggp.get("S")
+        return cls(str(path), library, f"{Path(path).name}@{digest}",
+                   float(s) if s is not None else None)
+
+
+def message_sizes(directory: Path) -> np.ndarray:
+    """Bytes of every point-to-point message the traced program sent, all ranks."""
+    wanted = [CALL_IDS[name] for name in _SENDS]
+    trace = read_trace(directory)
+    sizes = [rank.records["bytes"][np.isin(rank.records["call"], wanted)] for rank in trace.ranks]
+    return np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.uint64)
+
+
+def predict_case(store: Store, case: dict, model: ModelChoice) -> dict[str, dict]:
+    """Both models' prediction of one stored case (keyed 'loggps', 'loggp')."""
+    trace = case.get("trace") or {}
+    if "median" not in trace:
+        raise ModelError(f"case {case['id']} ({case['app']} {case['config']} N={case['n']}) has "
+                         "no trace: it was run with --no-trace")
+    with tempfile.TemporaryDirectory(prefix="commchar-app-predict-") as directory:
+        extract_trace(store, trace["median"], directory)
+        sizes = message_sizes(Path(directory))
+        over = int((sizes > model.eager_max).sum()) if model.eager_max is not None else 0
+        messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,
+                    "S": model.eager_max, "over_S": over}
+        base = ["--replay", directory, "--model", model.path, "--library", model.library,
+                "--unit", "us", "--collectives", COLLECTIVES, "--json"]
+        gamma = gamma_from_model(model.path, model.library, "us")
+        if gamma is not None:
+            base.append(f"--gamma={gamma!r}")
+        out = {}
+        for name, extra in MODELS.items():
+            result = run_simulator(base + extra)
+            out[name] = {**summarize(result), "messages": messages, "trace_id": trace["median"],
+                         "collectives": COLLECTIVES}
+        return out
+
+
+def summarize(result: dict) -> dict:
+    """The timed region measured and predicted, and the predicted breakdown per rank (s)."""
+    measured = [_timed(rank["phases"]) for rank in result["replay"]["measured"]]
+    ranks = []
+    for rank in result["breakdown"]:
+        timed = [ph for ph in rank["phases"] if _in_region(ph)]
+        ranks.append({
+            "rank": rank["rank"],
+            "total_s": sum(ph["time"] for ph in timed) * 1e-6,
+            "computation_s": sum(ph["compute"] for ph in timed) * 1e-6,
+            "communication_s": sum(ph["communication"] for ph in timed) * 1e-6,
+            "wait_s": sum(ph["sync_wait"] for ph in timed) * 1e-6,
+            "exchange_s": sum(ph["time"] for ph in timed
+                              if ph["level"] == COMMUNICATION_PHASE) * 1e-6,
+        })
+    slowest = max(ranks, key=lambda r: r["total_s"])
+    return {
+        "measured_s": max(measured) * 1e-6,
+        "predicted_s": slowest["total_s"],
+        "predicted_overhead": slowest["exchange_s"] / slowest["total_s"] if slowest["total_s"] else 0.0,
+        "measured_span_s": max(r["wall"] for r in result["replay"]["measured"]) * 1e-6,
+        "predicted_span_s": result["makespan"] * 1e-6,
+        "rendezvous_messages": result.get("rendezvous_messages"),
+        "ranks": ranks,
+    }
+
+
+def _in_region(phase: dict) -> bool:
+    return phase.get("level") is not None and phase["level"] > 0
+
+
+def _timed(phases: list[dict]) -> float:
+    return sum(ph["time"] for ph in phases if _in_region(ph))
