@@ -4,6 +4,7 @@ sections. Real mpirun with every library present; small sizes."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -66,12 +67,19 @@ def _cases(db: Path) -> list[dict]:
         return store.app_runs()
 
 
-def test_sweep_stores_traced_runs_and_records_failures(built, tmp_path: Path, capsys) -> None:
+@pytest.fixture(scope="module")
+def gauss_db(built, tmp_path_factory) -> tuple[str, Path]:
+    """One traced sweep: Gaussian elimination N = 16, whole and fragmented rows, 3 runs each."""
     library = built[0][0].name
-    db = tmp_path / "apps.db"
+    db = tmp_path_factory.mktemp("apps") / "apps.db"
     args = ["app", "gauss", "--db", str(db), "--library", library, "--sizes", "16", "--np", "2",
-            "--reps", "3", "--configs", "original,fragmented", "--fragment", "64"]
+            "--reps", "3", "--configs", "original,fragmented", "--fragment", "56"]
     assert main(args) == 0
+    return library, db
+
+
+def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None:
+    library, db = gauss_db
     cases = _cases(db)
     assert {(c["config"], c["n"]) for c in cases} == {("original", 16), ("fragmented", 16)}
     for case in cases:
@@ -79,12 +87,6 @@ def test_sweep_stores_traced_runs_and_records_failures(built, tmp_path: Path, ca
         assert case["trace"]["median"] in case["trace"]["ids"]
         times = sorted(r["elapsed_s"] for r in case["results"])
         assert case["elapsed_s"] == times[1]
-    # the report renders the section from the same store
-    from commchar.report import ReportOptions, build_report
-
-    report = build_report(ReportOptions(str(db)))
-    assert "Application: Gaussian elimination" in report.html
-    assert any(t.slug == f"apps-gauss-{library}" for t in report.tables)
 
     os.environ["COMMCHAR_APP_FAULT"] = "wrong"
     try:
@@ -129,3 +131,45 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built, tmp_
             (case["id"], case["created_at"], case["results"])
     with Store(db) as store:
         assert store.run(1)["status"] == "complete"
+
+
+def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Path) -> None:
+    """S = 64 B: whole rows of N = 16 (up to 136 B) reach it, 56-byte fragments never do."""
+    library, db = gauss_db
+    model = {"format": "commchar-model", "version": 1, "libraries": {library: {
+        "operations": {"pingpong:send": {"n_range": [0, 1048576], "segments": [
+            {"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]}},
+        "loggp": {"L": 1.0, "o_s": 0.5, "o_r": 0.5, "g": 0.5, "G": 0.001, "S": 64}}}}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    assert main(["app", "predict", "--db", str(db), "--model", str(path)]) == 0
+    with Store(db) as store:
+        cases = {c["config"]: c for c in store.app_runs()}
+        predictions = {(p["app_run_id"], p["model"]): p
+                       for p in store.app_predictions(c["id"] for c in cases.values())}
+    whole = {m: predictions[(cases["original"]["id"], m)] for m in ("loggps", "loggp")}
+    pieces = {m: predictions[(cases["fragmented"]["id"], m)] for m in ("loggps", "loggp")}
+    # 16 pivot rows of 17..2 doubles, 10 of at least 64 B, then 16 solved values of 8 B
+    assert whole["loggps"]["messages"] == {"count": 32, "largest_bytes": 136, "S": 64.0,
+                                           "at_least_S": 10}
+    assert pieces["loggps"]["messages"]["at_least_S"] == 0
+    assert whole["loggps"]["rendezvous_messages"] > 0 == whole["loggp"]["rendezvous_messages"]
+    assert pieces["loggps"]["predicted_s"] == pieces["loggp"]["predicted_s"]
+    for prediction in (*whole.values(), *pieces.values()):
+        assert prediction["measured_s"] > 0 and prediction["predicted_s"] > 0
+        assert len(prediction["ranks"]) == 2
+        for rank in prediction["ranks"]:
+            parts = rank["computation_s"] + rank["communication_s"] + rank["wait_s"]
+            assert parts == pytest.approx(rank["total_s"], rel=1e-6)
+    # predicted once: a second call finds nothing to do
+    assert main(["app", "predict", "--db", str(db), "--model", str(path)]) == 0
+
+    from commchar.report import ReportOptions, build_report
+
+    report = build_report(ReportOptions(str(db)))
+    assert "Application: Gaussian elimination" in report.html
+    table = next(t for t in report.tables if t.slug == f"apps-gauss-{library}")
+    rows = {row[1]: row for row in table.rows}
+    assert rows["original"][9] == "10 of 32" and rows["fragmented"][9].startswith("0 of ")
+    assert "no message crosses S" in rows["fragmented"][10]
+    assert any(f.slug == f"apps-gauss-breakdown-{library}" for f in report.figures)

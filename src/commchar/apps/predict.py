@@ -40,7 +40,7 @@ class ModelChoice:
     path: str
     library: str
     key: str  # path and content digest: a changed file is a new model
-    eager_max: float | None  # the model's S in bytes, None when it has none
+    rendezvous_min: float | None  # the model's S in bytes, None when it has none
 
     @classmethod
     def open(cls, path: str, library: str) -> "ModelChoice":
@@ -72,9 +72,10 @@ def predict_case(store: Store, case: dict, model: ModelChoice) -> dict[str, dict
     with tempfile.TemporaryDirectory(prefix="commchar-app-predict-") as directory:
         extract_trace(store, trace["median"], directory)
         sizes = message_sizes(Path(directory))
-        over = int((sizes > model.eager_max).sum()) if model.eager_max is not None else 0
+        # S is the shortest message sent by rendezvous (LogGPS's "shortest synchronous message")
+        over = int((sizes >= model.rendezvous_min).sum()) if model.rendezvous_min is not None else 0
         messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,
-                    "S": model.eager_max, "over_S": over}
+                    "S": model.rendezvous_min, "at_least_S": over}
         base = ["--replay", directory, "--model", model.path, "--library", model.library,
                 "--unit", "us", "--collectives", COLLECTIVES, "--json"]
         gamma = gamma_from_model(model.path, model.library, "us")

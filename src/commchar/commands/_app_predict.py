@@ -57,7 +57,7 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
     table = Table(title=f"{app}: measured and predicted time of the timed phases (slowest rank)",
                   title_justify="left")
     for column in ("library", "config", "N", "p", "measured ms", "LogGPS ms", "err", "LogGP ms",
-                   "err", "msgs > S", "slowest rank: comp/comm/wait ms"):
+                   "err", "msgs ≥ S", "slowest rank: comp/comm/wait ms"):
         table.add_column(column, justify="right" if column not in ("library", "config") else "left")
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
         gps, gp = predictions[case["id"]].get("loggps"), predictions[case["id"]].get("loggp")
@@ -69,7 +69,7 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
             cells += [f"{pred['predicted_s'] * 1e3:.2f}",
                       f"{100 * (pred['predicted_s'] - measured) / measured:+.1f}%"] if pred else ["–", "–"]
         messages = anchor["messages"]
-        cells.append(f"{messages['over_S']}/{messages['count']}")
+        cells.append(f"{messages['at_least_S']}/{messages['count']}")
         slowest = max((gps or gp)["ranks"], key=lambda r: r["total_s"])
         cells.append(f"{slowest['computation_s'] * 1e3:.1f}/{slowest['communication_s'] * 1e3:.1f}/"
                      f"{slowest['wait_s'] * 1e3:.1f}")

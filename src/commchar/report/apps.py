@@ -210,21 +210,21 @@ def gauss_table(data: AppData, library: str) -> Table | None:
                       _percent((pred["predicted_s"] - measured) / measured) if pred else "–"]
         messages = (gps or gp or {}).get("messages")
         if messages:
-            crossing = messages["over_S"]
+            crossing = messages["at_least_S"]
             cells += [str(messages["largest_bytes"]), f"{crossing} of {messages['count']}",
                       "no message crosses S: both models send everything eagerly" if crossing == 0
-                      else "rows cross S: LogGP misses the rendezvous wait"]
+                      else "rows reach S: LogGP misses the rendezvous wait"]
         else:
             cells += ["–", "–", ""]
         body.append(cells)
     return Table(f"apps-gauss-{library}", f"Gaussian elimination, {library}: measured and predicted time",
                  ["n", "configuration", "p", "measured", "LogGPS", "error", "LogGP", "error",
-                  "largest message (B)", "messages > S", "why the models agree or part"], body,
+                  "largest message (B)", "messages ≥ S", "why the models agree or part"], body,
                  notes=["Measured: the phases marked with MPI_Pcontrol (elimination and back "
                         "substitution) in the trace of the run of median elapsed time, slowest "
                         "rank; predicted: the same phases of its replay. "
                         "LogGPS: the model file's parameters with its S (longer messages wait for "
-                        "their receiver); LogGP: the same with every message eager. Messages > S "
+                        "their receiver); LogGP: the same with every message eager. Messages ≥ S "
                         "counts the trace's point-to-point messages longer than the model's S. "
                         "original: default threshold; raised: the threshold raised (UCX_RNDV_THRESH "
                         "or the vader eager limit); fragmented: rows sent in pieces below S."])
