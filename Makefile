@@ -1,11 +1,12 @@
 # make demo : set up, characterize this machine, write report.html
+# make apps : set up, run and predict the applications, write report.html
 # make test : set up, run the test suite
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CARGO  ?= cargo
 
-.PHONY: setup demo test mpi python kernels sim browser bench clean
+.PHONY: setup demo apps test mpi python kernels sim browser bench clean
 
 setup: mpi python kernels sim
 
@@ -32,6 +33,17 @@ browser:
 demo: setup
 	$(BIN)/commchar run
 	$(BIN)/commchar report -o report.html
+
+# The applications (docs/apps.md): Jacobi and Gaussian elimination swept under the
+# tracer, a point-to-point model of this machine, both predicted, one report.
+APPS_DB ?= apps.db
+apps: setup
+	$(BIN)/commchar app jacobi --db $(APPS_DB) --np 1,2,4
+	$(BIN)/commchar app gauss --db $(APPS_DB) --np 2
+	$(BIN)/commchar run --db $(APPS_DB) --np 2 --ops pingpong,loggp,rndv
+	$(BIN)/commchar fit --db $(APPS_DB) -o $(APPS_DB:.db=-model.json)
+	$(BIN)/commchar app predict --db $(APPS_DB) --model $(APPS_DB:.db=-model.json)
+	$(BIN)/commchar report --db $(APPS_DB) -o report.html
 
 # The simulator's checks run first so that pytest's summary closes the output.
 test: setup browser
