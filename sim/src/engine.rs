@@ -266,7 +266,7 @@ impl<W: Workload> Engine<'_, W> {
         let depart = t.saturating_add(c.o_s);
         let transit = self
             .net
-            .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
+            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
         self.record(t, ev, SpanKind::Send, ev.peer);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
