@@ -50,10 +50,10 @@ def build_parser() -> tuple[OneLineParser, dict[str, ModuleType]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rich.console import Console
+    from commchar import terminal
 
-    console = Console(highlight=False)
-    errors = Console(stderr=True, highlight=False)
+    console = terminal.console()
+    errors = terminal.console(stderr=True)
     try:
         parser, verbs = build_parser()
         args = parser.parse_args(argv)
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return int(verbs[args.verb].execute(args, console) or 0)
     except CommcharError as exc:
-        errors.print(f"commchar: error: {exc}", markup=False, soft_wrap=True)
+        errors.print(terminal.one_line(f"commchar: error: {exc}"), soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
         errors.print("commchar: interrupted", markup=False)

@@ -9,6 +9,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from commchar import terminal
 from commchar.modelfile import Expr, load
 from commchar.predict import advise, parse_n_values, parse_p_values
 from commchar.predict.render import (
@@ -55,7 +56,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     n_values = parse_n_values(args.n) if args.n else None
     p_values = parse_p_values(args.p) if args.p else None
     result = advise(model, n_values, p_values, args.library)
-    errors = Console(stderr=True, highlight=False)
+    errors = terminal.console(stderr=True)
     for advice in result.libraries:
         for warning in advice.warnings:
             errors.print(f"commchar: warning: {warning}", markup=False, soft_wrap=True)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from commchar.errors import InputError, UsageError
+from commchar.terminal import styled
 
 NAME = "fit"
 HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
@@ -102,10 +103,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                       f" (p={','.join(map(str, ps))}, {sum(e['points'] for e in left)} points);"
                       " --oversubscribed include fits them", markup=False, highlight=False)
     if model["provenance"]["oversubscribed"]:
-        console.print("[yellow]fitted from oversubscribed jobs:[/] " + ", ".join(model["provenance"]["oversubscribed"]),
-                      markup=True, highlight=False)
+        console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
+                             " " + ", ".join(model["provenance"]["oversubscribed"])))
     for note in model["provenance"]["skipped"]:
-        console.print(f"[yellow]skipped:[/] {note}", markup=True, highlight=False)
+        console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0
 
 

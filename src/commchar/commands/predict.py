@@ -8,6 +8,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from commchar import terminal
 from commchar.modelfile import load
 from commchar.predict import parse_n_values, parse_p_values, predict
 from commchar.predict.core import PredictResult
@@ -57,7 +58,7 @@ def _table(result: PredictResult, library: str) -> Table:
 def execute(args: argparse.Namespace, console: Console) -> int:
     model = load(args.model)
     result = predict(model, args.exprs, parse_n_values(args.n), parse_p_values(args.p), args.library)
-    errors = Console(stderr=True, highlight=False)
+    errors = terminal.console(stderr=True)
     for library, why in result.skipped.items():
         errors.print(f"commchar: warning: library {library} skipped: {why}", markup=False, soft_wrap=True)
     for warning in result.warnings:

@@ -20,6 +20,7 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.runner import SweepOptions, run_sweep
 from commchar.store import Store
+from commchar.terminal import styled, visible
 
 NAME = "run"
 HELP = "measure point-to-point and collective communication of the MPI libraries found"
@@ -97,20 +98,19 @@ class _ProgressObserver:
 
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None:
         flag = " (oversubscribed)" if oversubscribed else ""
-        self.progress.update(self.task, description=f"{library} p={p}{flag}")
+        self.progress.update(self.task, description=visible(f"{library} p={p}{flag}"))
 
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None:
         key = f"{point['op']}:{point['variant']}" if point.get("variant") else point["op"]
         self.progress.update(self.task, advance=1,
-                             description=f"{library} p={p} {key} {point['n_bytes']} B")
+                             description=visible(f"{library} p={p} {key} {point['n_bytes']} B"))
         if not point.get("valid", True):
-            self.console.print(f"[yellow]invalid result[/]: {library} p={p} {key} "
-                               f"n={point['n_bytes']}: {point.get('error', '')}", markup=True)
+            self.console.print(styled(("invalid result", "yellow"), f": {library} p={p} {key} "
+                                      f"n={point['n_bytes']}: {point.get('error', '')}"))
 
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
-        self.console.print(f"[red]{kind}[/]: {library} p={p} {point.key} n={point.n_bytes}: {message}",
-                           markup=True, highlight=False)
+        self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))
 
 
 def _stop_on_sigterm(signum: int, frame: object) -> None:
@@ -134,7 +134,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         try:
             with Progress(*columns, console=console, transient=False) as progress:
