@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 
 from rich.console import Console
 from rich.table import Table
 
-from commchar import terminal
+from commchar import jsonio, terminal
 from commchar.modelfile import Expr, load
 from commchar.predict import advise, parse_n_values, parse_p_values
 from commchar.predict.render import (
@@ -62,7 +61,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             errors.print(f"commchar: warning: {warning}", markup=False, soft_wrap=True)
     if args.json:
         data = dataclasses.asdict(result)
-        console.print_json(json.dumps(data, default=_jsonable))
+        console.print_json(jsonio.dumps(data, default=_jsonable))
         return 0
     for advice in result.libraries:
         console.rule(f"Advice for library {advice.library}")

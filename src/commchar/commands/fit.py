@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from commchar import jsonio
 from commchar.errors import InputError, UsageError
 from commchar.terminal import styled
 
@@ -81,7 +81,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                        oversubscribed=args.oversubscribed)
     if args.output:
         try:
-            Path(args.output).write_text(json.dumps(model, indent=2) + "\n")
+            Path(args.output).write_text(jsonio.dumps(model, indent=2) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"

@@ -8,7 +8,6 @@ with one line naming the file, the row and the problem.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from commchar import jsonio
 from commchar.errors import InputError
 
 REQUIRED = ("op", "p", "n_bytes", "t_us")
@@ -63,10 +63,7 @@ def _extra(value: Any, where: str) -> dict:
     if isinstance(value, dict):
         return value
     if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except json.JSONDecodeError:
-            raise InputError(f"{where}: extra is not a JSON object") from None
+        decoded = jsonio.loads(value, f"{where}: extra")
         if isinstance(decoded, dict):
             return decoded
     raise InputError(f"{where}: extra is not a JSON object")
@@ -214,13 +211,12 @@ def load_json(path: str | Path, what: str = "") -> Any:
     (`what` says what the file is: "model file")."""
     name = f"{what} {path}".strip()
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {name} ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name} is not valid JSON ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{name}: JSON nested too deeply") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not valid JSON (not UTF-8 text)") from None
+    return jsonio.loads(text, name)
 
 
 def read_json(path: str | Path) -> list[dict]:
@@ -251,7 +247,7 @@ def read_store(db: str | Path, run_ids: Iterable[int]) -> tuple[list[dict], list
     if not Path(db).exists():
         raise InputError(f"database {db} does not exist")
     ids = list(run_ids)
-    with Store(db, create=False) as store:
+    with Store(db, readonly=True) as store:
         raw = store.points(ids or None)
         failures = store.failures(ids or None)
         jobs = store.jobs(ids or None)
