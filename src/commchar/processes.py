@@ -1,14 +1,15 @@
 """The one policy for processes commchar starts (MPI launchers and their ranks, the simulator).
 
-Each is started in its own session, so it and everything it forks form one
-process group that is stopped as a whole (`stop`): a launcher's ranks never
-outlive it. So that this holds however commchar ends, including SIGKILL,
-which no handler sees, a watchdog process outlives commchar: commchar tells it
-through a pipe which groups are running, and when the pipe closes without a
-goodbye (commchar is gone) it kills those groups. PR_SET_PDEATHSIG is not
-used: it reaches only the direct child (the launcher, not the ranks), and
-setting it needs a preexec_fn, which is unsafe in a process with threads.
-"""
+Each is started as the leader of a session of its own and ended with
+`stop`: SIGTERM to its process group (a launcher then stops its ranks), and
+after a grace SIGKILL to the group and to every process descended from it,
+since launchers put their ranks in groups and sessions of their own. So that
+this holds however commchar ends, including SIGKILL, which no handler sees,
+a watchdog process outlives commchar: commchar tells it through a pipe which
+groups are running, and when the pipe closes without a goodbye (commchar is
+gone) it ends them the same way. PR_SET_PDEATHSIG is not used: it reaches only
+the direct child (the launcher, not the ranks), and setting it needs a
+preexec_fn, which is unsafe in a process with threads."""
 
 from __future__ import annotations
 
@@ -17,35 +18,79 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+import time
+from collections import defaultdict
+from typing import IO, Any, Iterable
 
-# Seconds a group has to end after SIGTERM before it gets SIGKILL.
+# Seconds a group has to end after SIGTERM before what is left of it gets SIGKILL.
 TERM_GRACE_S = 3.0
 
-_WATCHDOG = r"""
-import os, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-groups = set()
-for line in sys.stdin:
-    line = line.strip()
-    if line == "bye":
-        sys.exit(0)
-    if line[:1] in "+-" and line[1:].isdigit():
-        (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
-def signal_all(sig):
-    for pgid in list(groups):
+
+def _tree(root: int) -> list[int]:
+    """The processes descended from `root` now (from /proc). Launchers put ranks in
+    process groups and sessions of their own (Open MPI, MPICH's proxies), so a group
+    signal alone can miss them once their launcher is gone."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
         try:
-            os.killpg(pgid, sig)
-        except OSError:
-            groups.discard(pgid)
-signal_all(signal.SIGTERM)
-deadline = time.monotonic() + %(grace)r
-while groups and time.monotonic() < deadline:
-    time.sleep(0.1)
-    signal_all(0)
-signal_all(signal.SIGKILL)
-"""
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children[ppid].append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _signal(pids: Iterable[int], sig: int, group: bool = False) -> None:
+    for pid in pids:
+        try:
+            (os.killpg if group else os.kill)(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def end_groups(leaders: list[int], grace: float = TERM_GRACE_S) -> None:
+    """SIGTERM each leader's group (a launcher then stops its ranks itself); after the grace,
+    SIGKILL the groups and every process that descended from a leader when this began."""
+    trees = {pid: _tree(pid) for pid in leaders}
+    _signal(leaders, signal.SIGTERM, group=True)
+    everyone = [*leaders, *(pid for tree in trees.values() for pid in tree)]
+    deadline = time.monotonic() + grace
+    while any(_alive(pid) for pid in everyone) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal(leaders, signal.SIGKILL, group=True)
+    _signal((pid for pid in everyone if _alive(pid)), signal.SIGKILL)
+
+
+def _watch() -> None:
+    """The watchdog's loop: follow commchar's `+pid`/`-pid` lines; on end of input without
+    `bye` (commchar is gone, however it ended), end every group still running."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    groups: set[int] = set()
+    for line in sys.stdin:
+        line = line.strip()
+        if line == "bye":
+            return
+        if line[:1] in ("+", "-") and line[1:].isdigit():
+            (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+    end_groups(sorted(groups))
+
 
 _lock = threading.Lock()
 _watchdog: subprocess.Popen[str] | None = None
@@ -56,7 +101,7 @@ def _tell_watchdog(message: str) -> None:
     with _lock:
         if _watchdog is None or _watchdog.poll() is not None:
             _watchdog = subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG % {"grace": TERM_GRACE_S}], stdin=subprocess.PIPE,
+                [sys.executable, "-m", "commchar.processes"], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         stdin: IO[str] = _watchdog.stdin  # type: ignore[assignment]
         try:
@@ -75,26 +120,15 @@ def start(argv: list[str], **popen_kwargs: Any) -> subprocess.Popen:
 
 
 def stop(process: subprocess.Popen) -> int | None:
-    """End the process's whole group (SIGTERM, then SIGKILL after the grace) and reap the
-    leader. Returns the signal that ended it (None if it had already exited)."""
-    used = None
-    for sig, wait in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        used = sig
-        try:
-            process.wait(timeout=wait)
-            # The leader is gone; ranks it left behind in the group are not.
-            os.killpg(process.pid, signal.SIGKILL)
-        except subprocess.TimeoutExpired:
-            continue
-        except (ProcessLookupError, PermissionError):
-            pass
-        break
+    """End the process, its group and its descendants (see `end_groups`) and reap it.
+    Returns the first signal sent, SIGTERM, or None when it had already exited."""
+    if process.poll() is not None:
+        finished(process)
+        return None
+    end_groups([process.pid])
+    process.wait()
     finished(process)
-    return used
+    return signal.SIGTERM
 
 
 def finished(process: subprocess.Popen) -> None:
@@ -117,3 +151,7 @@ def close() -> None:
         except (OSError, subprocess.TimeoutExpired):
             pass
         _watchdog = None
+
+
+if __name__ == "__main__":
+    _watch()
