@@ -21,6 +21,8 @@ from commchar.errors import InputError
 REQUIRED = ("op", "p", "n_bytes", "t_us")
 DEFAULT_LIBRARY = "unknown"
 STARTUP_ONLY_OPS = ("barrier",)  # n is 0 by definition: only t_s is fitted
+MAX_P = 2**31 - 1  # MPI ranks are C ints
+MAX_N_BYTES = 2**53  # every length up to here is exact as a double
 TRUE_TEXT = {"1", "true", "yes", "t", "y"}
 FALSE_TEXT = {"0", "false", "no", "f", "n", ""}
 
@@ -84,13 +86,17 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     else:  # left out of every fit: its time only needs to be readable
         value = raw.get(time_key)
         t_us = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
+    n_bytes = _number(raw.get("n_bytes"), "n_bytes", where, integer=True)
+    for column, value, largest in (("p", p, MAX_P), ("n_bytes", n_bytes, MAX_N_BYTES)):
+        if value > largest:
+            raise InputError(f"{where}: {column} {value:g} is larger than {largest} (not a count commchar can use)")
     point = {
         "library": str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY,
         "library_version": raw.get("library_version") or "",
         "op": op,
         "variant": str(raw.get("variant") or "").strip(),
         "p": int(p),
-        "n_bytes": int(_number(raw.get("n_bytes"), "n_bytes", where, integer=True)),
+        "n_bytes": int(n_bytes),
         "t_us": t_us,
         "valid": valid,
         "oversubscribed": _flag(raw.get("oversubscribed"), "oversubscribed", where, False),
