@@ -661,6 +661,14 @@ fn run(m: &ArgMatches) -> Result<()> {
         }
     };
     let wall = t0.elapsed().as_secs_f64();
+    if outcome.finish.contains(&u64::MAX) {
+        // Costs saturate instead of wrapping: a time that reached the end of the range is no result.
+        return Err(SimError::Usage(format!(
+            "the run's times exceed what the simulator can represent ({:.0} days): \
+             use smaller sizes or parameters",
+            u64::MAX as f64 / 1e12 / 86400.0
+        )));
+    }
     if let (Some(path), Some(spans)) = (trace_path, outcome.trace.as_ref()) {
         if spans.len() >= TRACE_LIMIT {
             return Err(SimError::Usage(format!(

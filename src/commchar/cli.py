@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 from types import ModuleType
 
 from commchar import __version__, commands
@@ -49,11 +51,17 @@ def build_parser() -> tuple[OneLineParser, dict[str, ModuleType]]:
     return parser, verbs
 
 
-def main(argv: list[str] | None = None) -> int:
-    from rich.console import Console
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a batch system's TERM stops any verb as cleanly as Ctrl-C
 
-    console = Console(highlight=False)
-    errors = Console(stderr=True, highlight=False)
+
+def main(argv: list[str] | None = None) -> int:
+    from commchar import processes, terminal
+
+    console = terminal.console()
+    errors = terminal.console(stderr=True)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         parser, verbs = build_parser()
         args = parser.parse_args(argv)
@@ -62,13 +70,15 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return int(verbs[args.verb].execute(args, console) or 0)
     except CommcharError as exc:
-        errors.print(f"commchar: error: {exc}", markup=False, soft_wrap=True)
+        errors.print(terminal.one_line(f"commchar: error: {exc}"), soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
         errors.print("commchar: interrupted", markup=False)
         return 130
     except BrokenPipeError:
         return 141
+    finally:
+        processes.close()  # whatever commchar started has been stopped by now
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ impl GoalGraph {
         let mut num_ranks: Option<u32> = None;
         let mut current: Option<u32> = None;
         let mut labels: HashMap<String, u32> = HashMap::new();
+        let mut names: HashMap<u32, String> = HashMap::new(); // labels by operation, to name a cycle
         let mut seen_rank: Vec<bool> = Vec::new();
         let mut rank_of = Vec::new();
         let mut ops: Vec<Op> = Vec::new();
@@ -182,6 +183,7 @@ impl GoalGraph {
                         if labels.insert(l.to_string(), id).is_some() {
                             return lx.err(format!("label '{l}' defined twice in rank {rank}"));
                         }
+                        names.insert(id, l.to_string());
                     }
                 }
             }
@@ -191,6 +193,17 @@ impl GoalGraph {
         };
         if current.is_some() {
             return input(format!("{path}: a rank block is not closed with '}}'"));
+        }
+        if let Some(cycle) = super::cycle::find(ops.len(), &deps) {
+            let name = |&id: &u32| match names.get(&id) {
+                Some(label) => format!("{label} (rank {})", rank_of[id as usize]),
+                None => format!("unlabelled operation {id} (rank {})", rank_of[id as usize]),
+            };
+            let named: Vec<String> = cycle.iter().chain(&cycle[..1]).map(name).collect();
+            return input(format!(
+                "{path}: dependency cycle, no operation of it can ever start: {}",
+                named.join(" requires ")
+            ));
         }
         Ok(Self::build(ranks, rank_of, ops, &deps))
     }

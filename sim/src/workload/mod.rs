@@ -3,6 +3,7 @@
 //! collective's schedule is generated rank by rank while it runs.
 
 pub mod collectives;
+pub mod cycle;
 pub mod goal;
 pub mod jacobi;
 pub mod phased;

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 
 from rich.console import Console
 from rich.table import Table
 
+from commchar import jsonio, terminal
 from commchar.modelfile import Expr, load
 from commchar.predict import advise, parse_n_values, parse_p_values
 from commchar.predict.render import (
@@ -55,13 +55,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     n_values = parse_n_values(args.n) if args.n else None
     p_values = parse_p_values(args.p) if args.p else None
     result = advise(model, n_values, p_values, args.library)
-    errors = Console(stderr=True, highlight=False)
+    errors = terminal.console(stderr=True)
     for advice in result.libraries:
         for warning in advice.warnings:
             errors.print(f"commchar: warning: {warning}", markup=False, soft_wrap=True)
     if args.json:
         data = dataclasses.asdict(result)
-        console.print_json(json.dumps(data, default=_jsonable))
+        console.print_json(jsonio.dumps(data, default=_jsonable))
         return 0
     for advice in result.libraries:
         console.rule(f"Advice for library {advice.library}")

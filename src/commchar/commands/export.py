@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from rich.console import Console
 
 from commchar.errors import InputError
 from commchar.store import Store
-from commchar.store.export import export_rows, to_csv, to_json
+from commchar.store.export import export_rows, write_csv, write_json
 
 NAME = "export"
 HELP = "export measured points (median, percentiles, CI, ...) as CSV or JSON"
@@ -27,15 +28,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    with Store(args.db, create=False) as store:
+    with Store(args.db, readonly=True) as store:
         rows = export_rows(store, args.run, samples=args.samples)
-    text = to_csv(rows, samples=args.samples) if args.format == "csv" else to_json(rows)
-    if args.output:
+        if not args.output:
+            _write(rows, sys.stdout, args)
+            return 0
+        # Written beside the target and renamed when complete: a failed export leaves no half file.
+        target = Path(args.output)
+        partial = target.with_name(f".{target.name}.partial")
         try:
-            Path(args.output).write_text(text)
+            with partial.open("w", encoding="utf-8", newline="") as out:
+                count = _write(rows, out, args)
+            os.replace(partial, target)
         except OSError as exc:
+            partial.unlink(missing_ok=True)
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
-        console.print(f"{len(rows)} rows written to {args.output}")
-    else:
-        sys.stdout.write(text)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    console.print(f"{count} rows written to {args.output}")
     return 0
+
+
+def _write(rows, out, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    return write_csv(rows, out, samples=args.samples) if args.format == "csv" else write_json(rows, out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from commchar import jsonio
 from commchar.errors import InputError, UsageError
+from commchar.terminal import styled
 
 NAME = "fit"
 HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
@@ -80,7 +81,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                        oversubscribed=args.oversubscribed)
     if args.output:
         try:
-            Path(args.output).write_text(json.dumps(model, indent=2) + "\n")
+            Path(args.output).write_text(jsonio.dumps(model, indent=2) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"
@@ -102,10 +103,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                       f" (p={','.join(map(str, ps))}, {sum(e['points'] for e in left)} points);"
                       " --oversubscribed include fits them", markup=False, highlight=False)
     if model["provenance"]["oversubscribed"]:
-        console.print("[yellow]fitted from oversubscribed jobs:[/] " + ", ".join(model["provenance"]["oversubscribed"]),
-                      markup=True, highlight=False)
+        console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
+                             " " + ", ".join(model["provenance"]["oversubscribed"])))
     for note in model["provenance"]["skipped"]:
-        console.print(f"[yellow]skipped:[/] {note}", markup=True, highlight=False)
+        console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0
 
 

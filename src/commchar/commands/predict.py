@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from rich.console import Console
 from rich.table import Table
 
+from commchar import jsonio, terminal
 from commchar.modelfile import load
 from commchar.predict import parse_n_values, parse_p_values, predict
 from commchar.predict.core import PredictResult
@@ -57,13 +57,13 @@ def _table(result: PredictResult, library: str) -> Table:
 def execute(args: argparse.Namespace, console: Console) -> int:
     model = load(args.model)
     result = predict(model, args.exprs, parse_n_values(args.n), parse_p_values(args.p), args.library)
-    errors = Console(stderr=True, highlight=False)
+    errors = terminal.console(stderr=True)
     for library, why in result.skipped.items():
         errors.print(f"commchar: warning: library {library} skipped: {why}", markup=False, soft_wrap=True)
     for warning in result.warnings:
         errors.print(f"commchar: warning: {warning}", markup=False, soft_wrap=True)
     if args.json:
-        console.print_json(json.dumps(result.as_json()))
+        console.print_json(jsonio.dumps(result.as_json()))
         return 0
     for library in result.libraries:
         console.print(_table(result, library))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import signal
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from commchar import __version__
-from commchar.errors import Interrupted, UsageError
+from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
 from commchar.measure.libraries import select
@@ -20,6 +20,13 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.runner import SweepOptions, run_sweep
 from commchar.store import Store
+from commchar.terminal import styled, visible
+
+# The kernel's own bounds (kernels/cc_options.c): refused here, before any launch.
+KERNEL_MAX_REPS = 100_000_000
+KERNEL_MAX_TIME_S = 1e6
+# More ranks per core than this is almost certainly a typo; --force-np launches it anyway.
+MAX_RANKS_PER_SLOT = 64
 
 NAME = "run"
 HELP = "measure point-to-point and collective communication of the MPI libraries found"
@@ -49,8 +56,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the job's environment (repeatable), e.g. "
                         "OMPI_MCA_btl_vader_eager_limit=8192")
+    parser.add_argument("--force-np", action="store_true",
+                        help=f"launch even more than {MAX_RANKS_PER_SLOT} ranks per core (refused otherwise)")
     parser.add_argument("--resume", type=int, metavar="RUN_ID",
-                        help="continue an interrupted run with its own options")
+                        help="continue an interrupted run with its own options (no other option may"
+                             " be given); points that failed are measured again")
 
 
 def _default_np() -> list[int]:
@@ -67,9 +77,13 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
             raise UsageError(f"{flag} must be a positive number of seconds")
     if args.min_reps < 1 or args.max_reps < args.min_reps:
         raise UsageError("--min-reps must be at least 1 and --max-reps at least --min-reps")
+    if args.max_reps > KERNEL_MAX_REPS:
+        raise UsageError(f"--max-reps {args.max_reps} is more than the kernel takes ({KERNEL_MAX_REPS})")
+    if args.max_time > KERNEL_MAX_TIME_S:
+        raise UsageError(f"--max-time {args.max_time:g} is more than the kernel takes ({KERNEL_MAX_TIME_S:g} s)")
     env = parse_env(args.env)
     options = SweepOptions(
-        libraries=[s.strip() for s in args.library.split(",")] if args.library else None,
+        libraries=_libraries(args.library) if args.library is not None else None,
         ops=args.ops, sizes=args.sizes,
         np=parse_np(args.np) if args.np else _default_np(),
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
@@ -77,9 +91,45 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         launcher=args.launcher, hostfile=args.hostfile, env=env,
     )
     parse_ops(options.ops)  # validate before anything is launched
-    if options.sizes:
-        parse_sizes(options.sizes)
+    if options.sizes is not None:
+        parse_sizes(options.sizes)  # '' is an error, not the defaults
+    _check_ranks_per_core(options, args.force_np)
     return options
+
+
+def _libraries(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",")]
+    if not all(names):
+        raise UsageError(f"--library: empty name in '{text}'")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UsageError(f"--library: {', '.join(duplicates)} given twice")
+    return names
+
+
+def _check_ranks_per_core(options: SweepOptions, force: bool) -> None:
+    """Refuse, before any launcher sees it, a p that would time-share each core among
+    more than MAX_RANKS_PER_SLOT ranks (a typo such as --np 100000 on a laptop)."""
+    if options.launcher != "mpirun" or force:
+        return  # srun knows its allocation and refuses what does not fit
+    slots = available_slots(LaunchSpec(hostfile=Path(options.hostfile) if options.hostfile else None))
+    p = max(options.np)
+    if p > slots * MAX_RANKS_PER_SLOT:
+        raise UsageError(f"--np {p} is {p // slots} ranks per core on {slots} core(s), more than"
+                         f" {MAX_RANKS_PER_SLOT}: give --force-np to launch it anyway")
+
+
+def _check_resume_alone(args: argparse.Namespace) -> None:
+    """--resume continues a run with the options it was started with: any other is refused."""
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    defaults = vars(parser.parse_args([]))
+    given = [name for name, value in vars(args).items()
+             if name in defaults and name not in ("db", "resume") and value != defaults[name]]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UsageError(f"--resume continues run {args.resume} with its own options; {flags}"
+                         " cannot be changed (start a new run instead)")
 
 
 class _ProgressObserver:
@@ -92,29 +142,30 @@ class _ProgressObserver:
 
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None:
         flag = " (oversubscribed)" if oversubscribed else ""
-        self.progress.update(self.task, description=f"{library} p={p}{flag}")
+        self.progress.update(self.task, description=visible(f"{library} p={p}{flag}"))
 
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None:
         key = f"{point['op']}:{point['variant']}" if point.get("variant") else point["op"]
         self.progress.update(self.task, advance=1,
-                             description=f"{library} p={p} {key} {point['n_bytes']} B")
+                             description=visible(f"{library} p={p} {key} {point['n_bytes']} B"))
         if not point.get("valid", True):
-            self.console.print(f"[yellow]invalid result[/]: {library} p={p} {key} "
-                               f"n={point['n_bytes']}: {point.get('error', '')}", markup=True)
+            self.console.print(styled(("invalid result", "yellow"), f": {library} p={p} {key} "
+                                      f"n={point['n_bytes']}: {point.get('error', '')}"))
 
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
-        self.console.print(f"[red]{kind}[/]: {library} p={p} {point.key} n={point.n_bytes}: {message}",
-                           markup=True, highlight=False)
-
-
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # a batch system's TERM stops the run as cleanly as Ctrl-C
+        self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    with Store(args.db) as store:
+    if args.resume is not None:
+        _check_resume_alone(args)
+        store = Store(args.db, create=False)
+    else:
+        options = _options_from_args(args)
+        store = Store(args.db)
+    with store:
+        store.lock_for_measuring()
         if args.resume is not None:
             run = store.run(args.resume)
             options = SweepOptions.from_dict(run["options"])
@@ -122,14 +173,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             run_id = args.resume
             store.set_run_status(run_id, "running")
         else:
-            options = _options_from_args(args)
             libraries = select(options.libraries)
             options.libraries = [lib.name for lib in libraries]
             run_id = store.create_run(__version__, host_info(), options.to_dict())
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         try:
             with Progress(*columns, console=console, transient=False) as progress:
@@ -142,9 +192,18 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         except BaseException:
             store.set_run_status(run_id, "failed")
             raise
-        store.set_run_status(run_id, "complete")
         elapsed = time.monotonic() - started
-        console.print(f"run {run_id} complete in {elapsed:.1f} s: {result.stored} points stored"
-                      f"{f', {result.skipped} already measured' if result.skipped else ''}, "
-                      f"{result.invalid} invalid, {result.failures} failures")
+        summary = (f"{result.stored} points stored"
+                   f"{f', {result.skipped} already measured' if result.skipped else ''}"
+                   f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
+                   f"{result.invalid} invalid, {result.failures} failures")
+        if result.launch_failures:
+            # Points no job could even start on are not measurements: the run is not complete.
+            store.set_run_status(run_id, "failed" if result.launched_nothing else "incomplete")
+            raise MeasurementError(
+                f"run {run_id}: {summary}; {result.launch_failures} points could not be measured because"
+                f" their job failed at launch ({result.launch_error}); fix the cause and continue with"
+                f" `commchar run --db {args.db} --resume {run_id}`")
+        store.set_run_status(run_id, "complete")
+        console.print(f"run {run_id} complete in {elapsed:.1f} s: {summary}")
     return 0

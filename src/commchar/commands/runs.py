@@ -19,7 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    with Store(args.db, create=False) as store:
+    with Store(args.db, readonly=True) as store:
         table = Table("run", "started (UTC)", "status", "libraries", "p", "points", "invalid",
                       "failures", "host")
         for run in store.runs():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from commchar import jsonio
 from commchar.errors import UsageError
 from commchar.simulate import list_collectives, parse_size, run_simulator
 
@@ -185,7 +185,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write the results to {outdir}: {exc.strerror or exc}") from None
         if args.json:
-            console.print_json(json.dumps(result.as_json()))
+            console.print_json(jsonio.dumps(result.as_json()))
         else:
             render(result, console)
             console.print(f"plots and results in {outdir}: " + ", ".join(p.name for p in paths), markup=False)
@@ -197,7 +197,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         return 0
     result = run_simulator(argv)
     if args.json:
-        console.print_json(json.dumps(result))
+        console.print_json(jsonio.dumps(result))
     else:
         _render(result, console)
     return 0

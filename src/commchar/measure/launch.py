@@ -50,6 +50,8 @@ def _hostfile_slots(path: Path) -> int:
         text = path.read_text()
     except OSError as exc:
         raise UsageError(f"--hostfile: cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--hostfile: {path} is not a text file") from None
     total = 0
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from commchar import ranges
 from commchar.errors import UsageError
 from commchar.measure.operations import OpVariant
 
 _SUFFIX = {"": 1, "K": 1 << 10, "KI": 1 << 10, "M": 1 << 20, "MI": 1 << 20, "G": 1 << 30, "GI": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?)?B?\s*$", re.IGNORECASE)
 MAX_SIZE = 1 << 31
+MAX_NP = (1 << 31) - 1  # ranks are C ints
 
 
 def parse_size(text: str, flag: str = "--sizes") -> int:
@@ -47,15 +49,12 @@ def parse_sizes(text: str) -> list[int]:
                 raise UsageError(f"--sizes: factor in '{item}' must be at least 2")
             if lo == 0:
                 sizes.add(0)
-            value = max(lo, 1)
-            while value <= hi:
-                sizes.add(value)
-                value *= factor
+            sizes.update(int(v) for v in ranges.geometric(max(lo, 1), hi, factor, f"--sizes: '{item}'"))
         elif step[:1] == "+":
             increment = parse_size(step[1:])
             if increment == 0:
                 raise UsageError(f"--sizes: step in '{item}' must be positive")
-            sizes.update(range(lo, hi + 1, increment))
+            sizes.update(ranges.arithmetic(lo, hi, increment, f"--sizes: '{item}'"))
         else:
             raise UsageError(f"--sizes: step '{step}' in '{item}' must be xF or +S")
     return sorted(sizes)
@@ -70,18 +69,24 @@ def parse_np(text: str, smallest: int = 2) -> list[int]:
             lo, hi = _positive_int(lo_s, item), _positive_int(hi_s, item)
             if lo > hi:
                 raise UsageError(f"--np: range '{item}' goes down")
-            values.update(range(lo, hi + 1))
+            values.update(ranges.arithmetic(lo, hi, 1, f"--np: '{item}'"))
         else:
             values.add(_positive_int(item, item))
+        ranges.check_count(len(values), "--np")
     if min(values) < smallest:
         raise UsageError(f"--np: communication needs at least {smallest} processes")
+    if max(values) > MAX_NP:
+        raise UsageError(f"--np: {max(values)} processes is more than MPI can address ({MAX_NP})")
     return sorted(values)
 
 
 def _positive_int(text: str, context: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()) or int(digits[:20]) < 1:
         raise UsageError(f"'{context}': '{text}' is not a positive integer")
-    return int(text)
+    if len(digits) > 18:
+        raise UsageError(f"'{context}': {digits[:12]}... is too large")
+    return int(digits)
 
 
 @dataclass(frozen=True, order=True)

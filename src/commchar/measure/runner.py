@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
+from commchar import processes
 from commchar.errors import MeasurementError
 from commchar.measure.build import ensure_kernel
-from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command, stop
+from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
@@ -72,9 +73,17 @@ class Observer(Protocol):
 class SweepResult:
     run_id: int
     stored: int = 0
-    skipped: int = 0
+    skipped: int = 0  # already stored by an earlier attempt of the run
+    retried: int = 0  # recorded as failed by an earlier attempt, measured again
     failures: int = 0
     invalid: int = 0
+    launch_failures: int = 0  # points whose job ended before measuring anything
+    launch_error: str | None = None  # the first such job's reason
+
+    @property
+    def launched_nothing(self) -> bool:
+        """Every job of the run failed before measuring: nothing was measured at all."""
+        return self.launch_failures > 0 and self.stored == 0
 
 
 class _Stream:
@@ -102,7 +111,7 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
     spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
                       dict(options.env))
     done = store.measured_keys(run_id)
-    result = SweepResult(run_id)
+    result = SweepResult(run_id, retried=store.clear_failures(run_id))
 
     work: list[tuple[Library, int, list[Point]]] = []
     for library in libraries:
@@ -138,6 +147,8 @@ class _JobRunner:
                 # The job died before measuring anything: relaunching would fail the same way.
                 for point in remaining:
                     self._fail(point, "launch", launch_error)
+                self.result.launch_failures += len(remaining)
+                self.result.launch_error = self.result.launch_error or launch_error
                 return
 
     def _kernel_args(self, points: list[Point], oversubscribed: bool) -> list[str]:
@@ -161,9 +172,9 @@ class _JobRunner:
         kernel_error = ""
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
             try:
-                process = subprocess.Popen(
+                process = processes.start(
                     job.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                    text=True, env={**os.environ, **job.env_added}, start_new_session=True,
+                    text=True, env={**os.environ, **job.env_added},
                 )
             except OSError as exc:
                 self.store.finish_job(job_id, None)
@@ -197,13 +208,16 @@ class _JobRunner:
                         in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
-            except KeyboardInterrupt:
-                stop(process)
+            except BaseException:
+                processes.stop(process)
                 self.store.finish_job(job_id, None)
                 raise
-            if outcome == "timeout":
-                stop(process)
+            killed_by = processes.stop(process) if outcome == "timeout" else None
             exit_status = process.wait()
+            processes.finished(process)
+            if killed_by is not None and exit_status >= 0:
+                # A launcher that traps our SIGTERM exits 0 (MPICH's does); the job did not succeed.
+                exit_status = -int(killed_by)
             self.store.finish_job(job_id, exit_status)
             stderr.seek(0)
             tail = _tail(stderr.read())

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from commchar import jsonio
 from commchar.errors import InputError, ModelError
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate
@@ -267,12 +268,7 @@ def load(path: str | os.PathLike[str]) -> ModelFile:
         raise InputError(f"cannot read model file {str(path)!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise InputError(f"model file {str(path)!r} is not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise ModelError(f"{path}: JSON nested too deeply") from None
+    data = jsonio.loads(text, str(path), ModelError)
     try:
         return ModelFile(data, str(path))
     except ModelError as exc:

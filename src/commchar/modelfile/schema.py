@@ -22,6 +22,8 @@ KINDS = ("p2p", "collective")
 LOGGP_REQUIRED = ("L", "o_s", "o_r", "g", "G")
 LOGGP_OPTIONAL = ("O", "S", "s")
 TERMS = ("t_s", "t_b", "t_c")
+# Process counts are integers; beyond 2^53 a double no longer holds every one of them.
+MAX_P = float(2**53)
 
 
 def _fail(path: str, message: str) -> ModelError:
@@ -58,11 +60,13 @@ def term_expr(value: Any, path: str) -> Expr:
     raise _fail(path, f"expected a number or an expression string, found {type(value).__name__}")
 
 
-def _range(value: Any, path: str, minimum: float) -> tuple[float, float]:
+def _range(value: Any, path: str, minimum: float, maximum: float = math.inf) -> tuple[float, float]:
     if not isinstance(value, list) or len(value) != 2:
         raise _fail(path, "expected a list [low, high]")
     low = _number(value[0], f"{path}[0]", minimum)
     high = _number(value[1], f"{path}[1]", minimum)
+    if high > maximum:
+        raise _fail(f"{path}[1]", f"must be <= {maximum:.0f}, found {high:g}")
     if high < low:
         raise _fail(path, f"high {high:g} is below low {low:g}")
     return low, high
@@ -121,7 +125,7 @@ def _validate_operation(op: Any, path: str) -> None:
         raise _fail(f"{path}.kind", f"expected one of {', '.join(KINDS)}, found {kind!r}")
     if "n_range" in op:
         _range(op["n_range"], f"{path}.n_range", 0)
-    p_range = _range(op["p_range"], f"{path}.p_range", 1) if "p_range" in op else None
+    p_range = _range(op["p_range"], f"{path}.p_range", 1, MAX_P) if "p_range" in op else None
     _validate_segments(op["segments"], f"{path}.segments", p_range)
     for info in ("metrics", "fit"):
         if info in op:

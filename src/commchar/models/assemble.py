@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from commchar import __version__
+from commchar import __version__, ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.collective import CollectiveModel
 from commchar.models.hockney import HockneyModel, interval
@@ -268,8 +268,9 @@ def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.nda
         out["busbw_factor"] = BUSBW_FACTOR[op][1]
     if not startup_only:
         first, last = model.segments_[_first_sized(model)]["laws"][variant], model.segments_[-1]["laws"][variant]
-        lo, hi = int(p.min()), int(p.max())
-        out["peak"] = peak_metrics(op, first["t_s"].predict, last["t_b"].predict, range(lo, hi + 1), units)
+        measured = tuple(float(q) for q in np.unique(p))
+        ps = ranges.sample(measured[0], measured[-1], extra=measured)
+        out["peak"] = peak_metrics(op, first["t_s"].predict, last["t_b"].predict, ps, units)
     return out
 
 

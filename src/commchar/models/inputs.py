@@ -8,7 +8,6 @@ with one line naming the file, the row and the problem.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -16,11 +15,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from commchar import jsonio
 from commchar.errors import InputError
 
 REQUIRED = ("op", "p", "n_bytes", "t_us")
 DEFAULT_LIBRARY = "unknown"
 STARTUP_ONLY_OPS = ("barrier",)  # n is 0 by definition: only t_s is fitted
+MAX_P = 2**31 - 1  # MPI ranks are C ints
+MAX_N_BYTES = 2**53  # every length up to here is exact as a double
 TRUE_TEXT = {"1", "true", "yes", "t", "y"}
 FALSE_TEXT = {"0", "false", "no", "f", "n", ""}
 
@@ -63,10 +65,7 @@ def _extra(value: Any, where: str) -> dict:
     if isinstance(value, dict):
         return value
     if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except json.JSONDecodeError:
-            raise InputError(f"{where}: extra is not a JSON object") from None
+        decoded = jsonio.loads(value, f"{where}: extra")
         if isinstance(decoded, dict):
             return decoded
     raise InputError(f"{where}: extra is not a JSON object")
@@ -87,13 +86,17 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     else:  # left out of every fit: its time only needs to be readable
         value = raw.get(time_key)
         t_us = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
+    n_bytes = _number(raw.get("n_bytes"), "n_bytes", where, integer=True)
+    for column, value, largest in (("p", p, MAX_P), ("n_bytes", n_bytes, MAX_N_BYTES)):
+        if value > largest:
+            raise InputError(f"{where}: {column} {value:g} is larger than {largest} (not a count commchar can use)")
     point = {
         "library": str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY,
         "library_version": raw.get("library_version") or "",
         "op": op,
         "variant": str(raw.get("variant") or "").strip(),
         "p": int(p),
-        "n_bytes": int(_number(raw.get("n_bytes"), "n_bytes", where, integer=True)),
+        "n_bytes": int(n_bytes),
         "t_us": t_us,
         "valid": valid,
         "oversubscribed": _flag(raw.get("oversubscribed"), "oversubscribed", where, False),
@@ -214,13 +217,12 @@ def load_json(path: str | Path, what: str = "") -> Any:
     (`what` says what the file is: "model file")."""
     name = f"{what} {path}".strip()
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {name} ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name} is not valid JSON ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{name}: JSON nested too deeply") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not valid JSON (not UTF-8 text)") from None
+    return jsonio.loads(text, name)
 
 
 def read_json(path: str | Path) -> list[dict]:
@@ -251,7 +253,7 @@ def read_store(db: str | Path, run_ids: Iterable[int]) -> tuple[list[dict], list
     if not Path(db).exists():
         raise InputError(f"database {db} does not exist")
     ids = list(run_ids)
-    with Store(db, create=False) as store:
+    with Store(db, readonly=True) as store:
         raw = store.points(ids or None)
         failures = store.failures(ids or None)
         jobs = store.jobs(ids or None)

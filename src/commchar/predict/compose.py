@@ -13,6 +13,7 @@ expression in p; write it in parentheses if it has + or -: `(p-1)*pingpong`).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -74,6 +75,9 @@ class Composition:
             count = 1.0 if part.count is None else _evaluate(part.count, p, f"count of {part.key} in {self.text!r}")
             if part_n < 0:
                 raise UsageError(f"{self.text!r}: n of {part.key} is negative ({part_n:g}) at p={p:g}")
+            if not (count >= 0 and math.isfinite(count)):
+                raise UsageError(f"{self.text!r}: count of {part.key} is {count:g} at p={p:g}"
+                                 " (a repeat count must be a finite number >= 0)")
             shares.append(PartTime(part, count, model.time(library, part.key, part_n, p)))
         return sum(share.t_us for share in shares), tuple(shares)
 

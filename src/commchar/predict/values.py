@@ -17,9 +17,10 @@ import math
 import re
 
 from commchar.errors import ModelError, UsageError
+from commchar import ranges
 from commchar.modelfile import Expr, parse_expr
 
-MAX_VALUES = 10000
+MAX_VALUES = ranges.MAX_VALUES
 
 _SUFFIXES = {"": 1, "K": 2**10, "Ki": 2**10, "M": 2**20, "Mi": 2**20, "G": 2**30, "Gi": 2**30}
 _VALUE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?(K|Ki|M|Mi|G|Gi)?$")
@@ -64,33 +65,28 @@ def _range(text: str, flag: str, doubling: bool) -> list[float]:
     low, high = parse_value(fields[0], flag), parse_value(fields[1], flag)
     if high < low:
         raise UsageError(f"{flag}: range {text!r} ends below its start")
-    values = [low]
+    what = f"{flag}: range {text!r}"
     if len(fields) == 3:
         step_match = _RANGE_STEP.match(fields[2].strip())
         multiply = bool(step_match and step_match.group(1))
         step = parse_value(step_match.group(2) if step_match else fields[2], flag)
         if (multiply and step <= 1) or (not multiply and step <= 0):
             raise UsageError(f"{flag}: step of {text!r} must be > 0 (or *f with f > 1)")
-        if multiply and low == 0:
-            values.append(1.0)
-        while True:
-            nxt = values[-1] * step if multiply else values[-1] + step
-            if nxt > high * (1 + 1e-12) or len(values) > MAX_VALUES:
-                break
-            values.append(nxt)
-    elif doubling:
-        power = 1.0
-        while power <= low:
-            power *= 2
-        while power < high and len(values) <= MAX_VALUES:
-            values.append(power)
-            power *= 2
+        if multiply:
+            return ([0.0] if low == 0 else []) + list(ranges.geometric(max(low, 1.0), high, step, what))
+        count = ranges.arithmetic_count(low, high, step)
+        ranges.check_count(count, what)
+        return [low + k * step for k in range(count)]
+    if doubling:
+        # the powers of two strictly between low and high: at most about a thousand for any double
+        first = 2.0 ** (math.floor(math.log2(low)) + 1) if low >= 1 else 1.0
+        values = [low] + [v for v in ranges.geometric(first, high, 2.0, what) if v < high]
     else:
-        values.extend(float(v) for v in range(int(math.floor(low)) + 1, int(math.floor(high)) + 1))
-    if values[-1] != high and len(fields) == 2 and len(values) <= MAX_VALUES:
+        first, last = int(math.floor(low)) + 1, int(math.floor(high))
+        ranges.check_count(last - first + 2, what)
+        values = [low] + [float(v) for v in range(first, last + 1)]
+    if values[-1] != high:
         values.append(high)
-    if len(values) > MAX_VALUES:
-        raise UsageError(f"{flag}: range {text!r} has more than {MAX_VALUES} values")
     return values
 
 

@@ -40,7 +40,7 @@ def load_measurements(db: str | Path, run_ids: list[int] | None, *,
     path = Path(db)
     if not path.is_file():
         raise InputError(f"database {path} does not exist")
-    with Store(path, create=False) as store:
+    with Store(path, readonly=True) as store:
         all_runs = store.runs()
         if not all_runs:
             raise InputError(f"database {path} holds no run (measure one with `commchar run`)")

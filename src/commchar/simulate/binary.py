@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from commchar import jsonio, processes
 from commchar.errors import CommcharError, InputError, UsageError
 
 ENV_VAR = "COMMCHAR_SIM"
 _REPO = Path(__file__).resolve().parents[3]
 DEFAULT_BINARY = _REPO / "sim" / "target" / "release" / "commchar-sim"
+MAX_CAUSE_CHARS = 400
 
 
 class SimulationError(CommcharError):
@@ -34,25 +36,50 @@ def run_simulator(args: list[str], *, expect_json: bool = True) -> dict[str, Any
     binary = find_binary()
     argv = [str(binary), *args] + (["--json"] if expect_json and "--json" not in args else [])
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        process = processes.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  errors="replace")
     except OSError as exc:
         raise SimulationError(f"cannot run {binary}: {exc.strerror}") from None
-    if done.returncode != 0:
-        lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
-        message = lines[-1] if lines else f"simulator exited with status {done.returncode}"
-        message = message.removeprefix("commchar-sim: ")
-        if done.returncode == 2:
+    try:
+        stdout, stderr = process.communicate()
+    except BaseException:  # Ctrl-C or SIGTERM to commchar: the simulator stops with it
+        processes.stop(process)
+        raise
+    processes.finished(process)
+    if process.returncode != 0:
+        message = failure_cause(stderr, process.returncode)
+        if process.returncode == 2:
             raise UsageError(message)
-        if done.returncode == 3:
+        if process.returncode == 3:
             raise InputError(message)
         raise SimulationError(message)
     if not expect_json:
         return {}
-    try:
-        result: dict[str, Any] = json.loads(done.stdout)
-    except json.JSONDecodeError as exc:
-        raise SimulationError(f"the simulator printed something that is not JSON ({exc.msg})") from None
+    result: dict[str, Any] = jsonio.loads(stdout, "the simulator's output", SimulationError)
     return result
+
+
+def failure_cause(stderr: str, status: int) -> str:
+    """One line saying why the simulator failed: its own error line when it wrote one,
+    else what a crash printed (a panic's message, an allocation that failed) and the signal,
+    without Rust's advice lines."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    own = [ln.removeprefix("commchar-sim: ") for ln in lines if ln.startswith("commchar-sim: ")]
+    if own:
+        return own[-1]
+    cause = [ln for ln in lines if not ln.startswith(("note: ", "stack backtrace", "fatal runtime error"))]
+    text = "; ".join(cause)[-MAX_CAUSE_CHARS:]
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        ended = f"the simulator was killed by {name}"
+        if -status == signal.SIGKILL:
+            ended += " (out of memory?)"
+        return f"{ended}: {text}" if text else ended
+    return f"the simulator failed with status {status}: {text}" if text else \
+        f"the simulator failed with status {status}"
 
 
 def list_collectives() -> list[str]:

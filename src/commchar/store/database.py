@@ -8,15 +8,23 @@ predict) reads from here; nothing here knows about MPI.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+from urllib.parse import quote
 
+from commchar import jsonio
 from commchar.errors import InputError
 
 SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# How long a write waits for a lock another process holds before it gives up with one line.
+LOCK_WAIT_S = 30.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -135,31 +143,120 @@ def short_version(full: str | None) -> str | None:
     return "; ".join(line for line in lines if line and len(line) <= 100)
 
 
+def _check_file(path: Path, must_exist: bool) -> None:
+    """Refuse, before SQLite touches it, a file that cannot be a commchar store."""
+    if not path.exists():
+        if must_exist:
+            raise InputError(f"database {path} does not exist")
+        return
+    if not path.is_file():
+        raise InputError(f"database {path} is not a file")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise InputError(f"cannot read database {path} ({exc.strerror})") from None
+    if not head:
+        raise InputError(f"{path} is an empty file, not a commchar database")
+    if head != SQLITE_MAGIC:
+        raise InputError(f"{path} is not a usable commchar database (not a SQLite file)")
+
+
+@contextlib.contextmanager
+def _translated(path: Path) -> Iterator[None]:
+    """SQLite's errors as one line naming the database."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise InputError(f"database {path} stayed locked by another process for {LOCK_WAIT_S:g} s;"
+                             " try again when it is done") from None
+        raise InputError(f"database {path}: {exc}") from None
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"{path} is not a usable commchar database ({exc})") from None
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _guarded(method: _F) -> _F:
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
+        with _translated(self.path):
+            return method(self, *args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+def _loads(text: str | None, what: str, default: Any) -> Any:
+    """A JSON column's value; a column that is not JSON is an InputError naming it."""
+    if text is None or text == "":
+        return default
+    try:
+        return jsonio.loads(text, what)
+    except InputError:
+        raise InputError(f"the store's {what} is not valid JSON") from None
+
+
 def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Store:
-    """A commchar database; use as a context manager."""
+    """A commchar database; use as a context manager.
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    One opening policy for every verb: `Store(path)` opens a store to write,
+    creating it when missing; `create=False` requires it to exist (resuming a
+    run); `readonly=True` opens it through SQLite's read-only mode and never
+    creates, converts or writes anything. Whatever the mode, a file that is
+    empty, not SQLite, a SQLite database of something else, or a store of a
+    newer schema is refused with one line, and a SQLite error while reading or
+    writing (a corrupt page, a lock held too long) becomes one InputError.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        if not create and not self.path.exists():
-            raise InputError(f"database {self.path} does not exist")
+        self.readonly = readonly
+        _check_file(self.path, must_exist=readonly or not create)
         try:
-            self._db = sqlite3.connect(self.path, timeout=30.0)
-            self._db.row_factory = sqlite3.Row
+            if readonly:
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
+            else:
+                self._db = sqlite3.connect(self.path, timeout=LOCK_WAIT_S)
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot open database {self.path} ({exc})") from None
+        self._db.row_factory = sqlite3.Row
+        try:
+            with _translated(self.path):
+                self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables and not self.readonly:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            with self._db:
+                self._db.executescript(_SCHEMA)
+                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
+                                 (str(SCHEMA_VERSION),))
+            tables = {"meta", "runs", "points"}
+        if not {"meta", "runs", "points"} <= tables:
+            raise InputError(f"{self.path} is a SQLite database but not a commchar store (it has no"
+                             " runs and points tables)")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = str(row[0]) if row is not None else ""
+        if not version.isdigit():
+            raise InputError(f"{self.path}: the store has no valid schema version ({version[:20]!r})")
+        if int(version) > SCHEMA_VERSION:
+            raise InputError(f"{self.path} is a store of schema version {version}, written by a newer commchar;"
+                             f" this one reads up to version {SCHEMA_VERSION}: upgrade commchar")
+        if not self.readonly:
+            # WAL lets readers (report, export) work while a run writes; it is set back on close.
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            with self._db:
-                self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.path} is not a usable commchar database ({exc})") from None
 
     def __enter__(self) -> "Store":
         return self
@@ -168,7 +265,29 @@ class Store:
         self.close()
 
     def close(self) -> None:
+        if not self.readonly:
+            # A store at rest is a single file, so read-only openings create no -wal/-shm beside it;
+            # when another connection is still open this fails and the last writer does it.
+            try:
+                self._db.execute("PRAGMA busy_timeout=0")
+                self._db.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.Error:
+                pass
         self._db.close()
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.close()
+
+    def lock_for_measuring(self) -> None:
+        """Hold the store for this process's run until it is closed: a second `commchar run`
+        (or `--resume` of a run still measuring) is refused instead of interleaving writes."""
+        self._lock = open(self.path, "rb")  # noqa: SIM115 (held until close)
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise InputError(f"{self.path} is in use by another `commchar run` (still measuring);"
+                             " wait for it to finish or use another --db") from None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -177,6 +296,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------
 
+    @_guarded
     def create_run(self, commchar_version: str, host: dict, options: dict) -> int:
         with self._db:
             cur = self._db.execute(
@@ -186,6 +306,7 @@ class Store:
             )
         return int(cur.lastrowid)
 
+    @_guarded
     def set_run_status(self, run_id: int, status: str) -> None:
         finished = now_utc() if status != "running" else None
         with self._db:
@@ -193,6 +314,7 @@ class Store:
                 "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id)
             )
 
+    @_guarded
     def create_job(self, run_id: int, library: str, p: int, launcher_cmd: list[str],
                    env: dict[str, str], oversubscribed: bool) -> int:
         with self._db:
@@ -204,6 +326,7 @@ class Store:
             )
         return int(cur.lastrowid)
 
+    @_guarded
     def record_job_header(self, job_id: int, header: dict) -> None:
         with self._db:
             self._db.execute(
@@ -218,6 +341,7 @@ class Store:
                 ),
             )
 
+    @_guarded
     def finish_job(self, job_id: int, exit_status: int | None) -> None:
         with self._db:
             self._db.execute(
@@ -225,6 +349,7 @@ class Store:
                 (now_utc(), exit_status, job_id),
             )
 
+    @_guarded
     def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
                   *, oversubscribed: bool, ci_rel: float) -> int:
         """Store one point, its statistics and its raw samples in one transaction."""
@@ -256,6 +381,7 @@ class Store:
             )
         return point_id
 
+    @_guarded
     def add_failure(self, run_id: int, library: str, op: str, variant: str, p: int,
                     n_bytes: int | None, kind: str, message: str) -> None:
         with self._db:
@@ -265,6 +391,7 @@ class Store:
                 (run_id, library, op, variant, p, n_bytes, kind, message, now_utc()),
             )
 
+    @_guarded
     def add_app_run(self, run_id: int, record: dict) -> int:
         """One application case (every repetition, the medians, the trace's
         reference) in one transaction: a sweep stopped mid-case redoes only it."""
@@ -283,6 +410,7 @@ class Store:
             )
         return int(cur.lastrowid)
 
+    @_guarded
     def add_app_prediction(self, app_run_id: int, model_key: str, model: str,
                            prediction: dict) -> None:
         """A case's predicted time under one model ('loggps', 'loggp') of one model file
@@ -295,16 +423,26 @@ class Store:
 
     # -- reading ---------------------------------------------------------
 
+    @_guarded
+    def clear_failures(self, run_id: int) -> int:
+        """Forget the run's recorded failures before its failed points are measured again
+        (a resumed run retries them); returns how many there were."""
+        with self._db:
+            return self._db.execute("DELETE FROM failures WHERE run_id = ?", (run_id,)).rowcount
+
+    @_guarded
     def run(self, run_id: int) -> dict:
         row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise InputError(f"no run {run_id} in {self.path}")
         return _run_dict(row)
 
+    @_guarded
     def runs(self) -> list[dict]:
         rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
         return [_run_dict(r) for r in rows]
 
+    @_guarded
     def run_counts(self, run_id: int) -> dict[str, int]:
         q = self._db.execute
         return {
@@ -314,52 +452,61 @@ class Store:
             "failures": q("SELECT COUNT(*) FROM failures WHERE run_id = ?", (run_id,)).fetchone()[0],
         }
 
+    @_guarded
     def jobs(self, run_ids: Iterable[int] | None = None) -> list[dict]:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(f"SELECT * FROM jobs {where} ORDER BY id", args).fetchall()
         out = []
         for r in rows:
             d = dict(r)
-            d["hosts"] = json.loads(d.pop("hosts_json") or "[]")
-            d["launcher_cmd"] = json.loads(d.pop("launcher_cmd_json"))
-            d["env"] = json.loads(d.pop("env_json") or "{}")
-            d["timer"] = json.loads(d.pop("timer_json") or "{}")
-            d["kernel_options"] = json.loads(d.pop("kernel_options_json") or "{}")
+            where = f"job {d['id']}"
+            d["hosts"] = _loads(d.pop("hosts_json"), f"{where} hosts", [])
+            d["launcher_cmd"] = _loads(d.pop("launcher_cmd_json"), f"{where} launcher command", [])
+            d["env"] = _loads(d.pop("env_json"), f"{where} environment", {})
+            d["timer"] = _loads(d.pop("timer_json"), f"{where} timer", {})
+            d["kernel_options"] = _loads(d.pop("kernel_options_json"), f"{where} kernel options", {})
             d["oversubscribed"] = bool(d["oversubscribed"])
             out.append(d)
         return out
 
     def points(self, run_ids: Iterable[int] | None = None) -> list[dict]:
-        where, args = _run_filter(self, run_ids, table="pt")
-        rows = self._db.execute(
-            "SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version"
-            f" FROM points pt JOIN jobs ON jobs.id = pt.job_id {where}"
-            " ORDER BY pt.run_id, pt.library, pt.op, pt.variant, pt.p, pt.n_bytes",
-            args,
-        ).fetchall()
-        out = []
-        for r in rows:
-            d = dict(r)
-            d["extra"] = json.loads(d.get("extra_json") or "{}")
-            d["library_version"] = short_version(d.get("library_version"))
-            for key in _BOOL_COLUMNS:
-                d[key] = bool(d[key])
-            out.append({k: d.get(k) for k in POINT_COLUMNS})
-        return out
+        return list(self.iter_points(run_ids))
 
+    def iter_points(self, run_ids: Iterable[int] | None = None, *,
+                    with_samples: bool = False) -> Iterator[dict]:
+        """The points of the runs, one at a time from the database (an export of any size
+        holds one point in memory); `with_samples` adds each point's raw samples."""
+        with _translated(self.path):
+            where, args = _run_filter(self, run_ids, table="pt")
+            samples = ", s.t_us_json AS samples_json" if with_samples else ""
+            join = " LEFT JOIN samples s ON s.point_id = pt.id" if with_samples else ""
+            cursor = self._db.execute(
+                f"SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version{samples}"
+                f" FROM points pt JOIN jobs ON jobs.id = pt.job_id{join} {where}"
+                " ORDER BY pt.run_id, pt.library, pt.op, pt.variant, pt.p, pt.n_bytes",
+                args,
+            )
+            for r in cursor:
+                d = dict(r)
+                d["extra"] = _loads(d.get("extra_json"), f"point {d['point_id']} extra", {})
+                d["library_version"] = short_version(d.get("library_version"))
+                for key in _BOOL_COLUMNS:
+                    d[key] = bool(d[key])
+                point = {k: d.get(k) for k in POINT_COLUMNS}
+                if with_samples:
+                    point["samples_us"] = _loads(d.get("samples_json"), f"point {d['point_id']} samples", [])
+                yield point
+
+    @_guarded
     def measured_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
-        """(library, op, variant, p, n_bytes) already stored or recorded as failed."""
-        keys = {
-            tuple(r) for r in self._db.execute(
+        """(library, op, variant, p, n_bytes) already stored. Points recorded only as
+        failures are not among them: resuming a run measures them again."""
+        return {
+            tuple(r) for r in self._db.execute(  # type: ignore[misc]
                 "SELECT library, op, variant, p, n_bytes FROM points WHERE run_id = ?", (run_id,))
         }
-        keys |= {
-            tuple(r) for r in self._db.execute(
-                "SELECT library, op, variant, p, n_bytes FROM failures"
-                " WHERE run_id = ? AND n_bytes IS NOT NULL", (run_id,))
-        }
-        return keys  # type: ignore[return-value]
 
+    @_guarded
     def app_runs(self, run_ids: Iterable[int] | None = None) -> list[dict]:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(
@@ -375,6 +522,7 @@ class Store:
             out.append(d)
         return out
 
+    @_guarded
     def app_predictions(self, app_run_ids: Iterable[int]) -> list[dict]:
         ids = tuple(int(i) for i in app_run_ids)
         if not ids:
@@ -385,6 +533,7 @@ class Store:
         return [{**{k: r[k] for k in ("id", "app_run_id", "model_key", "model", "created_at")},
                  **json.loads(r["prediction_json"])} for r in rows]
 
+    @_guarded
     def app_done_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
         """(library, app, config, n, p) of the cases stored or recorded as failed."""
         keys = {tuple(r) for r in self._db.execute(
@@ -395,13 +544,15 @@ class Store:
                      " WHERE run_id = ? AND op LIKE 'app:%'", (run_id,))}
         return keys  # type: ignore[return-value]
 
+    @_guarded
     def samples(self, point_id: int) -> list[float]:
         row = self._db.execute(
             "SELECT t_us_json FROM samples WHERE point_id = ?", (point_id,)).fetchone()
         if row is None:
             raise InputError(f"no samples for point {point_id} in {self.path}")
-        return json.loads(row[0])
+        return _loads(row[0], f"point {point_id} samples", [])
 
+    @_guarded
     def failures(self, run_ids: Iterable[int] | None = None) -> list[dict]:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(f"SELECT * FROM failures {where} ORDER BY id", args).fetchall()
@@ -410,8 +561,8 @@ class Store:
 
 def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
     d = dict(row)
-    d["host"] = json.loads(d.pop("host_json"))
-    d["options"] = json.loads(d.pop("options_json"))
+    d["host"] = _loads(d.pop("host_json"), f"run {d['id']} host", {})
+    d["options"] = _loads(d.pop("options_json"), f"run {d['id']} options", {})
     return d
 
 

@@ -1,37 +1,50 @@
-"""Export stored points as CSV or JSON: one row per point, or one per sample."""
+"""Export stored points as CSV or JSON: one row per point, or one per sample.
+
+Rows are streamed from the database to the output, so an export of any
+store holds one point (and its samples) in memory at a time.
+"""
 
 from __future__ import annotations
 
 import csv
-import io
 import json
-from typing import Iterable
+from typing import IO, Iterable, Iterator
 
+from commchar import jsonio
 from commchar.store.database import POINT_COLUMNS, Store
 
 CSV_COLUMNS = tuple(c for c in POINT_COLUMNS if c != "extra")
 
 
-def export_rows(store: Store, run_ids: Iterable[int] | None, *, samples: bool) -> list[dict]:
-    rows = store.points(run_ids)
-    if not samples:
-        return rows
-    expanded = []
-    for row in rows:
-        for value in store.samples(row["point_id"]):
-            expanded.append({**row, "sample_us": value})
-    return expanded
+def export_rows(store: Store, run_ids: Iterable[int] | None, *, samples: bool) -> Iterator[dict]:
+    """The rows of an export, one at a time: points, or one row per raw sample."""
+    for point in store.iter_points(run_ids, with_samples=samples):
+        if not samples:
+            yield point
+            continue
+        values = point.pop("samples_us")
+        for value in values:
+            yield {**point, "sample_us": value}
 
 
-def to_csv(rows: list[dict], *, samples: bool) -> str:
+def write_csv(rows: Iterable[dict], out: IO[str], *, samples: bool) -> int:
+    """Write `rows` as CSV to `out`; returns how many were written."""
     columns = CSV_COLUMNS + (("sample_us",) if samples else ()) + ("extra",)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
+    count = 0
     for row in rows:
         writer.writerow({**row, "extra": json.dumps(row.get("extra") or {}, sort_keys=True)})
-    return buffer.getvalue()
+        count += 1
+    return count
 
 
-def to_json(rows: list[dict]) -> str:
-    return json.dumps(rows, indent=1) + "\n"
+def write_json(rows: Iterable[dict], out: IO[str]) -> int:
+    """Write `rows` as one JSON list to `out` (the layout of json.dumps(rows, indent=1))."""
+    count = 0
+    for row in rows:
+        text = jsonio.dumps(row, indent=1).replace("\n", "\n ")
+        out.write(("[\n " if count == 0 else ",\n ") + text)
+        count += 1
+    out.write("\n]\n" if count else "[]\n")
+    return count
