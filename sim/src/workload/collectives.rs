@@ -167,7 +167,10 @@ impl Collective {
 
     /// The operation's name (`allreduce` of `allreduce:ring`).
     pub fn op_name(&self) -> &'static str {
-        self.name().split(':').next().expect("table names are op:variant")
+        self.name()
+            .split(':')
+            .next()
+            .expect("table names are op:variant")
     }
 
     pub fn name(&self) -> &'static str {
