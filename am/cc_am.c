@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cc_am_internal.h"
 
 #define CC_AM_TIMER_NS 20000 /* how often polls look at timers */
+#define CC_AM_IDLE_POLLS 256 /* empty polls in a row before giving up the core once */
 
 int64_t cc_am_now_ns(void)
 {
@@ -526,11 +528,19 @@ static void cc_am_timers(cc_am_ep *ep, int64_t now)
 int cc_am_progress(cc_am_ep *ep)
 {
     const int64_t now = cc_am_now_ns();
-    for (int i = 0; i < 64; i++) {
+    int i = 0;
+    for (; i < 64; i++) {
         long got = cc_am_net_recv(ep);
         if (got == 0) break;
         if (got < 0) return cc_am_fail(ep, CC_AM_ESYS, "recv: %s", strerror((int)-got));
         cc_am_handle(ep, got, now);
+    }
+    /* polls find nothing for a while: the peer may be waiting for this core */
+    if (i > 0)
+        ep->idle_polls = 0;
+    else if (++ep->idle_polls >= CC_AM_IDLE_POLLS) {
+        ep->idle_polls = 0;
+        sched_yield();
     }
     if (now >= ep->timers_ns) {
         ep->timers_ns = now + CC_AM_TIMER_NS;

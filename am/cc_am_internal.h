@@ -144,6 +144,7 @@ struct cc_am_ep {
     int in_handler;  /* inside a message handler: only replies allowed */
     int in_callback; /* inside a completion callback: no blocking calls */
     int delivered; /* messages delivered by the current poll */
+    int idle_polls;
     int64_t timers_ns;
     cc_am_xfer *active;  /* unfinished outgoing transfers */
     cc_am_get_slot *gets;
