@@ -303,7 +303,7 @@ void cc_am_send_data(cc_am_ep *ep, int peer, int chan, cc_am_pkt *pkt, const uns
     slot->pkt.h.flags = (uint8_t)((slot->pkt.h.flags & ~1u) | (unsigned)chan);
     slot->data = data;
     slot->xfer = xfer;
-    if (xfer) s->chunks++;
+    if (xfer && pkt->b.nfrags > 1) s->chunks++; /* single datagrams only use the window */
     if (seq == s->una) s->probe_due_ns = cc_am_now_ns() + (int64_t)(ep->cfg.keepalive_us * 1e3);
     cc_am_transmit(ep, peer, slot);
 }
@@ -315,7 +315,9 @@ void cc_am_pump(cc_am_ep *ep, int peer, int chan)
     cc_am_item *it;
     while ((it = s->head) != NULL && cc_am_window_free(s)) {
         if (it->xfer) {
-            if (s->chunks >= ep->cfg.chunks_in_flight) break;
+            if (s->chunks >= ep->cfg.chunks_in_flight &&
+                it->xfer->n - it->xfer->next_off > ep->cfg.packet_bytes)
+                break;
             cc_am_send_chunk(ep, peer, chan, it->xfer);
             if (it->xfer->next_off < it->xfer->n) continue;
         } else {
@@ -360,7 +362,7 @@ static void cc_am_acked(cc_am_ep *ep, int peer, int chan, uint32_t ack, int64_t 
         if (slot->xfer) {
             cc_am_xfer *x = slot->xfer;
             slot->xfer = NULL;
-            s->chunks--;
+            if (slot->pkt.b.nfrags > 1) s->chunks--;
             cc_am_xfer_chunk_acked(ep, x);
         }
     }
@@ -411,10 +413,11 @@ static void cc_am_run_short(cc_am_ep *ep, int peer, int chan, const cc_am_hdr *h
     ep->in_handler--;
 }
 
-static void cc_am_handle(cc_am_ep *ep, long len, int64_t now)
+static void cc_am_handle(cc_am_ep *ep, long len, const unsigned char *data, int64_t now)
 {
     cc_am_pkt *pkt = (cc_am_pkt *)ep->rxbuf;
     cc_am_hdr *h = &pkt->h;
+    ep->streaming = (size_t)len >= sizeof *pkt && h->type == CC_AM_T_CHUNK && pkt->b.nfrags > 1;
     if ((size_t)len < sizeof *h || h->magic != CC_AM_MAGIC || h->src >= ep->size) return;
     const int peer = h->src;
     cc_am_peer *p = &ep->peers[peer];
@@ -452,14 +455,18 @@ static void cc_am_handle(cc_am_ep *ep, long len, int64_t now)
     }
     if (h->type == CC_AM_T_CHUNK) {
         int complete = 0;
-        cc_am_deliver_bulk(ep, peer, chan, pkt, ep->rxbuf + sizeof *pkt, (size_t)len - sizeof *pkt,
+        cc_am_deliver_bulk(ep, peer, chan, pkt, data, (size_t)len - sizeof *pkt,
                            &complete);
         if (!complete) return;
         r->expect++;
         r->unacked++;
         ep->delivered++;
         if (pkt->b.xoff + pkt->b.chunk_len == pkt->b.total) cc_am_bulk_arrived(ep, peer, chan, pkt);
-        if (r->unacked) cc_am_send_ack(ep, peer); /* every chunk is acknowledged */
+        /* chunks of several datagrams are acknowledged one by one; a single
+         * datagram like any message, unless its sender waits for it */
+        const int window = chan == CC_AM_REQ ? ep->cfg.request_window : ep->cfg.reply_window;
+        if (r->unacked && (pkt->b.nfrags > 1 || (h->flags & CC_AM_F_ACK_NOW) || r->unacked >= window / 4))
+            cc_am_send_ack(ep, peer);
         return;
     }
     r->expect++;
@@ -468,7 +475,7 @@ static void cc_am_handle(cc_am_ep *ep, long len, int64_t now)
     if (h->type == CC_AM_T_SHORT)
         cc_am_run_short(ep, peer, chan, h);
     else if (h->type == CC_AM_T_GET)
-        cc_am_deliver_get(ep, peer, pkt);
+        ep->stats.gets_served++, cc_am_deliver_get(ep, peer, pkt);
     else
         cc_am_deliver_geterr(ep, peer, pkt);
     const int window = chan == CC_AM_REQ ? ep->cfg.request_window : ep->cfg.reply_window;
@@ -528,12 +535,16 @@ static void cc_am_timers(cc_am_ep *ep, int64_t now)
 int cc_am_progress(cc_am_ep *ep)
 {
     const int64_t now = cc_am_now_ns();
+    if (now - ep->polled_ns > (int64_t)(ep->cfg.dead_after_s * 1e9) / 4)
+        for (int k = 0; k < ep->size; k++) ep->peers[k].heard_ns = now; /* we were away, not they */
+    ep->polled_ns = now;
     int i = 0;
     for (; i < 64; i++) {
-        long got = cc_am_net_recv(ep);
+        unsigned char *data;
+        long got = cc_am_net_recv(ep, &data);
         if (got == 0) break;
         if (got < 0) return cc_am_fail(ep, CC_AM_ESYS, "recv: %s", strerror((int)-got));
-        cc_am_handle(ep, got, now);
+        cc_am_handle(ep, got, data, now);
     }
     /* polls find nothing for a while: the peer may be waiting for this core */
     if (i > 0)
@@ -622,6 +633,16 @@ int cc_am_reply(cc_am_token *token, int handler, int nargs, const cc_am_word *ar
 }
 
 /* ---- closing ---------------------------------------------------------- */
+
+int cc_am_quiet(const cc_am_ep *ep)
+{
+    for (int i = 0; i < ep->size; i++)
+        for (int c = 0; c < 2; c++)
+            if (!ep->peers[i].dead &&
+                (ep->peers[i].snd[c].una != ep->peers[i].snd[c].next || ep->peers[i].snd[c].head))
+                return 0;
+    return !cc_am_bulk_busy(ep);
+}
 
 static int cc_am_unacked(const cc_am_ep *ep)
 {

@@ -97,6 +97,7 @@ typedef struct cc_am_stats {
     uint64_t retransmitted, nacks_sent, nacks_received, keepalives_sent;
     uint64_t duplicates_dropped, out_of_order_dropped, explicit_acks_sent;
     uint64_t injected_losses, injected_dups, injected_reorders, injected_delays;
+    uint64_t gets_served; /* get requests this rank has answered */
 } cc_am_stats;
 
 /* Defaults, then CC_AM_* environment variables (docs in am/README.md). */
@@ -146,6 +147,8 @@ int cc_am_get(cc_am_ep *ep, int dest, size_t remote_offset, void *dst, size_t nb
               cc_am_word arg);
 int cc_am_get_async(cc_am_ep *ep, int dest, size_t remote_offset, void *dst, size_t nbytes,
                     int handler, cc_am_word arg, cc_am_done done, void *ctx);
+/* 1 when nothing this rank sent waits for an acknowledgement or for room to be sent */
+int cc_am_quiet(const cc_am_ep *ep);
 /* Poll until every asynchronous store and get of this rank has completed. */
 int cc_am_wait_all(cc_am_ep *ep);
 

@@ -58,6 +58,11 @@ int cc_am_send_chunk(cc_am_ep *ep, int peer, int chan, cc_am_xfer *x)
     pkt.b.nfrags = (uint16_t)(len ? (len + step - 1) / step : 1);
     const unsigned char *data = x->src ? x->src + x->next_off : NULL;
     x->next_off += len;
+    /* the last chunk of a transfer someone waits for, or with nothing queued
+     * behind it, asks for its acknowledgement at once */
+    const cc_am_send *s = &ep->peers[peer].snd[chan];
+    if (x->next_off >= x->n && (x->waited || !s->head || !s->head->next))
+        pkt.h.flags |= CC_AM_F_ACK_NOW;
     x->started = 1;
     x->inflight++;
     cc_am_send_data(ep, peer, chan, &pkt, data, x);
@@ -287,6 +292,18 @@ static unsigned char *cc_am_bulk_target(cc_am_ep *ep, int peer, int chan, const 
     return g->dst + at;
 }
 
+unsigned char *cc_am_direct_target(cc_am_ep *ep, const cc_am_pkt *pkt, size_t len)
+{
+    const cc_am_hdr *h = &pkt->h;
+    if (h->magic != CC_AM_MAGIC || h->type != CC_AM_T_CHUNK || h->src >= ep->size ||
+        len != sizeof *pkt + pkt->b.frag_len || pkt->b.frag_len == 0)
+        return NULL;
+    const int chan = h->flags & 1;
+    const cc_am_peer *p = &ep->peers[h->src];
+    if (p->dead || h->seq != p->rcv[chan].expect) return NULL; /* only what will be taken */
+    return cc_am_bulk_target(ep, h->src, chan, pkt);
+}
+
 void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,
                         const unsigned char *data, size_t len, int *complete)
 {
@@ -307,7 +324,7 @@ void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,
     }
     const uint64_t bit = 1ULL << b->frag;
     if (!(r->chunk_bits & bit)) {
-        if (len) memcpy(dst, data, len);
+        if (len && dst != data) memcpy(dst, data, len);
         r->chunk_bits |= bit;
     }
     const uint64_t all = b->nfrags == 64 ? ~0ULL : (1ULL << b->nfrags) - 1;

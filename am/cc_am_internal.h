@@ -21,6 +21,8 @@ enum cc_am_type {
 };
 
 enum { CC_AM_MAGIC = 0xA3 };
+/* header flags: bit 0 is the channel */
+enum { CC_AM_F_ACK_NOW = 2 }; /* acknowledge this chunk at once (someone waits for it) */
 
 /* The header of every datagram.  Native byte order: ranks of one job share
  * an architecture. */
@@ -145,6 +147,8 @@ struct cc_am_ep {
     int in_callback; /* inside a completion callback: no blocking calls */
     int delivered; /* messages delivered by the current poll */
     int idle_polls;
+    int streaming; /* the last datagram was a fragment of a multi-datagram chunk */
+    int64_t polled_ns; /* the last poll: time not spent polling does not count against peers */
     int64_t timers_ns;
     cc_am_xfer *active;  /* unfinished outgoing transfers */
     cc_am_get_slot *gets;
@@ -173,6 +177,8 @@ void cc_am_send_data(cc_am_ep *ep, int peer, int chan, cc_am_pkt *pkt, const uns
                      cc_am_xfer *xfer);
 
 /* cc_am_bulk.c */
+/* where an in-order fragment's bytes go, or NULL: the receive path places them directly */
+unsigned char *cc_am_direct_target(cc_am_ep *ep, const cc_am_pkt *pkt, size_t len);
 void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,
                         const unsigned char *data, size_t len, int *complete);
 /* the last chunk of a transfer has arrived in order: run its handler */
@@ -187,8 +193,10 @@ int cc_am_bulk_busy(const cc_am_ep *ep);
 /* cc_am_net.c: datagrams, with the injected faults */
 int cc_am_net_open(cc_am_ep *ep, cc_am_addr *addr, char *err, size_t errlen);
 void cc_am_net_send(cc_am_ep *ep, int peer, const struct iovec *iov, int iovcnt);
-/* one datagram into ep->rxbuf: its length, 0 when none, < 0 on error */
-long cc_am_net_recv(cc_am_ep *ep);
+/* One datagram: its header into ep->rxbuf, its data after it or, for an
+ * in-order bulk fragment while bulk data streams in, straight to where it
+ * belongs (*data says where).  Returns its length, 0 when none, < 0 on error. */
+long cc_am_net_recv(cc_am_ep *ep, unsigned char **data);
 void cc_am_net_flush_late(cc_am_ep *ep, int64_t now);
 
 #endif

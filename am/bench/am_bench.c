@@ -1,7 +1,7 @@
 /* am-bench rtt [BATCHES [ROUNDS]] | bw [MIB [TRANSFER_KIB]]: cc_am between two
  * forked processes, measured the way udp-pingpong and udp-stream measure the
- * bare sockets.  rtt: one-word request and reply, median over batches of the
- * mean round trip (us).  bw: asynchronous stores of TRANSFER_KIB (default
+ * bare sockets.  rtt: one-word request and reply, median of single round
+ * trips (us).  bw: asynchronous stores of TRANSFER_KIB (default
  * 4096) back to back, four outstanding, MIB in total: MB/s (10^6 B/s) from
  * the first store to the last completion.  Faults and sizes from CC_AM_*. */
 #include "am_pair.h"
@@ -36,18 +36,17 @@ static int run(cc_am_ep *ep, int rank, void *arg)
         return am_pair_finish(ep) < 0;
     }
     if (!p->bw) {
-        double *rtt = calloc((size_t)p->batches, sizeof *rtt);
-        for (int b = 0; b < p->batches + 1; b++) {
+        const int n = p->batches * p->rounds;
+        double *rtt = calloc((size_t)n, sizeof *rtt);
+        for (int i = -p->rounds; i < n; i++) { /* the first batch warms up */
             double t0 = udp_now();
-            for (int i = 0; i < p->rounds; i++) {
-                int want = pongs + 1;
-                if (cc_am_request_1(ep, 1, H_PING, (cc_am_word)i) < 0) return 1;
-                while (pongs < want)
-                    if (cc_am_poll(ep) < 0) return 1;
-            }
-            if (b > 0) rtt[b - 1] = (udp_now() - t0) / p->rounds * 1e6;
+            int want = pongs + 1;
+            if (cc_am_request_1(ep, 1, H_PING, (cc_am_word)i) < 0) return 1;
+            while (pongs < want)
+                if (cc_am_poll(ep) < 0) return 1;
+            if (i >= 0) rtt[i] = (udp_now() - t0) * 1e6;
         }
-        printf("rtt_us %.3f\n", udp_median(rtt, p->batches));
+        printf("rtt_us %.3f\n", udp_median(rtt, n));
         free(rtt);
     } else {
         unsigned char *src = calloc(1, p->transfer);
