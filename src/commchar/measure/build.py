@@ -29,10 +29,12 @@ def build_root() -> Path:
 
 def _fingerprint(sources: Path, library: Library) -> str:
     digest = hashlib.sha256(library.mpicc.encode())
-    for path in sorted(sources.rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(sources).as_posix().encode())
-            digest.update(path.read_bytes())
+    # the kernel links the active-message layer's sources (kernels/Makefile)
+    for root in (sources, sources.parent / "am"):
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(sources.parent).as_posix().encode())
+                digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
