@@ -14,11 +14,13 @@
 
 static void cc_am_unlink(cc_am_ep *ep, cc_am_xfer *x)
 {
-    for (cc_am_xfer **at = &ep->active; *at; at = &(*at)->next_active)
-        if (*at == x) {
-            *at = x->next_active;
-            return;
-        }
+    if (x->prev_active)
+        x->prev_active->next_active = x->next_active;
+    else
+        ep->active = x->next_active;
+    if (x->next_active) x->next_active->prev_active = x->prev_active;
+    x->next_active = x->prev_active = NULL;
+    if (x->done || x->waited) ep->user_xfers--;
 }
 
 static void cc_am_xfer_finish(cc_am_ep *ep, cc_am_xfer *x, int status)
@@ -78,6 +80,7 @@ static cc_am_xfer *cc_am_xfer_new(cc_am_ep *ep, int peer, int chan, const void *
     x->src = src;
     x->n = n;
     x->next_active = ep->active;
+    if (ep->active) ep->active->prev_active = x;
     ep->active = x;
     return x;
 }
@@ -128,6 +131,7 @@ static int cc_am_store_start(cc_am_ep *ep, int dest, const void *src, size_t off
     x->done = done;
     x->ctx = ctx;
     x->waited = wait;
+    ep->user_xfers++;
     if ((rc = cc_am_enqueue(ep, dest, CC_AM_REQ, NULL, x)) != CC_AM_OK) {
         cc_am_unlink(ep, x);
         free(x);
@@ -155,8 +159,13 @@ int cc_am_store_async(cc_am_ep *ep, int dest, const void *src, size_t remote_off
 
 static int cc_am_get_slot_new(cc_am_ep *ep)
 {
-    for (int i = 0; i < ep->ngets; i++)
-        if (!ep->gets[i].active) return i;
+    for (int k = 0; k < ep->ngets; k++) { /* from where the last search stopped */
+        int i = (ep->get_hint + k) % ep->ngets;
+        if (!ep->gets[i].active) {
+            ep->get_hint = i + 1;
+            return i;
+        }
+    }
     int grown = ep->ngets ? 2 * ep->ngets : 16;
     cc_am_get_slot *more = realloc(ep->gets, (size_t)grown * sizeof *more);
     if (!more) return -1;
@@ -171,6 +180,7 @@ static void cc_am_get_finish(cc_am_ep *ep, int id, int status)
 {
     cc_am_get_slot *g = &ep->gets[id];
     ep->peers[g->peer].gets--;
+    ep->open_gets--;
     g->finished = 1;
     g->status = status;
     if (status == CC_AM_OK && g->handler >= 0) {
@@ -205,6 +215,7 @@ static int cc_am_get_start(cc_am_ep *ep, int dest, size_t offset, void *dst, siz
     cc_am_get_slot *g = &ep->gets[id];
     *g = (cc_am_get_slot){dst, n, 0, dest, handler < 0 ? -1 : handler, 1, 0, 0, wait, arg, done, ctx};
     ep->peers[dest].gets++;
+    ep->open_gets++;
     cc_am_pkt pkt;
     memset(&pkt, 0, sizeof pkt);
     pkt.h.type = CC_AM_T_GET;
@@ -214,6 +225,7 @@ static int cc_am_get_start(cc_am_ep *ep, int dest, size_t offset, void *dst, siz
     pkt.b.total = n;
     if ((rc = cc_am_enqueue(ep, dest, CC_AM_REQ, &pkt, NULL)) != CC_AM_OK) {
         ep->peers[dest].gets--;
+        ep->open_gets--;
         g->active = 0;
         return rc;
     }
@@ -368,26 +380,15 @@ void cc_am_fail_peer_bulk(cc_am_ep *ep, int peer)
             cc_am_get_finish(ep, i, CC_AM_EDEAD);
 }
 
-int cc_am_bulk_busy(const cc_am_ep *ep)
-{
-    if (ep->active) return 1;
-    for (int i = 0; i < ep->ngets; i++)
-        if (ep->gets[i].active && !ep->gets[i].finished) return 1;
-    return 0;
-}
+int cc_am_bulk_busy(const cc_am_ep *ep) { return ep->active != NULL || ep->open_gets > 0; }
 
 int cc_am_wait_all(cc_am_ep *ep)
 {
     if (ep->in_handler || ep->in_callback)
         return cc_am_fail(ep, CC_AM_ECONTEXT, "cc_am_wait_all: not inside a handler");
     int failed = 0;
-    for (;;) {
-        int busy = 0;
-        for (cc_am_xfer *x = ep->active; x; x = x->next_active)
-            if (x->done || x->waited) busy = 1; /* not the data this rank serves to gets */
-        for (int i = 0; i < ep->ngets; i++)
-            if (ep->gets[i].active && !ep->gets[i].finished) busy = 1;
-        if (!busy) break;
+    /* not the data this rank serves to others' gets */
+    while (ep->user_xfers > 0 || ep->open_gets > 0) {
         int rc = cc_am_progress(ep);
         if (rc < 0) return rc;
         if (ep->dead_reported) failed = 1;

@@ -53,7 +53,7 @@ typedef struct cc_am_pkt {
 
 /* A bulk transfer leaving this rank: a store, or the data answering a get. */
 typedef struct cc_am_xfer {
-    struct cc_am_xfer *next_active; /* every unfinished transfer of the endpoint */
+    struct cc_am_xfer *next_active, *prev_active; /* every unfinished transfer of the endpoint */
     int peer, chan;
     const unsigned char *src;
     size_t n, next_off;
@@ -151,8 +151,10 @@ struct cc_am_ep {
     int64_t polled_ns; /* the last poll: time not spent polling does not count against peers */
     int64_t timers_ns;
     cc_am_xfer *active;  /* unfinished outgoing transfers */
+    long user_xfers;     /* of which this rank's own stores (not data served to gets) */
+    long open_gets;      /* gets started and not finished */
     cc_am_get_slot *gets;
-    int ngets;
+    int ngets, get_hint;
     int dead_reported;   /* a death not yet returned by a call */
     int handler_error;   /* a message for an unregistered handler, not yet returned */
     uint64_t rng;

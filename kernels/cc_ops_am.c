@@ -486,18 +486,21 @@ static void cc_cost_setup(cc_point *pt)
 }
 
 /* reply and poll_msg time the receiver: its messages are sent before the
- * repetition (untimed) so that they wait in its socket, and rank 0 tells it
- * through MPI that they have all been sent */
+ * repetition (untimed) so that they wait in its socket.  Through MPI, rank 1
+ * says it has finished the last repetition (so it cannot take these early)
+ * and rank 0 says they have all been sent. */
 static void cc_cost_before(cc_point *pt)
 {
     if (pt->variant != CC_COST_REPLY && pt->variant != CC_COST_POLL_MSG) return;
     const long queued = pt->batch < CC_COST_QUEUED ? pt->batch : CC_COST_QUEUED;
     const int handler = pt->variant == CC_COST_REPLY ? CC_H_PING : CC_H_SINK;
     if (pt->rank == 0) {
+        CC_MPI(MPI_Recv(pt->ack, 0, MPI_BYTE, 1, CC_TAG_READY, pt->ctl, MPI_STATUS_IGNORE));
         for (long i = 0; i < queued; i++)
             cc_am_ok(cc_am_request_1(cc_am, 1, handler, (cc_am_word)(cc_seen.pongs + i)));
         CC_MPI(MPI_Send(pt->ack, 0, MPI_BYTE, 1, CC_TAG_READY, pt->ctl));
     } else {
+        CC_MPI(MPI_Send(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->ctl));
         CC_MPI(MPI_Recv(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->ctl, MPI_STATUS_IGNORE));
     }
 }
