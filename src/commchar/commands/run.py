@@ -18,7 +18,7 @@ from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, pars
 from commchar.measure.libraries import select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
-from commchar.measure.runner import SweepOptions, run_sweep
+from commchar.measure.runner import SweepOptions, ops_for, run_sweep
 from commchar.store import Store
 from commchar.terminal import styled, visible
 
@@ -174,6 +174,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             store.set_run_status(run_id, "running")
         else:
             libraries = select(options.libraries)
+            for library in libraries:
+                ops_for(library, options.ops)  # every library has something to measure
             options.libraries = [lib.name for lib in libraries]
             run_id = store.create_run(__version__, host_info(), options.to_dict())
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "

@@ -24,7 +24,7 @@ class Component:
     uses: tuple[str, ...] = ()  # other source directories it compiles against
 
 
-KERNEL = Component("kernels", ("commchar-kernel",))
+KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",))  # links the active-message layer
 TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
 APPS = Component("apps", ("jacobi", "gauss"), uses=("kernels",))
 COMPONENTS = (KERNEL, TRACER, APPS)

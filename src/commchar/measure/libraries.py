@@ -21,6 +21,16 @@ class Library:
     family: str  # openmpi | mpich | unknown: decides launcher flags
     mpicc: str
     mpirun: str
+    transport: str = "mpi"  # mpi | am: which operations it measures
+
+
+# The active-message layer (am/) is measured like a library: the same kernel,
+# built and launched with the first MPI library found, which only bootstraps it.
+ACTIVE_MESSAGES = "am"
+
+
+def active_messages(base: Library) -> Library:
+    return Library(ACTIVE_MESSAGES, base.family, base.mpicc, base.mpirun, transport="am")
 
 
 _SUFFIXED = (
@@ -74,6 +84,7 @@ def select(names: list[str] | None) -> list[Library]:
     if not names:
         return available
     by_name = {lib.name: lib for lib in available}
+    by_name.setdefault(ACTIVE_MESSAGES, active_messages(available[0]))
     chosen = []
     for name in names:
         if name not in by_name:

@@ -22,21 +22,28 @@ class Operation:
     name: str
     kind: str  # "p2p" (ranks 0 and 1), "collective", "loggp"
     variants: tuple[str, ...] = ("",)
-    unit: str = "byte"  # byte | per_rank | double | double_per_rank | none
+    unit: str = "byte"  # byte | per_rank | double | double_per_rank | word | none
     default_max_bytes: int = MiB
     in_default: bool = True
+    transport: str = "mpi"  # mpi | am: which libraries measure it (libraries.py)
+    sizes: tuple[int, ...] | None = None  # the default sizes, when not 0 and powers of two
+    min_bytes: int = 0
+    max_bytes: int | None = None  # larger sizes cannot be measured and are left out
 
     def size_quantum(self, p: int) -> int:
-        return {"byte": 1, "per_rank": p, "double": 8, "double_per_rank": 8 * p, "none": 0}[self.unit]
+        return {"byte": 1, "per_rank": p, "double": 8, "double_per_rank": 8 * p, "word": 4,
+                "none": 0}[self.unit]
 
     def effective_size(self, n: int, p: int) -> int:
         quantum = self.size_quantum(p)
         if quantum == 0:
             return 0
-        return -(-n // quantum) * quantum
+        return max(-(-n // quantum) * quantum, self.min_bytes)
 
 
 _REDUCTION_VARIANTS = ("sum", "nop")
+_AM_BULK = tuple(1 << k for k in range(4, 23))  # 16 B to 4 MiB, as the study measured
+AM_LOSS_RATES = ("0", "0.001", "0.01", "0.05", "0.1")
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op
@@ -57,6 +64,19 @@ OPERATIONS: dict[str, Operation] = {
         Operation("scan", "collective", _REDUCTION_VARIANTS, unit="double"),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
+        # The active-message layer (am/), after the SP-2 Active Messages study.
+        # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
+        # am_cost: single calls; am_loss: variants are the injected loss rate.
+        Operation("am_rtt", "p2p", unit="word", transport="am", sizes=(4, 8, 12, 16),
+                  min_bytes=4, max_bytes=16),
+        Operation("am_store", "p2p", transport="am", sizes=_AM_BULK),
+        Operation("am_get", "p2p", transport="am", sizes=_AM_BULK),
+        Operation("am_pipe", "p2p", ("blocking", "async"), transport="am",
+                  sizes=tuple(1 << k for k in range(6, 21)), min_bytes=1),
+        Operation("am_exchange", "p2p", ("blocking", "async"), transport="am", sizes=_AM_BULK),
+        Operation("am_cost", "p2p", ("request", "reply", "poll_empty", "poll_msg"), unit="none",
+                  transport="am"),
+        Operation("am_loss", "p2p", AM_LOSS_RATES, transport="am", sizes=(MiB,), min_bytes=1),
     )
 }
 
@@ -74,10 +94,11 @@ class OpVariant:
         return f"{self.op}:{self.variant}" if self.variant else self.op
 
 
-def parse_ops(text: str | None) -> list[OpVariant]:
-    """`pingpong` means every send mode, `pingpong:ssend` one; None means the defaults."""
+def parse_ops(text: str | None, transport: str = "mpi") -> list[OpVariant]:
+    """`pingpong` means every send mode, `pingpong:ssend` one; None means the
+    defaults of `transport` (named operations are returned whatever their transport)."""
     if text is None:
-        names = [name for name, op in OPERATIONS.items() if op.in_default]
+        names = [name for name, op in OPERATIONS.items() if op.in_default and op.transport == transport]
         return [OpVariant(n, v) for n in names for v in OPERATIONS[n].variants]
     chosen: list[OpVariant] = []
     for item in (part.strip() for part in text.split(",")):

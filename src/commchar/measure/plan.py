@@ -111,14 +111,19 @@ def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Po
         op = opv.operation
         if op.kind != "collective" and p != 2:
             continue
-        requested = sizes if sizes is not None else default_sizes(op.default_max_bytes)
+        if sizes is not None:
+            requested = sizes
+        else:
+            requested = list(op.sizes) if op.sizes else default_sizes(op.default_max_bytes)
         if op.unit == "none":
             requested = [0]
         seen: set[int] = set()
         for n in requested:
-            if sizes is None and n > op.default_max_bytes:
+            if sizes is None and op.sizes is None and n > op.default_max_bytes:
                 continue
             effective = op.effective_size(n, p)
+            if op.max_bytes is not None and effective > op.max_bytes:
+                continue
             if effective not in seen:
                 seen.add(effective)
                 planned.append(Point(opv.op, opv.variant, effective))

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from commchar import processes
-from commchar.errors import MeasurementError
+from commchar.errors import MeasurementError, UsageError
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
-from commchar.measure.operations import parse_ops
+from commchar.measure.operations import OpVariant, parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
@@ -106,7 +106,6 @@ class _Stream:
 
 def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
               observer: Observer) -> SweepResult:
-    ops = parse_ops(options.ops)
     sizes = parse_sizes(options.sizes) if options.sizes else None
     spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
                       dict(options.env))
@@ -115,6 +114,7 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
 
     work: list[tuple[Library, int, list[Point]]] = []
     for library in libraries:
+        ops = ops_for(library, options.ops)
         for p in options.np:
             planned = points_for(ops, sizes, p)
             todo = [pt for pt in planned
@@ -128,6 +128,19 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
         kernel = ensure_kernel(library)
         _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result).run(todo)
     return result
+
+
+def ops_for(library: Library, text: str | None) -> list[OpVariant]:
+    """The operations `library` measures: its transport's defaults, or those of `text` it can."""
+    if text is None:
+        return parse_ops(None, library.transport)
+    ops = [o for o in parse_ops(text) if o.operation.transport == library.transport]
+    if not ops:
+        own = ", ".join(o.op for o in parse_ops(None, library.transport))
+        own = ", ".join(dict.fromkeys(own.split(", ")))
+        raise UsageError(f"--ops: none of '{text}' can be measured with {library.name} "
+                         f"(its operations: {own})")
+    return ops
 
 
 class _JobRunner:

@@ -23,8 +23,12 @@ from commchar.models.metrics import (
 from commchar.models.plogp import size_regimes
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 
-P2P_OPS = ("pingpong", "bw", "bibw")
+# the active-message layer's latency and bandwidth series fit like point-to-point
+AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
+P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS
 LOGGP_OPS = ("loggp", "rndv")
+# single calls and one size per loss rate: reported as measured, not fitted
+UNFITTED_OPS = ("am_cost", "am_loss")
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
               " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
 
@@ -289,7 +293,7 @@ def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY, oversubscri
     for library, ops in _group(kept).items():
         fitted: dict[str, FittedOperation] = {}
         for op, pts in ops.items():
-            if op in LOGGP_OPS:
+            if op in LOGGP_OPS or op in UNFITTED_OPS:
                 continue
             if op in P2P_OPS:
                 for variant in sorted({pt["variant"] for pt in pts}):
@@ -343,7 +347,7 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
         versions = sorted({pt["library_version"] for opts in ops.values() for pt in opts if pt["library_version"]})
         lib: dict[str, Any] = {"version": versions[0] if versions else ""}
         for op, pts in sorted(ops.items()):
-            if op in LOGGP_OPS:
+            if op in LOGGP_OPS or op in UNFITTED_OPS:
                 continue
             try:
                 if op in P2P_OPS:

@@ -20,6 +20,7 @@ from commchar import __version__
 from commchar.errors import InputError
 from commchar.report import adapters, html
 from commchar.report import apps as apps_report
+from commchar.report import am as active_messages
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
@@ -86,8 +87,8 @@ def _attach_models(entities: list[Entity], options: ReportOptions, notes: list[s
         e.model_note = "fitted on the fly by commchar.models" if e.model else (
             "no usable model: " + (note or "the fit produced none for this library"))
     for e in entities:
-        if e.model is None:
-            continue
+        if e.model is None or e.library == active_messages.AM_LIBRARY:
+            continue  # the advisor knows MPI operations only
         ps = sorted({pt["p"] for pt in e.points if pt["op"] not in ("pingpong", "bw", "bibw", "loggp", "rndv")})
         e.advice, why = adapters.advice_for(e.model, ADVICE_SIZES, ps or [2])
         if why and why not in notes:
@@ -198,9 +199,14 @@ def _build(options: ReportOptions) -> Report:
                 body += tab(table)
         sections.append(("comparison", "Comparison", body or "<p>Nothing measured in common.</p>", False))
 
+    am_table = active_messages.comparison_table(entities, rates)
+    if am_table is not None:
+        sections.append(("active-messages", "Active messages beside MPI", tab(am_table), False))
+
     for e in entities:
-        body = "".join(fig(spec) for spec in entity_figures(e, rates))
-        body += "".join(tab(t) for t in entity_tables(e, rates))
+        am_tables, am_figures = active_messages.entity_parts(e, rates)
+        body = "".join(fig(spec) for spec in entity_figures(e, rates) + am_figures)
+        body += "".join(tab(t) for t in entity_tables(e, rates) + am_tables)
         failed = failures_table(e)
         if failed is not None:
             body += tab(failed)
