@@ -116,6 +116,8 @@ static void cct_catch_crashes(void)
 
 /* ---- start and finish ---- */
 
+static void cct_prepare_requests(void);
+
 static uint32_t cct_buffer_records(void)
 {
     const char *text = getenv("COMMCHAR_TRACE_BUFFER");
@@ -198,6 +200,7 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
     cct.buf[cct.n++] = (cc_trace_record){.call = CC_INIT, .comm = CC_COMM_WORLD,
                                          .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
                                          .t_end = t1, .aux = thread_level};
+    cct_prepare_requests();
     cct_catch_crashes();
     cct.on = 1;
 }
@@ -418,6 +421,15 @@ cct_req_info cct_req_take(MPI_Request req)
 void cct_req_drop(MPI_Request req) { (void)cct_req_take(req); }
 
 /* ---- scratch arrays for Wait* and Test*: grown rarely, never freed ---- */
+
+/* Allocated at MPI_Init, so that a program's first requests allocate nothing. */
+static void cct_prepare_requests(void)
+{
+    cct_req_grow();
+    cct_scratch_infos(256);
+    cct_scratch_statuses(256);
+    cct_scratch_handles(256);
+}
 
 static void *cct_scratch(void *array, int *cap, int count, size_t item)
 {
