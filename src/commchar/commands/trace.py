@@ -37,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun")
     parser.add_argument("--buffer", type=int, metavar="RECORDS",
-                        help="records each rank buffers before writing (default 65536)")
+                        help="records each rank buffers before writing (default 4096)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("program", nargs=argparse.REMAINDER,
                         help="-- then the program and its arguments")

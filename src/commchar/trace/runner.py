@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,7 +76,10 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
             store, commchar_version=__version__, library=request.library.name, p=request.p,
             program=program, launcher_cmd=job.argv,
             env={**job.env_added, **request.spec.extra_env}, oversubscribed=job.oversubscribed)
-        status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout)
+        status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout,
+                                                    Path(directory))
+        if status != "complete":
+            _settle(Path(directory))
         ranks = _read_ranks(Path(directory), request.p)
         interrupted = status == "interrupted"
         if interrupted:
@@ -96,8 +100,8 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
     return TraceOutcome(trace_id, status, exit_status, wall_s, message, summary)
 
 
-def _run(argv: list[str], env_added: dict[str, str],
-         timeout: float | None) -> tuple[str, int | None, str | None, float]:
+def _run(argv: list[str], env_added: dict[str, str], timeout: float | None,
+         directory: Path) -> tuple[str, int | None, str | None, float]:
     """(status, exit status, message, wall seconds); the program's output passes through."""
     start = time.monotonic()
     stdin = subprocess.DEVNULL if _interactive_or_absent(sys.stdin) else sys.stdin
@@ -109,10 +113,12 @@ def _run(argv: list[str], env_added: dict[str, str],
     try:
         exit_status = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _terminate_ranks(directory)
         stop(process)
         return ("timeout", process.returncode, f"killed after the {timeout:g} s timeout",
                 time.monotonic() - start)
     except KeyboardInterrupt:
+        _terminate_ranks(directory)
         stop(process)
         return "interrupted", process.returncode, "interrupted", time.monotonic() - start
     wall_s = time.monotonic() - start
@@ -127,6 +133,57 @@ def _interactive_or_absent(stream: object) -> bool:
         return stream is None or stream.isatty() or stream.fileno() < 0  # type: ignore[attr-defined]
     except (OSError, ValueError, AttributeError):
         return True
+
+
+def _terminate_ranks(directory: Path, grace: float = 3.0) -> None:
+    """SIGTERM this machine's ranks of the job before the launcher, and give them time
+    to write out their buffers: a launcher's own clean-up may SIGKILL a rank first
+    (Hydra does), which loses what the rank had not yet written.  The ranks are the
+    processes whose environment names this trace directory."""
+    marker = f"COMMCHAR_TRACE_DIR={directory}".encode()
+    ranks = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                ranks.append(int(entry.name))
+        except OSError:
+            continue  # gone, or not ours to read
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    while ranks and time.monotonic() < deadline:
+        ranks = [pid for pid in ranks if Path(f"/proc/{pid}").exists()
+                 and not _is_zombie(pid)]
+        time.sleep(0.05)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
+    """Wait until the rank files stop growing: a launcher may exit before its ranks
+    (Hydra starts them in sessions of their own) have written out their buffers."""
+    def state() -> list[tuple[str, int]]:
+        return sorted((p.name, p.stat().st_size) for p in directory.glob("rank-*.cctrace"))
+
+    deadline = time.monotonic() + limit
+    last, since = state(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = state()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
 
 
 def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
