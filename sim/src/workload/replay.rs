@@ -505,6 +505,9 @@ impl RankState {
     fn comm(&self, id: i32) -> Result<&Comm> {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
+            None if id < 0 => self.err(
+                "a communicator created by a call the replay cannot follow (Cart_create, Comm_split_type, ...)",
+            ),
             None => self.err(format!("unknown communicator {id}")),
         }
     }
