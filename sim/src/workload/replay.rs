@@ -1010,7 +1010,7 @@ impl Builder<'_> {
                 algorithm: None,
                 cost_ps: Some(cost),
             });
-            used.calls += 1;
+            used.calls += u64::from(c.me == 0); // each call once, not once per member
             return Ok(());
         }
         let spec = given
@@ -1030,7 +1030,7 @@ impl Builder<'_> {
             algorithm: Some(coll.name()),
             cost_ps: None,
         });
-        used.calls += 1;
+        used.calls += u64::from(c.me == 0);
         let vr = (c.me + p - root) % p;
         let mut phase = Vec::new();
         for k in 0.. {
