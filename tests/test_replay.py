@@ -109,8 +109,13 @@ def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path
     from commchar.store.trace_predictions import predictions
     from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
 
+    from test_report import make_fixture_db
+
+    from commchar.report import ReportOptions, build_report
+
     _late_receiver(tmp_path / "t", 100)
     db = tmp_path / "c.db"
+    make_fixture_db(db, libraries=("mpich",), ps=(2,))
     with Store(db) as store:
         tid = begin_trace(store, commchar_version="test", library="mpich", p=2, program=["./app"],
                           launcher_cmd=["mpirun"], env={}, oversubscribed=False)
@@ -123,6 +128,10 @@ def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path
     with Store(db) as store:
         [saved] = predictions(store)
     assert saved["trace_id"] == tid and saved["result"]["predictions"] == doc["predictions"]
+    # the report shows it: the study's table and the breakdown figure
+    page = build_report(ReportOptions(str(db))).html
+    assert "Traced programs: measured and predicted" in page
+    assert f"Measured and predicted: trace {tid} (./app)" in page and 'id="fig-replay-1-breakdown"' in page
 
 
 @pytest.mark.parametrize("args, needle", [

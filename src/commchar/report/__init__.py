@@ -18,7 +18,7 @@ import matplotlib
 
 from commchar import __version__
 from commchar.errors import InputError
-from commchar.report import adapters, html
+from commchar.report import adapters, html, replays
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
@@ -202,6 +202,10 @@ def _build(options: ReportOptions) -> Report:
         if e.advice is not None:
             # The advisor's fragment is escaped HTML with its own headings, embedded as is.
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
+
+    traced = replays.section_html(options.db, fig, tab)
+    if traced is not None:
+        sections.append(("traces", "Traced programs: measured and predicted", traced, False))
 
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
