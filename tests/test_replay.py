@@ -158,3 +158,35 @@ def test_a_truncated_trace_is_one_line(capsys, tmp_path: Path, model: Path):
     assert main(["replay", "--dir", str(tmp_path / "t"), "--model", str(model)]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "rank-1.cctrace: truncated or corrupt" in err
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+def test_a_traced_program_is_replayed(capsys, tmp_path: Path, model: Path, mpi_libraries, name: str):
+    """End to end: a real program traced with p = 2, stored, replayed from the store."""
+    import subprocess
+    import sys
+
+    found = {lib.name: lib for lib in mpi_libraries}
+    if name not in found:
+        pytest.fail(f"{name} not installed: `make setup` installs both libraries")
+    program = tmp_path / "replay_mix"
+    source = Path(__file__).resolve().parent / "programs" / "replay_mix.c"
+    subprocess.run([found[name].mpicc, "-std=c11", "-O1", "-o", str(program), str(source)],
+                   check=True, capture_output=True, timeout=120)
+    db = tmp_path / "t.db"
+    traced = subprocess.run([sys.executable, "-m", "commchar", "trace", "--db", str(db), "--library", name,
+                             "--np", "2", "--timeout", "120", "--", str(program), "6", "100", "200000"],
+                            capture_output=True, text=True, timeout=180)
+    assert traced.returncode == 0, traced.stderr
+    assert "replay_mix: 6 iterations" in traced.stdout
+    doc = _replay_json(capsys, "--db", str(db), "--trace", "1", "--model", str(model), "--library", "mpich")
+    gps, gp = doc["predictions"]["loggps"], doc["predictions"]["loggp"]
+    assert doc["trace"]["p"] == 2 and all(t > 0 for t in doc["measured"]["ranks"])
+    # 6 x 200 kB per direction and phase: rendezvous under LogGPS, eager under LogGP
+    assert gps["rendezvous_messages"] == 12 and gp["rendezvous_messages"] == 0
+    assert [s["call"] for s in doc["signatures"]] == ["allreduce"] and doc["signatures"][0]["calls"] == 6
+    for r in gps["ranks"]:
+        assert [ph["level"] for ph in r["phases"]] == [None, 1, 2]
+        assert r["compute"] > 6 * 100  # the busy loops, at least
+        assert r["compute"] + r["communication"] + r["sync_wait"] == pytest.approx(r["predicted"])
