@@ -714,6 +714,7 @@ fn run(m: &ArgMatches) -> Result<()> {
         write().map_err(|e| SimError::Input(format!("cannot write trace {path}: {e}")))?;
     }
     let mut v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
+    v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed), "scale": call.scale});
     let u = |ps: u64| unit.from_ps(ps);
     if let Some(b) = breakdown_section(&outcome, &u) {
         v["breakdown"] = b;
@@ -722,7 +723,6 @@ fn run(m: &ArgMatches) -> Result<()> {
         let scale = *m.get_one::<f64>("compute-scale").expect("has default");
         v["replay"] = replay_json(r, scale, unit);
     }
-    v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed), "scale": call.scale});
     if m.get_flag("json") {
         println!("{v}");
     } else {

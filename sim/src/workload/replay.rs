@@ -505,6 +505,9 @@ impl RankState {
     fn comm(&self, id: i32) -> Result<&Comm> {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
+            None if id < 0 => self.err(
+                "a communicator created by a call the replay cannot follow (Cart_create, Comm_split_type, ...)",
+            ),
             None => self.err(format!("unknown communicator {id}")),
         }
     }
@@ -1007,7 +1010,7 @@ impl Builder<'_> {
                 algorithm: None,
                 cost_ps: Some(cost),
             });
-            used.calls += 1;
+            used.calls += u64::from(c.me == 0); // each call once, not once per member
             return Ok(());
         }
         let spec = given
@@ -1027,7 +1030,7 @@ impl Builder<'_> {
             algorithm: Some(coll.name()),
             cost_ps: None,
         });
-        used.calls += 1;
+        used.calls += u64::from(c.me == 0);
         let vr = (c.me + p - root) % p;
         let mut phase = Vec::new();
         for k in 0.. {

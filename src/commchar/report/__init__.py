@@ -18,7 +18,7 @@ import matplotlib
 
 from commchar import __version__
 from commchar.errors import InputError
-from commchar.report import adapters, html
+from commchar.report import adapters, html, replays
 from commchar.report import apps as apps_report
 from commchar.report import am as active_messages
 from commchar.report.compare import comparison_table
@@ -216,6 +216,10 @@ def _build(options: ReportOptions) -> Report:
         if e.advice is not None:
             # The advisor's fragment is escaped HTML with its own headings, embedded as is.
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
+
+    traced = replays.section_html(options.db, fig, tab)
+    if traced is not None:
+        sections.append(("traces", "Traced programs: measured and predicted", traced, False))
 
     sections += apps_report.sections(options.db, options.run_ids, fig, tab)
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
