@@ -208,9 +208,9 @@ def gauss_table(data: AppData, library: str) -> Table | None:
         for pred in (gps, gp):
             cells += [_seconds(pred["predicted_s"]) if pred else "–",
                       _percent((pred["predicted_s"] - measured) / measured) if pred else "–"]
-        messages = (gps or gp or {}).get("messages")
-        if messages:
-            crossing = messages["at_least_S"]
+        messages = (gps or gp or {}).get("messages") or {}
+        crossing = messages.get("at_least_S")
+        if crossing is not None:
             cells += [str(messages["largest_bytes"]), f"{crossing} of {messages['count']}",
                       "no message crosses S: both models send everything eagerly" if crossing == 0
                       else "rows reach S: LogGP misses the rendezvous wait"]
