@@ -141,6 +141,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
     fig = Figure(figsize=(10, 8.4))
     axes = fig.subplots(3, 2)
     sizes = sorted({r.n for r in chosen})
+    all_p = sorted({r.p for r in chosen})
     colors = {n: f"C{i % 10}" for i, n in enumerate(sizes)}
     panels = [("elapsed", "elapsed time (s)", lambda r: r.elapsed, lambda r: r.predicted),
               ("speedup", "speedup T(1)/T(p)", lambda r: r.speedup, lambda r: r.predicted_speedup),
@@ -159,6 +160,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
         ax.set_xlabel("processes p")
         ax.set_ylabel(label)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(all_p, [str(p) for p in all_p])
         if name == "elapsed":
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
@@ -171,6 +173,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
             _plot(ax, [r.n for r in line], [value(r) for r in line], [r.oversubscribed for r in line],
                   f"C{i % 10}", f"p={p}")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.set_xlabel("unknowns N")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
