@@ -81,11 +81,12 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
         try:
             for _ in range(options.reps):
                 if options.trace:
-                    results.append(run_traced(store, TraceRequest(
-                        library, case.p, program, spec, options.timeout)))
+                    result = run_traced(store, TraceRequest(
+                        library, case.p, program, spec, options.timeout))
                 else:
-                    results.append(run_once(job.argv, {**os.environ, **job.env_added},
-                                            options.timeout))
+                    result = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
+                # how busy the machine was: a shared machine's load shows in every time
+                results.append({**result, "load_avg_1m": os.getloadavg()[0]})
                 observer.repetition_done()
         except CaseFailed as failed:
             store.add_failure(run_id, library.name, f"app:{case.app}", case.config, case.p,
@@ -182,6 +183,7 @@ def _record(library: Library, case: Case, oversubscribed: bool, argv: list[str],
         "library": library.name, "app": case.app, "config": case.config, "n": case.n,
         "p": case.p, "oversubscribed": oversubscribed,
         "elapsed_s": statistics.median(r["elapsed_s"] for r in results),
+        "load_avg_1m": statistics.median(r["load_avg_1m"] for r in results),
         "phases_s": {name: statistics.median(r["phases_s"].get(name, 0.0) for r in results)
                      for name in phases},
         "results": results, "launcher_cmd": argv, "env": env,

@@ -206,8 +206,9 @@ def gauss_table(data: AppData, library: str) -> Table | None:
     for r in runs:
         gps, gp = data.predicted(r, "loggps"), data.predicted(r, "loggp")
         measured = (gps or gp or {}).get("measured_s", r["elapsed_s"])
+        load = [x["load_avg_1m"] for x in r["results"] if "load_avg_1m" in x]
         cells = [str(r["n"]), r["config"], f"{r['p']}{'*' if r['oversubscribed'] else ''}",
-                 _seconds(measured)]
+                 f"{sorted(load)[len(load) // 2]:.1f}" if load else "–", _seconds(measured)]
         for pred in (gps, gp):
             cells += [_seconds(pred["predicted_s"]) if pred else "–",
                       _percent((pred["predicted_s"] - measured) / measured) if pred else "–"]
@@ -221,7 +222,7 @@ def gauss_table(data: AppData, library: str) -> Table | None:
             cells += ["–", "–", ""]
         body.append(cells)
     return Table(f"apps-gauss-{library}", f"Gaussian elimination, {library}: measured and predicted time",
-                 ["n", "configuration", "p", "measured", "LogGPS", "error", "LogGP", "error",
+                 ["n", "configuration", "p", "load", "measured", "LogGPS", "error", "LogGP", "error",
                   "largest message (B)", "messages ≥ S", "why the models agree or part"], body,
                  notes=["Measured: the phases marked with MPI_Pcontrol (elimination and back "
                         "substitution) in the trace of the run of median elapsed time, slowest "
