@@ -81,12 +81,12 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
         try:
             for _ in range(options.reps):
                 if options.trace:
-                    result = run_traced(store, TraceRequest(
+                    line = run_traced(store, TraceRequest(
                         library, case.p, program, spec, options.timeout))
                 else:
-                    result = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
+                    line = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
                 # how busy the machine was: a shared machine's load shows in every time
-                results.append({**result, "load_avg_1m": os.getloadavg()[0]})
+                results.append({**line, "load_avg_1m": os.getloadavg()[0]})
                 observer.repetition_done()
         except CaseFailed as failed:
             store.add_failure(run_id, library.name, f"app:{case.app}", case.config, case.p,
