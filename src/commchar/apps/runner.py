@@ -33,6 +33,7 @@ from commchar.measure.runner import _tail  # quotes a job's stderr as the kernel
 from commchar.store import Store
 from commchar.trace.runner import TraceRequest, trace_program
 
+
 class Observer(Protocol):
     """What the command line shows while a sweep runs; the runner never prints."""
 
@@ -53,6 +54,8 @@ class AppSweepResult:
 
 
 class CaseFailed(Exception):
+    """A case that cannot be stored: `kind` is launch, crash, wrong-answer, timeout or trace."""
+
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind, self.message = kind, message

@@ -22,7 +22,6 @@ from commchar.report.figures import FigureSpec
 from commchar.report.tables import Table
 from commchar.store import Store
 
-MODELS = ("loggps", "loggp")
 PARTS = ("computation", "communication", "wait")
 PART_COLORS = {"computation": "#4c72b0", "communication": "#dd8452", "wait": "#c44e52"}
 
