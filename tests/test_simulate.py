@@ -196,3 +196,26 @@ def test_a_models_reduction_cost_calibrates_gamma(tmp_path):
     path.write_text(json.dumps(model))
     assert abs(gamma_from_model(str(path), None, "us") - 0.003) < 1e-12
     assert abs(gamma_from_model(str(path), "lib", "ns") - 3.0) < 1e-9
+
+
+@pytest.mark.slow
+def test_aggregation_costs_are_flags_and_rank_the_methods(tmp_path: Path, capsys):
+    """The study-like setting: on the 5-cube at a 10 us delay, direct < butterfly (with or
+    without congestion: links are full duplex) < direct with congestion < sequential."""
+    study = ["simulate", "--experiment", "aggregation", "--delays", "10", "--op-cost", "1",
+             "--value-cost", "1", "--message-overhead", "0.01"]
+    assert main([*study, "--out", str(tmp_path / "a")]) == 0
+    result = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert result["settings"]["value_cost_us"] == 1 and result["settings"]["overhead_us"] == 0.01
+    cube = {(p["method"], p["congestion"]): p["elapsed_us"] for p in result["points"]
+            if p["arch"] == "hypercube" and p["N"] == 32}
+    assert cube[("direct", False)] < cube[("butterfly", False)] == cube[("butterfly", True)]
+    assert cube[("butterfly", True)] < cube[("direct", True)] < result["sequential_us"]["32"]
+    from commchar.simulate.experiment import AggregationExperiment
+
+    argv = AggregationExperiment(bandwidth_bytes_per_us=8, value_cost_us=2)._args(
+        32, 32, "hypercube:5", "direct", True, 10.0)
+    assert argv[argv.index("--G") + 1] == "0.125" and argv[argv.index("--O") + 1] == "0.25"
+    capsys.readouterr()
+    assert main(["simulate", "--experiment", "aggregation", "--value-cost", "-1"]) == 2
+    assert "--value-cost" in capsys.readouterr().err

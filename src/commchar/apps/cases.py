@@ -24,8 +24,9 @@ DEFAULT_GAUSS_SIZES = [256, 512, 1024, 2048]
 DEFAULT_JACOBI_ITERATIONS = 100
 # 64 KiB, the raised S of the study, is above every pivot row up to N = 4096.
 DEFAULT_RAISED_THRESHOLD = 65536
-# Below the default threshold of both libraries here (docs/apps.md says how it was found).
-DEFAULT_FRAGMENT = 2048
+# Below the default threshold of both libraries here: Open MPI's sends wait for
+# their receiver from 512 B on, MPICH's from 16 KiB (docs/apps.md, the rndv probe).
+DEFAULT_FRAGMENT = 256
 
 
 def raised_threshold_env(library: Library, threshold: int) -> dict[str, str]:

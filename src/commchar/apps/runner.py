@@ -33,6 +33,7 @@ from commchar.measure.runner import _tail  # quotes a job's stderr as the kernel
 from commchar.store import Store
 from commchar.trace.runner import TraceRequest, trace_program
 
+
 class Observer(Protocol):
     """What the command line shows while a sweep runs; the runner never prints."""
 
@@ -53,6 +54,8 @@ class AppSweepResult:
 
 
 class CaseFailed(Exception):
+    """A case that cannot be stored: `kind` is launch, crash, wrong-answer, timeout or trace."""
+
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind, self.message = kind, message
@@ -81,11 +84,12 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
         try:
             for _ in range(options.reps):
                 if options.trace:
-                    results.append(run_traced(store, TraceRequest(
-                        library, case.p, program, spec, options.timeout)))
+                    line = run_traced(store, TraceRequest(
+                        library, case.p, program, spec, options.timeout))
                 else:
-                    results.append(run_once(job.argv, {**os.environ, **job.env_added},
-                                            options.timeout))
+                    line = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
+                # how busy the machine was: a shared machine's load shows in every time
+                results.append({**line, "load_avg_1m": os.getloadavg()[0]})
                 observer.repetition_done()
         except CaseFailed as failed:
             store.add_failure(run_id, library.name, f"app:{case.app}", case.config, case.p,
@@ -182,6 +186,7 @@ def _record(library: Library, case: Case, oversubscribed: bool, argv: list[str],
         "library": library.name, "app": case.app, "config": case.config, "n": case.n,
         "p": case.p, "oversubscribed": oversubscribed,
         "elapsed_s": statistics.median(r["elapsed_s"] for r in results),
+        "load_avg_1m": statistics.median(r["load_avg_1m"] for r in results),
         "phases_s": {name: statistics.median(r["phases_s"].get(name, 0.0) for r in results)
                      for name in phases},
         "results": results, "launcher_cmd": argv, "env": env,

@@ -22,7 +22,6 @@ from commchar.report.figures import FigureSpec
 from commchar.report.tables import Table
 from commchar.store import Store
 
-MODELS = ("loggps", "loggp")
 PARTS = ("computation", "communication", "wait")
 PART_COLORS = {"computation": "#4c72b0", "communication": "#dd8452", "wait": "#c44e52"}
 
@@ -141,6 +140,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
     fig = Figure(figsize=(10, 8.4))
     axes = fig.subplots(3, 2)
     sizes = sorted({r.n for r in chosen})
+    all_p = sorted({r.p for r in chosen})
     colors = {n: f"C{i % 10}" for i, n in enumerate(sizes)}
     panels = [("elapsed", "elapsed time (s)", lambda r: r.elapsed, lambda r: r.predicted),
               ("speedup", "speedup T(1)/T(p)", lambda r: r.speedup, lambda r: r.predicted_speedup),
@@ -159,6 +159,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
         ax.set_xlabel("processes p")
         ax.set_ylabel(label)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(all_p, [str(p) for p in all_p])
         if name == "elapsed":
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
@@ -171,6 +172,7 @@ def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureS
             _plot(ax, [r.n for r in line], [value(r) for r in line], [r.oversubscribed for r in line],
                   f"C{i % 10}", f"p={p}")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.set_xlabel("unknowns N")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
@@ -203,14 +205,15 @@ def gauss_table(data: AppData, library: str) -> Table | None:
     for r in runs:
         gps, gp = data.predicted(r, "loggps"), data.predicted(r, "loggp")
         measured = (gps or gp or {}).get("measured_s", r["elapsed_s"])
+        load = [x["load_avg_1m"] for x in r["results"] if "load_avg_1m" in x]
         cells = [str(r["n"]), r["config"], f"{r['p']}{'*' if r['oversubscribed'] else ''}",
-                 _seconds(measured)]
+                 f"{sorted(load)[len(load) // 2]:.1f}" if load else "–", _seconds(measured)]
         for pred in (gps, gp):
             cells += [_seconds(pred["predicted_s"]) if pred else "–",
                       _percent((pred["predicted_s"] - measured) / measured) if pred else "–"]
-        messages = (gps or gp or {}).get("messages")
-        if messages:
-            crossing = messages["at_least_S"]
+        messages = (gps or gp or {}).get("messages") or {}
+        crossing = messages.get("at_least_S")
+        if crossing is not None:
             cells += [str(messages["largest_bytes"]), f"{crossing} of {messages['count']}",
                       "no message crosses S: both models send everything eagerly" if crossing == 0
                       else "rows reach S: LogGP misses the rendezvous wait"]
@@ -218,7 +221,7 @@ def gauss_table(data: AppData, library: str) -> Table | None:
             cells += ["–", "–", ""]
         body.append(cells)
     return Table(f"apps-gauss-{library}", f"Gaussian elimination, {library}: measured and predicted time",
-                 ["n", "configuration", "p", "measured", "LogGPS", "error", "LogGP", "error",
+                 ["n", "configuration", "p", "load", "measured", "LogGPS", "error", "LogGP", "error",
                   "largest message (B)", "messages ≥ S", "why the models agree or part"], body,
                  notes=["Measured: the phases marked with MPI_Pcontrol (elimination and back "
                         "substitution) in the trace of the run of median elapsed time, slowest "
