@@ -176,8 +176,27 @@ def test_load_errors(tmp_path):
         load(bad)
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(_broken(OPS + ["bcast", "segments", 0, "t_s"], "exp(")))
+    # A library is checked when first used (a file of thousands of libraries loads at once).
     with pytest.raises(ModelError, match=r"broken.json: libraries.openmpi.operations.bcast.segments\[0\].t_s"):
-        load(broken)
+        load(broken).operations("openmpi")
+    with pytest.raises(ModelError, match=r"libraries.openmpi.operations.bcast.segments\[0\].t_s"):
+        load(broken).check_all()
+
+
+def test_a_model_of_many_libraries_costs_only_the_libraries_used(tmp_path):
+    """Issue 15: 20000 libraries took over 90 s to load before one was used."""
+    import time
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "examples" / "ap3000-mpi.json").read_text())
+    data["libraries"] = {f"lib{i}": data["libraries"]["mpi"] for i in range(20000)}
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(data))
+    started = time.process_time()
+    model = load(path)
+    t_us = model.time("lib17", "bcast", 1024, 4).t_us
+    elapsed = time.process_time() - started
+    assert t_us > 0 and len(model.libraries()) == 20000
+    assert elapsed < 10, f"{elapsed:.1f} s of CPU to load a model and use one of its libraries"
 
 
 def test_save_round_trip_and_refuses_invalid(tmp_path):

@@ -16,6 +16,7 @@ the stack or take long, and every malformed input raises ModelError.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -400,6 +401,12 @@ def parse_expr(text: str) -> Expr:
         raise ModelError(f"an expression must be a string, not {type(text).__name__}")
     if len(text) > MAX_LENGTH:
         raise ModelError(f"expression longer than {MAX_LENGTH} characters ({len(text)})")
+    return _parsed(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Expr:
+    # Expressions are immutable and model files repeat them (every library's log2(p)).
     return _Parser(text).parse()
 
 

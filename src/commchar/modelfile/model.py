@@ -13,7 +13,8 @@ from typing import Any
 from commchar import jsonio
 from commchar.errors import InputError, ModelError
 from commchar.modelfile.expr import Expr, Number
-from commchar.modelfile.schema import LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate
+from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
+                                       validate_header, validate_library)
 
 # A key without a variant asks for the default variant (docs/model-format.md).
 DEFAULT_VARIANTS = {
@@ -102,13 +103,13 @@ def _fmt(x: float) -> str:
 class ModelFile:
     """A validated model file. Build it with `load(path)` or `ModelFile.from_dict(d)`."""
 
-    def __init__(self, data: dict[str, Any], source: str = "<dict>") -> None:
-        validate(data)
-        self.data = copy.deepcopy(data)
+    def __init__(self, data: dict[str, Any], source: str = "<dict>", *, owned: bool = False) -> None:
+        # A library is validated and built when first used, so the cost of a file of
+        # thousands of libraries is paid only for those a command reads.
+        validate_header(data)
+        self.data = data if owned else copy.deepcopy(data)
         self.source = source
         self._ops: dict[str, dict[str, _Operation]] = {}
-        for lib, library in data["libraries"].items():
-            self._ops[lib] = {key: self._build(lib, key, op) for key, op in library["operations"].items()}
 
     def __repr__(self) -> str:
         return f"ModelFile({self.source!r}, libraries={self.libraries()!r})"
@@ -116,7 +117,14 @@ class ModelFile:
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "<dict>") -> "ModelFile":
         """Validate `d` (ModelError naming the JSON path otherwise) and wrap it."""
-        return cls(d, source)
+        model = cls(d, source)
+        model.check_all()
+        return model
+
+    def check_all(self) -> None:
+        """Validate every library now (ModelError for the first problem)."""
+        for library in self.libraries():
+            self._library(library)
 
     @staticmethod
     def _build(lib: str, key: str, op: dict[str, Any]) -> _Operation:
@@ -142,7 +150,7 @@ class ModelFile:
 
     def libraries(self) -> list[str]:
         """Library names in file order."""
-        return list(self._ops)
+        return list(self.data["libraries"])
 
     def operations(self, library: str) -> list[str]:
         """Operation keys (`op` or `op:variant`) of a library, in file order."""
@@ -158,10 +166,21 @@ class ModelFile:
         return dict(self.data.get("provenance") or {})
 
     def _library(self, library: str) -> dict[str, _Operation]:
+        built = self._ops.get(library)
+        if built is not None:
+            return built
+        raw = self.data["libraries"].get(library)
+        if raw is None:
+            names = list(self.data["libraries"])
+            listed = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+            raise ModelError(f"no library {library!r} in the model (it has: {listed})")
         try:
-            return self._ops[library]
-        except KeyError:
-            raise ModelError(f"no library {library!r} in the model (it has: {', '.join(self._ops)})") from None
+            validate_library(library, raw)
+            built = {key: self._build(library, key, op) for key, op in raw["operations"].items()}
+        except ModelError as exc:
+            raise ModelError(f"{self.source}: {exc}" if self.source != "<dict>" else str(exc)) from None
+        self._ops[library] = built
+        return built
 
     def has(self, library: str, key: str) -> bool:
         """True when `resolve(library, key)` would succeed."""
@@ -270,7 +289,7 @@ def load(path: str | os.PathLike[str]) -> ModelFile:
         raise InputError(f"model file {str(path)!r} is not UTF-8 text") from None
     data = jsonio.loads(text, str(path), ModelError)
     try:
-        return ModelFile(data, str(path))
+        return ModelFile(data, str(path), owned=True)
     except ModelError as exc:
         raise ModelError(f"{path}: {exc}") from None
 

@@ -213,8 +213,16 @@ def validate(d: Any) -> None:
     Checks the header, every library and operation key, segment order, that
     every t_s/t_b/t_c parses and gives a finite number at every p in the
     operation's p_range, LogGP parameters, and the shape of the informational
-    fields (fit, metrics, laws).
+    fields (fit, metrics, laws). `validate_header` and `validate_library` make
+    the same checks in parts, so a reader can check only the libraries it uses.
     """
+    validate_header(d)
+    for name, library in d["libraries"].items():
+        validate_library(name, library)
+
+
+def validate_header(d: Any) -> None:
+    """Check everything of a model file but its libraries' content."""
     _mapping(d, "")
     if d.get("format") != FORMAT:
         raise _fail("format", f"expected {FORMAT!r}, found {d.get('format')!r}")
@@ -229,17 +237,20 @@ def validate(d: Any) -> None:
     libraries = _mapping(d.get("libraries"), "libraries")
     if not libraries:
         raise _fail("libraries", "no library in the model")
-    for name, library in libraries.items():
-        path = f"libraries.{name}"
-        _mapping(library, path)
-        if "version" in library and not isinstance(library["version"], str):
-            raise _fail(f"{path}.version", "expected a string")
-        operations = _mapping(library.get("operations"), f"{path}.operations")
-        if not operations:
-            raise _fail(f"{path}.operations", "no operation in this library")
-        for key, op in operations.items():
-            if not OP_KEY.match(key):
-                raise _fail(f"{path}.operations", f"bad operation key {key!r} (expected op or op:variant)")
-            _validate_operation(op, f"{path}.operations.{key}")
-        if library.get("loggp") is not None:
-            _validate_loggp(library["loggp"], f"{path}.loggp")
+
+
+def validate_library(name: str, library: Any) -> None:
+    """Check one library of a model file (see `validate`)."""
+    path = f"libraries.{name}"
+    _mapping(library, path)
+    if "version" in library and not isinstance(library["version"], str):
+        raise _fail(f"{path}.version", "expected a string")
+    operations = _mapping(library.get("operations"), f"{path}.operations")
+    if not operations:
+        raise _fail(f"{path}.operations", "no operation in this library")
+    for key, op in operations.items():
+        if not OP_KEY.match(key):
+            raise _fail(f"{path}.operations", f"bad operation key {key!r} (expected op or op:variant)")
+        _validate_operation(op, f"{path}.operations.{key}")
+    if library.get("loggp") is not None:
+        _validate_loggp(library["loggp"], f"{path}.loggp")
