@@ -13,8 +13,8 @@
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which
 //! follow each other back to back, keep one interval per link however many
-//! they are. A link's first interval lives inline in a 16-byte slot; only a
-//! link with two or more separate intervals keeps a list on the side. So a
+//! they are. A link's first four intervals live inline in its 64-byte slot
+//! (one cache line); only a link with more keeps a list on the side. So a
 //! message costs a constant per link of its route, and intervals that ended
 //! before the current time (no message can reach a link earlier than that)
 //! are dropped when their link is next used, and by a sweep of the side
@@ -24,21 +24,23 @@
 use crate::fxhash::FxHashMap;
 use crate::topology::Topology;
 
-/// Most links whose slots are kept in a vector (16 bytes each, zeroed pages
+/// Most links whose slots are kept in a vector (64 bytes each, zeroed pages
 /// that only become resident when used); beyond, slots live in a hash map.
-const DENSE_LINKS: u64 = 1 << 26;
+const DENSE_LINKS: u64 = 1 << 24;
 
 /// Side tables are swept for ended intervals when they have doubled since the
 /// last sweep, and not below this many entries.
 const SWEEP_FLOOR: usize = 1 << 12;
 
-/// A link's state: its first busy interval [start, end), empty when end <= now,
-/// or `SPILLED` in `start` and an index into the side lists in `end`.
+/// Busy intervals kept in a link's slot.
+const INLINE: usize = 4;
+
+/// A link's busy intervals [start, end), in order and apart, those in use
+/// first (an unused entry has end 0: a reservation always ends after 0); or
+/// `SPILLED` as the first start and the index of the link's side list as its end.
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
-    start: u64,
-    end: u64,
-}
+#[repr(align(64))]
+struct Slot([(u64, u64); INLINE]);
 
 const SPILLED: u64 = u64::MAX;
 
@@ -59,28 +61,49 @@ fn first_fit(busy: &[(u64, u64)], head: u64, hold: u64) -> (usize, u64) {
     (at, enter)
 }
 
-/// Inserts [enter, enter + hold) before position `at`, merging it with the
-/// intervals it touches.
-fn insert(busy: &mut Vec<(u64, u64)>, at: usize, enter: u64, hold: u64) {
+/// Inserts [enter, enter + hold) before position `at` of the first `len`
+/// intervals of `busy` (which has room for one more), merging it with the
+/// intervals it touches; returns the new count.
+fn insert(busy: &mut [(u64, u64)], len: usize, at: usize, enter: u64, hold: u64) -> usize {
     let end = enter + hold;
     let joins_prev = at > 0 && busy[at - 1].1 == enter;
-    let joins_next = at < busy.len() && busy[at].0 == end;
+    let joins_next = at < len && busy[at].0 == end;
     match (joins_prev, joins_next) {
         (true, true) => {
             busy[at - 1].1 = busy[at].1;
-            busy.remove(at);
+            busy.copy_within(at + 1..len, at);
+            len - 1
         }
-        (true, false) => busy[at - 1].1 = end,
-        (false, true) => busy[at].0 = enter,
-        (false, false) => busy.insert(at, (enter, end)),
+        (true, false) => {
+            busy[at - 1].1 = end;
+            len
+        }
+        (false, true) => {
+            busy[at].0 = enter;
+            len
+        }
+        (false, false) => {
+            busy.copy_within(at..len, at + 1);
+            busy[at] = (enter, end);
+            len + 1
+        }
     }
 }
 
-/// Drops the intervals ended by `now` from the front of `busy`.
-fn prune(busy: &mut Vec<(u64, u64)>, now: u64) {
-    let ended = busy.iter().take_while(|&&(_, end)| end <= now).count();
-    if ended > 0 {
-        busy.drain(..ended);
+/// How many intervals at the front of `busy` ended by `now`.
+fn ended(busy: &[(u64, u64)], now: u64) -> usize {
+    busy.iter().take_while(|&&(_, end)| end <= now).count()
+}
+
+fn slot_of<'a>(
+    dense: &'a mut [Slot],
+    sparse: &'a mut FxHashMap<u64, Slot>,
+    link: u64,
+) -> &'a mut Slot {
+    if dense.is_empty() {
+        sparse.entry(link).or_default()
+    } else {
+        &mut dense[link as usize]
     }
 }
 
@@ -91,8 +114,8 @@ pub struct Network {
     /// Slots indexed by link id when the ids are few enough, else hashed.
     dense: Vec<Slot>,
     sparse: FxHashMap<u64, Slot>,
-    /// Side lists of the links with two or more separate busy intervals (all
-    /// of them, in order), with their link; free entries are in `unused`.
+    /// Side lists of the links with more intervals than a slot holds (all of
+    /// them, in order), with their link; free entries are in `unused`.
     lists: Vec<(u64, Vec<(u64, u64)>)>,
     unused: Vec<u64>,
     /// Sizes of the sparse slots and of the lists in use after their last sweep.
@@ -153,88 +176,71 @@ impl Network {
     }
 
     fn slot(&mut self, link: u64) -> &mut Slot {
-        if self.dense.is_empty() {
-            self.sparse.entry(link).or_default()
-        } else {
-            &mut self.dense[link as usize]
-        }
+        slot_of(&mut self.dense, &mut self.sparse, link)
     }
 
     /// Reserves `link` for `hold` from the first free moment at or after
     /// `head` that is long enough; returns that moment.
     #[inline]
     fn reserve(&mut self, link: u64, now: u64, head: u64, hold: u64) -> u64 {
-        let slot = self.slot(link);
-        let (start, end) = (slot.start, slot.end);
-        if start == SPILLED {
-            return self.reserve_listed(end as usize, now, head, hold);
+        let slot = slot_of(&mut self.dense, &mut self.sparse, link);
+        if slot.0[0].0 == SPILLED {
+            let index = slot.0[0].1 as usize;
+            return self.reserve_listed(index, now, head, hold);
         }
-        // at most one interval: decided in place unless a second one starts
-        if end <= now {
-            if hold > 0 {
-                *slot = Slot {
-                    start: head,
-                    end: head + hold,
-                };
-            }
-            return head;
+        let mut busy = [(0u64, 0u64); INLINE + 1];
+        let used = slot.0.iter().take_while(|&&(_, end)| end > 0).count();
+        let gone = ended(&slot.0[..used], now);
+        let mut len = used - gone;
+        busy[..len].copy_from_slice(&slot.0[gone..used]);
+        let (at, enter) = first_fit(&busy[..len], head, hold);
+        if hold > 0 {
+            len = insert(&mut busy, len, at, enter, hold);
         }
-        if end <= head {
-            if end == head {
-                slot.end = head + hold;
-                return head;
-            }
-        } else if head + hold > start {
-            // the head meets the interval: it waits for its end
-            slot.end = end + hold;
-            return end;
-        } else if head + hold == start {
-            slot.start = head;
-            return head;
-        }
-        // a free gap apart from the interval: two intervals from now on
-        if hold == 0 {
-            return head;
+        if len <= INLINE {
+            slot.0.copy_from_slice(&busy[..INLINE]);
+            return enter;
         }
         let index = match self.unused.pop() {
             Some(i) => i,
             None => {
-                self.lists.push((0, Vec::with_capacity(4)));
+                self.lists.push((0, Vec::new()));
                 self.lists.len() as u64 - 1
             }
         };
-        *self.slot(link) = Slot {
-            start: SPILLED,
-            end: index,
-        };
-        let (owner, busy) = &mut self.lists[index as usize];
+        slot.0 = [(0, 0); INLINE];
+        slot.0[0] = (SPILLED, index);
+        let (owner, list) = &mut self.lists[index as usize];
         *owner = link;
-        busy.clear();
-        busy.push((start, end));
-        busy.insert(usize::from(end <= head), (head, head + hold));
-        head
+        list.clear();
+        list.extend_from_slice(&busy);
+        enter
     }
 
     fn reserve_listed(&mut self, index: usize, now: u64, head: u64, hold: u64) -> u64 {
         let busy = &mut self.lists[index].1;
-        prune(busy, now);
+        busy.drain(..ended(busy, now));
         let (at, enter) = first_fit(busy, head, hold);
         if hold > 0 {
-            insert(busy, at, enter, hold);
+            let len = busy.len();
+            busy.push((0, 0));
+            let len = insert(busy, len, at, enter, hold);
+            busy.truncate(len);
         }
-        if busy.len() <= 1 {
+        if busy.len() <= INLINE {
             self.unlist(index);
         }
         enter
     }
 
-    /// Moves a list of at most one interval back into its link's slot.
+    /// Moves a list that fits back into its link's slot.
     fn unlist(&mut self, index: usize) {
         let (link, busy) = &mut self.lists[index];
-        let (start, end) = busy.first().copied().unwrap_or((0, 0));
+        let mut inline = Slot::default();
+        inline.0[..busy.len()].copy_from_slice(busy);
         busy.clear();
         let link = *link;
-        *self.slot(link) = Slot { start, end };
+        *self.slot(link) = inline;
         self.unused.push(index as u64);
     }
 
@@ -242,7 +248,9 @@ impl Network {
     /// lists once these have doubled, so links never used again hold no memory.
     fn sweep(&mut self, now: u64) {
         if self.sparse.len() > (2 * self.swept.0).max(SWEEP_FLOOR) {
-            self.sparse.retain(|_, s| s.start == SPILLED || s.end > now);
+            // a slot's last interval ends last
+            self.sparse
+                .retain(|_, s| s.0[0].0 == SPILLED || s.0.iter().any(|&(_, end)| end > now));
             self.sparse.shrink_to_fit();
             self.swept.0 = self.sparse.len();
         }
@@ -254,13 +262,14 @@ impl Network {
             }
             for index in 0..self.lists.len() {
                 if in_use[index] {
-                    prune(&mut self.lists[index].1, now);
-                    if self.lists[index].1.len() <= 1 {
+                    let busy = &mut self.lists[index].1;
+                    busy.drain(..ended(busy, now));
+                    if busy.len() <= INLINE {
                         self.unlist(index);
                     }
                 }
             }
-            // entries left unused at the end give their memory back
+            // entries unused at the end give their memory back
             while self.lists.last().is_some_and(|l| l.1.is_empty()) {
                 self.lists.pop();
             }
