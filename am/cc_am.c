@@ -23,7 +23,6 @@
 #include "cc_am_internal.h"
 
 #define CC_AM_TIMER_NS 20000 /* how often polls look at timers */
-#define CC_AM_IDLE_POLLS 256 /* empty polls in a row before giving up the core once */
 
 int64_t cc_am_now_ns(void)
 {
@@ -290,7 +289,7 @@ static void cc_am_send_probe(cc_am_ep *ep, int peer)
 }
 
 /* give pkt the next sequence number of the channel, retain it, send it */
-void cc_am_send_data(cc_am_ep *ep, int peer, int chan, cc_am_pkt *pkt, const unsigned char *data,
+void cc_am_send_data(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, const unsigned char *data,
                      cc_am_xfer *xfer)
 {
     cc_am_send *s = &ep->peers[peer].snd[chan];
@@ -304,7 +303,8 @@ void cc_am_send_data(cc_am_ep *ep, int peer, int chan, cc_am_pkt *pkt, const uns
     slot->data = data;
     slot->xfer = xfer;
     if (xfer && pkt->b.nfrags > 1) s->chunks++; /* single datagrams only use the window */
-    if (seq == s->una) s->probe_due_ns = cc_am_now_ns() + (int64_t)(ep->cfg.keepalive_us * 1e3);
+    /* the clock as of the last poll: one read less per message, a probe a little early at worst */
+    if (seq == s->una) s->probe_due_ns = ep->polled_ns + (int64_t)(ep->cfg.keepalive_us * 1e3);
     cc_am_transmit(ep, peer, slot);
 }
 
@@ -333,8 +333,7 @@ int cc_am_enqueue(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, cc_am_
 {
     cc_am_send *s = &ep->peers[peer].snd[chan];
     if (!xfer && !s->head && cc_am_window_free(s)) { /* the common case: straight out */
-        cc_am_pkt copy = *pkt;
-        cc_am_send_data(ep, peer, chan, &copy, NULL, NULL);
+        cc_am_send_data(ep, peer, chan, pkt, NULL, NULL);
         return CC_AM_OK;
     }
     cc_am_item *it = calloc(1, sizeof *it);
@@ -539,18 +538,23 @@ int cc_am_progress(cc_am_ep *ep)
         for (int k = 0; k < ep->size; k++) ep->peers[k].heard_ns = now; /* we were away, not they */
     ep->polled_ns = now;
     int i = 0;
-    for (; i < 64; i++) {
+    const int delivered = ep->delivered;
+    /* up to 64 datagrams, but back to the caller as soon as a handler has run:
+     * a caller waiting for a reply should not pay for one more empty receive */
+    for (; i < 64 && ep->delivered == delivered; i++) {
         unsigned char *data;
         long got = cc_am_net_recv(ep, &data);
         if (got == 0) break;
         if (got < 0) return cc_am_fail(ep, CC_AM_ESYS, "recv: %s", strerror((int)-got));
         cc_am_handle(ep, got, data, now);
     }
-    /* polls find nothing for a while: the peer may be waiting for this core */
-    if (i > 0)
-        ep->idle_polls = 0;
-    else if (++ep->idle_polls >= CC_AM_IDLE_POLLS) {
-        ep->idle_polls = 0;
+    /* nothing has arrived for a while: the peer may be waiting for this core */
+    if (i > 0) {
+        ep->idle_since_ns = 0;
+    } else if (ep->idle_since_ns == 0) {
+        ep->idle_since_ns = now;
+    } else if (ep->cfg.yield_after_us > 0 && now - ep->idle_since_ns > (int64_t)(ep->cfg.yield_after_us * 1e3)) {
+        ep->idle_since_ns = now;
         sched_yield();
     }
     if (now >= ep->timers_ns) {

@@ -69,6 +69,7 @@ typedef struct cc_am_config {
     int reply_window;      /* unacknowledged replies per peer: larger than request_window */
     double keepalive_us;   /* probe a peer whose oldest message waits this long */
     double dead_after_s;   /* declare a peer dead after this long without a word */
+    double yield_after_us; /* polls that find nothing this long give the core away once (0: never) */
     int socket_buffer;     /* SO_SNDBUF / SO_RCVBUF request, bytes */
     void *segment;         /* memory remote stores and gets may touch */
     size_t segment_bytes;

@@ -21,6 +21,7 @@ void cc_am_config_default(cc_am_config *cfg)
     cfg->reply_window = 128;
     cfg->keepalive_us = 2000;
     cfg->dead_after_s = 10.0;
+    cfg->yield_after_us = 1000;
     cfg->socket_buffer = 4 << 20;
     cfg->faults.delay_us = 200;
     cfg->faults.seed = 1;
@@ -66,6 +67,7 @@ int cc_am_config_from_env(cc_am_config *cfg, char *err, size_t errlen)
               cc_am_env_int("CC_AM_REPLY_WINDOW", 4, 8192, &cfg->reply_window, err, errlen) ||
               cc_am_env_double("CC_AM_KEEPALIVE_US", 10, 1e7, &cfg->keepalive_us, err, errlen) ||
               cc_am_env_double("CC_AM_DEAD_AFTER", 0.01, 1e5, &cfg->dead_after_s, err, errlen) ||
+              cc_am_env_double("CC_AM_YIELD_AFTER_US", 0, 1e7, &cfg->yield_after_us, err, errlen) ||
               cc_am_env_int("CC_AM_SOCKET_BUFFER", 4096, 1 << 30, &cfg->socket_buffer, err, errlen) ||
               cc_am_env_double("CC_AM_LOSS", 0, 0.9, &f->loss, err, errlen) ||
               cc_am_env_double("CC_AM_DUP", 0, 0.9, &f->dup, err, errlen) ||

@@ -146,7 +146,7 @@ struct cc_am_ep {
     int in_handler;  /* inside a message handler: only replies allowed */
     int in_callback; /* inside a completion callback: no blocking calls */
     int delivered; /* messages delivered by the current poll */
-    int idle_polls;
+    int64_t idle_since_ns; /* the first of the empty polls in a row, 0 after a datagram */
     int streaming; /* the last datagram was a fragment of a multi-datagram chunk */
     int64_t polled_ns; /* the last poll: time not spent polling does not count against peers */
     int64_t timers_ns;
@@ -175,7 +175,7 @@ int cc_am_progress(cc_am_ep *ep);
 int cc_am_check_peer(cc_am_ep *ep, int dest, const char *call);
 void cc_am_pump(cc_am_ep *ep, int peer, int chan);
 int cc_am_enqueue(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, cc_am_xfer *xfer);
-void cc_am_send_data(cc_am_ep *ep, int peer, int chan, cc_am_pkt *pkt, const unsigned char *data,
+void cc_am_send_data(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, const unsigned char *data,
                      cc_am_xfer *xfer);
 
 /* cc_am_bulk.c */

@@ -521,10 +521,12 @@ static void cc_cost_run(cc_point *pt, long count)
         break;
     case CC_COST_REPLY:
     case CC_COST_POLL_MSG: {
-        /* rank 0 sends what did not fit before the repetition; with a batch
-         * of at most CC_COST_QUEUED everything is already waiting */
-        const long queued = count < CC_COST_QUEUED ? count : CC_COST_QUEUED;
+        /* before queued min(batch, CC_COST_QUEUED) messages: rank 0 sends what
+         * did not fit, and the repetition takes all (the measurement loop's
+         * untimed single repetition takes a whole queue) */
+        const long queued = pt->batch < CC_COST_QUEUED ? pt->batch : CC_COST_QUEUED;
         const int reply = pt->variant == CC_COST_REPLY;
+        if (count < queued) count = queued;
         if (rank == 0) {
             for (long i = queued; i < count; i++)
                 cc_am_ok(cc_am_request_1(cc_am, 1, reply ? CC_H_PING : CC_H_SINK,

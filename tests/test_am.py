@@ -108,3 +108,55 @@ def test_mpi_bootstrap_with_every_library(mpi_libraries, tmp_path):
                                 env={**os.environ, **_faults(0.01, 3)})
         assert result.returncode == 0, (lib.name, result.stdout[-2000:], result.stderr[-2000:])
         assert result.stdout.count("ok rank") == 2, lib.name
+
+
+def test_the_am_library_needs_its_own_operations(mpi_libraries):
+    from commchar.errors import UsageError
+    from commchar.measure.libraries import select
+    from commchar.measure.runner import ops_for
+
+    (am,) = select(["am"])
+    assert am.transport == "am" and am.mpirun == mpi_libraries[0].mpirun
+    assert {o.op for o in ops_for(am, None)} >= {"am_rtt", "am_store", "am_get", "am_loss"}
+    with pytest.raises(UsageError, match="none of 'bcast' can be measured with am"):
+        ops_for(am, "bcast")
+    assert [o.op for o in ops_for(mpi_libraries[0], "pingpong:send,am_rtt")] == ["pingpong"]
+
+
+@pytest.mark.mpi
+def test_commchar_runs_fits_and_reports_the_am_library(tmp_path, mpi_libraries):
+    """`commchar run --library am` stores points like an MPI library's; fit and report use them."""
+    import json
+    import sys
+
+    from commchar.store import Store
+
+    db, model, page = tmp_path / "c.db", tmp_path / "m.json", tmp_path / "r.html"
+    lib = mpi_libraries[0].name
+
+    def commchar(*args):
+        result = subprocess.run([sys.executable, "-m", "commchar", *args], capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-2000:]
+
+    fast = ["--np", "2", "--precision", "0.2", "--max-time", "0.05", "--timeout", "60"]
+    commchar("run", "--db", str(db), "--library", f"am,{lib}", "--ops",
+             "am_rtt,am_store,am_get,am_exchange:async,am_cost,am_loss:0,am_loss:0.05,pingpong:send",
+             "--sizes", "4,16,4K,256K", *fast)
+    with Store(db) as store:
+        points = store.points()
+        assert store.failures() == []
+    am = [p for p in points if p["library"] == "am"]
+    keys = {(p["op"], p["variant"]) for p in am}
+    assert {("am_rtt", ""), ("am_store", ""), ("am_get", ""), ("am_exchange", "async"),
+            ("am_cost", "poll_msg"), ("am_loss", "0.05")} <= keys
+    assert all(p["valid"] and p["reps"] >= 10 and p["t_us"] > 0 for p in am)
+    lossy = [p for p in am if p["op"] == "am_loss" and p["variant"] == "0.05"]
+    assert lossy and all(p["extra"]["am_injected_losses"] > 0 for p in lossy)
+    assert {p["library"] for p in points} == {"am", lib}
+    commchar("fit", "--db", str(db), "-o", str(model))
+    fitted = json.loads(model.read_text())["libraries"]["am"]["operations"]
+    assert fitted["am_store"]["metrics"]["Bw_as"] > 0
+    commchar("report", "--db", str(db), "-o", str(page))
+    text = page.read_text()
+    assert "Active messages beside MPI" in text and "throughput against injected loss" in text

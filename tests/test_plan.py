@@ -49,7 +49,7 @@ def test_unknown_ops_are_usage_errors(bad):
 
 
 def test_default_ops_cover_every_operation_and_variant():
-    keys = {str(o) for o in parse_ops(None)}
+    keys = {str(o) for transport in ("mpi", "am") for o in parse_ops(None, transport)}
     for op in OPERATIONS.values():
         for v in op.variants:
             assert (f"{op.name}:{v}" if v else op.name) in keys
@@ -78,3 +78,28 @@ def test_default_sizes_stop_at_each_operations_maximum():
 def test_plan_argument_groups_by_operation_in_order():
     pts = points_for(parse_ops("bcast,reduce:sum"), [0, 16], 2)
     assert plan_argument(pts) == "bcast=0,16;reduce:sum=0,16"
+
+
+def test_active_message_operations_are_not_mpi_defaults():
+    mpi = {o.op for o in parse_ops(None)}
+    am = {o.op for o in parse_ops(None, "am")}
+    assert not any(op.startswith("am_") for op in mpi)
+    assert am == {name for name, op in OPERATIONS.items() if op.transport == "am"}
+
+
+def test_am_rtt_sizes_are_argument_words():
+    ops = parse_ops("am_rtt")
+    assert [p.n_bytes for p in points_for(ops, None, 2)] == [4, 8, 12, 16]
+    # user sizes round up to whole words; more than four words cannot be sent
+    assert [p.n_bytes for p in points_for(ops, [0, 5, 64], 2)] == [4, 8]
+
+
+def test_am_defaults_follow_the_study():
+    pts = points_for(parse_ops("am_store,am_pipe:async,am_cost:poll_empty,am_loss:0.01"), None, 2)
+    store = [p.n_bytes for p in pts if p.op == "am_store"]
+    pipe = [p.n_bytes for p in pts if p.op == "am_pipe"]
+    assert store[0] == 16 and store[-1] == 4 << 20
+    assert pipe[0] == 64 and pipe[-1] == 1 << 20
+    assert [p.n_bytes for p in pts if p.op == "am_cost"] == [0]
+    assert [p.n_bytes for p in pts if p.op == "am_loss"] == [1 << 20]
+    assert points_for(parse_ops("am_store"), None, 3) == []  # two ranks only

@@ -1,15 +1,15 @@
-/* am-bench rtt [BATCHES [ROUNDS]] | bw [MIB [TRANSFER_KIB]]: cc_am between two
- * forked processes, measured the way udp-pingpong and udp-stream measure the
- * bare sockets.  rtt: one-word request and reply, median of single round
- * trips (us).  bw: asynchronous stores of TRANSFER_KIB (default
- * 4096) back to back, four outstanding, MIB in total: MB/s (10^6 B/s) from
- * the first store to the last completion.  Faults and sizes from CC_AM_*. */
+/* am-bench rtt [BATCHES [ROUNDS]] | bw [STORES [TRANSFER_KIB]]: cc_am between
+ * two forked processes, measured the way udp-pingpong and udp-stream measure
+ * the bare sockets.  rtt: one-word request and reply, median of single round
+ * trips (us).  bw: blocking stores of TRANSFER_KIB (default 4096), each timed
+ * from the call to its return (the destination has every byte): median over
+ * STORES (default 40) of MB/s (10^6 B/s).  Faults and sizes from CC_AM_*. */
 #include "am_pair.h"
 #include "../bench/udp_pair.h"
 
 enum { H_PING = 1, H_PONG = 2, H_STOP = 3, H_SINK = 4 };
 
-static volatile int pongs, stopped, done_stores;
+static volatile int pongs, stopped;
 static void on_ping(cc_am_token *t, const cc_am_word *a, int n, void *c)
 {
     (void)n, (void)c;
@@ -18,9 +18,8 @@ static void on_ping(cc_am_token *t, const cc_am_word *a, int n, void *c)
 static void on_pong(cc_am_token *t, const cc_am_word *a, int n, void *c) { (void)t, (void)a, (void)n, (void)c; pongs++; }
 static void on_stop(cc_am_token *t, const cc_am_word *a, int n, void *c) { (void)t, (void)a, (void)n, (void)c; stopped = 1; }
 static void on_sink(cc_am_token *t, void *a, size_t n, cc_am_word w, void *c) { (void)t, (void)a, (void)n, (void)w, (void)c; }
-static void on_done(cc_am_ep *ep, int status, void *c) { (void)ep, (void)status, (void)c; done_stores++; }
 
-typedef struct { int batches, rounds; double mib; size_t transfer; int bw; } params;
+typedef struct { int batches, rounds, stores; size_t transfer; int bw; } params;
 
 static int run(cc_am_ep *ep, int rank, void *arg)
 {
@@ -49,19 +48,16 @@ static int run(cc_am_ep *ep, int rank, void *arg)
         printf("rtt_us %.3f\n", udp_median(rtt, n));
         free(rtt);
     } else {
-        unsigned char *src = calloc(1, p->transfer);
-        const long count = (long)(p->mib * 1048576 / (double)p->transfer);
-        /* warm-up transfer, then the timed stream */
-        if (cc_am_store(ep, 1, src, 0, p->transfer, H_SINK, 0) < 0) return 1;
-        double t0 = udp_now();
-        for (long i = 0; i < count; i++) {
-            while (i - done_stores >= 4)
-                if (cc_am_poll(ep) < 0) return 1;
-            if (cc_am_store_async(ep, 1, src, 0, p->transfer, H_SINK, 0, on_done, NULL) < 0) return 1;
+        unsigned char *src = malloc(p->transfer);
+        memset(src, 1, p->transfer);
+        double *rate = calloc((size_t)p->stores, sizeof *rate);
+        for (int i = -1; i < p->stores; i++) { /* store -1 warms up */
+            double t0 = udp_now();
+            if (cc_am_store(ep, 1, src, 0, p->transfer, H_SINK, 0) < 0) return 1;
+            if (i >= 0) rate[i] = (double)p->transfer / (udp_now() - t0) / 1e6;
         }
-        if (cc_am_wait_all(ep) < 0) return 1;
-        double t = udp_now() - t0;
-        printf("bw_MBps %.1f\n", (double)count * (double)p->transfer / t / 1e6);
+        printf("bw_MBps %.1f\n", udp_median(rate, p->stores));
+        free(rate);
         if (getenv("AM_BENCH_STATS")) {
             cc_am_stats s;
             cc_am_get_stats(ep, &s);
@@ -78,17 +74,18 @@ static int run(cc_am_ep *ep, int rank, void *arg)
 
 int main(int argc, char **argv)
 {
-    params p = {30, 1000, 256, 4 << 20, 0};
+    params p = {30, 1000, 40, 4 << 20, 0};
     if (argc < 2) return 2;
+    if (p.stores < 1 || p.transfer < 1) return 2;
     if (strcmp(argv[1], "bw") == 0) {
         p.bw = 1;
-        if (argc > 2) p.mib = atof(argv[2]);
+        if (argc > 2) p.stores = atoi(argv[2]);
         if (argc > 3) p.transfer = (size_t)atol(argv[3]) * 1024;
     } else if (strcmp(argv[1], "rtt") == 0) {
         if (argc > 2) p.batches = atoi(argv[2]);
         if (argc > 3) p.rounds = atoi(argv[3]);
     } else {
-        fprintf(stderr, "usage: am-bench rtt [BATCHES [ROUNDS]] | bw [MIB [TRANSFER_KIB]]\n");
+        fprintf(stderr, "usage: am-bench rtt [BATCHES [ROUNDS]] | bw [STORES [TRANSFER_KIB]]\n");
         return 2;
     }
     cc_am_config cfg;
@@ -99,6 +96,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int child = 0;
+    am_pair_pin = udp_pin;
     int rc = am_pair_run(cfg, p.transfer, run, &p, &child);
     return rc == 0 && WIFEXITED(child) && WEXITSTATUS(child) == 0 ? 0 : 1;
 }

@@ -21,22 +21,29 @@ typedef struct udp_pair {
     pid_t child;
 } udp_pair;
 
-/* the same polling policy as cc_am: after 256 empty polls in a row, give the
- * core away once (on a loaded machine the peer may be waiting for it) */
-static inline void udp_idle(void)
-{
-    static int empty;
-    if (++empty >= 256) {
-        empty = 0;
-        sched_yield();
-    }
-}
-
 static inline double udp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* rank r on core r (when there are two), as mpirun binds two ranks: both
+ * sides of every comparison run pinned the same way */
+static inline void udp_pin(int rank)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) return;
+    int seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        if (seen++ == rank) {
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            sched_setaffinity(0, sizeof set, &set);
+            return;
+        }
+    }
 }
 
 static inline void udp_pair_open(udp_pair *u)
@@ -61,9 +68,31 @@ static inline void udp_pair_open(udp_pair *u)
     fflush(NULL);
     u->child = fork();
     u->rank = u->child == 0 ? 1 : 0;
+    udp_pin(u->rank);
     u->fd = fd[u->rank];
     close(fd[1 - u->rank]);
     u->peer = a[1 - u->rank];
+}
+
+/* The same polling policy as cc_am: polls that find nothing for
+ * CC_AM_YIELD_AFTER_US (default 1000) give the core away once.  Call it after
+ * every empty poll; udp_busy() after every datagram. */
+static double udp_idle_since;
+static inline void udp_busy(void) { udp_idle_since = 0; }
+static inline void udp_idle(void)
+{
+    static double after = -1;
+    if (after < 0) {
+        const char *text = getenv("CC_AM_YIELD_AFTER_US");
+        after = text && *text ? atof(text) * 1e-6 : 1000e-6;
+    }
+    double now = udp_now();
+    if (udp_idle_since == 0) {
+        udp_idle_since = now;
+    } else if (after > 0 && now - udp_idle_since > after) {
+        udp_idle_since = now;
+        sched_yield();
+    }
 }
 
 static inline void udp_pair_close(udp_pair *u)

@@ -19,6 +19,7 @@ int main(int argc, char **argv)
         double t0 = udp_now();
         if (u.rank == 0) sendto(u.fd, buf, bytes, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
         while (recv(u.fd, buf, sizeof buf, MSG_DONTWAIT) < 0) udp_idle();
+        udp_busy();
         if (u.rank == 1) sendto(u.fd, buf, bytes, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
         if (i >= 0) rtt[i] = (udp_now() - t0) * 1e6;
     }

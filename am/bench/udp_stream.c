@@ -1,51 +1,68 @@
-/* udp-stream [MIB [BYTES]]: the bare one-way bandwidth of BYTES-byte datagrams
- * (default 61440, cc_am's packet), sent back to back with no flow control.
- * The receiver counts what arrives (datagrams that overflow its buffer are
- * lost, as they would be for any UDP user) between the first datagram and the
- * last before 50 ms of silence, and prints MB/s (10^6 B/s) received. */
+/* udp-stream [BURSTS [BURST_KIB [BYTES]]]: the bare one-way bandwidth of
+ * BYTES-byte datagrams (default 61440, cc_am's packet) sent back to back in
+ * bursts of BURST_KIB (default 4096), with no flow control inside a burst.
+ * For each burst the receiver says "go" and times until the burst's last
+ * datagram arrives (or 20 ms of silence: datagrams that overflow its buffer
+ * are lost, as for any UDP user) and counts the bytes that arrived.  Prints
+ * the median over bursts of MB/s (10^6 B/s): on a loaded machine a median,
+ * unlike one long mean, is not the scheduler's time slice. */
 #include <errno.h>
+#include <stdint.h>
 
 #include "udp_pair.h"
 
 int main(int argc, char **argv)
 {
-    double mib = argc > 1 ? atof(argv[1]) : 256;
-    size_t bytes = argc > 2 ? (size_t)atol(argv[2]) : 61440;
-    if (!(mib > 0) || bytes < 1 || bytes > 65000) return 2;
-    static char buf[65536];
-    const long count = (long)(mib * 1048576 / (double)bytes);
+    int bursts = argc > 1 ? atoi(argv[1]) : 40;
+    size_t burst = (size_t)(argc > 2 ? atol(argv[2]) : 4096) * 1024;
+    size_t bytes = argc > 3 ? (size_t)atol(argv[3]) : 61440;
+    if (bursts < 1 || burst < bytes || bytes < 16 || bytes > 65000) return 2;
+    static unsigned char buf[65536];
+    const uint32_t count = (uint32_t)((burst + bytes - 1) / bytes);
     udp_pair u;
     udp_pair_open(&u);
-    if (u.rank == 0) {
-        /* wait until the receiver is up (it sends one datagram) */
-        while (recv(u.fd, buf, sizeof buf, MSG_DONTWAIT) < 0) udp_idle();
-        for (long i = 0; i < count; i++)
-            while (sendto(u.fd, buf, bytes, 0, (struct sockaddr *)&u.peer, sizeof u.peer) < 0 &&
-                   (errno == EAGAIN || errno == ENOBUFS)) {}
-        /* the receiver's report */
-        double mbps = 0;
-        while (recv(u.fd, &mbps, sizeof mbps, MSG_DONTWAIT) < 0) {}
-        printf("bw_MBps %.1f\n", mbps);
-    } else {
-        sendto(u.fd, buf, 1, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
-        double first = 0, last = 0;
+    double *rate = calloc((size_t)bursts, sizeof *rate);
+    for (int b = -1; b < bursts; b++) { /* burst -1 warms up */
+        if (u.rank == 0) {
+            while (recv(u.fd, buf, sizeof buf, MSG_DONTWAIT) < 0) udp_idle(); /* go */
+            udp_busy();
+            for (uint32_t i = 0; i < count; i++) {
+                memcpy(buf, &i, sizeof i);
+                while (sendto(u.fd, buf, bytes, 0, (struct sockaddr *)&u.peer, sizeof u.peer) < 0 &&
+                       (errno == EAGAIN || errno == ENOBUFS)) {}
+            }
+            continue;
+        }
+        double t0 = udp_now(), last = t0;
         long got = 0;
+        sendto(u.fd, buf, 1, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
         for (;;) {
             ssize_t n = recv(u.fd, buf, sizeof buf, MSG_DONTWAIT);
             double now = udp_now();
             if (n > 0) {
-                if (!got) first = now;
+                udp_busy();
                 got += n;
                 last = now;
-            } else if (got && now - last > 0.05) {
+                uint32_t i;
+                memcpy(&i, buf, sizeof i);
+                if (i == count - 1) break;
+            } else if (now - last > 0.02) {
                 break;
             } else {
                 udp_idle();
             }
         }
-        double mbps = last > first ? (double)(got - (long)bytes) / (last - first) / 1e6 : 0;
-        sendto(u.fd, &mbps, sizeof mbps, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
+        if (b >= 0) rate[b] = (double)got / (last - t0) / 1e6;
     }
+    if (u.rank == 1) {
+        double mbps = udp_median(rate, bursts);
+        sendto(u.fd, &mbps, sizeof mbps, 0, (struct sockaddr *)&u.peer, sizeof u.peer);
+    } else {
+        double mbps = 0;
+        while (recv(u.fd, &mbps, sizeof mbps, MSG_DONTWAIT) != sizeof mbps) udp_idle();
+        printf("bw_MBps %.1f\n", mbps);
+    }
+    free(rate);
     udp_pair_close(&u);
     return 0;
 }

@@ -14,6 +14,8 @@
 #include "cc_am.h"
 
 typedef int (*am_pair_fn)(cc_am_ep *ep, int rank, void *arg);
+/* called with its rank in each process after the fork (the benchmark pins) */
+static void (*am_pair_pin)(int rank);
 
 /* each rank gets its own segment of segment_bytes; returns rank 0's result,
  * and the child's wait status in *child_status */
@@ -38,6 +40,7 @@ static int am_pair_run(cc_am_config cfg, size_t segment_bytes, am_pair_fn fn, vo
         exit(2);
     }
     const int rank = pid == 0 ? 1 : 0;
+    if (am_pair_pin) am_pair_pin(rank);
     cc_am_close(ep[1 - rank]); /* never connected: just its socket */
     if (cc_am_connect(ep[rank], rank, 2, addr) != CC_AM_OK) {
         fprintf(stderr, "cc_am_connect: %s\n", cc_am_error(ep[rank]));
