@@ -80,7 +80,7 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
                                                     Path(directory))
         if status != "complete":
             _settle(Path(directory))
-        ranks = _read_ranks(Path(directory), request.p)
+        ranks = read_ranks(Path(directory), request.p)
         interrupted = status == "interrupted"
         if interrupted:
             status = "failed"
@@ -178,8 +178,9 @@ def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
             return
 
 
-def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
-    """Each rank file, parsed, or the one-line reason it cannot be."""
+def read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
+    """Each rank file of a directory with its path, parsed (partial files too) or,
+    when it cannot be, the one-line reason."""
     found = []
     for path in sorted(directory.iterdir()):
         match = FILE_PATTERN.match(path.name)
