@@ -41,6 +41,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hostfile", help="host file for mpirun")
     parser.add_argument("--buffer", type=int, metavar="RECORDS",
                         help="records each rank buffers before writing (default 4096)")
+    parser.add_argument("--trace-dir", metavar="DIR",
+                        help="where the ranks write their files before they are stored: a "
+                        "directory every host can write (default: a temporary one in /tmp)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--show", type=int, metavar="TRACE_ID",
                         help="print the summary of a stored trace instead of running a program")
@@ -75,7 +78,7 @@ def _request(args: argparse.Namespace) -> TraceRequest:
     spec = LaunchSpec(args.launcher, Path(args.hostfile) if args.hostfile else None,
                       parse_env(args.env))
     return TraceRequest(_library(args.library, program), args.np, program, spec, args.timeout,
-                        args.buffer)
+                        args.buffer, Path(args.trace_dir) if args.trace_dir else None)
 
 
 def _stop_on_sigterm(signum: int, frame: object) -> None:
