@@ -6,6 +6,7 @@ leaves the program running untraced."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -95,6 +96,11 @@ def test_runs_lists_the_trace(traced, tmp_path_factory):
     db = Path(traced[2].directory).parent / "t.db"
     listing = commchar("runs", "--db", str(db))
     assert listing.returncode == 0 and "complete" in listing.stdout and "traces" in listing.stdout
+    shown = commchar("trace", "--db", str(db), "--show", str(traced[1]["id"]), "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["status"] == "complete" and data["summary"] == json.loads(json.dumps(
+        traced[2].summary().to_dict()))
 
 
 def test_headers_and_time_order(traced):

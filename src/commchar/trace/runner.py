@@ -36,6 +36,7 @@ class TraceRequest:
     spec: LaunchSpec = LaunchSpec()
     timeout: float | None = None  # seconds of wall time before the job is killed
     buffer_records: int | None = None  # the tracer's buffer ($COMMCHAR_TRACE_BUFFER)
+    work_dir: Path | None = None  # where ranks write (shared by every host); default /tmp
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,11 @@ def resolve_program(program: list[str], library: Library) -> list[str]:
 
 
 def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
+    if request.work_dir is not None and not request.work_dir.is_dir():
+        raise UsageError(f"--trace-dir: {request.work_dir} is not a directory")
     program = resolve_program(request.program, request.library)
     tracer = ensure_tracer(request.library)
-    with tempfile.TemporaryDirectory(prefix="commchar-trace-") as directory:
+    with tempfile.TemporaryDirectory(prefix="commchar-trace-", dir=request.work_dir) as directory:
         rank_env = {"LD_PRELOAD": str(tracer), "COMMCHAR_TRACE_DIR": directory}
         if request.buffer_records:
             rank_env["COMMCHAR_TRACE_BUFFER"] = str(request.buffer_records)
@@ -75,12 +78,17 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
         trace_id = begin_trace(
             store, commchar_version=__version__, library=request.library.name, p=request.p,
             program=program, launcher_cmd=job.argv,
-            env={**job.env_added, **request.spec.extra_env}, oversubscribed=job.oversubscribed)
-        status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout,
-                                                    Path(directory))
+            env=job.env_added, oversubscribed=job.oversubscribed)
+        try:
+            status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout,
+                                                        Path(directory))
+        except UsageError as exc:
+            finish_trace(store, trace_id, status="failed", exit_status=None, wall_s=0.0,
+                         message=str(exc))
+            raise
         if status != "complete":
             _settle(Path(directory))
-        ranks = _read_ranks(Path(directory), request.p)
+        ranks = read_ranks(Path(directory), request.p)
         interrupted = status == "interrupted"
         if interrupted:
             status = "failed"
@@ -186,8 +194,9 @@ def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
             return
 
 
-def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
-    """Each rank file, parsed, or the one-line reason it cannot be."""
+def read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
+    """Each rank file of a directory with its path, parsed (partial files too) or,
+    when it cannot be, the one-line reason."""
     found = []
     for path in sorted(directory.iterdir()):
         match = FILE_PATTERN.match(path.name)
