@@ -983,7 +983,7 @@ impl Builder<'_> {
             (CollectiveMode::Charged, _) if self.opts.list_only => Some(0),
             (CollectiveMode::Charged, _) => {
                 return st.err(format!(
-                    "no cost for {name} p={p} n={n} in the replay costs (charged collectives)"
+                    "no cost for {name} p={p} n={n} (charged collectives need one per signature in --replay-costs)"
                 ))
             }
             (CollectiveMode::Expanded, _) => None,
