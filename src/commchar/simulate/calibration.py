@@ -14,9 +14,12 @@ import os
 import tempfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from commchar.models.callcost import DEFAULT_CALL_PENALTY, CallCostModel
+from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.simulate import selection
 from commchar.simulate.binary import run_simulator
 
@@ -61,7 +64,14 @@ def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict
         # zero-byte calls return at once (no message at all); barrier has only n = 0
         if pt["p"] == p and float(pt["t_us"]) > 0 and (n > 0 or pt["op"] == "barrier"):
             series[pt["op"]][n] = float(pt["t_us"])
-    return p, dict(series)
+    # a descheduled point (10x what its neighbours allow) is the machine, not the library:
+    # the same rule the collective fits use
+    for op, times in series.items():
+        sizes = np.array(sorted(times), dtype=float)
+        spiked = spikes(sizes, np.array([times[int(n)] for n in sizes]), DEFAULT_OUTLIER_FACTOR)
+        for n in sizes[spiked]:
+            del times[int(n)]
+    return p, {op: times for op, times in series.items() if times}
 
 
 def fit_library(model_path: str, library: str, points: list[dict], gamma: float | None,
@@ -81,12 +91,51 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
     for op, rows in by_op.items():
         fitted = CallCostModel(penalty=penalty).fit([r[0] for r in rows], [r[1] for r in rows],
                                                     [r[2] for r in rows])
-        ops[op] = [{"n_min": s["n_min"], "n_max": s["n_max"], "fixed": s["fixed"], "scale": s["scale"],
-                    "fit": {"points": s["points"], "max_rel_residual": s["max_rel_residual"]}}
-                   for s in fitted.segments_]
+        segments = [dict(seg) for seg in fitted.segments_]
+        bare_of = {r[0]: r[2] for r in rows}
+
+        def bare_at(n: int, op: str = op) -> float:
+            return simulate_bare(model_path, library, selection.choose(library, op, n, p), n, p, gamma)
+
+        for lower, upper in zip(segments, segments[1:]):
+            sizes = sorted(n for n in bare_of if lower["n_min"] <= n <= lower["n_max"])
+            if len(sizes) >= 2:
+                switch = bare_switch(bare_at, (sizes[-2], bare_of[sizes[-2]]), (sizes[-1], bare_of[sizes[-1]]),
+                                     upper["n_min"])
+                if switch is not None:
+                    lower["n_max"], upper["n_min"] = switch - 1, switch
+        ops[op] = [{"n_min": seg["n_min"], "n_max": seg["n_max"], "fixed": seg["fixed"], "scale": seg["scale"],
+                    "fit": {"points": seg["points"], "max_rel_residual": seg["max_rel_residual"]}}
+                   for seg in segments]
     return {"p": p, "variant": "sum for reductions", "ops": ops,
             "notes": ["fitted from the measured collectives themselves at this p: T(n) = fixed +"
                       " scale * simulated(n) of the algorithm the library chooses (docs/models.md)"]}
+
+
+def bare_switch(bare_at: Callable[[int], float], before: tuple[int, float], last: tuple[int, float],
+                next_size: int, tolerance: float = 0.005) -> int | None:
+    """The first size after `last` where the bare simulated time leaves the line through
+    `before` and `last`, searched up to `next_size` (the next measured size); None when it
+    stays on it. Between two segments fitted from measured sizes, the call costs switch
+    where the simulated messages switch protocol or algorithm (the ping-pong regimes know
+    where), not at the midpoint: a size the run did not measure takes the right side."""
+    (n0, t0), (n1, t1) = before, last
+    slope = (t1 - t0) / (n1 - n0)
+
+    def on_line(n: int) -> bool:
+        expected = t1 + slope * (n - n1)
+        return abs(bare_at(n) - expected) <= tolerance * max(abs(expected), 1e-9)
+
+    if on_line(next_size):
+        return None
+    lo, hi = n1, next_size  # on the line at lo, off it at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if on_line(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def add_call_costs(model: dict[str, Any], points: list[dict],
