@@ -297,8 +297,8 @@ impl Network {
             for &i in &self.unused {
                 in_use[i as usize] = false;
             }
-            for index in 0..self.lists.len() {
-                if in_use[index] {
+            for (index, used) in in_use.into_iter().enumerate() {
+                if used {
                     let busy = &mut self.lists[index].1;
                     busy.drain(..ended(busy, now));
                     if busy.len() <= INLINE {
