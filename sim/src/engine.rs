@@ -456,7 +456,7 @@ impl<W: Workload> Engine<'_, W> {
         let depart = t.saturating_add(c.o_s);
         let transit = self
             .net
-            .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
+            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
