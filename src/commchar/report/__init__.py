@@ -147,7 +147,7 @@ def _build(options: ReportOptions) -> Report:
     entities = build_entities(data)
     measured_any = any(e.points for e in entities)
     if not measured_any and not apps_report.load(options.db, options.run_ids).runs:
-        raise InputError(f"no measured point and no application run in {options.db}")
+        raise InputError(f"{options.db} has no measured point and no application run")
     seconds["load"] = time.perf_counter() - clock
     notes: list[str] = []
     _attach_models(entities, options, notes)
