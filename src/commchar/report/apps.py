@@ -206,7 +206,7 @@ def gauss_table(data: AppData, library: str) -> Table | None:
         gps, gp = data.predicted(r, "loggps"), data.predicted(r, "loggp")
         measured = (gps or gp or {}).get("measured_s", r["elapsed_s"])
         load = [x["load_avg_1m"] for x in r["results"] if "load_avg_1m" in x]
-        cells = [str(r["n"]), r["config"], f"{r['p']}{'*' if r['oversubscribed'] else ''}",
+        cells = [str(r["n"]), _config_label(r), f"{r['p']}{'*' if r['oversubscribed'] else ''}",
                  f"{sorted(load)[len(load) // 2]:.1f}" if load else "–", _seconds(measured)]
         for pred in (gps, gp):
             cells += [_seconds(pred["predicted_s"]) if pred else "–",
@@ -233,6 +233,13 @@ def gauss_table(data: AppData, library: str) -> Table | None:
                         "or the vader eager limit); fragmented: rows sent in pieces below S."])
 
 
+def _config_label(case: dict) -> str:
+    """The configuration, with the fragment size of the fragmented code (sweeps may differ)."""
+    fragment = case["results"][0].get("fragment_bytes") if case["results"] else None
+    return f"{case['config']} ({fragment} B)" if case["config"] == "fragmented" and fragment \
+        else case["config"]
+
+
 def gauss_breakdown(data: AppData, library: str) -> FigureSpec | None:
     runs = sorted((r for r in data.of("gauss") if r["library"] == library and data.predicted(r)),
                   key=lambda r: (r["n"], r["config"]))
@@ -251,7 +258,7 @@ def gauss_breakdown(data: AppData, library: str) -> FigureSpec | None:
                 ax.bar(x + i * width, value, width * 0.95, bottom=bottom, color=PART_COLORS[part],
                        label=part if x == 0 and i == 0 else None)
                 bottom += value
-        labels.append((x + 0.4 - width / 2, f"n={r['n']}\n{r['config']}"))
+        labels.append((x + 0.4 - width / 2, f"n={r['n']}\n{_config_label(r)}"))
         x += 1.0
     ax.set_xticks([a for a, _ in labels], [b for _, b in labels], fontsize=7)
     ax.set_ylabel("predicted time per rank (s)")
