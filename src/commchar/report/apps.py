@@ -241,36 +241,37 @@ def _config_label(case: dict) -> str:
 
 
 def gauss_breakdown(data: AppData, library: str) -> FigureSpec | None:
-    runs = sorted((r for r in data.of("gauss") if r["library"] == library and data.predicted(r)),
-                  key=lambda r: (r["n"], r["config"]))
+    runs = [r for r in data.of("gauss") if r["library"] == library and data.predicted(r)]
     if not runs:
         return None
-    fig = Figure(figsize=(max(6.0, 1.1 * len(runs) + 2), 4.2))
-    ax = fig.subplots()
-    labels, x = [], 0.0
-    for r in runs:
-        ranks = data.predicted(r)["ranks"]
-        width = 0.8 / len(ranks)
-        for i, rank in enumerate(ranks):
-            bottom = 0.0
-            for part in PARTS:
-                value = rank.get(f"{part}_s", 0.0)
-                ax.bar(x + i * width, value, width * 0.95, bottom=bottom, color=PART_COLORS[part],
-                       label=part if x == 0 and i == 0 else None)
-                bottom += value
-        labels.append((x + 0.4 - width / 2, f"n={r['n']}\n{_config_label(r)}"))
-        x += 1.0
-    ax.set_xticks([a for a, _ in labels], [b for _, b in labels], fontsize=7)
-    ax.set_ylabel("predicted time per rank (s)")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+    sizes = sorted({r["n"] for r in runs})
+    fig = Figure(figsize=(max(6.0, 3.2 * len(sizes)), 4.2))
+    axes = fig.subplots(1, len(sizes), squeeze=False)[0]
+    for ax, n in zip(axes, sizes):  # one panel per size: each with its own time scale
+        labels = []
+        for x, r in enumerate(sorted((r for r in runs if r["n"] == n), key=_config_label)):
+            ranks = data.predicted(r)["ranks"]
+            width = 0.8 / len(ranks)
+            for i, rank in enumerate(ranks):
+                bottom = 0.0
+                for part in PARTS:
+                    value = rank.get(f"{part}_s", 0.0) * 1e3
+                    ax.bar(x + i * width, value, width * 0.95, bottom=bottom,
+                           color=PART_COLORS[part], label=part if ax is axes[0] and x == 0 and i == 0 else None)
+                    bottom += value
+            labels.append((x + 0.4 - width / 2, _config_label(r).replace(" (", "\n(")))
+        ax.set_xticks([a for a, _ in labels], [b for _, b in labels], fontsize=7)
+        ax.set_title(f"n = {n}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("predicted time per rank (ms)")
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return FigureSpec(f"apps-gauss-breakdown-{library}",
                       f"Gaussian elimination, {library}: predicted time per rank under LogGPS",
-                      "One bar per rank (rank 0 first) for each size and configuration: computation "
-                      "(the trace's gaps between MPI calls), communication (overheads and transfer) "
-                      "and synchronization wait (blocked on a late partner, rendezvous included).",
-                      fig)
+                      "One panel per matrix size, one bar per rank (rank 0 first) for each "
+                      "configuration: computation (the trace's gaps between MPI calls), "
+                      "communication (overheads and transfer) and synchronization wait (blocked on "
+                      "a late partner, rendezvous included).", fig)
 
 
 # -- the sections ---------------------------------------------------------------
