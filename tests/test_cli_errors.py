@@ -26,6 +26,7 @@ def commchar(*args, cwd=None):
     (["trace", "--np", "2", "--"], "no program given"),
     (["trace", "--library", "mpich", "--", "/nonexistent/app"], "not found"),
     (["trace", "--timeout", "-1", "--", "true"], "--timeout"),
+    (["trace", "--library", "mpich", "--trace-dir", "/nonexistent", "--", "true"], "--trace-dir"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, needle):
     result = commchar(*args)

@@ -94,6 +94,12 @@ static inline uint64_t cct_bytes(int count, MPI_Datatype type)
     return (uint64_t)count * (uint64_t)size;
 }
 
+/* Sizes are asked only after the call succeeded: a call that failed (with
+ * MPI_ERRORS_RETURN) may have had an invalid datatype, and asking its size
+ * could raise a fatal error the program itself would not have had. */
+#define CCT_BYTES(count, type) (rc == MPI_SUCCESS ? cct_bytes(count, type) : 0)
+#define CCT_STATUS_BYTES(status) (rc == MPI_SUCCESS ? cct_status_bytes(status) : 0)
+
 static inline uint64_t cct_status_bytes(const MPI_Status *status)
 {
     int count = 0;

@@ -49,15 +49,23 @@ static int32_t cct_op(MPI_Op op)
     return CC_OP_UNKNOWN;
 }
 
-#define CCT_TIMED(call)          \
-    uint64_t t0 = cct_now();     \
-    int rc = call;               \
-    uint64_t t1 = cct_now()
+/* Time the call; a call that failed is recorded as such and nothing more is
+ * asked about its arguments (they may be invalid: asking could be fatal). */
+#define CCT_TIMED(ID, COMM, EXPR)                                                            \
+    uint64_t t0 = cct_now();                                                                 \
+    int rc = EXPR;                                                                           \
+    uint64_t t1 = cct_now();                                                                 \
+    if (rc != MPI_SUCCESS) {                                                                 \
+        *r = (cc_trace_record){.call = ID, .flags = CC_REC_ERROR, .comm = COMM,              \
+                               .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1}; \
+        cct_end(1);                                                                          \
+        return rc;                                                                           \
+    }
 
 int MPI_Barrier(MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Barrier(comm));
-    CCT_TIMED(PMPI_Barrier(comm));
+    CCT_TIMED(CC_BARRIER, cct_comm(comm), PMPI_Barrier(comm));
     cct_coll(r, CC_BARRIER, rc, comm, CC_PEER_NONE, 0, 0, t0, t1, 0);
     return rc;
 }
@@ -65,7 +73,7 @@ int MPI_Barrier(MPI_Comm comm)
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Bcast(buf, count, type, root, comm));
-    CCT_TIMED(PMPI_Bcast(buf, count, type, root, comm));
+    CCT_TIMED(CC_BCAST, cct_comm(comm), PMPI_Bcast(buf, count, type, root, comm));
     uint64_t bytes = cct_bytes(count, type);
     cct_coll(r, CC_BCAST, rc, comm, root, bytes, bytes, t0, t1, 0);
     return rc;
@@ -76,8 +84,8 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     CCT_ENTER(1, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm));
-    CCT_TIMED(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                           comm));
+    CCT_TIMED(CC_SCATTER, cct_comm(comm),
+              PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
     uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
     if (cct_rank(comm) == root) {
         bytes = p * cct_bytes(sendcount, sendtype);
@@ -96,8 +104,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 {
     CCT_ENTER(1, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                recvtype, root, comm));
-    CCT_TIMED(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                            root, comm));
+    CCT_TIMED(CC_SCATTERV, cct_comm(comm),
+              PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+              root, comm));
     uint64_t bytes = 0, bytes2 = 0;
     int me = cct_rank(comm);
     if (me == root) {
@@ -116,8 +125,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 {
     CCT_ENTER(1, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                              comm));
-    CCT_TIMED(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                          comm));
+    CCT_TIMED(CC_GATHER, cct_comm(comm),
+              PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
     uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
     if (cct_rank(comm) == root) {
         bytes2 = p * cct_bytes(recvcount, recvtype);
@@ -136,8 +145,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     CCT_ENTER(1, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, root, comm));
-    CCT_TIMED(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           root, comm));
+    CCT_TIMED(CC_GATHERV, cct_comm(comm),
+              PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+              root, comm));
     uint64_t bytes, bytes2 = 0;
     int me = cct_rank(comm);
     if (me == root) {
@@ -156,7 +166,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     CCT_ENTER(1, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm));
-    CCT_TIMED(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+    CCT_TIMED(CC_ALLGATHER, cct_comm(comm),
+              PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     uint64_t each = cct_bytes(recvcount, recvtype);
     uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
     cct_coll(r, CC_ALLGATHER, rc, comm, CC_PEER_NONE, bytes, each * (uint64_t)cct_size(comm),
@@ -170,8 +181,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     CCT_ENTER(1, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, comm));
-    CCT_TIMED(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm));
+    CCT_TIMED(CC_ALLGATHERV, cct_comm(comm),
+              PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+              comm));
     uint64_t bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[cct_rank(comm)], recvtype)
                                              : cct_bytes(sendcount, sendtype);
     cct_coll(r, CC_ALLGATHERV, rc, comm, CC_PEER_NONE, bytes,
@@ -184,7 +196,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     CCT_ENTER(1, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                comm));
-    CCT_TIMED(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+    CCT_TIMED(CC_ALLTOALL, cct_comm(comm),
+              PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     uint64_t each = cct_bytes(recvcount, recvtype);
     uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
     cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, bytes, each, t0, t1, 0);
@@ -197,8 +210,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     CCT_ENTER(1, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm));
-    CCT_TIMED(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm));
+    CCT_TIMED(CC_ALLTOALLV, cct_comm(comm),
+              PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+              recvtype, comm));
     int p = cct_size(comm);
     uint64_t bytes2 = cct_sum_bytes(recvcounts, p, recvtype);
     uint64_t bytes = sendbuf == MPI_IN_PLACE ? bytes2 : cct_sum_bytes(sendcounts, p, sendtype);
@@ -210,7 +224,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                int root, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
-    CCT_TIMED(PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+    CCT_TIMED(CC_REDUCE, cct_comm(comm),
+              PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
     uint64_t bytes = cct_bytes(count, type);
     cct_coll(r, CC_REDUCE, rc, comm, root, bytes, cct_rank(comm) == root ? bytes : 0, t0, t1,
              cct_op(op));
@@ -222,7 +237,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                    MPI_Op op, MPI_Comm comm)                                                  \
     {                                                                                         \
         CCT_ENTER(1, PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm));                   \
-        CCT_TIMED(PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm));                      \
+        CCT_TIMED(CALL, cct_comm(comm), PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm)); \
         uint64_t bytes = cct_bytes(count, type);                                              \
         cct_coll(r, CALL, rc, comm, CC_PEER_NONE, bytes, bytes, t0, t1, cct_op(op));          \
         return rc;                                                                            \
@@ -236,7 +251,8 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm));
-    CCT_TIMED(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm));
+    CCT_TIMED(CC_REDUCE_SCATTER, cct_comm(comm),
+              PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm));
     cct_coll(r, CC_REDUCE_SCATTER, rc, comm, CC_PEER_NONE,
              cct_sum_bytes(recvcounts, cct_size(comm), type),
              cct_bytes(recvcounts[cct_rank(comm)], type), t0, t1, cct_op(op));
@@ -247,7 +263,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
-    CCT_TIMED(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
+    CCT_TIMED(CC_REDUCE_SCATTER_BLOCK, cct_comm(comm),
+              PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
     uint64_t each = cct_bytes(recvcount, type);
     cct_coll(r, CC_REDUCE_SCATTER_BLOCK, rc, comm, CC_PEER_NONE,
              each * (uint64_t)cct_size(comm), each, t0, t1, cct_op(op));
@@ -259,7 +276,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     CCT_ENTER(cct_members_records(comm), PMPI_Comm_split(comm, color, key, newcomm));
-    CCT_TIMED(PMPI_Comm_split(comm, color, key, newcomm));
+    CCT_TIMED(CC_COMM_SPLIT, cct_comm(comm), PMPI_Comm_split(comm, color, key, newcomm));
     cct_comm_created(r, CC_COMM_SPLIT, cct_comm(comm), newcomm, rc, t0, t1);
     return rc;
 }
@@ -267,7 +284,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     CCT_ENTER(cct_members_records(comm), PMPI_Comm_dup(comm, newcomm));
-    CCT_TIMED(PMPI_Comm_dup(comm, newcomm));
+    CCT_TIMED(CC_COMM_DUP, cct_comm(comm), PMPI_Comm_dup(comm, newcomm));
     cct_comm_created(r, CC_COMM_DUP, cct_comm(comm), newcomm, rc, t0, t1);
     return rc;
 }
@@ -275,7 +292,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     CCT_ENTER(cct_members_records(comm), PMPI_Comm_create(comm, group, newcomm));
-    CCT_TIMED(PMPI_Comm_create(comm, group, newcomm));
+    CCT_TIMED(CC_COMM_CREATE, cct_comm(comm), PMPI_Comm_create(comm, group, newcomm));
     cct_comm_created(r, CC_COMM_CREATE, cct_comm(comm), newcomm, rc, t0, t1);
     return rc;
 }
@@ -285,9 +302,9 @@ int MPI_Comm_free(MPI_Comm *comm)
     CCT_ENTER(1, PMPI_Comm_free(comm));
     MPI_Comm handle = *comm;
     int32_t id = cct_comm(handle);
-    CCT_TIMED(PMPI_Comm_free(comm));
-    if (rc == MPI_SUCCESS) cct_comm_forget(handle);
-    *r = (cc_trace_record){.call = CC_COMM_FREE, .flags = cct_flags(rc, 0), .comm = id,
+    CCT_TIMED(CC_COMM_FREE, id, PMPI_Comm_free(comm));
+    cct_comm_forget(handle);
+    *r = (cc_trace_record){.call = CC_COMM_FREE, .comm = id,
                            .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1};
     cct_end(1);
     return rc;
@@ -298,9 +315,8 @@ int MPI_Comm_free(MPI_Comm *comm)
 int MPI_Pcontrol(const int level, ...)
 {
     CCT_ENTER(1, PMPI_Pcontrol(level));
-    CCT_TIMED(PMPI_Pcontrol(level));
-    *r = (cc_trace_record){.call = CC_PCONTROL, .flags = cct_flags(rc, 0),
-                           .comm = CC_COMM_NONE, .peer = CC_PEER_NONE, .tag = -1,
+    CCT_TIMED(CC_PCONTROL, CC_COMM_NONE, PMPI_Pcontrol(level));
+    *r = (cc_trace_record){.call = CC_PCONTROL, .comm = CC_COMM_NONE, .peer = CC_PEER_NONE, .tag = -1,
                            .t_start = t0, .t_end = t1, .aux = level};
     cct_end(1);
     return rc;

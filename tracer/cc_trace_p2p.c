@@ -15,7 +15,7 @@
         uint64_t t1 = cct_now();                                                              \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, 0), .comm = cct_comm(comm), \
                                .peer = cct_peer(dest), .tag = tag,                            \
-                               .bytes = cct_bytes(count, type), .t_start = t0, .t_end = t1};  \
+                               .bytes = CCT_BYTES(count, type), .t_start = t0, .t_end = t1};  \
         cct_end(1);                                                                           \
         return rc;                                                                            \
     }
@@ -40,7 +40,7 @@ CCT_BLOCKING_SEND(Rsend, CC_RSEND)
         if (rc == MPI_SUCCESS) cct_req_add(*request, id, 0, req = cct_new_req());             \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, CC_REC_NONBLOCKING),      \
                                .comm = id, .peer = cct_peer(dest), .tag = tag,                \
-                               .bytes = cct_bytes(count, type), .t_start = t0, .t_end = t1,   \
+                               .bytes = CCT_BYTES(count, type), .t_start = t0, .t_end = t1,   \
                                .req = req};                                                   \
         cct_end(1);                                                                           \
         return rc;                                                                            \
@@ -65,7 +65,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     *r = (cc_trace_record){.call = CC_RECV, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
                            .peer = cct_peer(source), .tag = cct_tag(tag), .t_start = t0,
                            .t_end = t1, .aux = cct_peer(status->MPI_SOURCE),
-                           .aux2 = cct_tag(status->MPI_TAG), .bytes2 = cct_status_bytes(status)};
+                           .aux2 = cct_tag(status->MPI_TAG), .bytes2 = CCT_STATUS_BYTES(status)};
     cct_end(1);
     return rc;
 }
@@ -82,7 +82,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     if (rc == MPI_SUCCESS) cct_req_add(*request, id, 1, req = cct_new_req());
     *r = (cc_trace_record){.call = CC_IRECV, .flags = cct_flags(rc, CC_REC_NONBLOCKING),
                            .comm = id, .peer = cct_peer(source), .tag = cct_tag(tag),
-                           .bytes2 = cct_bytes(count, type), .t_start = t0, .t_end = t1,
+                           .bytes2 = CCT_BYTES(count, type), .t_start = t0, .t_end = t1,
                            .req = req};
     cct_end(1);
     return rc;
@@ -103,8 +103,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_SENDRECV, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = cct_bytes(sendcount, sendtype),
-                           .bytes2 = source == MPI_PROC_NULL ? 0 : cct_status_bytes(status),
+                           .bytes = CCT_BYTES(sendcount, sendtype),
+                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_end(1);
@@ -124,8 +124,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_SENDRECV_REPLACE, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = cct_bytes(count, type),
-                           .bytes2 = source == MPI_PROC_NULL ? 0 : cct_status_bytes(status),
+                           .bytes = CCT_BYTES(count, type),
+                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_end(1);
@@ -144,7 +144,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_PROBE, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
                            .peer = cct_peer(source), .tag = cct_tag(tag),
-                           .bytes2 = cct_status_bytes(status), .t_start = t0, .t_end = t1,
+                           .bytes2 = CCT_STATUS_BYTES(status), .t_start = t0, .t_end = t1,
                            .aux = cct_peer(status->MPI_SOURCE), .aux2 = cct_tag(status->MPI_TAG)};
     cct_end(1);
     return rc;
@@ -163,7 +163,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
                            .t_end = t1, .aux = *flag, .aux2 = -1};
     if (*flag) {
         r->aux2 = cct_tag(status->MPI_TAG);
-        r->bytes2 = cct_status_bytes(status);
+        r->bytes2 = CCT_STATUS_BYTES(status);
     }
     cct_end(1);
     return rc;

@@ -163,6 +163,13 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&created);
 
+    /* calls that fail and return their error: recorded as failed, the program goes on */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int bad_send = MPI_Send(out, 1, MPI_INT, size + 5, 40, MPI_COMM_WORLD);
+    int bad_bcast = MPI_Bcast(out, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    if (bad_send == MPI_SUCCESS || bad_bcast == MPI_SUCCESS) printf("an invalid call succeeded\n");
+
     /* a call the tracer does not follow */
     MPI_Request ibarrier;
     MPI_Ibarrier(MPI_COMM_WORLD, &ibarrier);

@@ -9,6 +9,7 @@ import argparse
 import json
 import math
 import signal
+import tempfile
 from pathlib import Path
 
 from rich.console import Console
@@ -18,7 +19,9 @@ from commchar.errors import MeasurementError, UsageError
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, parse_env
 from commchar.measure.libraries import Library, discover, linked_family, select
 from commchar.store import Store
-from commchar.trace.runner import TraceOutcome, TraceRequest, trace_program
+from commchar.store.traces import extract_trace, trace
+from commchar.trace import RankTrace, Trace
+from commchar.trace.runner import TraceOutcome, TraceRequest, read_ranks, trace_program
 
 NAME = "trace"
 HELP = "run an MPI program under the tracer and store its trace (commchar trace -- ./app ARGS)"
@@ -37,8 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun")
     parser.add_argument("--buffer", type=int, metavar="RECORDS",
-                        help="records each rank buffers before writing (default 65536)")
+                        help="records each rank buffers before writing (default 4096)")
+    parser.add_argument("--trace-dir", metavar="DIR",
+                        help="where the ranks write their files before they are stored: a "
+                        "directory every host can write (default: a temporary one in /tmp)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("--show", type=int, metavar="TRACE_ID",
+                        help="print the summary of a stored trace instead of running a program")
     parser.add_argument("program", nargs=argparse.REMAINDER,
                         help="-- then the program and its arguments")
 
@@ -70,7 +78,7 @@ def _request(args: argparse.Namespace) -> TraceRequest:
     spec = LaunchSpec(args.launcher, Path(args.hostfile) if args.hostfile else None,
                       parse_env(args.env))
     return TraceRequest(_library(args.library, program), args.np, program, spec, args.timeout,
-                        args.buffer)
+                        args.buffer, Path(args.trace_dir) if args.trace_dir else None)
 
 
 def _stop_on_sigterm(signum: int, frame: object) -> None:
@@ -78,24 +86,43 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
+    if args.show is not None:
+        return _show(args, console)
     request = _request(args)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with Store(args.db) as store:
         outcome = trace_program(store, request)
     if args.json:
-        console.print_json(json.dumps(_as_json(outcome, request)))
+        console.print_json(json.dumps(_as_json(outcome, request.library.name, request.p)))
     else:
-        _print(console, outcome, request)
+        _print(console, outcome, request.library.name, request.p)
     if outcome.status != "complete":
         raise MeasurementError(f"trace {outcome.trace_id} {outcome.status}: {outcome.message}; "
                                "what the ranks wrote is kept")
     return 0
 
 
-def _as_json(outcome: TraceOutcome, request: TraceRequest) -> dict:
+def _show(args: argparse.Namespace, console: Console) -> int:
+    if args.program[1:] if args.program[:1] == ["--"] else args.program:
+        raise UsageError("trace: --show takes no program")
+    with Store(args.db, create=False) as store, tempfile.TemporaryDirectory() as directory:
+        row = trace(store, args.show)
+        ranks = read_ranks(extract_trace(store, args.show, directory), row["p"])
+        readable = [rank for rank, _ in ranks if isinstance(rank, RankTrace)]
+        summary = Trace(Path(directory), readable).summary() if readable else None
+    outcome = TraceOutcome(row["id"], row["status"], row["exit_status"], row["wall_s"] or 0.0,
+                           row["message"], summary)
+    if args.json:
+        console.print_json(json.dumps(_as_json(outcome, row["library"], row["p"])))
+    else:
+        _print(console, outcome, row["library"], row["p"])
+    return 0
+
+
+def _as_json(outcome: TraceOutcome, library: str, p: int) -> dict:
     return {
-        "trace_id": outcome.trace_id, "status": outcome.status, "library": request.library.name,
-        "p": request.p, "exit_status": outcome.exit_status, "wall_s": outcome.wall_s,
+        "trace_id": outcome.trace_id, "status": outcome.status, "library": library,
+        "p": p, "exit_status": outcome.exit_status, "wall_s": outcome.wall_s,
         "message": outcome.message,
         "summary": outcome.summary.to_dict() if outcome.summary else None,
     }
@@ -105,8 +132,8 @@ def _ms(ns: int) -> str:
     return f"{ns / 1e6:.3f}"
 
 
-def _print(console: Console, outcome: TraceOutcome, request: TraceRequest) -> None:
-    console.print(f"trace {outcome.trace_id}: {request.library.name}, p = {request.p}, "
+def _print(console: Console, outcome: TraceOutcome, library: str, p: int) -> None:
+    console.print(f"trace {outcome.trace_id}: {library}, p = {p}, "
                   f"{outcome.status}, job wall time {outcome.wall_s:.2f} s")
     summary = outcome.summary
     if summary is None:

@@ -115,7 +115,7 @@ def add_rank(store: Store, trace_id: int, row: RankRow, trace_file: Path) -> Non
     The file is compressed to a temporary file and copied into the blob in chunks:
     memory stays bounded however long the trace."""
     with tempfile.TemporaryFile() as packed:
-        compressor = zlib.compressobj(6)
+        compressor = zlib.compressobj(1)  # level 6 is 3x slower for 6% less here
         with trace_file.open("rb") as source:
             while chunk := source.read(_CHUNK):
                 packed.write(compressor.compress(chunk))

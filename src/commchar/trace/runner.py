@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ class TraceRequest:
     spec: LaunchSpec = LaunchSpec()
     timeout: float | None = None  # seconds of wall time before the job is killed
     buffer_records: int | None = None  # the tracer's buffer ($COMMCHAR_TRACE_BUFFER)
+    work_dir: Path | None = None  # where ranks write (shared by every host); default /tmp
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,11 @@ def resolve_program(program: list[str], library: Library) -> list[str]:
 
 
 def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
+    if request.work_dir is not None and not request.work_dir.is_dir():
+        raise UsageError(f"--trace-dir: {request.work_dir} is not a directory")
     program = resolve_program(request.program, request.library)
     tracer = ensure_tracer(request.library)
-    with tempfile.TemporaryDirectory(prefix="commchar-trace-") as directory:
+    with tempfile.TemporaryDirectory(prefix="commchar-trace-", dir=request.work_dir) as directory:
         rank_env = {"LD_PRELOAD": str(tracer), "COMMCHAR_TRACE_DIR": directory}
         if request.buffer_records:
             rank_env["COMMCHAR_TRACE_BUFFER"] = str(request.buffer_records)
@@ -74,9 +78,17 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
         trace_id = begin_trace(
             store, commchar_version=__version__, library=request.library.name, p=request.p,
             program=program, launcher_cmd=job.argv,
-            env={**job.env_added, **request.spec.extra_env}, oversubscribed=job.oversubscribed)
-        status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout)
-        ranks = _read_ranks(Path(directory), request.p)
+            env=job.env_added, oversubscribed=job.oversubscribed)
+        try:
+            status, exit_status, message, wall_s = _run(job.argv, job.env_added, request.timeout,
+                                                        Path(directory))
+        except UsageError as exc:
+            finish_trace(store, trace_id, status="failed", exit_status=None, wall_s=0.0,
+                         message=str(exc))
+            raise
+        if status != "complete":
+            _settle(Path(directory))
+        ranks = read_ranks(Path(directory), request.p)
         interrupted = status == "interrupted"
         if interrupted:
             status = "failed"
@@ -96,8 +108,8 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
     return TraceOutcome(trace_id, status, exit_status, wall_s, message, summary)
 
 
-def _run(argv: list[str], env_added: dict[str, str],
-         timeout: float | None) -> tuple[str, int | None, str | None, float]:
+def _run(argv: list[str], env_added: dict[str, str], timeout: float | None,
+         directory: Path) -> tuple[str, int | None, str | None, float]:
     """(status, exit status, message, wall seconds); the program's output passes through."""
     start = time.monotonic()
     stdin = subprocess.DEVNULL if _interactive_or_absent(sys.stdin) else sys.stdin
@@ -109,10 +121,12 @@ def _run(argv: list[str], env_added: dict[str, str],
     try:
         exit_status = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _terminate_ranks(directory)
         stop(process)
         return ("timeout", process.returncode, f"killed after the {timeout:g} s timeout",
                 time.monotonic() - start)
     except KeyboardInterrupt:
+        _terminate_ranks(directory)
         stop(process)
         return "interrupted", process.returncode, "interrupted", time.monotonic() - start
     wall_s = time.monotonic() - start
@@ -129,8 +143,60 @@ def _interactive_or_absent(stream: object) -> bool:
         return True
 
 
-def _read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
-    """Each rank file, parsed, or the one-line reason it cannot be."""
+def _terminate_ranks(directory: Path, grace: float = 3.0) -> None:
+    """SIGTERM this machine's ranks of the job before the launcher, and give them time
+    to write out their buffers: a launcher's own clean-up may SIGKILL a rank first
+    (Hydra does), which loses what the rank had not yet written.  The ranks are the
+    processes whose environment names this trace directory."""
+    marker = f"COMMCHAR_TRACE_DIR={directory}".encode()
+    ranks = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                ranks.append(int(entry.name))
+        except OSError:
+            continue  # gone, or not ours to read
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    while ranks and time.monotonic() < deadline:
+        ranks = [pid for pid in ranks if Path(f"/proc/{pid}").exists()
+                 and not _is_zombie(pid)]
+        time.sleep(0.05)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
+    """Wait until the rank files stop growing: a launcher may exit before its ranks
+    (Hydra starts them in sessions of their own) have written out their buffers."""
+    def state() -> list[tuple[str, int]]:
+        return sorted((p.name, p.stat().st_size) for p in directory.glob("rank-*.cctrace"))
+
+    deadline = time.monotonic() + limit
+    last, since = state(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = state()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+
+
+def read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
+    """Each rank file of a directory with its path, parsed (partial files too) or,
+    when it cannot be, the one-line reason."""
     found = []
     for path in sorted(directory.iterdir()):
         match = FILE_PATTERN.match(path.name)
