@@ -8,7 +8,8 @@ from _model_data import TABLE4, collective_data, p2p_points
 
 from commchar.errors import CommcharError, UsageError
 from commchar.models import (
-    CollectiveModel, HockneyModel, LawSelector, LogGPModel, NotFittedError, SegmentedHockneyModel)
+    CallCostModel, CollectiveModel, HockneyModel, LawSelector, LogGPModel, NotFittedError,
+    SegmentedHockneyModel)
 
 SIZES = [0] + [2**k for k in range(0, 21, 2)]
 
@@ -42,6 +43,12 @@ def _loggp_points() -> list[dict]:
     return pts
 
 
+def _callcost():
+    n = np.array([2.0 ** k for k in range(3, 15)])
+    bare = 0.5 + 0.0002 * n
+    return (n, 0.3 + 1.8 * bare, bare), (n, bare)
+
+
 # model class, constructor kwargs, (fit args, predict args) factory
 CASES = [
     (HockneyModel, {"bootstrap": 50, "seed": 3}, _p2p),
@@ -49,6 +56,7 @@ CASES = [
     (CollectiveModel, {"max_segments": 3}, _collective),
     (LawSelector, {"tolerance": 0.2}, _law),
     (LogGPModel, {"threshold_fraction": 0.4}, _loggp),
+    (CallCostModel, {"penalty": 2.0}, _callcost),
 ]
 IDS = [c[0].__name__ for c in CASES]
 

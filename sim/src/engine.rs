@@ -10,6 +10,7 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
+use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
 use crate::params::{Params, Rendezvous};
@@ -239,7 +240,8 @@ struct Engine<'a, W: Workload> {
     trace: Option<Vec<Span>>,
     trace_limit: usize,
     acct: Option<Box<Accounts>>,
-    joins: Vec<JoinState>,
+    /// Charged collectives some member has reached, by instance.
+    joins: FxHashMap<u32, JoinState>,
 }
 
 /// Most ranks a run may have.
@@ -285,7 +287,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
                 marks: Vec::new(),
             })
         }),
-        joins: Vec::new(),
+        joins: FxHashMap::default(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -454,7 +456,7 @@ impl<W: Workload> Engine<'_, W> {
         let depart = t.saturating_add(c.o_s);
         let transit = self
             .net
-            .transit(ev.rank, ev.peer, depart, s1.saturating_mul(c.big_g));
+            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
         let arrive = depart.saturating_add(p.l).saturating_add(transit);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
@@ -526,19 +528,16 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(self.free[r].o));
         }
         self.wl.started(ev.rank, ev.id, &mut self.ready);
-        let i = ev.peer as usize;
-        if i >= self.joins.len() {
-            self.joins.resize_with(i + 1, JoinState::default);
-        }
-        let join = &mut self.joins[i];
+        let join = self.joins.entry(ev.peer).or_default();
         join.last = join.last.max(t);
         join.cost = join.cost.max(ev.size);
         join.waiting.push((ev.rank, ev.id));
         if join.waiting.len() < ev.tag as usize {
             return Ok(None);
         }
+        let join = self.joins.remove(&ev.peer).expect("just inserted");
         let (last, cost) = (join.last, join.cost);
-        for (rank, id) in std::mem::take(&mut join.waiting) {
+        for (rank, id) in join.waiting {
             let r = rank as usize;
             let start = self.free[r].o.max(last);
             self.cpu_until(r, start, start.saturating_add(cost), Busy::Comm, u64::MAX);

@@ -4,7 +4,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use commchar_sim::engine::{self, Breakdown, Config, Outcome};
 use commchar_sim::network::Network;
-use commchar_sim::params::{self, Params, Rendezvous, Unit};
+use commchar_sim::params::{self, CallCost, Params, Rendezvous, Unit};
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
@@ -192,6 +192,13 @@ fn cli() -> Command {
                 .help("library of the model file"),
         )
         .arg(
+            Arg::new("call-costs")
+                .long("call-costs")
+                .default_value("on")
+                .value_parser(["on", "off"])
+                .help("apply the model's per-call collective costs (loggp.call_costs)"),
+        )
+        .arg(
             Arg::new("json")
                 .long("json")
                 .action(ArgAction::SetTrue)
@@ -319,7 +326,30 @@ impl<S: PhaseSchedule> PhasedAny for PhasedBox<S> {
     }
 }
 
-fn build_workload(m: &ArgMatches, params: &Params, unit: Unit) -> Result<Built> {
+/// The model's per-call cost of the collective asked for (none without a model,
+/// for other workloads, or with `--call-costs off`).
+fn call_cost(m: &ArgMatches) -> Result<CallCost> {
+    let (Some(path), Some(spec)) = (
+        m.get_one::<String>("model"),
+        m.get_one::<String>("collective"),
+    ) else {
+        return Ok(CallCost::NONE);
+    };
+    if m.get_one::<String>("call-costs").map(String::as_str) == Some("off") {
+        return Ok(CallCost::NONE);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
+    let costs = params::call_costs_from_model(
+        &text,
+        path,
+        m.get_one::<String>("library").map(String::as_str),
+    )?;
+    let op = spec.split(':').next().unwrap_or(spec);
+    Ok(costs.lookup(op, *m.get_one::<u64>("n").expect("has default")))
+}
+
+fn build_workload(m: &ArgMatches, params: &Params, unit: Unit, call: CallCost) -> Result<Built> {
     let chosen: Vec<&str> = ["collective", "goal", "app", "replay"]
         .into_iter()
         .filter(|k| m.get_one::<String>(k).is_some())
@@ -342,7 +372,7 @@ fn build_workload(m: &ArgMatches, params: &Params, unit: Unit) -> Result<Built> 
     if let Some(spec) = m.get_one::<String>("collective") {
         let alg = collectives::parse(spec)?;
         let n = *m.get_one::<u64>("n").expect("has default");
-        let c = Collective::new(alg, p, n, params.gamma)?;
+        let c = Collective::new(alg, p, n, params.gamma)?.with_call_cost(call.fixed);
         return Ok(Built::Phased(Box::new(PhasedBox(Some(c)))));
     }
     if let Some(path) = m.get_one::<String>("goal") {
@@ -600,10 +630,11 @@ fn run(m: &ArgMatches) -> Result<()> {
         return Ok(());
     }
     let unit = Unit::parse(m.get_one::<String>("unit").expect("has default"))?;
-    let params = build_params(m, unit)?;
+    let call = call_cost(m)?;
+    let params = build_params(m, unit)?.scaled(call.scale);
     // the wall time includes reading the input (a GOAL file, a trace)
     let t0 = Instant::now();
-    let built = build_workload(m, &params, unit)?;
+    let built = build_workload(m, &params, unit, call)?;
     if let (Built::Replay(r), true) = (&built, m.get_flag("list-signatures")) {
         println!("{}", signatures_json(r));
         return Ok(());
@@ -675,6 +706,7 @@ fn run(m: &ArgMatches) -> Result<()> {
         write().map_err(|e| SimError::Input(format!("cannot write trace {path}: {e}")))?;
     }
     let mut v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
+    v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed), "scale": call.scale});
     let u = |ps: u64| unit.from_ps(ps);
     if let Some(b) = breakdown_section(&outcome, &u) {
         v["breakdown"] = b;

@@ -150,9 +150,8 @@ impl Default for Params {
     }
 }
 
-/// Reads `libraries.<lib>.loggp` of a commchar model file (times in us).
-/// The model's S is the shortest rendezvous message, so eager_max = S - 1.
-pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Params> {
+/// The parsed model file, checked to be a commchar model.
+fn parse_model(text: &str, path: &str) -> Result<Value> {
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return input(format!("{path}: not valid JSON ({e})")),
@@ -162,19 +161,28 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
             "{path}: not a commchar model file (format is not 'commchar-model')"
         ));
     }
+    Ok(doc)
+}
+
+/// The library section to use: the one named, else the only one with a loggp section.
+fn library_section<'a>(
+    doc: &'a Value,
+    path: &str,
+    library: Option<&str>,
+) -> Result<(String, &'a Value)> {
     let libs = match doc.get("libraries").and_then(Value::as_object) {
         Some(l) if !l.is_empty() => l,
         _ => return input(format!("{path}: model has no libraries")),
     };
-    let (name, lib) = match library {
+    match library {
         Some(name) => match libs.get(name) {
-            Some(l) => (name.to_string(), l),
+            Some(l) => Ok((name.to_string(), l)),
             None => {
                 let known: Vec<&str> = libs.keys().map(String::as_str).collect();
-                return input(format!(
+                input(format!(
                     "{path}: no library '{name}' (has: {})",
                     known.join(", ")
-                ));
+                ))
             }
         },
         None => {
@@ -183,18 +191,25 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
                 .filter(|(_, v)| v.get("loggp").is_some())
                 .collect();
             match with_loggp.as_slice() {
-                [(n, v)] => (n.to_string(), *v),
-                [] => return input(format!("{path}: no library has a loggp section")),
+                [(n, v)] => Ok((n.to_string(), *v)),
+                [] => input(format!("{path}: no library has a loggp section")),
                 _ => {
                     let names: Vec<&str> = with_loggp.iter().map(|(n, _)| n.as_str()).collect();
-                    return usage(format!(
+                    usage(format!(
                         "{path}: several libraries have loggp parameters ({}); choose one with --library",
                         names.join(", ")
-                    ));
+                    ))
                 }
             }
         }
-    };
+    }
+}
+
+/// Reads `libraries.<lib>.loggp` of a commchar model file (times in us).
+/// The model's S is the shortest rendezvous message, so eager_max = S - 1.
+pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Params> {
+    let doc = parse_model(text, path)?;
+    let (name, lib) = library_section(&doc, path, library)?;
     let loggp = match lib.get("loggp").and_then(Value::as_object) {
         Some(l) => l,
         None => return input(format!("{path}: library '{name}' has no loggp section")),
@@ -313,6 +328,159 @@ fn regimes_from_model(
         };
         out.push(Regime { start, cost });
         prev_max = Some(n_max.unwrap_or(u64::MAX));
+    }
+    Ok(out)
+}
+
+/// What one call of a collective costs beyond its messages, for calls of at
+/// least `start` bytes: `fixed` ps of CPU time on every rank before its first
+/// message, and every cost of the call's messages and reductions scaled by
+/// `scale` (a library's collective may move data cheaper or dearer than its
+/// point-to-point messages). Fitted by `commchar fit` (loggp.call_costs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallCost {
+    pub start: u64,
+    pub fixed: u64,
+    pub scale: f64,
+}
+
+impl CallCost {
+    /// A call that costs exactly its messages.
+    pub const NONE: CallCost = CallCost {
+        start: 0,
+        fixed: 0,
+        scale: 1.0,
+    };
+}
+
+/// Per-operation call costs, looked up by operation name and size.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallCosts {
+    ops: Vec<(String, Vec<CallCost>)>,
+}
+
+impl CallCosts {
+    /// The cost of one call of `op` (`allreduce`, `bcast`, ...) on `n` bytes;
+    /// `CallCost::NONE` when the model has none for `op`.
+    pub fn lookup(&self, op: &str, n: u64) -> CallCost {
+        match self.ops.iter().find(|(name, _)| name == op) {
+            Some((_, table)) => {
+                let after = table.partition_point(|c| c.start <= n);
+                table[after.saturating_sub(1)]
+            }
+            None => CallCost::NONE,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Operation names with their tables, for reporting.
+    pub fn ops(&self) -> impl Iterator<Item = (&str, &[CallCost])> {
+        self.ops.iter().map(|(n, t)| (n.as_str(), t.as_slice()))
+    }
+}
+
+impl Params {
+    /// Every time cost (latency, overheads, gaps, reduction, hops) times `factor`;
+    /// S and the rendezvous rule unchanged.
+    pub fn scaled(&self, factor: f64) -> Params {
+        if factor == 1.0 {
+            return self.clone();
+        }
+        let s = |v: u64| (v as f64 * factor).round() as u64;
+        let cost = |c: MsgCost| MsgCost {
+            o_s: s(c.o_s),
+            o_r: s(c.o_r),
+            big_g: s(c.big_g),
+            big_o: s(c.big_o),
+        };
+        Params {
+            l: s(self.l),
+            o_s: s(self.o_s),
+            o_r: s(self.o_r),
+            g: s(self.g),
+            big_g: s(self.big_g),
+            big_o: s(self.big_o),
+            gamma: s(self.gamma),
+            hop: s(self.hop),
+            regimes: self
+                .regimes
+                .iter()
+                .map(|r| Regime {
+                    start: r.start,
+                    cost: cost(r.cost),
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// Reads `libraries.<lib>.loggp.call_costs.ops` (`{op: [{n_min, n_max, fixed, scale}]}`,
+/// fixed in us); empty when the model has none (older model files).
+/// Tables follow the regimes' rule: sorted by n and disjoint, a size in a gap
+/// takes the regime with the nearest bound (ties: the lower).
+pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> Result<CallCosts> {
+    let doc = parse_model(text, path)?;
+    let (name, lib) = library_section(&doc, path, library)?;
+    let ops = match lib.get("loggp").and_then(|l| l.get("call_costs")) {
+        None | Some(Value::Null) => return Ok(CallCosts::default()),
+        Some(section) => match section.get("ops") {
+            Some(Value::Object(ops)) => ops,
+            _ => {
+                return input(format!(
+                    "{path}: loggp.call_costs of '{name}' lacks an 'ops' object"
+                ))
+            }
+        },
+    };
+    let mut out = CallCosts::default();
+    for (op, list) in ops {
+        let at = format!("{path}: loggp.call_costs.ops.{op} of '{name}'");
+        let Some(list) = list.as_array().filter(|l| !l.is_empty()) else {
+            return input(format!("{at} is not a non-empty list"));
+        };
+        let mut table: Vec<CallCost> = Vec::with_capacity(list.len());
+        let mut prev_max: Option<u64> = None;
+        for (i, entry) in list.iter().enumerate() {
+            let at = format!("{at}[{i}]");
+            let field = |key: &str| -> Result<f64> {
+                match entry.get(key).and_then(Value::as_f64) {
+                    Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+                    _ => input(format!("{at}: {key} is not a non-negative number")),
+                }
+            };
+            let n_min = match entry.get("n_min").and_then(Value::as_u64) {
+                Some(v) => v,
+                None => return input(format!("{at}: n_min is not a whole number of bytes")),
+            };
+            let n_max = match entry.get("n_max") {
+                None | Some(Value::Null) if i + 1 == list.len() => None,
+                None | Some(Value::Null) => {
+                    return input(format!("{at}: only the last entry may have n_max null"))
+                }
+                Some(v) => match v.as_u64() {
+                    Some(m) if m >= n_min => Some(m),
+                    _ => return input(format!("{at}: n_max is not a size >= n_min")),
+                },
+            };
+            let start = match prev_max {
+                None => 0,
+                Some(pm) if n_min <= pm => {
+                    return input(format!("{at}: entries must be sorted by n and disjoint"))
+                }
+                Some(pm) => (pm + n_min) / 2 + 1,
+            };
+            table.push(CallCost {
+                start,
+                fixed: Unit::Us.to_ps(field("fixed")?, "fixed")?,
+                scale: field("scale")?,
+            });
+            prev_max = Some(n_max.unwrap_or(u64::MAX));
+        }
+        out.ops.push((op.clone(), table));
     }
     Ok(out)
 }

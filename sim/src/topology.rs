@@ -79,13 +79,6 @@ impl Torus {
         }
         c
     }
-    fn index(&self, c: &[u32; 3]) -> u32 {
-        let mut r = 0;
-        for i in (0..self.dims.len()).rev() {
-            r = r * self.dims[i] + c[i];
-        }
-        r
-    }
     /// Steps and direction (+1 or -1) along dimension i.
     fn way(&self, i: usize, from: u32, to: u32) -> (u32, bool) {
         let d = self.dims[i];
@@ -109,22 +102,38 @@ impl Topology for Torus {
             .map(|i| self.way(i, a[i], b[i]).0)
             .sum()
     }
+    // Links are numbered by dimension and direction, then by node with the
+    // route's own coordinate varying fastest, so that the links of a straight
+    // run are neighbours in memory.
     fn route(&self, src: u32, dst: u32, out: &mut Vec<u64>) {
         let mut at = self.coords(src);
         let to = self.coords(dst);
-        let nd = self.dims.len() as u64;
+        let nodes: u64 = self.dims.iter().map(|&d| d as u64).product();
         for i in 0..self.dims.len() {
             let (steps, plus) = self.way(i, at[i], to[i]);
+            if steps == 0 {
+                continue;
+            }
+            let d = self.dims[i] as u64;
+            // position of `at` among the nodes ordered by coordinate i first
+            let mut rest = 0u64;
+            for j in (0..self.dims.len()).rev() {
+                if j != i {
+                    rest = rest * self.dims[j] as u64 + at[j] as u64;
+                }
+            }
+            let base = (i as u64 * 2 + u64::from(plus)) * nodes + rest * d;
+            let mut c = at[i] as u64;
             for _ in 0..steps {
-                let node = self.index(&at) as u64;
-                out.push((node * nd + i as u64) * 2 + u64::from(plus));
-                let d = self.dims[i];
-                at[i] = if plus {
-                    (at[i] + 1) % d
-                } else {
-                    (at[i] + d - 1) % d
+                out.push(base + c);
+                c = match (plus, c) {
+                    (true, c) if c + 1 == d => 0,
+                    (true, c) => c + 1,
+                    (false, 0) => d - 1,
+                    (false, c) => c - 1,
                 };
             }
+            at[i] = c as u32;
         }
     }
     fn link_ids(&self) -> u64 {

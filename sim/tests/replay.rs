@@ -637,7 +637,8 @@ fn other_calls_are_refused_by_name_unless_computation() {
         500,
     );
     let dir = write_trace("other", &t);
-    expect_input_error(&dir, "cannot follow");
+    expect_input_error(&dir, "cannot follow: MPI_Put (1x)");
+    assert_eq!(commchar_sim::workload::replay::other_name(1), "MPI_Get");
     let opts = Options {
         other_as_compute: true,
         ..Options::default()

@@ -130,6 +130,9 @@ pub struct Collective {
     pub n: u64,
     pub gamma: u64,
     pub tag: u32,
+    /// CPU time every rank spends in the call before its first message (ps):
+    /// the library's per-call cost (`CallCost::fixed`); 0 leaves the bare schedule.
+    pub call_cost: u64,
 }
 
 impl Collective {
@@ -150,7 +153,24 @@ impl Collective {
             n,
             gamma,
             tag: 0,
+            call_cost: 0,
         })
+    }
+
+    /// The same collective with `ps` of CPU time per rank at the start of the call.
+    pub fn with_call_cost(self, ps: u64) -> Collective {
+        Collective {
+            call_cost: ps,
+            ..self
+        }
+    }
+
+    /// The operation's name (`allreduce` of `allreduce:ring`).
+    pub fn op_name(&self) -> &'static str {
+        self.name()
+            .split(':')
+            .next()
+            .expect("table names are op:variant")
     }
 
     pub fn name(&self) -> &'static str {
@@ -279,6 +299,20 @@ impl PhaseSchedule for Collective {
     }
 
     fn phase(&self, r: u32, k: u32, out: &mut Vec<Op>) -> Option<()> {
+        if self.call_cost > 0 {
+            // phase 0 is the library's per-call cost; the algorithm follows
+            if k == 0 {
+                out.push(Op::calc(self.call_cost));
+                return Some(());
+            }
+            return self.algorithm_phase(r, k - 1, out);
+        }
+        self.algorithm_phase(r, k, out)
+    }
+}
+
+impl Collective {
+    fn algorithm_phase(&self, r: u32, k: u32, out: &mut Vec<Op>) -> Option<()> {
         let (p, n, c) = (self.p, self.n, self.block());
         let t = self.tag;
         let lgp = lg(p);

@@ -505,6 +505,9 @@ impl RankState {
     fn comm(&self, id: i32) -> Result<&Comm> {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
+            None if id < 0 => self.err(
+                "a communicator created by a call the replay cannot follow (Cart_create, Comm_split_type, ...)",
+            ),
             None => self.err(format!("unknown communicator {id}")),
         }
     }
@@ -626,9 +629,6 @@ impl Builder<'_> {
             return st.err(format!(
                 "communicator {id} lacks some of its MEMBERS records"
             ));
-        }
-        if h.t_finalize < st.t_prev {
-            return input(format!("{shown}: a call ends after MPI_Finalize started"));
         }
         self.compute_until(&mut st, h.t_finalize)?;
         Ok(measured)
@@ -983,7 +983,7 @@ impl Builder<'_> {
             (CollectiveMode::Charged, _) if self.opts.list_only => Some(0),
             (CollectiveMode::Charged, _) => {
                 return st.err(format!(
-                    "no cost for {name} p={p} n={n} in the replay costs (charged collectives)"
+                    "no cost for {name} p={p} n={n} (charged collectives need one per signature in --replay-costs)"
                 ))
             }
             (CollectiveMode::Expanded, _) => None,
@@ -1007,7 +1007,7 @@ impl Builder<'_> {
                 algorithm: None,
                 cost_ps: Some(cost),
             });
-            used.calls += 1;
+            used.calls += u64::from(c.me == 0); // each call once, not once per member
             return Ok(());
         }
         let spec = given
@@ -1027,7 +1027,7 @@ impl Builder<'_> {
             algorithm: Some(coll.name()),
             cost_ps: None,
         });
-        used.calls += 1;
+        used.calls += u64::from(c.me == 0);
         let vr = (c.me + p - root) % p;
         let mut phase = Vec::new();
         for k in 0.. {

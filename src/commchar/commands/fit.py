@@ -36,6 +36,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="points measured with more ranks than cores: exclude (default) leaves them out"
                              " wherever dedicated points of the same operation exist; include fits them too;"
                              " either way every operation fitted with them is marked")
+    parser.add_argument("--call-costs", choices=("on", "off"), default="on",
+                        help="on (default): also fit each collective's per-call cost for the simulator"
+                             " (loggp.call_costs; needs the simulator, `make sim`)")
     parser.add_argument("--holdout-sizes", type=int, metavar="K",
                         help="also report the median relative error predicting every K-th interior size"
                              " left out of the fit")
@@ -67,6 +70,22 @@ def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
     return delays
 
 
+def _add_call_costs(model: dict[str, Any], points: list[dict]) -> None:
+    """Per-call collective costs need the simulator; without it the model is complete but
+    uncalibrated, and provenance says so."""
+    from commchar.simulate.binary import SimulationError, find_binary
+    from commchar.simulate.calibration import add_call_costs
+
+    try:
+        find_binary()
+    except SimulationError as exc:
+        note = f"call costs not fitted: {exc}"
+        model["provenance"]["skipped"].append(note)
+        return
+    for note in add_call_costs(model, points):
+        model["provenance"]["skipped"].append(note)
+
+
 def execute(args: argparse.Namespace, console: Console) -> int:
     from commchar.models import fit_points
     from commchar.models.regimes import DEFAULT_PENALTY
@@ -78,6 +97,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     model = fit_points(points, failures, units=args.units, runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)
+    if args.call_costs == "on":
+        _add_call_costs(model, points)
     if args.output:
         try:
             Path(args.output).write_text(json.dumps(model, indent=2) + "\n")

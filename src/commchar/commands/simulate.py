@@ -33,6 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--experiment", choices=["aggregation"],
                       help="the aggregation/broadcast experiment (hypercube 2-5 and fully connected)")
     what.add_argument("--list", action="store_true", help="list the collective algorithms")
+    what.add_argument("--show-selection", action="store_true",
+                      help="print which algorithm each library runs per operation and size at --p"
+                           " (with --library: that library; --selection: with overrides)")
     parser.add_argument("--n", default="8", metavar="BYTES", help="collective message size (1024, 64K, 1MiB)")
     parser.add_argument("--p", default="2", metavar="P", help="number of ranks")
     parser.add_argument("--unknowns", metavar="N", help="jacobi: unknowns (default 32)")
@@ -50,7 +53,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     cost.add_argument("--rendezvous", choices=["handshake", "match"], default="handshake",
                       help="a long send completes at match + L (handshake) or at the match (as LogGOPSim)")
     cost.add_argument("--model", metavar="FILE", help="commchar model file: its loggp section sets the parameters")
-    cost.add_argument("--library", metavar="L", help="library of the model file")
+    cost.add_argument("--library", metavar="L",
+                      help="library of the model file; with an operation alone (--collective allreduce)"
+                           " the algorithm this library runs at n and p is simulated")
+    cost.add_argument("--selection", metavar="FILE",
+                      help="JSON overriding the library's algorithm choice, e.g. {\"allreduce\": \"ring\"}")
+    cost.add_argument("--call-costs", choices=["on", "off"], default="on",
+                      help="apply the model's per-call collective costs (loggp.call_costs; default on)")
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the simulator's JSON result")
     out.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event timeline (Perfetto)")
@@ -76,7 +85,8 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if len(chosen) != 1:
         raise UsageError("give exactly one of --collective, --goal, --app, --experiment, --list")
     if args.collective:
-        argv += ["--collective", args.collective, "--n", str(parse_size(args.n))]
+        n = parse_size(args.n)
+        argv += ["--collective", selected_algorithm(args, n), "--n", str(n)]
     if args.goal:
         argv += ["--goal", args.goal]
     if args.app:
@@ -87,7 +97,7 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if not args.goal:
         argv += ["--p", _positive_int(args.p, "--p")]
     argv += ["--topology", args.topology, "--congestion", args.congestion, "--unit", args.unit,
-             "--rendezvous", args.rendezvous]
+             "--rendezvous", args.rendezvous, "--call-costs", args.call_costs]
     for flag, _ in _TIME_FLAGS:
         value = getattr(args, flag.lstrip("-").replace("-", "_"))
         if value is not None:
@@ -109,13 +119,26 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     return argv
 
 
+def selected_algorithm(args: argparse.Namespace, n: int) -> str:
+    """`op:algorithm` to simulate: as given, or for an operation alone with --library,
+    the algorithm that library runs at n and p (commchar.simulate.selection)."""
+    from commchar.simulate import selection
+
+    spec = args.collective
+    if ":" in spec or not args.library or spec not in selection.OPERATIONS:
+        return spec
+    overrides = selection.load_overrides(args.selection) if args.selection else None
+    if args.library not in selection.LIBRARIES:
+        return spec
+    return selection.choose(args.library, spec, n, int(_positive_int(args.p, "--p")), overrides=overrides)
+
+
 def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
-    """Computation per reduced byte at p = 2, from a fitted model: the long-message
-    time of reduce:sum minus reduce:nop over n (the model's t_c at p = 2). The
-    loggp section holds transfer parameters only, and a calibrated reduction
-    without its arithmetic would run fast by exactly this term."""
+    """Computation per reduced byte from a fitted model (calibration.gamma_us) in `unit`;
+    None when the model lacks reduce:sum and reduce:nop or the library is ambiguous."""
     from commchar.errors import ModelError
     from commchar.modelfile import load
+    from commchar.simulate.calibration import gamma_us
 
     try:
         model = load(path)
@@ -124,13 +147,8 @@ def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
     libraries = [library] if library else model.libraries()
     if len(libraries) != 1 or libraries[0] not in model.libraries():
         return None  # the simulator itself names the library problem
-    lib = libraries[0]
-    if not {"reduce:sum", "reduce:nop"} <= set(model.operations(lib)):
-        return None
-    fitted = model.n_range(lib, "reduce:sum")
-    n = fitted[1] if fitted and fitted[1] > 0 else float(1 << 20)
-    t_c_us = (model.time(lib, "reduce:sum", n, 2).t_us - model.time(lib, "reduce:nop", n, 2).t_us) / n
-    return max(t_c_us, 0.0) * (1000.0 if unit == "ns" else 1.0)
+    gamma = gamma_us(model, libraries[0])
+    return None if gamma is None else gamma * (1000.0 if unit == "ns" else 1.0)
 
 
 def _positive_int(text: str, flag: str) -> str:
@@ -165,7 +183,37 @@ def _render(result: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
+def show_selection(args: argparse.Namespace, console: Console) -> None:
+    from commchar.simulate import selection
+
+    overrides = selection.load_overrides(args.selection) if args.selection else None
+    p = int(_positive_int(args.p, "--p"))
+    libraries = [args.library] if args.library else list(selection.LIBRARIES)
+    sizes = [8 * 4 ** k for k in range(10)]
+    for library in libraries:
+        table = Table(title=f"{library}: algorithm per operation and size at p = {p}", title_justify="left")
+        for name, justify in (("operation", "left"), ("from n (B)", "right"), ("simulated as", "left"),
+                              ("library runs", "left")):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        sources: list[str] = []
+        for op in selection.OPERATIONS:
+            previous = None
+            for n in sizes:
+                c = selection.decide(library, op, n, p, overrides=overrides)
+                row = (c.algorithm + ("" if c.exact else " ~"), c.library_algorithm)
+                if c.source not in sources:
+                    sources.append(c.source)
+                if row != previous:
+                    table.add_row(op, str(n), *row)
+                    previous = row
+        table.caption = "~ : the nearest schedule the simulator has. Rules: " + "; ".join(sources)
+        console.print(table, markup=False)
+
+
 def execute(args: argparse.Namespace, console: Console) -> int:
+    if args.show_selection:
+        show_selection(args, console)
+        return 0
     if args.list:
         console.print("\n".join(list_collectives()), markup=False)
         return 0

@@ -148,6 +148,38 @@ def _validate_loggp(loggp: Any, path: str) -> None:
             _number(loggp[name], f"{path}.{name}", 0)
     if loggp.get("regimes") is not None:
         _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
+    if loggp.get("call_costs") is not None:
+        _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
+
+
+def _validate_call_costs(section: Any, path: str) -> None:
+    """Per-call collective costs: {"ops": {op: [{n_min, n_max, fixed, scale}, ...]}}, each
+    list sorted, disjoint, only the last unbounded; fixed (us) and scale >= 0."""
+    _mapping(section, path)
+    ops = _mapping(section.get("ops"), f"{path}.ops")
+    if "p" in section:
+        _number(section["p"], f"{path}.p", 1)
+    for op, table in ops.items():
+        here = f"{path}.ops.{op}"
+        if not isinstance(op, str) or op != op.lower() or ":" in op:
+            raise _fail(here, "expected a lower-case operation name without a variant, such as 'allreduce'")
+        if not isinstance(table, list) or not table:
+            raise _fail(here, "expected a non-empty JSON list")
+        previous_max: float | None = -1.0
+        for i, entry in enumerate(table):
+            at = f"{here}[{i}]"
+            _mapping(entry, at)
+            n_min = _number(entry.get("n_min"), f"{at}.n_min", 0)
+            n_max = entry.get("n_max")
+            if n_max is not None and _number(n_max, f"{at}.n_max", 0) < n_min:
+                raise _fail(f"{at}.n_max", "is below n_min")
+            if previous_max is None or n_min <= previous_max:
+                raise _fail(f"{at}.n_min", "entries must be sorted, disjoint, and only the last unbounded")
+            if n_max is None and i + 1 < len(table):
+                raise _fail(f"{at}.n_max", "only the last entry may be unbounded (null)")
+            for name in ("fixed", "scale"):
+                _number(entry.get(name), f"{at}.{name}", 0)
+            previous_max = None if n_max is None else float(n_max)
 
 
 def _validate_loggp_regimes(regimes: Any, path: str) -> None:

@@ -1,4 +1,5 @@
-"""Models fitted to measurements: Hockney, protocol regimes, collective laws in p, LogGP/LogGPS.
+"""Models fitted to measurements: Hockney, protocol regimes, collective laws in p, LogGP/LogGPS,
+per-call collective costs for the simulator.
 
 Every model follows the estimator convention (cheap constructor, `fit`
 returns self, fitted attributes end in `_`, unfitted models refuse to
@@ -8,6 +9,7 @@ predict). `fit_points` turns measured points into a model-file dict
 
 from commchar.models._base import Estimator, NotFittedError
 from commchar.models.assemble import FittedOperation, fit_models, fit_points
+from commchar.models.callcost import CallCostModel
 from commchar.models.collective import CollectiveModel
 from commchar.models.hockney import HockneyModel
 from commchar.models.laws import FORMS, Law, LawSelector
@@ -16,6 +18,7 @@ from commchar.models.regimes import SegmentedHockneyModel
 
 __all__ = [
     "FORMS",
+    "CallCostModel",
     "CollectiveModel",
     "Estimator",
     "FittedOperation",

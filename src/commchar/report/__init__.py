@@ -18,7 +18,7 @@ import matplotlib
 
 from commchar import __version__
 from commchar.errors import InputError
-from commchar.report import adapters, html
+from commchar.report import adapters, html, replays
 from commchar.report import apps as apps_report
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
@@ -212,6 +212,10 @@ def _build(options: ReportOptions) -> Report:
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
 
     sections += apps_report.sections(options.db, options.run_ids, fig, tab)
+    traced = replays.section_html(options.db, fig, tab)
+    if traced is not None:
+        sections.append(("traces", "Traced programs: measured and predicted", traced, False))
+
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
     return _page(options, data, entities, sections, notes, all_figures, all_tables, findings,

@@ -1,0 +1,197 @@
+"""Predict a traced MPI program: replay its trace in the simulator under LogGPS and LogGP.
+
+The simulator reads the trace itself (`commchar-sim --replay DIR`) and says
+which collective calls it holds (`--list-signatures`); this module prices
+them from the model file, then runs the replay twice: with the model's
+rendezvous threshold S (LogGPS) and with every message eager (LogGP, S
+infinite). The result puts the trace's measured time per rank beside both
+predictions, with each rank's predicted breakdown and per-phase times.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from commchar.errors import ModelError, UsageError
+from commchar.modelfile import ModelFile
+from commchar.simulate import selection
+from commchar.simulate.binary import run_simulator
+from commchar.simulate.calibration import gamma_us
+
+FORMAT = "commchar-replay"
+MODES = ("charged", "expanded")
+
+# trace call -> (model operation, selection operation); n is already the generators' n
+# (docs/simulator.md), which is the model's n (docs/models.md, section 2)
+_MODEL_OP = {
+    "barrier": "barrier", "bcast": "bcast", "scatter": "scatter", "scatterv": "scatter",
+    "gather": "gather", "gatherv": "gather", "allgather": "allgather", "allgatherv": "allgather",
+    "alltoall": "alltoall", "alltoallv": "alltoall", "reduce": "reduce", "allreduce": "allreduce",
+    "reduce_scatter": "reduce_scatter", "reduce_scatter_block": "reduce_scatter",
+    "scan": "scan", "exscan": "scan",
+}
+_MODELS = (("loggps", "LogGPS"), ("loggp", "LogGP"))
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    trace_dir: Path
+    model_path: str
+    library: str | None = None
+    collectives: str = "charged"
+    compute_scale: float = 1.0
+    topology: str = "full"
+    congestion: str = "off"
+    emit_goal: str | None = None
+    other_as_compute: bool = False
+
+
+def _pct(predicted: float, measured: float) -> float | None:
+    return 100.0 * (predicted - measured) / measured if measured > 0 else None
+
+
+def _library(model: ModelFile, asked: str | None) -> str:
+    with_loggp = [lib for lib in model.libraries() if model.loggp(lib) is not None]
+    if asked:
+        if asked not in model.libraries():
+            raise UsageError(f"--library: the model has no library '{asked}' (it has: "
+                             f"{', '.join(model.libraries())})")
+        if model.loggp(asked) is None:
+            raise ModelError(f"the model's library '{asked}' has no loggp section: fit it with "
+                             "loggp measurements to replay a trace")
+        return asked
+    if len(with_loggp) == 1:
+        return with_loggp[0]
+    if not with_loggp:
+        raise ModelError("no library of the model has a loggp section: fit one with loggp measurements")
+    raise UsageError(f"the model has several libraries ({', '.join(with_loggp)}): choose one with --library")
+
+
+def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, Any]],
+                     mode: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The simulator's costs file and one provenance row per collective signature.
+
+    Every signature gets the algorithm the library's selection rules choose
+    (commchar.simulate.selection). In charged mode it also gets the model's
+    T(n, p) as its cost when the model has the operation; a signature the
+    model does not cover falls back to expanded, and one outside the fitted
+    n or p range stays charged with the model's extrapolation warning.
+    """
+    entries, rows = [], []
+    for sig in signatures:
+        call, p, n = sig["call"], int(sig["p"]), int(sig["n"])
+        op = _MODEL_OP[call]
+        row: dict[str, Any] = {"call": call, "p": p, "n": n, "calls": sig.get("calls", 0),
+                               "mode": "expanded", "algorithm": None, "selection": None,
+                               "cost_us": None, "warning": None}
+        try:
+            choice = selection.decide(library, op, n, p)
+            row["algorithm"], row["selection"] = choice.algorithm, choice.source
+        except UsageError as exc:  # no rules for this library: the simulator's default algorithm
+            row["selection"] = str(exc)
+        if mode == "charged":
+            if model.has(library, op):
+                prediction = model.time(library, op, n, p)
+                row["mode"], row["cost_us"] = "charged", max(prediction.t_us, 0.0)
+                if prediction.warnings:
+                    row["warning"] = "; ".join(prediction.warnings)
+            else:
+                row["warning"] = f"the model has no {op} for {library}: expanded instead of charged"
+        entries.append({"call": call, "p": p, "n": n, "cost": row["cost_us"], "algorithm": row["algorithm"]})
+        rows.append(row)
+    return {"format": "commchar-replay-costs", "version": 1, "unit": "us", "collectives": entries}, rows
+
+
+def _base_args(req: ReplayRequest, library: str) -> list[str]:
+    argv = ["--replay", str(req.trace_dir), "--model", req.model_path, "--library", library, "--unit", "us",
+            "--topology", req.topology, "--congestion", req.congestion,
+            f"--compute-scale={float(req.compute_scale)!r}"]
+    if req.other_as_compute:
+        argv.append("--other-as-compute")
+    return argv
+
+
+def replay(req: ReplayRequest) -> dict[str, Any]:
+    """Replays the trace under LogGPS and LogGP; the `commchar replay --json` document."""
+    if req.collectives not in MODES:
+        raise UsageError(f"--collectives must be one of {', '.join(MODES)}, not '{req.collectives}'")
+    if not (req.compute_scale >= 0 and req.compute_scale != float("inf")):
+        raise UsageError(f"--compute-scale must be a non-negative number, not {req.compute_scale}")
+    from commchar.modelfile import load
+
+    model = load(req.model_path)
+    library = _library(model, req.library)
+    base = _base_args(req, library)
+    listed = run_simulator([*base, "--list-signatures"])
+    costs, rows = price_signatures(model, library, listed["signatures"], req.collectives)
+    gamma = gamma_us(model, library)
+    if gamma is not None:
+        base.append(f"--gamma={gamma!r}")
+    loggp = model.loggp(library) or {}
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="commchar-replay-") as tmp:
+        costs_path = Path(tmp) / "costs.json"
+        costs_path.write_text(json.dumps(costs))
+        # a signature the model lacks is expanded even in charged mode (its entry has no cost)
+        argv = [*base, "--collectives", req.collectives, "--replay-costs", str(costs_path)]
+        if req.emit_goal:
+            if req.collectives != "expanded":
+                raise UsageError("--emit-goal writes the expanded schedule: use --collectives expanded")
+            run_simulator([*argv, "--emit-goal", req.emit_goal], expect_json=False)
+        results["loggps"] = run_simulator(argv)
+        results["loggp"] = run_simulator([*argv, "--S", "inf"])
+    return _document(req, library, loggp, listed, rows, results)
+
+
+def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
+              rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    first = results["loggps"]
+    measured = first["replay"]["measured"]
+    wall = [m["wall"] for m in measured]
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": 1,
+        "unit": "us",
+        "trace": {"dir": str(req.trace_dir), "p": len(measured), "calls": listed["calls"],
+                  "hosts": sorted({m["host"] for m in measured}),
+                  "mpi_version": measured[0]["library"] if measured else ""},
+        "model": {"path": req.model_path, "library": library, "S": loggp.get("S")},
+        "collectives": req.collectives,
+        "compute_scale": req.compute_scale,
+        "topology": first["topology"],
+        "congestion": first["congestion"],
+        "signatures": rows,
+        "warnings": [r["warning"] for r in rows if r["warning"]],
+        "measured": {"makespan": max(wall, default=0.0), "ranks": wall,
+                     "phases": [[ph["time"] for ph in m["phases"]] for m in measured]},
+        "predictions": {},
+    }
+    for key, label in _MODELS:
+        res = results[key]
+        ranks = []
+        for b, m in zip(res["breakdown"], measured):
+            phases = [{"phase": ph["phase"], "level": ph["level"], "measured": mp["time"],
+                       "predicted": ph["time"], "error_pct": _pct(ph["time"], mp["time"]),
+                       "compute": ph["compute"], "communication": ph["communication"],
+                       "sync_wait": ph["sync_wait"]}
+                      for ph, mp in zip(b["phases"], m["phases"])]
+            ranks.append({"rank": b["rank"], "measured": m["wall"], "predicted": b["finish"],
+                          "error_pct": _pct(b["finish"], m["wall"]), "compute": b["compute"],
+                          "communication": b["communication"], "sync_wait": b["sync_wait"],
+                          "phases": phases})
+        doc["predictions"][key] = {
+            "model": label,
+            "S": res["params"]["S"],
+            "makespan": res["makespan"],
+            "error_pct": _pct(res["makespan"], doc["measured"]["makespan"]),
+            "messages": res["messages"],
+            "rendezvous_messages": res["rendezvous_messages"],
+            "events": res["events"],
+            "wall_s": res["performance"]["wall_s"],
+            "ranks": ranks,
+        }
+    return doc

@@ -1,0 +1,192 @@
+"""`commchar replay` on synthetic traces (no MPI): measured against LogGPS and LogGP,
+breakdowns, charged and expanded collectives, the store, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commchar.cli import main
+from commchar.trace import format as fmt
+from commchar.trace.synthetic import T_INIT_NS, exchange_program, write_rank
+
+LOGGP = {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1, "G": 0.001, "S": 65536}
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "m.json"
+    ops = {"allreduce:sum": {"segments": [{"n_min": 8, "n_max": 4096, "t_s": 3.0, "t_b": 0.001}],
+                             "p_range": [2, 2]}}
+    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
+                                "libraries": {"mpich": {"operations": ops, "loggp": LOGGP}}}))
+    return path
+
+
+def _replay_json(capsys, *args: str) -> dict:
+    capsys.readouterr()
+    assert main(["replay", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _late_receiver(directory: Path, n: int) -> None:
+    """Rank 0 sends n bytes at once; rank 1 computes 50 us first. Measured: 60 us each."""
+    directory.mkdir()
+    for rank in range(2):
+        rec = np.zeros(1, dtype=fmt.RECORD_DTYPE)
+        if rank == 0:
+            rec["call"], rec["peer"], rec["bytes"] = fmt.CALL_IDS["Send"], 1, n
+            rec["t_start"] = rec["t_end"] = T_INIT_NS
+        else:
+            rec["call"], rec["peer"], rec["bytes2"], rec["aux"] = fmt.CALL_IDS["Recv"], 0, n, 0
+            rec["t_start"] = rec["t_end"] = T_INIT_NS + 50_000
+        write_rank(directory / f"rank-{rank}.cctrace", rank, 2, rec, t_finalize_ns=T_INIT_NS + 60_000)
+
+
+def test_loggps_waits_for_the_rendezvous_and_loggp_does_not(capsys, tmp_path: Path, model: Path):
+    _late_receiver(tmp_path / "t", 100_000)
+    doc = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model))
+    assert doc["format"] == "commchar-replay" and doc["trace"]["p"] == 2
+    assert doc["measured"]["ranks"] == [60.0, 60.0]
+    gps, gp = doc["predictions"]["loggps"], doc["predictions"]["loggp"]
+    assert gps["rendezvous_messages"] == 1 and gp["rendezvous_messages"] == 0
+    # LogGPS: the sender waits for the match at 50 us plus the clear-to-send (L); then computes 60 us
+    assert gps["ranks"][0]["predicted"] == pytest.approx(52.0 + 60.0)
+    assert gp["ranks"][0]["predicted"] == pytest.approx(0.5 + 60.0)
+    sender = gps["ranks"][0]
+    assert sender["sync_wait"] == pytest.approx(50.0 - 2.5)  # the message was there at o_s + L
+    for prediction in (gps, gp):
+        for r in prediction["ranks"]:
+            assert r["compute"] + r["communication"] + r["sync_wait"] == pytest.approx(r["predicted"])
+            assert r["error_pct"] == pytest.approx(100 * (r["predicted"] - r["measured"]) / r["measured"])
+    # a CPU twice as fast halves the computation
+    fast = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model), "--compute-scale", "0.5")
+    assert fast["predictions"]["loggp"]["ranks"][0]["compute"] == pytest.approx(30.0)
+
+
+def test_collectives_charged_from_the_model_or_expanded(capsys, tmp_path: Path, model: Path):
+    exchange_program(tmp_path / "t", p=2, iterations=40, allreduce_every=10)
+    charged = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model))
+    [sig] = charged["signatures"]
+    assert (sig["call"], sig["p"], sig["n"], sig["calls"], sig["mode"]) == ("allreduce", 2, 64, 4, "charged")
+    assert sig["cost_us"] == pytest.approx(3.0 + 0.001 * 64)
+    assert sig["algorithm"].startswith("allreduce:")
+    expanded = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model),
+                            "--collectives", "expanded", "--emit-goal", str(tmp_path / "t.goal"))
+    assert expanded["signatures"][0]["mode"] == "expanded"
+    assert expanded["predictions"]["loggps"]["makespan"] != charged["predictions"]["loggps"]["makespan"]
+    assert (tmp_path / "t.goal").read_text().startswith("num_ranks 2")
+    # the phase mark splits each rank's time in two, measured and predicted
+    rank0 = charged["predictions"]["loggps"]["ranks"][0]
+    assert [ph["level"] for ph in rank0["phases"]] == [None, 1]
+    assert sum(ph["predicted"] for ph in rank0["phases"]) == pytest.approx(rank0["predicted"])
+    assert sum(ph["measured"] for ph in rank0["phases"]) == pytest.approx(rank0["measured"])
+
+
+def test_a_signature_the_model_lacks_is_expanded_and_said(capsys, tmp_path: Path, model: Path):
+    directory = tmp_path / "t"
+    directory.mkdir()
+    for rank in range(2):
+        rec = np.zeros(1, dtype=fmt.RECORD_DTYPE)
+        rec["call"], rec["bytes"], rec["bytes2"] = fmt.CALL_IDS["Bcast"], 512, 512
+        rec["t_start"] = rec["t_end"] = T_INIT_NS + 1000
+        write_rank(directory / f"rank-{rank}.cctrace", rank, 2, rec, t_finalize_ns=T_INIT_NS + 2000)
+    doc = _replay_json(capsys, "--dir", str(directory), "--model", str(model))
+    assert doc["signatures"][0]["mode"] == "expanded"
+    assert any("no bcast" in w for w in doc["warnings"])
+    text_args = ["replay", "--dir", str(directory), "--model", str(model)]
+    capsys.readouterr()
+    assert main(text_args) == 0
+    out = capsys.readouterr().out
+    assert "LogGPS" in out and "sync wait" in out and "warning: the model has no bcast" in out
+
+
+def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path):
+    from commchar.store import Store
+    from commchar.store.trace_predictions import predictions
+    from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
+
+    from test_report import make_fixture_db
+
+    from commchar.report import ReportOptions, build_report
+
+    _late_receiver(tmp_path / "t", 100)
+    db = tmp_path / "c.db"
+    make_fixture_db(db, libraries=("mpich",), ps=(2,))
+    with Store(db) as store:
+        tid = begin_trace(store, commchar_version="test", library="mpich", p=2, program=["./app"],
+                          launcher_cmd=["mpirun"], env={}, oversubscribed=False)
+        for rank in range(2):
+            add_rank(store, tid, RankRow(rank, "host", 60_000, 1, True, None, {}),
+                     tmp_path / "t" / f"rank-{rank}.cctrace")
+        finish_trace(store, tid, status="complete", exit_status=0, wall_s=0.1)
+    doc = _replay_json(capsys, "--db", str(db), "--trace", str(tid), "--model", str(model))
+    assert doc["trace"]["id"] == tid and doc["model"]["library"] == "mpich"
+    with Store(db) as store:
+        [saved] = predictions(store)
+    assert saved["trace_id"] == tid and saved["result"]["predictions"] == doc["predictions"]
+    # the report shows it: the study's table and the breakdown figure
+    page = build_report(ReportOptions(str(db))).html
+    assert "Traced programs: measured and predicted" in page
+    assert f"Measured and predicted: trace {tid} (./app)" in page and 'id="fig-replay-1-breakdown"' in page
+
+
+@pytest.mark.parametrize("args, needle", [
+    ([], "exactly one of --dir D and --trace ID"),
+    (["--dir", "{tmp}/missing"], "cannot read trace directory"),
+    (["--dir", "{tmp}/t", "--collectives", "expanded", "--compute-scale", "-1"], "compute-scale"),
+    (["--dir", "{tmp}/t", "--emit-goal", "{tmp}/x.goal"], "--collectives expanded"),
+    (["--dir", "{tmp}/t", "--library", "openmpi"], "no library 'openmpi'"),
+    (["--trace", "1", "--db", "{tmp}/none.db"], "does not exist"),
+])
+def test_bad_inputs_give_one_line(capsys, tmp_path: Path, model: Path, args: list[str], needle: str):
+    _late_receiver(tmp_path / "t", 8)
+    capsys.readouterr()
+    code = main(["replay", "--model", str(model), *[a.format(tmp=tmp_path) for a in args]])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_a_truncated_trace_is_one_line(capsys, tmp_path: Path, model: Path):
+    _late_receiver(tmp_path / "t", 8)
+    path = tmp_path / "t" / "rank-1.cctrace"
+    path.write_bytes(path.read_bytes()[:-20])
+    capsys.readouterr()
+    assert main(["replay", "--dir", str(tmp_path / "t"), "--model", str(model)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "rank-1.cctrace: truncated or corrupt" in err
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+def test_a_traced_program_is_replayed(capsys, tmp_path: Path, model: Path, mpi_libraries, name: str):
+    """End to end: a real program traced with p = 2, stored, replayed from the store."""
+    import subprocess
+    import sys
+
+    found = {lib.name: lib for lib in mpi_libraries}
+    if name not in found:
+        pytest.fail(f"{name} not installed: `make setup` installs both libraries")
+    program = tmp_path / "replay_mix"
+    source = Path(__file__).resolve().parent / "programs" / "replay_mix.c"
+    subprocess.run([found[name].mpicc, "-std=c11", "-O1", "-o", str(program), str(source)],
+                   check=True, capture_output=True, timeout=120)
+    db = tmp_path / "t.db"
+    traced = subprocess.run([sys.executable, "-m", "commchar", "trace", "--db", str(db), "--library", name,
+                             "--np", "2", "--timeout", "120", "--", str(program), "6", "100", "200000"],
+                            capture_output=True, text=True, timeout=180)
+    assert traced.returncode == 0, traced.stderr
+    assert "replay_mix: 6 iterations" in traced.stdout
+    doc = _replay_json(capsys, "--db", str(db), "--trace", "1", "--model", str(model), "--library", "mpich")
+    gps, gp = doc["predictions"]["loggps"], doc["predictions"]["loggp"]
+    assert doc["trace"]["p"] == 2 and all(t > 0 for t in doc["measured"]["ranks"])
+    # 6 x 200 kB per direction and phase: rendezvous under LogGPS, eager under LogGP
+    assert gps["rendezvous_messages"] == 12 and gp["rendezvous_messages"] == 0
+    assert [s["call"] for s in doc["signatures"]] == ["allreduce"] and doc["signatures"][0]["calls"] == 6
+    for r in gps["ranks"]:
+        assert [ph["level"] for ph in r["phases"]] == [None, 1, 2]
+        assert r["compute"] > 6 * 100  # the busy loops, at least
+        assert r["compute"] + r["communication"] + r["sync_wait"] == pytest.approx(r["predicted"])

@@ -1,0 +1,112 @@
+"""Which algorithm each library runs (commchar.simulate.selection): known decisions, each
+checked against the rule it comes from, overrides, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commchar.errors import InputError, UsageError
+from commchar.simulate.binary import DEFAULT_BINARY
+from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose, decide, load_overrides
+
+KiB, MiB = 1024, 1024 * 1024
+
+
+@pytest.mark.parametrize("op, n, p, algorithm, library_algorithm", [
+    # ompi_coll_tuned_allreduce_intra_dec_fixed, p < 4: < 8 ring, < 4096 recursive doubling,
+    # < 8192 ring, < 16384 rd, < 65536 ring, < 262144 segmented ring, else rabenseifner
+    ("allreduce", 4, 2, "allreduce:ring", "ring"),
+    ("allreduce", 8, 2, "allreduce:recursive_doubling", "recursive_doubling"),
+    ("allreduce", 64 * KiB, 2, "allreduce:ring", "segmented_ring"),
+    ("allreduce", MiB, 2, "allreduce:rabenseifner", "rabenseifner"),
+    # ... p < 8: >= 8192 rabenseifner, which needs 2^k ranks in the simulator: ring at p = 6
+    ("allreduce", MiB, 6, "allreduce:ring", "rabenseifner"),
+    # bcast, p < 4: < 32768 basic linear; p < 32: >= 1 MiB scatter_allgather
+    ("bcast", KiB, 2, "bcast:linear", "basic_linear"),
+    ("bcast", MiB, 16, "bcast:scatter_allgather", "scatter_allgather"),
+    # alltoall, p == 2 on scount: < 256 pairwise, < 4096 two_proc
+    ("alltoall", 100, 2, "alltoall:pairwise", "pairwise"),
+    ("alltoall", 1000, 2, "alltoall:pairwise", "two_proc"),
+    # allgather on scount = n/p: p == 2 two_proc; p < 32 recursive doubling
+    ("allgather", 64 * KiB, 2, "allgather:recursive_doubling", "two_proc"),
+    ("allgather", 64 * KiB, 8, "allgather:recursive_doubling", "recursive_doubling"),
+    # reduce_scatter_block on rcount = n/p, p < 4: < 4 rd, < 8 butterfly, < 16 recursive halving
+    ("reduce_scatter", 2 * 12, 2, "reduce_scatter:recursive_halving", "recursive_halving"),
+    # barrier p < 4: recursive doubling; scan: coll/basic's linear scan
+    ("barrier", 0, 2, "barrier:dissemination", "recursive_doubling"),
+    ("scan", 8, 2, "scan:recursive_doubling", "basic_linear"),
+])
+def test_open_mpi_tuned_decisions(op, n, p, algorithm, library_algorithm):
+    choice = decide("openmpi", op, n, p)
+    assert (choice.algorithm, choice.library_algorithm) == (algorithm, library_algorithm)
+    assert "coll_tuned_decision_fixed.c" in choice.source or "coll_basic_scan.c" in choice.source
+
+
+@pytest.mark.parametrize("op, n, p, nodes, algorithm, library_algorithm", [
+    # one node: ch4 generic.json sends allreduce/bcast/reduce/barrier to POSIX release_gather
+    ("allreduce", 8, 2, 1, "allreduce:recursive_doubling", "MPIDI_POSIX_mpi_allreduce_release_gather"),
+    ("bcast", MiB, 2, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
+    # several nodes: the MPIR tree (mpir/generic.json): allreduce rd up to 8 B, then
+    # reduce-scatter + allgather for MPI_SUM with count >= pof2
+    ("allreduce", 8, 4, 2, "allreduce:recursive_doubling", "MPIR_Allreduce_intra_recursive_doubling"),
+    ("allreduce", 64 * KiB, 4, 2, "allreduce:rabenseifner", "MPIR_Allreduce_intra_reduce_scatter_allgather"),
+    ("bcast", 64 * KiB, 16, 2, "bcast:scatter_allgather",
+     "MPIR_Bcast_intra_scatter_recursive_doubling_allgather"),
+    # allgather: 2^k ranks: rd below 512 KiB total, else ring; other p: Bruck below 80 KiB
+    ("allgather", 64 * KiB, 2, 1, "allgather:recursive_doubling", "MPIR_Allgather_intra_recursive_doubling"),
+    ("allgather", MiB, 2, 1, "allgather:ring", "MPIR_Allgather_intra_ring"),
+    ("allgather", KiB, 3, 1, "allgather:bruck", "MPIR_Allgather_intra_brucks"),
+    # alltoall (comm_size < 8): scattered up to 32 KiB per peer, then pairwise
+    ("alltoall", 32 * KiB, 2, 1, "alltoall:direct", "MPIR_Alltoall_intra_scattered"),
+    ("alltoall", 64 * KiB, 2, 1, "alltoall:pairwise", "MPIR_Alltoall_intra_pairwise"),
+])
+def test_mpich_decisions(op, n, p, nodes, algorithm, library_algorithm):
+    choice = decide("mpich", op, n, p, nodes=nodes)
+    assert (choice.algorithm, choice.library_algorithm) == (algorithm, library_algorithm)
+    assert choice.source.startswith("MPICH v4.0.2 maint/tuning/coll/")
+
+
+@pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+def test_every_choice_is_a_simulator_algorithm():
+    from commchar.simulate import list_collectives
+
+    known = set(list_collectives())
+    for library in LIBRARIES:
+        for op in OPERATIONS:
+            for p in (2, 3, 4, 8, 64, 1000, 5000):
+                for n in [0] + [4 ** k for k in range(12)]:
+                    assert choose(library, op, n * p, p) in known, (library, op, n, p)
+
+
+def test_overrides_replace_a_rule(tmp_path: Path):
+    path = tmp_path / "sel.json"
+    path.write_text(json.dumps({"allreduce": "ring", "mpich": {"bcast": "bcast:linear"}}))
+    overrides = load_overrides(path)
+    forced = decide("openmpi", "allreduce", 8, 2, overrides=overrides)
+    assert forced.algorithm == "allreduce:ring" and forced.overridden
+    assert choose("mpich", "bcast", 8, 2, overrides=overrides) == "bcast:linear"
+    assert choose("openmpi", "bcast", KiB, 2, overrides=overrides) == "bcast:linear"  # the rule: basic_linear
+    assert choose("openmpi", "bcast", 64 * KiB, 2, overrides=overrides) == "bcast:binomial"
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[1]", "must be a JSON object"),
+    ('{"allreduce": "bcast:linear"}', "cannot be simulated"),
+    ('{"foo": "ring"}', "expected an operation"),
+    ("{", "not valid JSON"),
+])
+def test_bad_overrides_are_input_errors(tmp_path: Path, text, needle):
+    path = tmp_path / "sel.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=needle):
+        load_overrides(path)
+
+
+def test_unknown_library_or_operation_is_a_usage_error():
+    with pytest.raises(UsageError, match="no selection rules for library"):
+        choose("lam", "bcast", 8, 2)
+    with pytest.raises(UsageError, match="no selection rules for operation"):
+        choose("mpich", "exscan", 8, 2)
