@@ -1,6 +1,7 @@
 """Predict stored application runs from a model file: the trace of each case's
-median run replayed by the simulator (`commchar-sim --replay`) under LogGPS
-(the model's rendezvous threshold S) and under LogGP (every message eager).
+median run replayed through `commchar replay`'s machinery
+(commchar.simulate.replay) under LogGPS (the model's rendezvous threshold S)
+and under LogGP (every message eager).
 
 What is compared is the timed region of the program: the phases it marked
 with MPI_Pcontrol levels 1 and up (setup, verification and reporting, level 0,
@@ -17,21 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-from commchar.commands.simulate import gamma_from_model
 from commchar.errors import ModelError
 from commchar.modelfile import load
-from commchar.simulate import run_simulator
+from commchar.simulate.replay import ReplayRequest, replay
 from commchar.store import Store
 from commchar.store.traces import extract_trace
 from commchar.trace import CALL_IDS, read_trace
 
-MODELS = {"loggps": [], "loggp": ["--S", "inf"]}
+MODELS = ("loggps", "loggp")
 # point-to-point sends whose `bytes` is one message (Sendrecv's send side included)
 _SENDS = ("Send", "Bsend", "Ssend", "Rsend", "Isend", "Ibsend", "Issend", "Irsend", "Sendrecv",
           "Sendrecv_replace")
-# Collectives replayed as the algorithm the simulator's generators give them (the
-# replay's own choice of algorithm per library and size)
-COLLECTIVES = "expanded"
 COMMUNICATION_PHASE = 3  # the Pcontrol level of apps/app_common.h's communication phase
 
 
@@ -39,11 +36,11 @@ COMMUNICATION_PHASE = 3  # the Pcontrol level of apps/app_common.h's communicati
 class ModelChoice:
     path: str
     library: str
-    key: str  # path and content digest: a changed file is a new model
+    key: str  # name, content digest and collectives mode: a changed file or mode is a new model
     rendezvous_min: float | None  # the model's S in bytes, None when it has none
 
     @classmethod
-    def open(cls, path: str, library: str) -> "ModelChoice":
+    def open(cls, path: str, library: str, collectives: str = "charged") -> "ModelChoice":
         model = load(path)
         if library not in model.libraries():
             raise ModelError(f"{path} has no model of {library} "
@@ -51,7 +48,7 @@ class ModelChoice:
         loggp = model.loggp(library) or {}
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
         s = loggp.get("S")
-        return cls(str(path), library, f"{Path(path).name}@{digest}",
+        return cls(str(path), library, f"{Path(path).name}@{digest}:{collectives}",
                    float(s) if s is not None else None)
 
 
@@ -63,7 +60,8 @@ def message_sizes(directory: Path) -> np.ndarray:
     return np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.uint64)
 
 
-def predict_case(store: Store, case: dict, model: ModelChoice) -> dict[str, dict]:
+def predict_case(store: Store, case: dict, model: ModelChoice,
+                 collectives: str = "charged") -> dict[str, dict]:
     """Both models' prediction of one stored case (keyed 'loggps', 'loggp')."""
     trace = case.get("trace") or {}
     if "median" not in trace:
@@ -72,53 +70,45 @@ def predict_case(store: Store, case: dict, model: ModelChoice) -> dict[str, dict
     with tempfile.TemporaryDirectory(prefix="commchar-app-predict-") as directory:
         extract_trace(store, trace["median"], directory)
         sizes = message_sizes(Path(directory))
-        # S is the shortest message sent by rendezvous (LogGPS's "shortest synchronous message")
-        over = int((sizes >= model.rendezvous_min).sum()) if model.rendezvous_min is not None else 0
-        messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,
-                    "S": model.rendezvous_min, "at_least_S": over}
-        base = ["--replay", directory, "--model", model.path, "--library", model.library,
-                "--unit", "us", "--collectives", COLLECTIVES, "--json"]
-        gamma = gamma_from_model(model.path, model.library, "us")
-        if gamma is not None:
-            base.append(f"--gamma={gamma!r}")
-        out = {}
-        for name, extra in MODELS.items():
-            result = run_simulator(base + extra)
-            out[name] = {**summarize(result), "messages": messages, "trace_id": trace["median"],
-                         "collectives": COLLECTIVES}
-        return out
+        doc = replay(ReplayRequest(trace_dir=Path(directory), model_path=model.path,
+                                   library=model.library, collectives=collectives))
+    over = int((sizes >= model.rendezvous_min).sum()) if model.rendezvous_min is not None else 0
+    # S is the shortest message sent by rendezvous (LogGPS's "shortest synchronous message")
+    messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,
+                "S": model.rendezvous_min, "at_least_S": over}
+    modes = sorted({row["mode"] for row in doc["signatures"]})
+    return {name: {**summarize(doc["predictions"][name], doc["measured"]), "messages": messages,
+                   "trace_id": trace["median"], "collectives": modes, "warnings": doc["warnings"]}
+            for name in MODELS}
 
 
-def summarize(result: dict) -> dict:
-    """The timed region measured and predicted, and the predicted breakdown per rank (s)."""
-    measured = [_timed(rank["phases"]) for rank in result["replay"]["measured"]]
+def summarize(prediction: dict, measured: dict) -> dict:
+    """The timed region measured and predicted, and the predicted breakdown per rank (s),
+    from a `commchar replay` document's prediction of one model (times in us)."""
     ranks = []
-    for rank in result["breakdown"]:
+    for rank in prediction["ranks"]:
         timed = [ph for ph in rank["phases"] if _in_region(ph)]
         ranks.append({
             "rank": rank["rank"],
-            "total_s": sum(ph["time"] for ph in timed) * 1e-6,
+            "measured_s": sum(ph["measured"] for ph in timed) * 1e-6,
+            "total_s": sum(ph["predicted"] for ph in timed) * 1e-6,
             "computation_s": sum(ph["compute"] for ph in timed) * 1e-6,
             "communication_s": sum(ph["communication"] for ph in timed) * 1e-6,
             "wait_s": sum(ph["sync_wait"] for ph in timed) * 1e-6,
-            "exchange_s": sum(ph["time"] for ph in timed
+            "exchange_s": sum(ph["predicted"] for ph in timed
                               if ph["level"] == COMMUNICATION_PHASE) * 1e-6,
         })
     slowest = max(ranks, key=lambda r: r["total_s"])
     return {
-        "measured_s": max(measured) * 1e-6,
+        "measured_s": max(r["measured_s"] for r in ranks),
         "predicted_s": slowest["total_s"],
         "predicted_overhead": slowest["exchange_s"] / slowest["total_s"] if slowest["total_s"] else 0.0,
-        "measured_span_s": max(r["wall"] for r in result["replay"]["measured"]) * 1e-6,
-        "predicted_span_s": result["makespan"] * 1e-6,
-        "rendezvous_messages": result.get("rendezvous_messages"),
+        "measured_span_s": measured["makespan"] * 1e-6,
+        "predicted_span_s": prediction["makespan"] * 1e-6,
+        "rendezvous_messages": prediction["rendezvous_messages"],
         "ranks": ranks,
     }
 
 
 def _in_region(phase: dict) -> bool:
     return phase.get("level") is not None and phase["level"] > 0
-
-
-def _timed(phases: list[dict]) -> float:
-    return sum(ph["time"] for ph in phases if _in_region(ph))

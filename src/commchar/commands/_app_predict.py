@@ -20,7 +20,7 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
         if not cases:
             raise InputError(f"no traced application run in {args.db} (run `commchar app jacobi` "
                              "or `commchar app gauss` first)")
-        choices = {lib: ModelChoice.open(args.model, args.library or lib)
+        choices = {lib: ModelChoice.open(args.model, args.library or lib, args.collectives)
                    for lib in sorted({c["library"] for c in cases})}
         done = {(p["app_run_id"], p["model"]) for p in store.app_predictions(c["id"] for c in cases)
                 if p["model_key"] == choices[_lib(cases, p["app_run_id"])].key}
@@ -33,7 +33,7 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
                 progress.update(task, description=f"{case['library']} {case['app']} "
                                 f"{case['config']} N={case['n']} p={case['p']}")
                 model = choices[case["library"]]
-                for name, prediction in predict_case(store, case, model).items():
+                for name, prediction in predict_case(store, case, model, args.collectives).items():
                     store.add_app_prediction(case["id"], model.key, name, prediction)
                 progress.advance(task)
         predictions = {}

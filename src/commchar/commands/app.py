@@ -54,6 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                          help="application sweep to predict (repeatable; default: every one)")
     predict.add_argument("--library", help="model of this library for every case (default: each "
                          "case's own library)")
+    predict.add_argument("--collectives", choices=("charged", "expanded"), default="charged",
+                         help="collectives charged at the model's T(n, p) where it has them (else "
+                         "expanded), or expanded into the library's algorithm (as commchar replay)")
     predict.add_argument("--again", action="store_true",
                          help="predict again cases already predicted from this model file")
 

@@ -148,7 +148,7 @@ def _build(options: ReportOptions) -> Report:
     entities = build_entities(data)
     measured_any = any(e.points for e in entities)
     if not measured_any and not apps_report.load(options.db, options.run_ids).runs:
-        raise InputError(f"no measured point and no application run in {options.db}")
+        raise InputError(f"{options.db} has no measured point and no application run")
     seconds["load"] = time.perf_counter() - clock
     notes: list[str] = []
     _attach_models(entities, options, notes)
@@ -217,11 +217,11 @@ def _build(options: ReportOptions) -> Report:
             # The advisor's fragment is escaped HTML with its own headings, embedded as is.
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
 
+    sections += apps_report.sections(options.db, options.run_ids, fig, tab)
     traced = replays.section_html(options.db, fig, tab)
     if traced is not None:
         sections.append(("traces", "Traced programs: measured and predicted", traced, False))
 
-    sections += apps_report.sections(options.db, options.run_ids, fig, tab)
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
     return _page(options, data, entities, sections, notes, all_figures, all_tables, findings,

@@ -206,7 +206,7 @@ def gauss_table(data: AppData, library: str) -> Table | None:
         gps, gp = data.predicted(r, "loggps"), data.predicted(r, "loggp")
         measured = (gps or gp or {}).get("measured_s", r["elapsed_s"])
         load = [x["load_avg_1m"] for x in r["results"] if "load_avg_1m" in x]
-        cells = [str(r["n"]), r["config"], f"{r['p']}{'*' if r['oversubscribed'] else ''}",
+        cells = [str(r["n"]), _config_label(r), f"{r['p']}{'*' if r['oversubscribed'] else ''}",
                  f"{sorted(load)[len(load) // 2]:.1f}" if load else "–", _seconds(measured)]
         for pred in (gps, gp):
             cells += [_seconds(pred["predicted_s"]) if pred else "–",
@@ -233,37 +233,45 @@ def gauss_table(data: AppData, library: str) -> Table | None:
                         "or the vader eager limit); fragmented: rows sent in pieces below S."])
 
 
+def _config_label(case: dict) -> str:
+    """The configuration, with the fragment size of the fragmented code (sweeps may differ)."""
+    fragment = case["results"][0].get("fragment_bytes") if case["results"] else None
+    return f"{case['config']} ({fragment} B)" if case["config"] == "fragmented" and fragment \
+        else case["config"]
+
+
 def gauss_breakdown(data: AppData, library: str) -> FigureSpec | None:
-    runs = sorted((r for r in data.of("gauss") if r["library"] == library and data.predicted(r)),
-                  key=lambda r: (r["n"], r["config"]))
+    runs = [r for r in data.of("gauss") if r["library"] == library and data.predicted(r)]
     if not runs:
         return None
-    fig = Figure(figsize=(max(6.0, 1.1 * len(runs) + 2), 4.2))
-    ax = fig.subplots()
-    labels, x = [], 0.0
-    for r in runs:
-        ranks = data.predicted(r)["ranks"]
-        width = 0.8 / len(ranks)
-        for i, rank in enumerate(ranks):
-            bottom = 0.0
-            for part in PARTS:
-                value = rank.get(f"{part}_s", 0.0)
-                ax.bar(x + i * width, value, width * 0.95, bottom=bottom, color=PART_COLORS[part],
-                       label=part if x == 0 and i == 0 else None)
-                bottom += value
-        labels.append((x + 0.4 - width / 2, f"n={r['n']}\n{r['config']}"))
-        x += 1.0
-    ax.set_xticks([a for a, _ in labels], [b for _, b in labels], fontsize=7)
-    ax.set_ylabel("predicted time per rank (s)")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+    sizes = sorted({r["n"] for r in runs})
+    fig = Figure(figsize=(max(6.0, 3.2 * len(sizes)), 4.2))
+    axes = fig.subplots(1, len(sizes), squeeze=False)[0]
+    for ax, n in zip(axes, sizes):  # one panel per size: each with its own time scale
+        labels = []
+        for x, r in enumerate(sorted((r for r in runs if r["n"] == n), key=_config_label)):
+            ranks = data.predicted(r)["ranks"]
+            width = 0.8 / len(ranks)
+            for i, rank in enumerate(ranks):
+                bottom = 0.0
+                for part in PARTS:
+                    value = rank.get(f"{part}_s", 0.0) * 1e3
+                    ax.bar(x + i * width, value, width * 0.95, bottom=bottom,
+                           color=PART_COLORS[part], label=part if ax is axes[0] and x == 0 and i == 0 else None)
+                    bottom += value
+            labels.append((x + 0.4 - width / 2, _config_label(r).replace(" (", "\n(")))
+        ax.set_xticks([a for a, _ in labels], [b for _, b in labels], fontsize=7)
+        ax.set_title(f"n = {n}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("predicted time per rank (ms)")
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return FigureSpec(f"apps-gauss-breakdown-{library}",
                       f"Gaussian elimination, {library}: predicted time per rank under LogGPS",
-                      "One bar per rank (rank 0 first) for each size and configuration: computation "
-                      "(the trace's gaps between MPI calls), communication (overheads and transfer) "
-                      "and synchronization wait (blocked on a late partner, rendezvous included).",
-                      fig)
+                      "One panel per matrix size, one bar per rank (rank 0 first) for each "
+                      "configuration: computation (the trace's gaps between MPI calls), "
+                      "communication (overheads and transfer) and synchronization wait (blocked on "
+                      "a late partner, rendezvous included).", fig)
 
 
 # -- the sections ---------------------------------------------------------------
