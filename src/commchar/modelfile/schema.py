@@ -57,6 +57,8 @@ def term_expr(value: Any, path: str) -> Expr:
             return parse_expr(value)
         except ModelError as exc:
             raise _fail(path, str(exc)) from None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise _fail(path, f"expected a finite number, found {value!r}"[:200])
     raise _fail(path, f"expected a number or an expression string, found {type(value).__name__}")
 
 
