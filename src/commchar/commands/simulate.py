@@ -111,14 +111,14 @@ def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
 
     try:
         model = load(path)
+        libraries = [library] if library else model.libraries()
+        if len(libraries) != 1 or libraries[0] not in model.libraries():
+            return None  # the simulator itself names the library problem
+        lib = libraries[0]
+        if not {"reduce:sum", "reduce:nop"} <= set(model.operations(lib)):
+            return None
     except ModelError:
         return None  # the simulator reads only the loggp section and names its own problems
-    libraries = [library] if library else model.libraries()
-    if len(libraries) != 1 or libraries[0] not in model.libraries():
-        return None  # the simulator itself names the library problem
-    lib = libraries[0]
-    if not {"reduce:sum", "reduce:nop"} <= set(model.operations(lib)):
-        return None
     fitted = model.n_range(lib, "reduce:sum")
     n = fitted[1] if fitted and fitted[1] > 0 else float(1 << 20)
     t_c_us = (model.time(lib, "reduce:sum", n, 2).t_us - model.time(lib, "reduce:nop", n, 2).t_us) / n
