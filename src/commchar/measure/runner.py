@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from commchar import processes
-from commchar.errors import MeasurementError
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
