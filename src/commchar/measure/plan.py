@@ -63,6 +63,8 @@ def parse_sizes(text: str) -> list[int]:
 def parse_np(text: str) -> list[int]:
     values: set[int] = set()
     for item in (part.strip() for part in text.split(",")):
+        if not item:
+            raise UsageError(f"--np: empty item in '{text}'")
         if ":" in item:
             lo_s, _, hi_s = item.partition(":")
             lo, hi = _positive_int(lo_s, item), _positive_int(hi_s, item)
