@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     console = terminal.console()
     errors = terminal.console(stderr=True)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if on_main_thread else None
     try:
         parser, verbs = build_parser()
         args = parser.parse_args(argv)
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         return 141
     finally:
         processes.close()  # whatever commchar started has been stopped by now
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ def arithmetic_count(low: float, high: float, step: float) -> int:
     """How many values low, low + step, ... <= high there are (step > 0)."""
     if high < low:
         return 0
+    if all(isinstance(v, int) for v in (low, high, step)):
+        return (high - low) // step + 1
     return int(math.floor((high - low) / step * (1 + 1e-12))) + 1
 
 

@@ -6,12 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import IO, Iterable
 
 from rich.console import Console
 
 from commchar.errors import InputError
 from commchar.store import Store
-from commchar.store.export import export_rows, write_csv, write_json
+from commchar.store.export import Exported, export_points, write_csv, write_json
 
 NAME = "export"
 HELP = "export measured points (median, percentiles, CI, ...) as CSV or JSON"
@@ -29,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db, readonly=True) as store:
-        rows = export_rows(store, args.run, samples=args.samples)
+        rows = export_points(store, args.run, samples=args.samples)
         if not args.output:
             _write(rows, sys.stdout, args)
             return 0
@@ -50,5 +51,5 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _write(rows, out, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    return write_csv(rows, out, samples=args.samples) if args.format == "csv" else write_json(rows, out)
+def _write(points: Iterable[Exported], out: IO[str], args: argparse.Namespace) -> int:
+    return write_csv(points, out, samples=args.samples) if args.format == "csv" else write_json(points, out)

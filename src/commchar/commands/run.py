@@ -85,7 +85,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
     options = SweepOptions(
         libraries=_libraries(args.library) if args.library is not None else None,
         ops=args.ops, sizes=args.sizes,
-        np=parse_np(args.np) if args.np else _default_np(),
+        np=parse_np(args.np) if args.np is not None else _default_np(),
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
         launcher=args.launcher, hostfile=args.hostfile, env=env,

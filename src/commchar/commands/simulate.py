@@ -142,12 +142,12 @@ def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
 
     try:
         model = load(path)
+        libraries = [library] if library else model.libraries()
+        if len(libraries) != 1 or libraries[0] not in model.libraries():
+            return None  # the simulator itself names the library problem
+        gamma = gamma_us(model, libraries[0])
     except ModelError:
         return None  # the simulator reads only the loggp section and names its own problems
-    libraries = [library] if library else model.libraries()
-    if len(libraries) != 1 or libraries[0] not in model.libraries():
-        return None  # the simulator itself names the library problem
-    gamma = gamma_us(model, libraries[0])
     return None if gamma is None else gamma * (1000.0 if unit == "ns" else 1.0)
 
 

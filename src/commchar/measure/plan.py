@@ -64,6 +64,8 @@ def parse_np(text: str, smallest: int = 2) -> list[int]:
     """Process counts: `2,4`, `2:8`; an application may run on one (smallest=1)."""
     values: set[int] = set()
     for item in (part.strip() for part in text.split(",")):
+        if not item:
+            raise UsageError(f"--np: empty item in '{text}'")
         if ":" in item:
             lo_s, _, hi_s = item.partition(":")
             lo, hi = _positive_int(lo_s, item), _positive_int(hi_s, item)

@@ -109,6 +109,7 @@ class ModelFile:
         validate_header(data)
         self.data = data if owned else copy.deepcopy(data)
         self.source = source
+        self._from_file = owned
         self._ops: dict[str, dict[str, _Operation]] = {}
 
     def __repr__(self) -> str:
@@ -178,7 +179,8 @@ class ModelFile:
             validate_library(library, raw)
             built = {key: self._build(library, key, op) for key, op in raw["operations"].items()}
         except ModelError as exc:
-            raise ModelError(f"{self.source}: {exc}" if self.source != "<dict>" else str(exc)) from None
+            # load() names the file in its errors; from_dict() callers name their source themselves
+            raise ModelError(f"{self.source}: {exc}" if self._from_file else str(exc)) from None
         self._ops[library] = built
         return built
 

@@ -11,6 +11,7 @@ import math
 import re
 from typing import Any
 
+from commchar import ranges
 from commchar.errors import ModelError
 from commchar.modelfile.expr import Expr, constant, parse_expr
 
@@ -57,6 +58,8 @@ def term_expr(value: Any, path: str) -> Expr:
             return parse_expr(value)
         except ModelError as exc:
             raise _fail(path, str(exc)) from None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise _fail(path, f"expected a finite number, found {value!r}"[:200])
     raise _fail(path, f"expected a number or an expression string, found {type(value).__name__}")
 
 
@@ -76,11 +79,8 @@ def _check_finite_over(expr: Expr, p_range: tuple[float, float] | None, path: st
     """An expression must give a number at every integer p the fit saw."""
     if p_range is None:
         return
-    low, high = int(math.ceil(p_range[0])), int(math.floor(p_range[1]))
     # Every p for small ranges; ends and powers of two for large ones.
-    ps = range(low, high + 1) if high - low <= 256 else sorted(
-        {low, high, *(2**k for k in range(64) if low <= 2**k <= high)})
-    for p in ps:
+    for p in ranges.sample(p_range[0], p_range[1], every_up_to=257):
         try:
             expr.evaluate(p)
         except ModelError as exc:

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from commchar import ranges
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, parse_expr
 from commchar.modelfile.schema import term_expr
@@ -454,10 +455,7 @@ def _default_p_values(model: ModelFile, library: str) -> list[int]:
             highs.append(p_range[1])
     if not lows:
         return [2, 4, 8, 16, 32, 64]
-    low, high = max(2, int(math.ceil(min(lows)))), int(math.floor(max(highs)))
-    if high - low <= 32:
-        return list(range(low, high + 1))
-    return sorted({low, high, *(2**k for k in range(1, 40) if low <= 2**k <= high)})
+    return ranges.sample(max(2, min(lows)), max(highs), every_up_to=33)
 
 
 DEFAULT_REPORT_SIZES = (8.0, 1024.0, 65536.0, 1048576.0)

@@ -144,7 +144,8 @@ def short_version(full: str | None) -> str | None:
 
 
 def _check_file(path: Path, must_exist: bool) -> None:
-    """Refuse, before SQLite touches it, a file that cannot be a commchar store."""
+    """Refuse, before SQLite touches it, a file that cannot be a commchar store. An empty
+    file is a new store only to a verb that may create one (SQLite's own convention)."""
     if not path.exists():
         if must_exist:
             raise InputError(f"database {path} does not exist")
@@ -156,8 +157,10 @@ def _check_file(path: Path, must_exist: bool) -> None:
             head = fh.read(len(SQLITE_MAGIC))
     except OSError as exc:
         raise InputError(f"cannot read database {path} ({exc.strerror})") from None
-    if not head:
+    if not head and must_exist:
         raise InputError(f"{path} is an empty file, not a commchar database")
+    if not head:
+        return
     if head != SQLITE_MAGIC:
         raise InputError(f"{path} is not a usable commchar database (not a SQLite file)")
 
@@ -235,28 +238,26 @@ class Store:
 
     def _open(self) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables and not self.readonly:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            with self._db:
-                self._db.executescript(_SCHEMA)
-                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
-                                 (str(SCHEMA_VERSION),))
-            tables = {"meta", "runs", "points"}
-        if not {"meta", "runs", "points"} <= tables:
+        if (tables or self.readonly) and not {"meta", "runs", "points"} <= tables:
             raise InputError(f"{self.path} is a SQLite database but not a commchar store (it has no"
                              " runs and points tables)")
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = str(row[0]) if row is not None else ""
-        if not version.isdigit():
-            raise InputError(f"{self.path}: the store has no valid schema version ({version[:20]!r})")
-        if int(version) > SCHEMA_VERSION:
-            raise InputError(f"{self.path} is a store of schema version {version}, written by a newer commchar;"
-                             f" this one reads up to version {SCHEMA_VERSION}: upgrade commchar")
+        if tables:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = str(row[0]) if row is not None else ""
+            if not version.isdigit():
+                raise InputError(f"{self.path}: the store has no valid schema version ({version[:20]!r})")
+            if int(version) > SCHEMA_VERSION:
+                raise InputError(f"{self.path} is a store of schema version {version}, written by a newer"
+                                 f" commchar; this one reads up to version {SCHEMA_VERSION}: upgrade commchar")
         if not self.readonly:
             # WAL lets readers (report, export) work while a run writes; it is set back on close.
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            with self._db:
+                self._db.executescript(_SCHEMA)  # tables added since the store was made
+                self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                                 (str(SCHEMA_VERSION),))
 
     def __enter__(self) -> "Store":
         return self

@@ -1,0 +1,298 @@
+"""Issue 15, one test per class: bounded ranges, streaming export, exit codes of failed
+launches, resume retries, lock contention, the store-opening policy, names that look like
+markup, and no process left behind (MPI-launching tests are marked `mpi`)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+
+import pytest
+
+from commchar import jsonio, ranges
+from commchar.cli import main
+from commchar.errors import InputError, UsageError
+from commchar.simulate.binary import failure_cause
+from commchar.store import Store
+from commchar.store import database
+from commchar.store.export import export_points, write_json
+from _stores import store_with_points
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def commchar(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "commchar", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "300", **(env or {})},
+                          stdin=subprocess.DEVNULL)
+
+
+# -- 1. bounded ranges ----------------------------------------------------------
+
+def test_a_range_is_counted_before_it_is_built():
+    with pytest.raises(UsageError, match="1,000,000,000,000 values"):
+        ranges.arithmetic(1, 10**12, 1, "--np: '1:1000000000000'")  # a generator: nothing built yet
+    assert list(ranges.arithmetic(0, 10, 4, "x")) == [0, 4, 8]
+    assert list(ranges.geometric(1, 1000, 10, "x")) == [1, 10, 100, 1000]
+    assert ranges.sample(2, 12) == list(range(2, 13))
+    huge = ranges.sample(2, 1e300, extra=(3.0, 10**7))
+    assert huge[0] == 2 and huge[-1] == int(1e300) and 3 in huge and 10**7 in huge and len(huge) < 1100
+
+
+def test_peak_metrics_of_a_fit_do_not_loop_over_every_p(tmp_path):
+    rows = "".join(f"x,bcast,{p},{n},{5 + n * 1e-3 * p ** 0.5}\n" for p in (2, 4, 10**7) for n in (8, 1024))
+    (tmp_path / "p.csv").write_text("library,op,p,n_bytes,t_us\n" + rows)
+    started = time.process_time()
+    assert main(["fit", "--csv", str(tmp_path / "p.csv"), "-o", str(tmp_path / "m.json")]) == 0
+    assert time.process_time() - started < 20
+    peak = json.loads((tmp_path / "m.json").read_text())["libraries"]["x"]["operations"]["bcast"]["metrics"]["peak"]
+    assert peak["p_range"] == [2, 10**7]
+
+
+# -- 2. streaming export --------------------------------------------------------
+
+class _Counter(io.TextIOBase):
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        self.chars += len(text)
+        return len(text)
+
+
+def test_export_of_samples_holds_one_point_at_a_time(tmp_path):
+    db = tmp_path / "big.db"
+    store_with_points(db, sizes=30)  # 90 points of 20 samples...
+    with sqlite3.connect(db) as conn:  # ...made 600 samples each: 54000 sample rows
+        conn.execute("UPDATE samples SET t_us_json = ?", (json.dumps([1.5 + i * 1e-3 for i in range(600)]),))
+    sink = _Counter()
+    with Store(db, readonly=True) as store:
+        tracemalloc.start()
+        rows = write_json(export_points(store, None, samples=True), sink)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert rows == 90 * 600
+    assert sink.chars > 25e6
+    assert peak < 4e6, f"{peak / 1e6:.1f} MB held to export {sink.chars / 1e6:.0f} MB"
+
+
+# -- 5. lock contention -----------------------------------------------------------
+
+def test_a_write_lock_held_too_long_is_one_line_after_a_bounded_wait(tmp_path, monkeypatch):
+    db = tmp_path / "l.db"
+    store_with_points(db, sizes=2)
+    monkeypatch.setattr(database, "LOCK_WAIT_S", 0.5)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        with pytest.raises(InputError, match=r"stayed locked by another process for 0.5 s"):
+            with Store(db) as store:
+                store.create_run("0", {}, {})
+        assert time.monotonic() - started < 10
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_resume_of_a_run_still_measuring_is_refused(tmp_path, capsys):
+    db = tmp_path / "r.db"
+    store_with_points(db, sizes=2)
+    with Store(db) as measuring:
+        measuring.lock_for_measuring()  # what a running `commchar run` holds
+        assert main(["run", "--db", str(db), "--resume", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "in use by another `commchar run`" in err[0]
+    with Store(db, readonly=True) as store:
+        assert store.run(1)["status"] == "complete"  # untouched
+
+
+def test_resume_refuses_other_options_and_a_missing_database(tmp_path, capsys):
+    assert main(["run", "--db", str(tmp_path / "none.db"), "--resume", "1"]) == 2
+    assert not (tmp_path / "none.db").exists()
+    assert main(["run", "--db", str(tmp_path / "none.db"), "--resume", "1", "--sizes", "8"]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "--sizes cannot be changed" in err
+
+
+# -- 6. store-opening policy ------------------------------------------------------
+
+def test_read_only_verbs_leave_the_store_and_its_directory_as_they_were(tmp_path):
+    db = tmp_path / "s.db"
+    store_with_points(db, sizes=3)
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    for args in (["runs"], ["export", "--format", "json", "--samples"], ["fit"],
+                 ["report", "-o", str(tmp_path / "out" / "r.html")]):
+        (tmp_path / "out").mkdir(exist_ok=True)
+        assert main([*args[:1], "--db", str(db), *args[1:]]) == 0, args
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "s.db"]  # no -wal, -shm, journal
+
+
+def test_a_newer_store_is_refused_by_name(tmp_path):
+    db = tmp_path / "n.db"
+    store_with_points(db, sizes=2)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    with pytest.raises(InputError, match="schema version 2, written by a newer commchar"):
+        Store(db, readonly=True)
+    with pytest.raises(InputError, match="newer commchar"):
+        Store(db)
+
+
+# -- 7. names from data are printed as they are ----------------------------------
+
+def test_names_that_look_like_markup_or_escapes_are_printed_literally(tmp_path):
+    rows = [(name, n, 1 + n / 100) for name in ("[/]", "openmpi[ucx]", "evil\x1b[2J") for n in (0, 8, 64)]
+    (tmp_path / "m.csv").write_text("library,op,p,n_bytes,t_us\n"
+                                    + "".join(f"{lib},pingpong,2,{n},{t}\n" for lib, n, t in rows))
+    result = commchar("fit", "--csv", str(tmp_path / "m.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "[/]" in result.stdout and "openmpi[ucx]" in result.stdout
+    assert "evil\\x1b[2J" in result.stdout and "\x1b" not in result.stdout
+
+
+# -- 9. JSON in and out -------------------------------------------------------------
+
+def test_json_is_bounded_on_the_way_in_and_strict_on_the_way_out():
+    assert jsonio.loads("9" * 5000, "x") == float("inf")
+    with pytest.raises(InputError, match="nested too deeply"):
+        jsonio.loads("[" * 100 + "]" * 100, "x")
+    with pytest.raises(InputError, match="nested too deeply"):
+        jsonio.loads("[" * 100000 + "]" * 100000, "x")
+    assert jsonio.dumps({"t": [float("inf"), float("nan"), 1.5]}) == '{"t": [null, null, 1.5]}'
+
+
+# -- 10. simulator -------------------------------------------------------------------
+
+def test_a_simulator_crash_is_reported_by_its_cause():
+    panic = ("thread 'main' panicked at src/engine.rs:12:5:\nindex out of bounds\n"
+             "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+    assert failure_cause(panic, 101) == ("the simulator failed with status 101: thread 'main' panicked at"
+                                         " src/engine.rs:12:5:; index out of bounds")
+    oom = "memory allocation of 68719476736 bytes failed\n"
+    assert failure_cause(oom, -signal.SIGABRT) == ("the simulator was killed by SIGABRT: memory allocation"
+                                                   " of 68719476736 bytes failed")
+    assert "out of memory" in failure_cause("", -signal.SIGKILL)
+    assert failure_cause("commchar-sim: bad --topology\n", 2) == "bad --topology"
+
+
+def test_sigterm_to_simulate_stops_the_simulator(tmp_path):
+    marker = uuid.uuid4().hex
+    sim = subprocess.Popen([sys.executable, "-m", "commchar", "simulate", "--collective", "alltoall:pairwise",
+                            "--n", "1K", "--p", "30000"], env={**os.environ, "COMMCHAR_TEST_MARKER": marker},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _marked(marker, "commchar-sim") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked(marker, "commchar-sim"), "the simulator never started"
+    sim.send_signal(signal.SIGTERM)
+    _, err = sim.communicate(timeout=30)
+    assert sim.returncode == 130 and "Traceback" not in err
+    time.sleep(0.5)
+    assert not _marked(marker, "commchar-sim")
+
+
+# -- 3, 4, 8 and 11: with real launches --------------------------------------------------
+
+@pytest.mark.mpi
+def test_a_run_whose_every_job_fails_to_launch_exits_non_zero_and_is_not_complete(tmp_path, mpi_libraries):
+    if _on_path("srun"):
+        pytest.skip("Slurm is installed: srun would launch")
+    db = tmp_path / "f.db"
+    lib = mpi_libraries[0].name
+    bad_fault = commchar("run", "--db", str(db), "--library", lib, "--ops", "barrier", "--np", "2",
+                         env={"COMMCHAR_INJECT_FAULT": "nonsense"})
+    no_slurm = commchar("run", "--db", str(db), "--library", lib, "--ops", "barrier", "--np", "2",
+                        "--launcher", "srun")
+    for result in (bad_fault, no_slurm):
+        assert result.returncode == 3, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "failed at launch" in lines[0] and "Traceback" not in result.stderr
+    with Store(db, readonly=True) as store:
+        assert [run["status"] for run in store.runs()] == ["failed", "failed"]
+
+
+@pytest.mark.mpi
+def test_resume_measures_failed_points_again_and_counts_right(tmp_path, mpi_libraries):
+    db = tmp_path / "r.db"
+    args = ("--db", str(db), "--library", mpi_libraries[0].name, "--ops", "bcast", "--sizes", "0,8,64",
+            "--np", "2", "--precision", "0.05", "--max-time", "0.05", "--timeout", "30")
+    first = commchar("run", *args, env={"COMMCHAR_INJECT_FAULT": "crash@bcast:8"})
+    assert first.returncode == 0, first.stderr
+    with Store(db, readonly=True) as store:
+        assert [(f["n_bytes"], f["kind"]) for f in store.failures()] == [(8, "crash")]
+        assert sorted(p["n_bytes"] for p in store.points()) == [0, 64]
+    second = commchar("run", "--db", str(db), "--resume", "1")
+    assert second.returncode == 0, second.stderr
+    assert ("1 points stored, 2 already measured, 1 failed before and retried, 0 invalid, 0 failures"
+            in second.stdout)
+    with Store(db, readonly=True) as store:
+        assert sorted(p["n_bytes"] for p in store.points()) == [0, 8, 64]
+        assert store.failures() == [] and store.run(1)["status"] == "complete"
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("library", ["openmpi", "mpich"])
+def test_sigkill_of_run_during_a_hung_job_leaves_no_process(tmp_path, mpi_libraries, library):
+    if library not in {lib.name for lib in mpi_libraries}:
+        pytest.skip(f"{library} is not installed")
+    marker = uuid.uuid4().hex
+    run = subprocess.Popen([sys.executable, "-m", "commchar", "run", "--db", str(tmp_path / "h.db"),
+                            "--library", library, "--ops", "barrier", "--np", "2", "--timeout", "120"],
+                           env={**os.environ, "COMMCHAR_INJECT_FAULT": "hang@barrier:0",
+                                "COMMCHAR_TEST_MARKER": marker},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_marked(marker, "commchar-kernel")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_marked(marker, "commchar-kernel")) == 2, "the ranks never started"
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 15  # the watchdog's grace is 3 s
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _marked(marker) == [], "launcher or ranks left running after commchar was killed"
+
+
+@pytest.mark.mpi
+def test_a_timed_out_job_is_stored_with_the_signal_that_ended_it(tmp_path, mpi_libraries):
+    db = tmp_path / "t.db"
+    library = "mpich" if "mpich" in {lib.name for lib in mpi_libraries} else mpi_libraries[0].name
+    result = commchar("run", "--db", str(db), "--library", library, "--ops", "barrier", "--np", "2",
+                      "--timeout", "2", env={"COMMCHAR_INJECT_FAULT": "hang@barrier:0"})
+    assert result.returncode == 0, result.stderr  # a hung point is a recorded measurement failure
+    with Store(db, readonly=True) as store:
+        assert [f["kind"] for f in store.failures()] == ["timeout"]
+        assert [job["exit_status"] for job in store.jobs()] == [-signal.SIGTERM]
+
+
+def _on_path(name: str) -> bool:
+    return any((Path(d) / name).is_file() for d in os.environ.get("PATH", "").split(os.pathsep) if d)
+
+
+def _marked(marker: str, command: str | None = None) -> list[int]:
+    """Processes, other than this test's, whose environment carries `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            comm = Path(f"/proc/{entry}/comm").read_text().strip()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in environ and state != "Z" and (command is None or comm == command):
+            found.append(int(entry))
+    return found
