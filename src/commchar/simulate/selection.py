@@ -30,6 +30,11 @@ reductions (every reduction commchar measures is commutative).
   node (the machine commchar measured); `nodes > 1` follows the trees'
   multi-node branches.
 
+The simulator's recursive doubling/halving and Rabenseifner schedules need a
+power-of-two p; elsewhere the nearest schedule that runs at any p is chosen
+(ring, Bruck), except reduce_scatter, whose only generator (recursive
+halving) cannot run there: simulating it at such p is refused by the simulator.
+
 Overrides: a JSON object `{"openmpi": {"allreduce": "allreduce:ring"}}` (or
 `{"allreduce": "allreduce:ring"}` for every library) replaces the rule for an
 operation; `load_overrides(path)` reads one. `commchar simulate
