@@ -86,8 +86,8 @@ class Choice:
 # and allreduce; the per-rank block (scount, rcount) for the others.
 
 _OMPI_ALGORITHMS: dict[str, dict[int, tuple[str, str, bool]]] = {
-    "allreduce": {1: ("basic_linear", "allreduce:recursive_doubling", False),
-                  2: ("nonoverlapping", "allreduce:recursive_doubling", False),
+    "allreduce": {1: ("basic_linear", "allreduce:reduce_bcast", False),
+                  2: ("nonoverlapping", "allreduce:reduce_bcast", False),
                   3: ("recursive_doubling", "allreduce:recursive_doubling", True),
                   4: ("ring", "allreduce:ring", True),
                   5: ("segmented_ring", "allreduce:ring", False),
@@ -276,8 +276,7 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
     if op in ("allreduce", "bcast", "reduce", "barrier") and one_node and p > 1:
         # release_gather: ranks write into (gather) and read from (release) one shared
         # buffer along a k-ary tree; the nearest simulator schedules are these
-        nearest = {"allreduce": "allreduce:recursive_doubling" if _pow2(p) else "allreduce:ring",
-                   "bcast": "bcast:binomial", "reduce": "reduce:binomial",
+        nearest = {"allreduce": "allreduce:reduce_bcast", "bcast": "bcast:binomial", "reduce": "reduce:binomial",
                    "barrier": "barrier:dissemination"}[op]
         return (f"MPIDI_POSIX_mpi_{op}_release_gather", nearest, False,
                 f"{_MPICH_CH4} -> {_MPICH_POSIX}")
