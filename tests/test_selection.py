@@ -47,7 +47,7 @@ def test_open_mpi_tuned_decisions(op, n, p, algorithm, library_algorithm):
 
 @pytest.mark.parametrize("op, n, p, nodes, algorithm, library_algorithm", [
     # one node: ch4 generic.json sends allreduce/bcast/reduce/barrier to POSIX release_gather
-    ("allreduce", 8, 2, 1, "allreduce:recursive_doubling", "MPIDI_POSIX_mpi_allreduce_release_gather"),
+    ("allreduce", 8, 2, 1, "allreduce:reduce_bcast", "MPIDI_POSIX_mpi_allreduce_release_gather"),
     ("bcast", MiB, 2, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
     # several nodes: the MPIR tree (mpir/generic.json): allreduce rd up to 8 B, then
     # reduce-scatter + allgather for MPI_SUM with count >= pof2

@@ -156,7 +156,7 @@ def test_list_names_every_algorithm(capsys):
     capsys.readouterr()
     assert main(["simulate", "--list"]) == 0
     names = capsys.readouterr().out.split()
-    assert len(names) == 20 and "allreduce:rabenseifner" in names and "barrier:dissemination" in names
+    assert len(names) == 21 and "allreduce:rabenseifner" in names and "barrier:dissemination" in names
 
 
 def test_parse_size():

@@ -136,3 +136,21 @@ fn a_rendezvous_send_waits_for_the_receiver() {
         assert_eq!(out.finish[0], sender_end * NS, "{mode:?}");
     }
 }
+
+#[test]
+fn reduce_bcast_allreduce_is_a_reduce_then_a_bcast() {
+    // the root finishes the reduce last, then broadcasts from there: the two makespans add
+    for p in [2u32, 4, 8, 16, 5] {
+        for n in [8u64, 4096, 100_000] {
+            let whole = run("allreduce:reduce_bcast", p, n, 3);
+            let parts = run("reduce:binomial", p, n, 3) + run("bcast:binomial", p, n, 3);
+            assert_eq!(whole, parts, "p={p} n={n}");
+        }
+    }
+    // p = 2: one message each way and one reduction at the root
+    let msg = (1500 + 2500 + 1500 + 4095 * 6) * 1000;
+    assert_eq!(
+        run("allreduce:reduce_bcast", 2, 4096, 3),
+        2 * msg + 4096 * 3 * 1000
+    );
+}

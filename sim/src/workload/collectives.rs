@@ -23,6 +23,7 @@ pub enum Algorithm {
     AllreduceRecursiveDoubling,
     AllreduceRing,
     AllreduceRabenseifner,
+    AllreduceReduceBcast,
     ReduceBinomial,
     ReduceScatterRecursiveHalving,
     AlltoallPairwise,
@@ -64,6 +65,7 @@ const TABLE: &[(&str, bool, Algorithm, bool)] = &[
     ),
     ("allreduce:ring", false, AllreduceRing, false),
     ("allreduce:rabenseifner", false, AllreduceRabenseifner, true),
+    ("allreduce:reduce_bcast", false, AllreduceReduceBcast, false),
     ("reduce:binomial", true, ReduceBinomial, false),
     (
         "reduce_scatter:recursive_halving",
@@ -414,6 +416,18 @@ impl Collective {
                     Some(())
                 } else {
                     None
+                }
+            }
+            AllreduceReduceBcast => {
+                // a binomial reduce to rank 0, then a binomial bcast of the result (Open MPI's
+                // nonoverlapping; the shape of MPICH's shared-memory gather/release). Every
+                // rank spends 2 lg p + 1 phases in the reduce, idle ones empty.
+                let reduce_phases = 2 * lgp + 1;
+                if k < reduce_phases {
+                    let _ = self.binomial_up(r, k, true, |_| n, out);
+                    Some(())
+                } else {
+                    self.binomial_down(r, k - reduce_phases, |_| n, n, out)
                 }
             }
             AlltoallPairwise => (k + 1 < p).then(|| {

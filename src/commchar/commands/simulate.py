@@ -180,6 +180,10 @@ def _render(result: dict[str, Any], console: Console) -> None:
     table.caption = ("L={L} o_s={o_s} o_r={o_r} g={g} G={G}/B O={O}/B S={S} B gamma={gamma}/B hop={hop} "
                      f"({unit}), rendezvous: {{rendezvous}}").format(**params).replace(
                          "{rendezvous}", params["rendezvous"])
+    call = params.get("call_cost") or {}
+    if call.get("fixed") or call.get("scale", 1.0) != 1.0:
+        table.caption += (f"; per-call cost of the model: {call['fixed']:g} {unit} first, every cost above"
+                          f" x{call['scale']:.4g}")
     console.print(table)
 
 

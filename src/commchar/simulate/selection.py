@@ -30,6 +30,11 @@ reductions (every reduction commchar measures is commutative).
   node (the machine commchar measured); `nodes > 1` follows the trees'
   multi-node branches.
 
+The simulator's recursive doubling/halving and Rabenseifner schedules need a
+power-of-two p; elsewhere the nearest schedule that runs at any p is chosen
+(ring, Bruck), except reduce_scatter, whose only generator (recursive
+halving) cannot run there: simulating it at such p is refused by the simulator.
+
 Overrides: a JSON object `{"openmpi": {"allreduce": "allreduce:ring"}}` (or
 `{"allreduce": "allreduce:ring"}` for every library) replaces the rule for an
 operation; `load_overrides(path)` reads one. `commchar simulate
@@ -81,8 +86,8 @@ class Choice:
 # and allreduce; the per-rank block (scount, rcount) for the others.
 
 _OMPI_ALGORITHMS: dict[str, dict[int, tuple[str, str, bool]]] = {
-    "allreduce": {1: ("basic_linear", "allreduce:recursive_doubling", False),
-                  2: ("nonoverlapping", "allreduce:recursive_doubling", False),
+    "allreduce": {1: ("basic_linear", "allreduce:reduce_bcast", False),
+                  2: ("nonoverlapping", "allreduce:reduce_bcast", False),
                   3: ("recursive_doubling", "allreduce:recursive_doubling", True),
                   4: ("ring", "allreduce:ring", True),
                   5: ("segmented_ring", "allreduce:ring", False),
@@ -271,8 +276,7 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
     if op in ("allreduce", "bcast", "reduce", "barrier") and one_node and p > 1:
         # release_gather: ranks write into (gather) and read from (release) one shared
         # buffer along a k-ary tree; the nearest simulator schedules are these
-        nearest = {"allreduce": "allreduce:recursive_doubling" if _pow2(p) else "allreduce:ring",
-                   "bcast": "bcast:binomial", "reduce": "reduce:binomial",
+        nearest = {"allreduce": "allreduce:reduce_bcast", "bcast": "bcast:binomial", "reduce": "reduce:binomial",
                    "barrier": "barrier:dissemination"}[op]
         return (f"MPIDI_POSIX_mpi_{op}_release_gather", nearest, False,
                 f"{_MPICH_CH4} -> {_MPICH_POSIX}")
