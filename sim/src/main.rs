@@ -418,6 +418,8 @@ fn run(m: &ArgMatches) -> Result<()> {
     }
     let unit = Unit::parse(m.get_one::<String>("unit").expect("has default"))?;
     let params = build_params(m, unit)?;
+    // wall time and events per second include reading the workload (a GOAL file)
+    let t0 = Instant::now();
     let built = build_workload(m, &params, unit)?;
     if let Some(path) = m.get_one::<String>("emit-goal") {
         let Built::Phased(sched) = &built else {
@@ -447,7 +449,6 @@ fn run(m: &ArgMatches) -> Result<()> {
         params: params.clone(),
         trace_limit: trace_path.map(|_| TRACE_LIMIT),
     };
-    let t0 = Instant::now();
     let (outcome, desc) = match built {
         Built::Phased(mut s) => s.simulate(config)?,
         Built::Goal(mut g) => {
