@@ -4,8 +4,8 @@
 
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, Result};
+use crate::fxhash::FxHashMap;
 use crate::matching::ANY;
-use std::collections::HashMap;
 use std::io::BufRead;
 
 pub struct GoalGraph {
@@ -77,6 +77,11 @@ impl Lexer<'_> {
 /// Removes comments from one line; `in_block` carries an open `/* */` across lines.
 fn strip_comments<'a>(mut line: &'a str, in_block: &mut bool, out: &mut Vec<&'a str>) {
     out.clear();
+    if !*in_block && !line.as_bytes().contains(&b'/') {
+        // most lines have no comment: skip the substring searches
+        out.push(line);
+        return;
+    }
     loop {
         if *in_block {
             match line.find("*/") {
@@ -124,7 +129,7 @@ impl GoalGraph {
         let mut lx = Lexer { path, line: 0 };
         let mut num_ranks: Option<u32> = None;
         let mut current: Option<u32> = None;
-        let mut labels: HashMap<String, u32> = HashMap::new();
+        let mut labels: FxHashMap<String, u32> = FxHashMap::default();
         let mut seen_rank: Vec<bool> = Vec::new();
         let mut g = GoalGraph {
             ranks: 0,
