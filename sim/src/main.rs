@@ -632,7 +632,7 @@ fn run(m: &ArgMatches) -> Result<()> {
     let unit = Unit::parse(m.get_one::<String>("unit").expect("has default"))?;
     let call = call_cost(m)?;
     let params = build_params(m, unit)?.scaled(call.scale);
-    // the wall time includes reading the input (a GOAL file, a trace)
+    // wall time and events per second include reading the workload (a GOAL file, a trace)
     let t0 = Instant::now();
     let built = build_workload(m, &params, unit, call)?;
     if let (Built::Replay(r), true) = (&built, m.get_flag("list-signatures")) {

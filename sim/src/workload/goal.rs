@@ -4,22 +4,71 @@
 
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, Result};
+use crate::fxhash::FxHashMap;
 use crate::matching::ANY;
-use std::collections::HashMap;
 use std::io::BufRead;
 
 pub struct GoalGraph {
     ranks: u32,
-    rank_of: Vec<u32>,
-    ops: Vec<Op>,
-    /// Dependents released when an op completes / starts (CSR).
-    done_start: Vec<u32>,
-    done_list: Vec<u32>,
-    started_start: Vec<u32>,
-    started_list: Vec<u32>,
+    ops: Vec<GoalOp>,
+    /// Per rank, its operations: ids first..last (a rank block is contiguous).
+    range_of: Vec<(u32, u32)>,
+    /// Dependents of each operation (CSR: `deps[dep_start[i]..dep_start[i+1]]`),
+    /// `ON_START` set for those released when it starts (`irequires`).
+    /// Dependencies never leave a rank block, so the graph is built block by
+    /// block and never held as a list of pairs.
+    dep_start: Vec<u32>,
+    deps: Vec<u32>,
     waiting: Vec<u32>,
-    roots_by_rank: Vec<Vec<u32>>,
     unfinished: u64,
+}
+
+/// An operation in 16 bytes: size (bytes or ps) with the kind in its top
+/// bits, peer, tag. Its id is its index.
+#[derive(Debug, Clone, Copy)]
+struct GoalOp {
+    size_kind: u64,
+    peer: u32,
+    tag: u32,
+}
+
+const KIND_SHIFT: u32 = 62;
+const SIZE_MASK: u64 = (1 << KIND_SHIFT) - 1;
+/// Marks a dependent released when its prerequisite starts.
+const ON_START: u32 = 1 << 31;
+/// Most operations a schedule may have (ids leave room for `ON_START`).
+const MAX_OPS: usize = (ON_START - 1) as usize;
+
+impl GoalOp {
+    fn pack(op: &Op) -> GoalOp {
+        GoalOp {
+            size_kind: op.size | (Self::code(op.kind) << KIND_SHIFT),
+            peer: op.peer,
+            tag: op.tag,
+        }
+    }
+    /// GOAL has three kinds of operation: two bits hold them.
+    fn code(kind: OpKind) -> u64 {
+        match kind {
+            OpKind::Send => 1,
+            OpKind::Recv => 2,
+            _ => 3,
+        }
+    }
+    fn unpack(&self, id: u32) -> Op {
+        let kind = match self.size_kind >> KIND_SHIFT {
+            1 => OpKind::Send,
+            2 => OpKind::Recv,
+            _ => OpKind::Calc,
+        };
+        Op {
+            kind,
+            peer: self.peer,
+            tag: self.tag,
+            size: self.size_kind & SIZE_MASK,
+            id,
+        }
+    }
 }
 
 struct Lexer<'a> {
@@ -36,6 +85,11 @@ impl Lexer<'_> {
 /// Removes comments from one line; `in_block` carries an open `/* */` across lines.
 fn strip_comments<'a>(mut line: &'a str, in_block: &mut bool, out: &mut Vec<&'a str>) {
     out.clear();
+    if !*in_block && !line.as_bytes().contains(&b'/') {
+        // most lines have no comment: skip the substring searches
+        out.push(line);
+        return;
+    }
     loop {
         if *in_block {
             match line.find("*/") {
@@ -70,6 +124,46 @@ fn strip_comments<'a>(mut line: &'a str, in_block: &mut bool, out: &mut Vec<&'a 
     }
 }
 
+/// Refuses a rank block whose dependencies form a cycle, naming it: no
+/// operation of a cycle can ever start, which would otherwise surface only as
+/// a generic deadlock after the run. Dependencies never leave a block, so a
+/// block is checked alone (`first` is its first operation's id).
+fn name_cycle(
+    path: &str,
+    rank: u32,
+    first: u32,
+    block_deps: &[(u32, u32)],
+    labels: &FxHashMap<String, u32>,
+) -> Result<()> {
+    if block_deps.is_empty() {
+        return Ok(());
+    }
+    let local: Vec<(u32, u32, bool)> = block_deps
+        .iter()
+        .map(|&(op, pre)| (op - first, (pre & !ON_START) - first, pre & ON_START != 0))
+        .collect();
+    let n = local
+        .iter()
+        .map(|&(op, pre, _)| op.max(pre) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let Some(cycle) = super::cycle::find(n, &local) else {
+        return Ok(());
+    };
+    let name = |&id: &u32| {
+        let global = id + first;
+        match labels.iter().find(|(_, &v)| v == global) {
+            Some((label, _)) => format!("{label} (rank {rank})"),
+            None => format!("unlabelled operation {global} (rank {rank})"),
+        }
+    };
+    let named: Vec<String> = cycle.iter().chain(&cycle[..1]).map(name).collect();
+    input(format!(
+        "{path}: dependency cycle, no operation of it can ever start: {}",
+        named.join(" requires ")
+    ))
+}
+
 const MAX_TOKENS: usize = 24;
 
 impl GoalGraph {
@@ -83,12 +177,19 @@ impl GoalGraph {
         let mut lx = Lexer { path, line: 0 };
         let mut num_ranks: Option<u32> = None;
         let mut current: Option<u32> = None;
-        let mut labels: HashMap<String, u32> = HashMap::new();
-        let mut names: HashMap<u32, String> = HashMap::new(); // labels by operation, to name a cycle
+        let mut labels: FxHashMap<String, u32> = FxHashMap::default();
         let mut seen_rank: Vec<bool> = Vec::new();
-        let mut rank_of = Vec::new();
-        let mut ops: Vec<Op> = Vec::new();
-        let mut deps: Vec<(u32, u32, bool)> = Vec::new(); // (op, prerequisite, on start)
+        let mut g = GoalGraph {
+            ranks: 0,
+            ops: Vec::new(),
+            range_of: Vec::new(),
+            dep_start: vec![0],
+            deps: Vec::new(),
+            waiting: Vec::new(),
+            unfinished: 0,
+        };
+        // the current block's dependencies: (operation, prerequisite | ON_START)
+        let mut block_deps: Vec<(u32, u32)> = Vec::new();
         let mut buf = String::new();
         let mut in_block = false;
         loop {
@@ -129,6 +230,7 @@ impl GoalGraph {
                     }
                     num_ranks = Some(n as u32);
                     seen_rank = vec![false; n as usize];
+                    g.range_of = vec![(0, 0); n as usize];
                 }
                 ["rank", r, "{"] => {
                     let Some(nr) = num_ranks else {
@@ -147,10 +249,23 @@ impl GoalGraph {
                     seen_rank[r as usize] = true;
                     current = Some(r as u32);
                     labels.clear();
+                    let first = g.ops.len() as u32;
+                    g.range_of[r as usize] = (first, first);
                 }
                 ["}"] => {
-                    if current.take().is_none() {
+                    let Some(rank) = current.take() else {
                         return lx.err("'}' outside a rank block");
+                    };
+                    g.range_of[rank as usize].1 = g.ops.len() as u32;
+                    name_cycle(
+                        path,
+                        rank,
+                        g.range_of[rank as usize].0,
+                        &block_deps,
+                        &labels,
+                    )?;
+                    if g.add_block(rank, &mut block_deps).is_err() {
+                        return lx.err("too many dependencies");
                     }
                 }
                 [a, dep @ ("requires" | "irequires"), b] => {
@@ -161,7 +276,10 @@ impl GoalGraph {
                         Some(&i) => Ok(i),
                         None => lx.err(format!("undefined label '{l}'")),
                     };
-                    deps.push((get(a)?, get(b)?, *dep == "irequires"));
+                    let (op, pre) = (get(a)?, get(b)?);
+                    g.waiting[op as usize] += 1;
+                    let flag = if *dep == "irequires" { ON_START } else { 0 };
+                    block_deps.push((op, pre | flag));
                 }
                 _ => {
                     let Some(rank) = current else {
@@ -173,17 +291,19 @@ impl GoalGraph {
                     };
                     let nr = num_ranks.expect("a rank block implies num_ranks");
                     let op = Self::parse_op(body, &lx, nr, unit_ps)?;
-                    let id = ops.len() as u32;
-                    if ops.len() >= u32::MAX as usize - 1 {
-                        return lx.err("too many operations");
+                    let id = g.ops.len() as u32;
+                    if g.ops.len() >= MAX_OPS {
+                        return lx.err(format!("more than {MAX_OPS} operations"));
                     }
-                    ops.push(Op { id, ..op });
-                    rank_of.push(rank);
+                    if op.size > SIZE_MASK {
+                        return lx.err(format!("size or time {} is too large", op.size));
+                    }
+                    g.ops.push(GoalOp::pack(&op));
+                    g.waiting.push(0);
                     if let Some(l) = label {
                         if labels.insert(l.to_string(), id).is_some() {
                             return lx.err(format!("label '{l}' defined twice in rank {rank}"));
                         }
-                        names.insert(id, l.to_string());
                     }
                 }
             }
@@ -194,18 +314,13 @@ impl GoalGraph {
         if current.is_some() {
             return input(format!("{path}: a rank block is not closed with '}}'"));
         }
-        if let Some(cycle) = super::cycle::find(ops.len(), &deps) {
-            let name = |&id: &u32| match names.get(&id) {
-                Some(label) => format!("{label} (rank {})", rank_of[id as usize]),
-                None => format!("unlabelled operation {id} (rank {})", rank_of[id as usize]),
-            };
-            let named: Vec<String> = cycle.iter().chain(&cycle[..1]).map(name).collect();
-            return input(format!(
-                "{path}: dependency cycle, no operation of it can ever start: {}",
-                named.join(" requires ")
-            ));
-        }
-        Ok(Self::build(ranks, rank_of, ops, &deps))
+        g.ranks = ranks;
+        g.unfinished = g.ops.len() as u64;
+        g.ops.shrink_to_fit();
+        g.waiting.shrink_to_fit();
+        g.dep_start.shrink_to_fit();
+        g.deps.shrink_to_fit();
+        Ok(g)
     }
 
     fn parse_op(body: &[&str], lx: &Lexer, ranks: u32, unit_ps: u64) -> Result<Op> {
@@ -266,53 +381,42 @@ impl GoalGraph {
         Ok(op)
     }
 
-    fn build(ranks: u32, rank_of: Vec<u32>, ops: Vec<Op>, deps: &[(u32, u32, bool)]) -> GoalGraph {
-        let n = ops.len();
-        let mut waiting = vec![0u32; n];
-        let mut done_cnt = vec![0u32; n + 1];
-        let mut start_cnt = vec![0u32; n + 1];
-        for &(op, pre, on_start) in deps {
-            waiting[op as usize] += 1;
-            if on_start {
-                start_cnt[pre as usize + 1] += 1;
-            } else {
-                done_cnt[pre as usize + 1] += 1;
-            }
+    /// Appends the dependents lists of the operations of the block that just
+    /// closed (ids from `dep_start.len() - 1` on); `Err` when the lists
+    /// outgrow 32-bit offsets.
+    fn add_block(
+        &mut self,
+        rank: u32,
+        block_deps: &mut Vec<(u32, u32)>,
+    ) -> std::result::Result<(), ()> {
+        let (first, last) = self.range_of[rank as usize];
+        debug_assert_eq!(first as usize + 1, self.dep_start.len());
+        let base = self.deps.len();
+        if base + block_deps.len() > u32::MAX as usize {
+            return Err(());
         }
-        for i in 0..n {
-            done_cnt[i + 1] += done_cnt[i];
-            start_cnt[i + 1] += start_cnt[i];
+        // counting sort of the block's pairs by prerequisite, keeping their order
+        let mut count = vec![0u32; (last - first) as usize + 1];
+        for &(_, pre) in block_deps.iter() {
+            count[((pre & !ON_START) - first) as usize + 1] += 1;
         }
-        let mut done_list = vec![0u32; deps.iter().filter(|d| !d.2).count()];
-        let mut started_list = vec![0u32; deps.len() - done_list.len()];
-        let (mut dfill, mut sfill) = (done_cnt.clone(), start_cnt.clone());
-        for &(op, pre, on_start) in deps {
-            let (fill, list) = if on_start {
-                (&mut sfill, &mut started_list)
-            } else {
-                (&mut dfill, &mut done_list)
-            };
-            list[fill[pre as usize] as usize] = op;
-            fill[pre as usize] += 1;
+        for i in 1..count.len() {
+            count[i] += count[i - 1];
         }
-        let mut roots_by_rank = vec![Vec::new(); ranks as usize];
-        for (i, &w) in waiting.iter().enumerate() {
-            if w == 0 {
-                roots_by_rank[rank_of[i] as usize].push(i as u32);
-            }
+        self.deps.resize(base + block_deps.len(), 0);
+        for &(op, pre) in block_deps.iter() {
+            let slot = &mut count[((pre & !ON_START) - first) as usize];
+            self.deps[base + *slot as usize] = op | (pre & ON_START);
+            *slot += 1;
         }
-        GoalGraph {
-            ranks,
-            rank_of,
-            unfinished: n as u64,
-            ops,
-            done_start: done_cnt,
-            done_list,
-            started_start: start_cnt,
-            started_list,
-            waiting,
-            roots_by_rank,
-        }
+        // after the fill, count[i] is where operation first + i's list ends
+        self.dep_start.extend(
+            count[..(last - first) as usize]
+                .iter()
+                .map(|&c| base as u32 + c),
+        );
+        block_deps.clear();
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -323,17 +427,22 @@ impl GoalGraph {
         self.ops.is_empty()
     }
 
-    fn release(&mut self, list_of: bool, id: u32, out: &mut Ready) {
-        let (start, list) = if list_of {
-            (&self.started_start, &self.started_list)
-        } else {
-            (&self.done_start, &self.done_list)
-        };
-        for &d in &list[start[id as usize] as usize..start[id as usize + 1] as usize] {
+    /// Counts down the dependents of `id` released by its start (`on_start`)
+    /// or its completion, and hands over those left with nothing to wait for.
+    fn release(&mut self, on_start: bool, rank: u32, id: u32, out: &mut Ready) {
+        let (from, to) = (
+            self.dep_start[id as usize] as usize,
+            self.dep_start[id as usize + 1] as usize,
+        );
+        for &d in &self.deps[from..to] {
+            if (d & ON_START != 0) != on_start {
+                continue;
+            }
+            let d = d & !ON_START;
             let w = &mut self.waiting[d as usize];
             *w -= 1;
             if *w == 0 {
-                out.push((self.rank_of[d as usize], self.ops[d as usize]));
+                out.push((rank, self.ops[d as usize].unpack(d)));
             }
         }
     }
@@ -351,16 +460,19 @@ impl Workload for GoalGraph {
         )
     }
     fn start(&mut self, rank: u32, out: &mut Ready) {
-        for &i in &self.roots_by_rank[rank as usize] {
-            out.push((rank, self.ops[i as usize]));
+        let (first, last) = self.range_of[rank as usize];
+        for i in first..last {
+            if self.waiting[i as usize] == 0 {
+                out.push((rank, self.ops[i as usize].unpack(i)));
+            }
         }
     }
-    fn started(&mut self, _rank: u32, id: u32, out: &mut Ready) {
-        self.release(true, id, out);
+    fn started(&mut self, rank: u32, id: u32, out: &mut Ready) {
+        self.release(true, rank, id, out);
     }
-    fn done(&mut self, _rank: u32, id: u32, out: &mut Ready) {
+    fn done(&mut self, rank: u32, id: u32, out: &mut Ready) {
         self.unfinished -= 1;
-        self.release(false, id, out);
+        self.release(false, rank, id, out);
     }
     fn unfinished(&self) -> u64 {
         self.unfinished
