@@ -25,7 +25,7 @@ from commchar.errors import InputError, UsageError
 from commchar.simulate.binary import failure_cause
 from commchar.store import Store
 from commchar.store import database
-from commchar.store.export import export_points, write_json
+from commchar.store.export import export_points, write_csv, write_json
 from _stores import store_with_points
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,6 +84,22 @@ def test_export_of_samples_holds_one_point_at_a_time(tmp_path):
     assert rows == 90 * 600
     assert sink.chars > 25e6
     assert peak < 4e6, f"{peak / 1e6:.1f} MB held to export {sink.chars / 1e6:.0f} MB"
+
+
+def test_csv_export_of_samples_is_one_row_per_sample_with_its_point(tmp_path):
+    import csv
+
+    db = tmp_path / "s.db"
+    store_with_points(db, sizes=3)
+    out = io.StringIO()
+    with Store(db, readonly=True) as store:
+        count = write_csv(export_points(store, [1], samples=True), out, samples=True)
+        stored = {p["point_id"]: (p, store.samples(p["point_id"])) for p in store.points()}
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert count == len(rows) == sum(len(samples) for _, samples in stored.values())
+    for row in rows:
+        point, samples = stored[int(row["point_id"])]
+        assert float(row["sample_us"]) in samples and row["op"] == point["op"] and row["extra"] == "{}"
 
 
 # -- 5. lock contention -----------------------------------------------------------

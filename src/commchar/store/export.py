@@ -8,6 +8,7 @@ row repeats its point's columns: they are formatted once per point.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from typing import IO, Iterable, Iterator
@@ -18,6 +19,7 @@ from commchar.store.database import POINT_COLUMNS, Store
 CSV_COLUMNS = tuple(c for c in POINT_COLUMNS if c != "extra")
 
 Exported = tuple[dict, "list[float] | None"]
+_SLOT = "@sample@"  # where each sample goes in its point's formatted row
 
 
 def export_points(store: Store, run_ids: Iterable[int] | None, *, samples: bool) -> Iterator[Exported]:
@@ -38,10 +40,11 @@ def write_csv(points: Iterable[Exported], out: IO[str], *, samples: bool) -> int
             writer.writerow(row)
             count += 1
             continue
-        at = columns.index("sample_us")
-        for value in values:
-            row[at] = value
-            writer.writerow(row)
+        row[columns.index("sample_us")] = _SLOT
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\n").writerow(row)
+        head, tail = line.getvalue().split(_SLOT)
+        out.writelines(f"{head}{value!r}{tail}" for value in values)
         count += len(values)
     return count
 
