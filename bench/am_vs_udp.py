@@ -12,8 +12,10 @@ Three ratios, each the median over rounds of one A/B pair run back to back
 - throughput under loss: the same stores with 1% of datagrams dropped / without
   (bar: at least 0.50).
 
-Each program reports a median (of single round trips, of per-store or
-per-burst rates): on a loaded machine a long mean measures the scheduler.
+Each program reports the median of single round trips, or the upper quartile
+of per-store or per-burst rates: on a loaded machine a long mean measures the
+scheduler, and a bulk transfer loses its core often enough to move even the
+median (the same statistic on both sides).
 Both sides of a pair run pinned one process per core, as mpirun binds two
 ranks, and poll the same way (busy; after CC_AM_YIELD_AFTER_US, default
 1000, without a datagram they give the core away once). The programs are
