@@ -416,7 +416,6 @@ static void cc_am_handle(cc_am_ep *ep, long len, const unsigned char *data, int6
 {
     cc_am_pkt *pkt = (cc_am_pkt *)ep->rxbuf;
     cc_am_hdr *h = &pkt->h;
-    ep->streaming = (size_t)len >= sizeof *pkt && h->type == CC_AM_T_CHUNK && pkt->b.nfrags > 1;
     if ((size_t)len < sizeof *h || h->magic != CC_AM_MAGIC || h->src >= ep->size) return;
     const int peer = h->src;
     cc_am_peer *p = &ep->peers[peer];
@@ -456,6 +455,7 @@ static void cc_am_handle(cc_am_ep *ep, long len, const unsigned char *data, int6
         int complete = 0;
         cc_am_deliver_bulk(ep, peer, chan, pkt, data, (size_t)len - sizeof *pkt,
                            &complete);
+        cc_am_predict(ep, peer, chan, pkt, complete);
         if (!complete) return;
         r->expect++;
         r->unacked++;
@@ -488,6 +488,7 @@ static void cc_am_declare_dead(cc_am_ep *ep, int peer)
     cc_am_peer *p = &ep->peers[peer];
     p->dead = 1;
     ep->dead_reported = 1;
+    ep->predict.valid = 0;
     cc_am_fail(ep, CC_AM_EDEAD, "rank %d: no answer for %g s: declared dead", peer,
                ep->cfg.dead_after_s);
     for (int c = 0; c < 2; c++) {
