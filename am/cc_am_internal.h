@@ -205,6 +205,8 @@ int cc_am_bulk_busy(const cc_am_ep *ep);
 /* cc_am_net.c: datagrams, with the injected faults */
 int cc_am_net_open(cc_am_ep *ep, cc_am_addr *addr, char *err, size_t errlen);
 void cc_am_net_send(cc_am_ep *ep, int peer, const struct iovec *iov, int iovcnt);
+/* a chunk's datagrams, each a header and a piece of data, in as few system calls as possible */
+void cc_am_net_send_many(cc_am_ep *ep, int peer, cc_am_pkt *hdrs, const unsigned char *data, int count);
 /* One datagram: its header into ep->rxbuf, its data after it or, for the
  * predicted bulk fragment, straight to where it belongs (*data says where).
  * Returns its length, 0 when none, < 0 on error. */

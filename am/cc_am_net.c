@@ -199,6 +199,39 @@ static long cc_am_recv_predicted(cc_am_ep *ep, unsigned char **data)
     return (long)got;
 }
 
+void cc_am_net_send_many(cc_am_ep *ep, int peer, cc_am_pkt *hdrs, const unsigned char *data, int count)
+{
+    const cc_am_faults *f = &ep->cfg.faults;
+    struct iovec iov[CC_AM_MAX_CHUNK_PACKETS][2];
+    struct mmsghdr msgs[CC_AM_MAX_CHUNK_PACKETS];
+    const int faults = f->loss > 0 || f->dup > 0 || f->reorder > 0 || f->delay > 0;
+    for (int i = 0; i < count; i++) {
+        iov[i][0] = (struct iovec){&hdrs[i], sizeof hdrs[i]};
+        iov[i][1] = (struct iovec){(void *)(data + hdrs[i].b.frag_off), hdrs[i].b.frag_len};
+        if (faults) cc_am_net_send(ep, peer, iov[i], hdrs[i].b.frag_len ? 2 : 1);
+    }
+    if (faults) return; /* every datagram drew its faults */
+    memset(msgs, 0, (size_t)count * sizeof msgs[0]);
+    for (int i = 0; i < count; i++) {
+        msgs[i].msg_hdr.msg_name = &ep->peers[peer].addr;
+        msgs[i].msg_hdr.msg_namelen = sizeof ep->peers[peer].addr;
+        msgs[i].msg_hdr.msg_iov = iov[i];
+        msgs[i].msg_hdr.msg_iovlen = hdrs[i].b.frag_len ? 2 : 1;
+        ep->stats.bytes_sent += sizeof hdrs[i] + hdrs[i].b.frag_len;
+    }
+    for (int done = 0; done < count;) {
+        int sent = sendmmsg(ep->fd, msgs + done, (unsigned)(count - done), 0);
+        if (sent > 0) {
+            done += sent;
+        } else if (sent < 0 && errno == EINTR) {
+            continue;
+        } else {
+            done++; /* a full buffer: that datagram is lost, the protocol recovers it */
+        }
+    }
+    ep->stats.packets_sent += (uint64_t)count;
+}
+
 long cc_am_net_recv(cc_am_ep *ep, unsigned char **data)
 {
     const int predicted = ep->predict.valid && cc_am_prediction_open(ep);
