@@ -232,6 +232,12 @@ void cc_am_net_send_many(cc_am_ep *ep, int peer, cc_am_pkt *hdrs, const unsigned
     ep->stats.packets_sent += (uint64_t)count;
 }
 
+int cc_am_pending(const cc_am_ep *ep)
+{
+    unsigned char byte;
+    return recv(ep->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0;
+}
+
 long cc_am_net_recv(cc_am_ep *ep, unsigned char **data)
 {
     const int predicted = ep->predict.valid && cc_am_prediction_open(ep);
