@@ -227,14 +227,14 @@ static void cc_am_transmit(cc_am_ep *ep, int peer, cc_am_slot *s)
     pkt->h.round = p->snd[pkt->h.flags & 1].round;
     if (pkt->h.type == CC_AM_T_CHUNK) {
         const uint32_t len = pkt->b.chunk_len, step = (uint32_t)ep->cfg.packet_bytes;
+        cc_am_pkt hdrs[CC_AM_MAX_CHUNK_PACKETS];
         for (uint32_t f = 0; f < pkt->b.nfrags; f++) {
-            pkt->b.frag = (uint16_t)f;
-            pkt->b.frag_off = f * step;
-            pkt->b.frag_len = len - pkt->b.frag_off < step ? len - pkt->b.frag_off : step;
-            struct iovec iov[2] = {{pkt, sizeof *pkt},
-                                   {(void *)(s->data + pkt->b.frag_off), pkt->b.frag_len}};
-            cc_am_net_send(ep, peer, iov, pkt->b.frag_len ? 2 : 1);
+            hdrs[f] = *pkt;
+            hdrs[f].b.frag = (uint16_t)f;
+            hdrs[f].b.frag_off = f * step;
+            hdrs[f].b.frag_len = len - hdrs[f].b.frag_off < step ? len - hdrs[f].b.frag_off : step;
         }
+        cc_am_net_send_many(ep, peer, hdrs, s->data, pkt->b.nfrags);
     } else {
         struct iovec iov = {pkt, pkt->h.type == CC_AM_T_GET ? sizeof *pkt : sizeof pkt->h};
         cc_am_net_send(ep, peer, &iov, 1);
@@ -416,7 +416,6 @@ static void cc_am_handle(cc_am_ep *ep, long len, const unsigned char *data, int6
 {
     cc_am_pkt *pkt = (cc_am_pkt *)ep->rxbuf;
     cc_am_hdr *h = &pkt->h;
-    ep->streaming = (size_t)len >= sizeof *pkt && h->type == CC_AM_T_CHUNK && pkt->b.nfrags > 1;
     if ((size_t)len < sizeof *h || h->magic != CC_AM_MAGIC || h->src >= ep->size) return;
     const int peer = h->src;
     cc_am_peer *p = &ep->peers[peer];
@@ -456,6 +455,7 @@ static void cc_am_handle(cc_am_ep *ep, long len, const unsigned char *data, int6
         int complete = 0;
         cc_am_deliver_bulk(ep, peer, chan, pkt, data, (size_t)len - sizeof *pkt,
                            &complete);
+        cc_am_predict(ep, peer, chan, pkt, complete);
         if (!complete) return;
         r->expect++;
         r->unacked++;
@@ -488,6 +488,7 @@ static void cc_am_declare_dead(cc_am_ep *ep, int peer)
     cc_am_peer *p = &ep->peers[peer];
     p->dead = 1;
     ep->dead_reported = 1;
+    ep->predict.valid = 0;
     cc_am_fail(ep, CC_AM_EDEAD, "rank %d: no answer for %g s: declared dead", peer,
                ep->cfg.dead_after_s);
     for (int c = 0; c < 2; c++) {

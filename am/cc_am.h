@@ -148,6 +148,8 @@ int cc_am_get(cc_am_ep *ep, int dest, size_t remote_offset, void *dst, size_t nb
               cc_am_word arg);
 int cc_am_get_async(cc_am_ep *ep, int dest, size_t remote_offset, void *dst, size_t nbytes,
                     int handler, cc_am_word arg, cc_am_done done, void *ctx);
+/* 1 when a datagram waits in this rank's socket (nothing is taken from it) */
+int cc_am_pending(const cc_am_ep *ep);
 /* 1 when nothing this rank sent waits for an acknowledgement or for room to be sent */
 int cc_am_quiet(const cc_am_ep *ep);
 /* Poll until every asynchronous store and get of this rank has completed. */

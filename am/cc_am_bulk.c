@@ -304,16 +304,48 @@ static unsigned char *cc_am_bulk_target(cc_am_ep *ep, int peer, int chan, const 
     return g->dst + at;
 }
 
-unsigned char *cc_am_direct_target(cc_am_ep *ep, const cc_am_pkt *pkt, size_t len)
+/* The next fragment of the transfer pkt belongs to: the lowest one of its
+ * chunk not yet received, else the first of the next chunk, else none. */
+void cc_am_predict(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, int complete)
 {
-    const cc_am_hdr *h = &pkt->h;
-    if (h->magic != CC_AM_MAGIC || h->type != CC_AM_T_CHUNK || h->src >= ep->size ||
-        len != sizeof *pkt + pkt->b.frag_len || pkt->b.frag_len == 0)
-        return NULL;
-    const int chan = h->flags & 1;
-    const cc_am_peer *p = &ep->peers[h->src];
-    if (p->dead || h->seq != p->rcv[chan].expect) return NULL; /* only what will be taken */
-    return cc_am_bulk_target(ep, h->src, chan, pkt);
+    const cc_am_recv *r = &ep->peers[peer].rcv[chan];
+    const uint32_t step = (uint32_t)ep->cfg.packet_bytes;
+    cc_am_pkt next = *pkt;
+    ep->predict.valid = 0;
+    if (!complete) {
+        int f = 0;
+        while (f < pkt->b.nfrags && (r->chunk_bits >> f & 1)) f++;
+        if (f == pkt->b.nfrags) return;
+        next.b.frag = (uint16_t)f;
+    } else {
+        const uint64_t xoff = pkt->b.xoff + pkt->b.chunk_len, chunk = (uint64_t)step * (uint64_t)ep->cfg.chunk_packets;
+        if (xoff >= pkt->b.total) return;
+        next.h.seq = pkt->h.seq + 1;
+        next.b.xoff = xoff;
+        next.b.chunk_len = (uint32_t)(pkt->b.total - xoff < chunk ? pkt->b.total - xoff : chunk);
+        next.b.nfrags = (uint16_t)((next.b.chunk_len + step - 1) / step);
+        next.b.frag = 0;
+    }
+    next.b.frag_off = (uint32_t)next.b.frag * step;
+    next.b.frag_len = next.b.chunk_len - next.b.frag_off < step ? next.b.chunk_len - next.b.frag_off : step;
+    if (next.b.frag_len == 0) return;
+    unsigned char *dst = cc_am_bulk_target(ep, peer, chan, &next);
+    if (!dst) return;
+    ep->predict.valid = 1;
+    ep->predict.peer = peer;
+    ep->predict.chan = chan;
+    ep->predict.seq = next.h.seq;
+    ep->predict.frag = next.b.frag;
+    ep->predict.dst = dst;
+    ep->predict.len = next.b.frag_len;
+}
+
+int cc_am_prediction_open(const cc_am_ep *ep)
+{
+    const cc_am_recv *r = &ep->peers[ep->predict.peer].rcv[ep->predict.chan];
+    if (r->expect != ep->predict.seq) return 0;
+    if (ep->predict.frag == 0 && r->chunk_bits == 0) return 1;
+    return r->chunk_seq == ep->predict.seq && !(r->chunk_bits >> ep->predict.frag & 1);
 }
 
 void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,

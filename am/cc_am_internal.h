@@ -147,7 +147,15 @@ struct cc_am_ep {
     int in_callback; /* inside a completion callback: no blocking calls */
     int delivered; /* messages delivered by the current poll */
     int64_t idle_since_ns; /* the first of the empty polls in a row, 0 after a datagram */
-    int streaming; /* the last datagram was a fragment of a multi-datagram chunk */
+    /* where the next bulk fragment is expected to go: the receive path puts
+     * its data there directly (cc_am_bulk.c, cc_am_predict) */
+    struct {
+        int valid, peer, chan;
+        uint32_t seq;
+        uint16_t frag;
+        unsigned char *dst;
+        size_t len;
+    } predict;
     int64_t polled_ns; /* the last poll: time not spent polling does not count against peers */
     int64_t timers_ns;
     cc_am_xfer *active;  /* unfinished outgoing transfers */
@@ -179,8 +187,10 @@ void cc_am_send_data(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, con
                      cc_am_xfer *xfer);
 
 /* cc_am_bulk.c */
-/* where an in-order fragment's bytes go, or NULL: the receive path places them directly */
-unsigned char *cc_am_direct_target(cc_am_ep *ep, const cc_am_pkt *pkt, size_t len);
+/* after an in-order fragment: predict the next one of its transfer (or none) */
+void cc_am_predict(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, int complete);
+/* the prediction still names a fragment the receiver will take and has not got */
+int cc_am_prediction_open(const cc_am_ep *ep);
 void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,
                         const unsigned char *data, size_t len, int *complete);
 /* the last chunk of a transfer has arrived in order: run its handler */
@@ -195,9 +205,11 @@ int cc_am_bulk_busy(const cc_am_ep *ep);
 /* cc_am_net.c: datagrams, with the injected faults */
 int cc_am_net_open(cc_am_ep *ep, cc_am_addr *addr, char *err, size_t errlen);
 void cc_am_net_send(cc_am_ep *ep, int peer, const struct iovec *iov, int iovcnt);
-/* One datagram: its header into ep->rxbuf, its data after it or, for an
- * in-order bulk fragment while bulk data streams in, straight to where it
- * belongs (*data says where).  Returns its length, 0 when none, < 0 on error. */
+/* a chunk's datagrams, each a header and a piece of data, in as few system calls as possible */
+void cc_am_net_send_many(cc_am_ep *ep, int peer, cc_am_pkt *hdrs, const unsigned char *data, int count);
+/* One datagram: its header into ep->rxbuf, its data after it or, for the
+ * predicted bulk fragment, straight to where it belongs (*data says where).
+ * Returns its length, 0 when none, < 0 on error. */
 long cc_am_net_recv(cc_am_ep *ep, unsigned char **data);
 void cc_am_net_flush_late(cc_am_ep *ep, int64_t now);
 

@@ -9,11 +9,14 @@ Three ratios, each the median over rounds of one A/B pair run back to back
 - bulk bandwidth: cc_am blocking stores of --burst KiB (default 2048) / a
   minimal UDP stream sending the same bytes in datagrams of cc_am's packet
   size, back to back, in bursts the receiver times (bar: at least 0.90);
-- throughput under loss: the same stores with 1% of datagrams dropped / without
-  (bar: at least 0.50).
+- throughput under loss: the same stores with 1% of datagrams dropped / without,
+  as means over 100 stores (most stores see no loss, so here the mean, not a
+  quartile) (bar: at least 0.50).
 
-Each program reports a median (of single round trips, of per-store or
-per-burst rates): on a loaded machine a long mean measures the scheduler.
+Each program reports the median of single round trips, or the upper quartile
+of per-store or per-burst rates: on a loaded machine a long mean measures the
+scheduler, and a bulk transfer loses its core often enough to move even the
+median (the same statistic on both sides).
 Both sides of a pair run pinned one process per core, as mpirun binds two
 ranks, and poll the same way (busy; after CC_AM_YIELD_AFTER_US, default
 1000, without a datagram they give the core away once). The programs are
@@ -43,10 +46,12 @@ def build() -> None:
     subprocess.run(["make", "-s", "-C", str(ROOT / "am"), f"BUILD={BUILD}", *targets], check=True)
 
 
-def measure(program: str, *args: str, env: dict[str, str] | None = None) -> float:
+def measure(program: str, *args: str, env: dict[str, str] | None = None, field: int = 1) -> float:
+    """The program's figure: its first number, or another (am-bench bw prints the upper
+    quartile of per-store rates, then their mean)."""
     out = subprocess.run([str(BUILD / program), *args], capture_output=True, text=True, check=True,
                          timeout=600, env={**os.environ, **(env or {})}).stdout
-    return float(out.split()[-1])
+    return float(out.split()[field])
 
 
 def pair(a, b, flip: bool) -> tuple[float, float]:
@@ -66,8 +71,9 @@ def compare(rounds: int, burst: int) -> dict:
                                          lambda: measure("udp-pingpong", "15", "1000"), flip))
         series["bandwidth"].append(pair(lambda: measure("am-bench", "bw", "40", kib),
                                         lambda: measure("udp-stream", "40", kib), flip))
-        series["1% loss"].append(pair(lambda: measure("am-bench", "bw", "40", kib, env={"CC_AM_LOSS": "0.01"}),
-                                      lambda: measure("am-bench", "bw", "40", kib), flip))
+        series["1% loss"].append(pair(
+            lambda: measure("am-bench", "bw", "100", kib, env={"CC_AM_LOSS": "0.01"}, field=2),
+            lambda: measure("am-bench", "bw", "100", kib, field=2), flip))
         print(f"round {r + 1}/{rounds} done", file=sys.stderr)
     return {name: {"ratio": statistics.median(a / b for a, b in values),
                    "a": statistics.median(a for a, _ in values),
@@ -81,8 +87,8 @@ def sweep(chunks: list[int], rounds: int, burst: int) -> dict[int, tuple[float, 
         for c in chunks:
             env = {"CC_AM_CHUNK_PACKETS": str(c)}
             results[c][0].append(measure("am-bench", "bw", "40", str(burst), env=env))
-            results[c][1].append(measure("am-bench", "bw", "40", str(burst),
-                                         env={**env, "CC_AM_LOSS": "0.01"}))
+            results[c][1].append(measure("am-bench", "bw", "100", str(burst),
+                                         env={**env, "CC_AM_LOSS": "0.01"}, field=2))
     return {c: (statistics.median(a), statistics.median(b)) for c, (a, b) in results.items()}
 
 
@@ -108,9 +114,9 @@ def main() -> int:
               f"   {a} {value['a']:.2f} {units[name]}, {b} {value['b']:.2f} {units[name]}")
     if args.sweep:
         chunks = [int(c) for c in args.sweep.split(",")]
-        print("chunk packets   bw MB/s   bw at 1% loss MB/s   (medians)")
+        print("chunk packets   bw MB/s (upper quartile)   mean bw at 1% loss MB/s   (medians over rounds)")
         for c, (bw, lossy) in sweep(chunks, args.rounds, args.burst).items():
-            print(f"{c:13d} {bw:9.1f} {lossy:20.1f}")
+            print(f"{c:13d} {bw:24.1f} {lossy:25.1f}")
     return worst
 
 

@@ -502,6 +502,10 @@ static void cc_cost_before(cc_point *pt)
     } else {
         CC_MPI(MPI_Send(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->ctl));
         CC_MPI(MPI_Recv(pt->ack, 0, MPI_BYTE, 0, CC_TAG_READY, pt->ctl, MPI_STATUS_IGNORE));
+        /* MPI's word can overtake the datagrams (loopback hands them to the
+         * socket from a deferred softirq): wait until they are there, at most 10 ms */
+        const int64_t give_up = cc_now_ns() + 10000000;
+        while (!cc_am_pending(cc_am) && cc_now_ns() < give_up) {}
     }
 }
 

@@ -160,3 +160,31 @@ def test_commchar_runs_fits_and_reports_the_am_library(tmp_path, mpi_libraries):
     commchar("report", "--db", str(db), "-o", str(page))
     text = page.read_text()
     assert "Active messages beside MPI" in text and "throughput against injected loss" in text
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("fault, expect", [("crash", "crash"), ("corrupt", "invalid")])
+def test_a_dead_or_wrong_am_peer_is_a_failed_or_invalid_point(tmp_path, fault, expect):
+    """Rank 1 dies (or a received byte is flipped) at an AM point after the endpoint is open:
+    the point is recorded as a failure (or invalid), the others are stored, nothing hangs."""
+    import sys
+
+    from commchar.store import Store
+
+    db = tmp_path / "c.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", "am", "--ops",
+         "am_rtt,am_store", "--sizes", "4,1K,64K", "--np", "2", "--precision", "0.2",
+         "--max-time", "0.05", "--timeout", "30"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "COMMCHAR_INJECT_FAULT": f"{fault}@am_store:1024"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    with Store(db) as store:
+        points, failures = store.points(), store.failures()
+    if expect == "crash":
+        assert [(f["op"], f["n_bytes"], f["kind"]) for f in failures] == [("am_store", 1024, "crash")]
+        assert {(p["op"], p["n_bytes"]) for p in points} == {("am_rtt", 4), ("am_store", 4), ("am_store", 65536)}
+    else:
+        assert failures == []
+        bad = [(p["op"], p["n_bytes"]) for p in points if not p["valid"]]
+        assert bad == [("am_store", 1024)]

@@ -115,4 +115,12 @@ static inline double udp_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* the upper quartile: the rate of transfers during which neither process
+ * lost its core (on a loaded machine half of them may wait for a time slice) */
+static inline double udp_upper_quartile(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, udp_cmp);
+    return v[(3 * (n - 1)) / 4];
+}
+
 #endif

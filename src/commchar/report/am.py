@@ -55,7 +55,10 @@ def comparison_table(entities: list[Entity], rates: Rates) -> Table | None:
                   f"Bw_as ({rates.bw_unit})", "n_half (B)"], rows,
                  ["Round trips are medians as measured; an MPI round trip is twice its ping-pong "
                   "latency, at 4 and 16 B or the next size measured. Bw_as and n_half come from the "
-                  "Hockney fits (commchar.models)."])
+                  "Hockney fits (commchar.models).",
+                  "The study's processor (copy) bandwidth has no counterpart here: the layer never "
+                  "copies into transmit buffers (datagrams are gathered from the caller's memory "
+                  "and received in place)."])
 
 
 def series_table(e: Entity, rates: Rates) -> Table | None:
