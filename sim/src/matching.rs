@@ -10,6 +10,8 @@
 //! Most ranks of a collective hold at most one posted receive and one
 //! unexpected message at a time; that one lives inline in the rank's record
 //! and never touches the hash table. A second entry moves it into the FIFOs.
+//! A rank's record is one cache line (64 bytes): the ends of its arrival-order
+//! list, needed only once its messages are in the FIFOs, are kept aside.
 
 use crate::fxhash::FxHashMap;
 
@@ -104,22 +106,26 @@ impl Fifos {
 
 /// One rank's queue sizes and inline entries.
 #[derive(Clone, Copy)]
+#[repr(align(64))]
 struct RankQueues {
-    posted_inline: Option<Entry>,
-    unexpected_inline: Option<Entry>,
+    posted_inline: Entry,
+    unexpected_inline: Entry,
+    /// Counts, with `INLINE` set while the single entry is the inline one.
     posted: u32,
     unexpected: u32,
     /// Wildcard receives posted (messages look at wildcard FIFOs only then).
     wild_posted: u32,
-    /// The oldest and newest unexpected message in the FIFOs (arrival order).
-    uq_ends: (u32, u32),
 }
+
+const INLINE: u32 = 1 << 31;
 
 /// Posted receives and unexpected messages of all ranks.
 pub struct Matcher {
     posted: Fifos,
     unexpected: Fifos,
     ranks: Vec<RankQueues>,
+    /// Per rank with unexpected messages in the FIFOs: the oldest and newest (arrival order).
+    uq_ends: FxHashMap<u32, (u32, u32)>,
 }
 
 fn matches(e: &Entry, src: u32, tag: u32) -> bool {
@@ -128,18 +134,25 @@ fn matches(e: &Entry, src: u32, tag: u32) -> bool {
 
 impl Matcher {
     pub fn new(ranks: u32) -> Self {
+        let none = Entry {
+            src: 0,
+            tag: 0,
+            size: 0,
+            id: 0,
+            aux: 0,
+        };
         let empty = RankQueues {
-            posted_inline: None,
-            unexpected_inline: None,
+            posted_inline: none,
+            unexpected_inline: none,
             posted: 0,
             unexpected: 0,
             wild_posted: 0,
-            uq_ends: (NIL, NIL),
         };
         Matcher {
             posted: Fifos::default(),
             unexpected: Fifos::default(),
             ranks: vec![empty; ranks as usize],
+            uq_ends: FxHashMap::default(),
         }
     }
 
@@ -149,11 +162,11 @@ impl Matcher {
         if rq.posted == 0 {
             return None;
         }
-        if let Some(e) = rq.posted_inline {
+        if rq.posted & INLINE != 0 {
+            let e = rq.posted_inline;
             if !matches(&e, src, tag) {
                 return None;
             }
-            rq.posted_inline = None;
             rq.posted = 0;
             if e.src == ANY || e.tag == ANY {
                 rq.wild_posted -= 1;
@@ -196,14 +209,17 @@ impl Matcher {
         if e.src == ANY || e.tag == ANY {
             rq.wild_posted += 1;
         }
-        rq.posted += 1;
-        if rq.posted == 1 {
-            rq.posted_inline = Some(e);
+        if rq.posted == 0 {
+            rq.posted_inline = e;
+            rq.posted = INLINE | 1;
             return;
         }
-        if let Some(old) = rq.posted_inline.take() {
+        if rq.posted & INLINE != 0 {
+            rq.posted = 1;
+            let old = rq.posted_inline;
             self.posted.push(rank, old);
         }
+        self.ranks[rank as usize].posted += 1;
         self.posted.push(rank, e);
     }
 
@@ -213,11 +229,11 @@ impl Matcher {
         if rq.unexpected == 0 {
             return None;
         }
-        if let Some(e) = rq.unexpected_inline {
+        if rq.unexpected & INLINE != 0 {
+            let e = rq.unexpected_inline;
             if !matches(&e, src, tag) {
                 return None;
             }
-            rq.unexpected_inline = None;
             rq.unexpected = 0;
             return Some(e);
         }
@@ -230,7 +246,7 @@ impl Matcher {
         let idx = if src != ANY && tag != ANY {
             self.unexpected.front(rank, src, tag)?
         } else {
-            let mut cur = self.ranks[rank as usize].uq_ends.0;
+            let mut cur = self.uq_ends.get(&rank).map_or(NIL, |e| e.0);
             loop {
                 if cur == NIL {
                     return None;
@@ -250,7 +266,10 @@ impl Matcher {
             let n = &self.unexpected.nodes[idx as usize];
             (n.r_prev, n.r_next)
         };
-        let ends = &mut self.ranks[rank as usize].uq_ends;
+        let ends = self
+            .uq_ends
+            .get_mut(&rank)
+            .expect("a rank with FIFO messages has ends");
         if prev == NIL {
             ends.0 = next;
         } else {
@@ -261,26 +280,32 @@ impl Matcher {
         } else {
             self.unexpected.nodes[next as usize].r_prev = prev;
         }
+        if *ends == (NIL, NIL) {
+            self.uq_ends.remove(&rank);
+        }
         Some(e)
     }
 
     /// Queues a message at `rank` that found no receive.
     pub fn add_unexpected(&mut self, rank: u32, e: Entry) {
         let rq = &mut self.ranks[rank as usize];
-        rq.unexpected += 1;
-        if rq.unexpected == 1 {
-            rq.unexpected_inline = Some(e);
+        if rq.unexpected == 0 {
+            rq.unexpected_inline = e;
+            rq.unexpected = INLINE | 1;
             return;
         }
-        if let Some(old) = rq.unexpected_inline.take() {
+        if rq.unexpected & INLINE != 0 {
+            rq.unexpected = 1;
+            let old = rq.unexpected_inline;
             self.push_unexpected(rank, old);
         }
+        self.ranks[rank as usize].unexpected += 1;
         self.push_unexpected(rank, e);
     }
 
     fn push_unexpected(&mut self, rank: u32, e: Entry) {
         let idx = self.unexpected.push(rank, e);
-        let ends = &mut self.ranks[rank as usize].uq_ends;
+        let ends = self.uq_ends.entry(rank).or_insert((NIL, NIL));
         let old_tail = ends.1;
         self.unexpected.nodes[idx as usize].r_prev = old_tail;
         if old_tail == NIL {
@@ -292,10 +317,13 @@ impl Matcher {
     }
 
     pub fn posted_len(&self) -> u64 {
-        self.ranks.iter().map(|r| r.posted as u64).sum()
+        self.ranks.iter().map(|r| (r.posted & !INLINE) as u64).sum()
     }
 
     pub fn unexpected_len(&self) -> u64 {
-        self.ranks.iter().map(|r| r.unexpected as u64).sum()
+        self.ranks
+            .iter()
+            .map(|r| (r.unexpected & !INLINE) as u64)
+            .sum()
     }
 }

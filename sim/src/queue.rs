@@ -129,22 +129,26 @@ impl<P: Copy> EventQueue<P> {
                 .min()
                 .expect("bucket is not empty");
             self.now_time = min;
-            for e in &moving {
+            // the earliest events stay in the bucket's own vector, which becomes
+            // the current list: a step where millions of events fall due at once
+            // (all ranks of a collective) is never copied, nor held twice
+            let buckets = &mut self.buckets;
+            moving.retain(|e| {
                 if e.time == min {
-                    self.now.push_back(*e);
-                } else {
-                    self.buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
+                    return true;
                 }
+                buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
+                false
+            });
+            moving.sort_unstable_by_key(|e| e.seq_kind);
+            let spent = std::mem::replace(&mut self.now, VecDeque::from(moving));
+            // a small spent list's memory serves the bucket again; a large one is
+            // given back (keeping every bucket's high-water mark costs gigabytes)
+            let mut spent = Vec::from(spent);
+            if spent.capacity() <= KEEP_CAPACITY {
+                spent.clear();
+                self.buckets[i] = spent;
             }
-            // a large emptied bucket gives its memory back: buckets fill one after
-            // another, and keeping every bucket's high-water mark costs gigabytes
-            if moving.capacity() <= KEEP_CAPACITY {
-                moving.clear();
-                self.buckets[i] = moving;
-            }
-            self.now
-                .make_contiguous()
-                .sort_unstable_by_key(|e| e.seq_kind);
         }
         self.len -= 1;
         self.now.pop_front()
