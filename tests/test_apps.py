@@ -177,7 +177,8 @@ def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Pa
     rows = {row[1].split(" ")[0]: row for row in table.rows}
     assert table.rows[0][1] == "fragmented (56 B)" or table.rows[1][1] == "fragmented (56 B)"
     assert rows["original"][10] == "10 of 32" and rows["fragmented"][10].startswith("0 of ")
-    assert "no message crosses S" in rows["fragmented"][11]
+    assert "no message reaches S" in rows["fragmented"][11]
+    assert "messages reach S" in rows["original"][11]
     assert any(f.slug == f"apps-gauss-breakdown-{library}" for f in report.figures)
 
 
