@@ -1,6 +1,7 @@
 """The applications commchar ships (apps/): their answers, the sweep verb that runs
-them into the store (traced, resumable, failures recorded), and their report
-sections. Real mpirun with every library present; small sizes."""
+them into the store (traced, resumable, failures recorded), their prediction and
+their report sections. Real mpirun with every library present (marker mpi);
+small sizes."""
 
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ from commchar.measure.build import APPS, ensure_built
 from commchar.measure.launch import LaunchSpec, program_command
 from commchar.store import Store
 
-pytestmark = pytest.mark.mpi
-
 
 def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) -> dict:
     job = program_command(library, LaunchSpec(), p, argv)
@@ -30,9 +29,11 @@ def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) ->
 
 @pytest.fixture(scope="module")
 def built(mpi_libraries):
+    """The applications built for every library here (tests that use it need MPI)."""
     return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("p", [1, 2])
 def test_both_programs_verify_their_answers(built, p: int) -> None:
     for library, directory in built:
@@ -52,6 +53,7 @@ def test_both_programs_verify_their_answers(built, p: int) -> None:
             assert result["largest_message_bytes"] == (fragment or 8 * (n + 1))
 
 
+@pytest.mark.mpi
 def test_a_wrong_answer_or_bad_input_fails_clearly(built) -> None:
     library, directory = built[0]
     with pytest.raises(CaseFailed) as wrong:
@@ -78,6 +80,7 @@ def gauss_db(built, tmp_path_factory) -> tuple[str, Path]:
     return library, db
 
 
+@pytest.mark.mpi
 def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None:
     library, db = gauss_db
     cases = _cases(db)
@@ -103,6 +106,7 @@ def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None
     assert "wrong-answer" in capsys.readouterr().out
 
 
+@pytest.mark.mpi
 def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built, tmp_path: Path) -> None:
     library = built[0][0].name
     db = tmp_path / "resume.db"
@@ -133,6 +137,7 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built, tmp_
         assert store.run(1)["status"] == "complete"
 
 
+@pytest.mark.mpi
 def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Path) -> None:
     """S = 64 B: whole rows of N = 16 (up to 136 B) reach it, 56-byte fragments never do."""
     library, db = gauss_db
@@ -172,5 +177,39 @@ def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Pa
     rows = {row[1].split(" ")[0]: row for row in table.rows}
     assert table.rows[0][1] == "fragmented (56 B)" or table.rows[1][1] == "fragmented (56 B)"
     assert rows["original"][10] == "10 of 32" and rows["fragmented"][10].startswith("0 of ")
-    assert "no message crosses S" in rows["fragmented"][11]
+    assert "no message reaches S" in rows["fragmented"][11]
+    assert "messages reach S" in rows["original"][11]
     assert any(f.slug == f"apps-gauss-breakdown-{library}" for f in report.figures)
+
+
+def test_jacobi_section_computes_the_studys_quantities(tmp_path: Path) -> None:
+    """Speedup T(1)/T(p), efficiency speedup/p and overhead communication/elapsed, from the
+    stored medians; the prediction's error against the traced time (no MPI needed)."""
+    from commchar.report.apps import jacobi_rows, load, sections
+
+    db = tmp_path / "j.db"
+    times = {1: (0.8, 0.01), 2: (0.5, 0.2), 4: (0.4, 0.25)}  # p: (elapsed, communication)
+    with Store(db) as store:
+        run_id = store.create_run("test", {}, {"kind": "app", "app": "jacobi"})
+        for p, (elapsed, comm) in times.items():
+            case_id = store.add_app_run(run_id, {
+                "library": "lib", "app": "jacobi", "config": "allgather", "n": 64, "p": p,
+                "oversubscribed": p > 2, "elapsed_s": elapsed,
+                "phases_s": {"distribution": 0.01, "computation": elapsed - comm - 0.01,
+                             "communication": comm},
+                "results": [{"elapsed_s": elapsed}], "launcher_cmd": [], "env": {}})
+            store.add_app_prediction(case_id, "m.json@x", "loggps", {
+                "measured_s": elapsed * 1.1, "predicted_s": elapsed, "predicted_overhead": 0.5,
+                "ranks": []})
+    rows = {r.p: r for r in jacobi_rows(load(db, None))}
+    for p, (elapsed, comm) in times.items():
+        assert rows[p].speedup == pytest.approx(times[1][0] / elapsed)
+        assert rows[p].efficiency == pytest.approx(times[1][0] / elapsed / p)
+        assert rows[p].overhead == pytest.approx(comm / elapsed)
+        assert rows[p].predicted == elapsed and rows[p].measured == pytest.approx(elapsed * 1.1)
+    assert rows[4].oversubscribed and not rows[2].oversubscribed
+    figures, tables = [], []
+    out = sections(db, None, lambda f: figures.append(f) or "", lambda t: tables.append(t) or "")
+    assert [anchor for anchor, *_ in out] == ["apps-jacobi"]
+    assert figures[0].slug == "apps-jacobi-lib-allgather" and tables[0].slug == "apps-jacobi"
+    assert tables[0].rows[2][3] == "4*" and tables[0].rows[1][12] == f"{100 * (1 / 1.1 - 1):+.1f}%"

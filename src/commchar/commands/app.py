@@ -84,7 +84,7 @@ def _choices(text: str, allowed: tuple[str, ...], flag: str) -> list[str]:
     chosen = [item.strip() for item in text.split(",") if item.strip()]
     unknown = [item for item in chosen if item not in allowed]
     if unknown or not chosen:
-        raise UsageError(f"{flag}: '{text}' (choose from {', '.join(allowed)})")
+        raise UsageError(f"{flag}: '{text}' is not a comma-separated choice of {', '.join(allowed)}")
     return list(dict.fromkeys(chosen))
 
 
