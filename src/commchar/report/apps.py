@@ -40,7 +40,7 @@ class AppData:
 
 
 def load(db: str | Path, run_ids: list[int] | None) -> AppData:
-    with Store(db, create=False) as store:
+    with Store(db, readonly=True) as store:
         known = {r["id"] for r in store.runs()}
         ids = [i for i in run_ids if i in known] if run_ids else None
         runs = store.app_runs(ids)

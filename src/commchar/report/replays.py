@@ -22,7 +22,7 @@ def load(db: str) -> list[dict[str, Any]]:
     from commchar.store import Store
     from commchar.store.trace_predictions import predictions
 
-    with Store(db, create=False) as store:
+    with Store(db, readonly=True) as store:
         return predictions(store)
 
 

@@ -507,8 +507,16 @@ class Store:
                 "SELECT library, op, variant, p, n_bytes FROM points WHERE run_id = ?", (run_id,))
         }
 
+    def has_table(self, name: str) -> bool:
+        """Whether the store has this table: one opened read-only that an older commchar
+        wrote may lack the tables added since, and reading it must not add them."""
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                (name,)).fetchone() is not None
+
     @_guarded
     def app_runs(self, run_ids: Iterable[int] | None = None) -> list[dict]:
+        if not self.has_table("app_runs"):
+            return []
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(
             f"SELECT * FROM app_runs {where} ORDER BY run_id, app, library, config, p, n",
@@ -526,7 +534,7 @@ class Store:
     @_guarded
     def app_predictions(self, app_run_ids: Iterable[int]) -> list[dict]:
         ids = tuple(int(i) for i in app_run_ids)
-        if not ids:
+        if not ids or not self.has_table("app_predictions"):
             return []
         rows = self._db.execute(
             "SELECT * FROM app_predictions WHERE app_run_id IN"

@@ -44,8 +44,7 @@ def save_prediction(store: Store, trace_id: int, doc: dict[str, Any]) -> int:
 def predictions(store: Store) -> list[dict[str, Any]]:
     """Every stored prediction, oldest first: its columns plus `result` (the document)."""
     db = store.connection
-    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trace_predictions'"
-                  ).fetchone() is None:
+    if not store.has_table("trace_predictions"):
         return []
     rows = db.execute("SELECT * FROM trace_predictions ORDER BY id").fetchall()
     out = []

@@ -90,8 +90,7 @@ def _ensure_tables(store: Store) -> None:
 
 
 def _has_tables(store: Store) -> bool:
-    return store.connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").fetchone() is not None
+    return store.has_table("traces")
 
 
 def begin_trace(store: Store, *, commchar_version: str, library: str, p: int,
