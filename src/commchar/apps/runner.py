@@ -26,10 +26,10 @@ from typing import IO, Iterator, Protocol
 
 from commchar.apps.cases import AppSweepOptions, Case, cases_for
 from commchar.measure.build import APPS, ensure_built
-from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed,
-                                     program_command, stop)
+from commchar import processes
+from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, program_command
 from commchar.measure.libraries import Library
-from commchar.measure.runner import _tail  # quotes a job's stderr as the kernel's runner does
+from commchar.measure.runner import stderr_tail
 from commchar.store import Store
 from commchar.trace.runner import TraceRequest, trace_program
 
@@ -109,21 +109,21 @@ def run_once(argv: list[str], env: dict[str, str], timeout: float) -> dict:
     """One untraced run of an application: its result line, or CaseFailed."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
         try:
-            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr,
-                                       stdin=subprocess.DEVNULL, text=True, env=env,
-                                       start_new_session=True)
+            process = processes.start(argv, stdout=subprocess.PIPE, stderr=stderr,
+                                      stdin=subprocess.DEVNULL, text=True, env=env)
         except OSError as exc:
             raise CaseFailed("launch", f"cannot start {argv[0]}: {exc.strerror}") from None
         try:
             stdout, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            stop(process)
+            processes.stop(process)
             raise CaseFailed("timeout", f"still running after {timeout:g} s: killed") from None
         except KeyboardInterrupt:
-            stop(process)
+            processes.stop(process)
             raise
+        processes.finished(process)
         stderr.seek(0)
-        tail = _tail(stderr.read())
+        tail = stderr_tail(stderr.read())
     return _result(stdout, process.returncode, tail)
 
 
@@ -136,7 +136,7 @@ def run_traced(store: Store, request: TraceRequest) -> dict:
     err.seek(0)
     if outcome.status == "timeout":
         raise CaseFailed("timeout", f"trace {outcome.trace_id}: {outcome.message}")
-    result = _result(out.read(), outcome.exit_status, _tail(err.read()))
+    result = _result(out.read(), outcome.exit_status, stderr_tail(err.read()))
     if outcome.status != "complete":
         raise CaseFailed("trace", f"trace {outcome.trace_id}: {outcome.message}")
     return {**result, "trace_id": outcome.trace_id, "trace_wall_s": outcome.wall_s}

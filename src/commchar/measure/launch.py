@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,20 +115,6 @@ def parse_env(items: list[str]) -> dict[str, str]:
             raise UsageError(f"--env: '{item}' is not KEY=VALUE")
         env[key] = value
     return env
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop the launcher and every rank it started (they share its session)."""
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def describe_exit(status: int | None) -> str:

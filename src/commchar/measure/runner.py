@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from commchar import processes
-from commchar.errors import MeasurementError, UsageError
+from commchar.errors import UsageError
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
@@ -233,7 +233,7 @@ class _JobRunner:
                 exit_status = -int(killed_by)
             self.store.finish_job(job_id, exit_status)
             stderr.seek(0)
-            tail = _tail(stderr.read())
+            tail = stderr_tail(stderr.read())
 
         complete = not (set(points) - stored)
         if complete and outcome == "ended":
@@ -292,7 +292,7 @@ def _parse_line(line: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _tail(text: str) -> str:
+def stderr_tail(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=*")]
     tail = " | ".join(lines[-2:])
     return tail[-STDERR_TAIL_CHARS:]

@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from commchar import __version__
+from commchar import __version__, processes
 from commchar.errors import InputError, Interrupted, UsageError
 from commchar.measure.build import ensure_tracer
-from commchar.measure.launch import LaunchSpec, describe_exit, program_command, stop
+from commchar.measure.launch import LaunchSpec, describe_exit, program_command
 from commchar.measure.libraries import Library, linked_family
 from commchar.store import Store
 from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
@@ -114,22 +114,22 @@ def _run(argv: list[str], env_added: dict[str, str], timeout: float | None,
     start = time.monotonic()
     stdin = subprocess.DEVNULL if _interactive_or_absent(sys.stdin) else sys.stdin
     try:
-        process = subprocess.Popen(argv, env={**os.environ, **env_added}, stdin=stdin,
-                                   start_new_session=True)
+        process = processes.start(argv, env={**os.environ, **env_added}, stdin=stdin)
     except OSError as exc:
         raise UsageError(f"trace: cannot start {argv[0]}: {exc.strerror}") from None
     try:
         exit_status = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _terminate_ranks(directory)
-        stop(process)
+        processes.stop(process)
         return ("timeout", process.returncode, f"killed after the {timeout:g} s timeout",
                 time.monotonic() - start)
     except KeyboardInterrupt:
         _terminate_ranks(directory)
-        stop(process)
+        processes.stop(process)
         return "interrupted", process.returncode, "interrupted", time.monotonic() - start
     wall_s = time.monotonic() - start
+    processes.finished(process)
     if exit_status != 0:
         return "failed", exit_status, f"the program ended with {describe_exit(exit_status)}", wall_s
     return "complete", exit_status, None, wall_s
