@@ -219,3 +219,15 @@ def test_aggregation_costs_are_flags_and_rank_the_methods(tmp_path: Path, capsys
     capsys.readouterr()
     assert main(["simulate", "--experiment", "aggregation", "--value-cost", "-1"]) == 2
     assert "--value-cost" in capsys.readouterr().err
+
+
+def test_a_long_run_reports_progress_and_the_same_result() -> None:
+    from commchar.simulate.binary import run_simulator
+
+    args = ["--collective", "allreduce:rabenseifner", "--n", "1048576", "--p", "262144"]
+    seen: list[tuple[int, int | None, float]] = []
+    reported = run_simulator(args, on_progress=lambda *a: seen.append(a))
+    assert seen, "a run of over a second reports at least once"
+    done = [d for d, _, _ in seen]
+    assert done == sorted(done) and all(total is None for _, total, _ in seen)
+    assert reported["makespan"] == run_simulator(args)["makespan"]

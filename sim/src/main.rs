@@ -9,6 +9,7 @@ use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
 use commchar_sim::workload::phased::{write_goal, PhaseSchedule, Phased};
+use commchar_sim::workload::progress::Reported;
 use commchar_sim::workload::replay::{self, CollectiveMode, Replay};
 use commchar_sim::workload::Workload;
 use commchar_sim::{topology, Result, SimError};
@@ -74,6 +75,12 @@ fn cli() -> Command {
                 .long("other-as-compute")
                 .action(ArgAction::SetTrue)
                 .help("replay: treat MPI calls the replay cannot follow as computation"),
+        )
+        .arg(
+            Arg::new("progress")
+                .long("progress")
+                .action(ArgAction::SetTrue)
+                .help("write 'progress DONE TOTAL SECONDS' lines to stderr about once a second"),
         )
         .arg(
             Arg::new("list-signatures")
@@ -309,17 +316,23 @@ enum Built {
 
 /// A phased schedule that can be simulated or written as GOAL.
 trait PhasedAny {
-    fn simulate(&mut self, config: Config) -> Result<(Outcome, String)>;
+    fn simulate(&mut self, config: Config, progress: bool) -> Result<(Outcome, String)>;
     fn emit(&self, unit_ps: u64, w: &mut dyn Write) -> std::io::Result<()>;
 }
 
 struct PhasedBox<S: PhaseSchedule>(Option<S>);
 
 impl<S: PhaseSchedule> PhasedAny for PhasedBox<S> {
-    fn simulate(&mut self, config: Config) -> Result<(Outcome, String)> {
+    fn simulate(&mut self, config: Config, progress: bool) -> Result<(Outcome, String)> {
         let mut wl = Phased::new(self.0.take().expect("simulated once"));
         let desc = wl.describe();
-        Ok((engine::run(config, &mut wl)?, desc))
+        let outcome = if progress {
+            // a schedule generated while it runs cannot say its size in advance
+            engine::run(config, &mut Reported::new(&mut wl, None))?
+        } else {
+            engine::run(config, &mut wl)?
+        };
+        Ok((outcome, desc))
     }
     fn emit(&self, unit_ps: u64, mut w: &mut dyn Write) -> std::io::Result<()> {
         write_goal(self.0.as_ref().expect("not yet simulated"), unit_ps, &mut w)
@@ -678,15 +691,27 @@ fn run(m: &ArgMatches) -> Result<()> {
         trace_limit: trace_path.map(|_| TRACE_LIMIT),
     };
     let mut replayed = None;
+    let progress = m.get_flag("progress");
     let (outcome, desc) = match built {
-        Built::Phased(mut s) => s.simulate(config)?,
+        Built::Phased(mut s) => s.simulate(config, progress)?,
         Built::Goal(mut g) => {
             let d = g.describe();
-            (engine::run(config, &mut g)?, d)
+            let o = if progress {
+                let total = g.unfinished();
+                engine::run(config, &mut Reported::new(&mut g, Some(total)))?
+            } else {
+                engine::run(config, &mut g)?
+            };
+            (o, d)
         }
         Built::Replay(mut r) => {
             let d = r.describe();
-            let o = engine::run_accounted(config, r.as_mut())?;
+            let o = if progress {
+                let total = r.unfinished();
+                engine::run_accounted(config, &mut Reported::new(r.as_mut(), Some(total)))?
+            } else {
+                engine::run_accounted(config, r.as_mut())?
+            };
             replayed = Some(r);
             (o, d)
         }

@@ -214,6 +214,37 @@ def show_selection(args: argparse.Namespace, console: Console) -> None:
         console.print(table, markup=False)
 
 
+def _run_with_progress(argv: list[str]) -> dict[str, Any]:
+    """Runs the simulator; a run longer than a second shows a bar on stderr: done and time
+    left when the workload knows its size (GOAL, a replayed trace), else operations done."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                               TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+
+    from commchar.terminal import console as terminal_console
+
+    bar: Progress | None = None
+    task = None
+
+    def update(done: int, total: int | None, _seconds: float) -> None:
+        nonlocal bar, task
+        if bar is None:
+            columns = [TextColumn("simulating"), SpinnerColumn() if total is None else BarColumn(),
+                       MofNCompleteColumn() if total else TextColumn("{task.completed} operations"),
+                       TimeElapsedColumn()]
+            if total:
+                columns.append(TimeRemainingColumn())
+            bar = Progress(*columns, console=terminal_console(stderr=True), transient=True)
+            bar.start()
+            task = bar.add_task("simulate", total=total)
+        bar.update(task, completed=done)  # type: ignore[arg-type]
+
+    try:
+        return run_simulator(argv, on_progress=update)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
 def execute(args: argparse.Namespace, console: Console) -> int:
     if args.show_selection:
         show_selection(args, console)
@@ -247,7 +278,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         run_simulator(argv, expect_json=False)
         console.print(f"wrote {args.emit_goal}", markup=False)
         return 0
-    result = run_simulator(argv)
+    result = _run_with_progress(argv)
     if args.json:
         console.print_json(jsonio.dumps(result))
     else:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from commchar import jsonio, processes
 from commchar.errors import CommcharError, InputError, UsageError
@@ -31,17 +32,28 @@ def find_binary() -> Path:
     return path
 
 
-def run_simulator(args: list[str], *, expect_json: bool = True) -> dict[str, Any]:
-    """Runs the simulator with `args` (plus --json) and returns its parsed result."""
+ProgressCallback = Callable[[int, "int | None", float], None]
+
+
+def run_simulator(args: list[str], *, expect_json: bool = True,
+                  on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Runs the simulator with `args` (plus --json) and returns its parsed result.
+    With `on_progress`, the simulator reports about once a second and the callback gets
+    (operations done, operations in all or None when unknown, seconds so far)."""
     binary = find_binary()
     argv = [str(binary), *args] + (["--json"] if expect_json and "--json" not in args else [])
+    if on_progress is not None:
+        argv.append("--progress")
     try:
         process = processes.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   errors="replace")
     except OSError as exc:
         raise SimulationError(f"cannot run {binary}: {exc.strerror}") from None
     try:
-        stdout, stderr = process.communicate()
+        if on_progress is None:
+            stdout, stderr = process.communicate()
+        else:
+            stdout, stderr = _communicate_with_progress(process, on_progress)
     except BaseException:  # Ctrl-C or SIGTERM to commchar: the simulator stops with it
         processes.stop(process)
         raise
@@ -57,6 +69,26 @@ def run_simulator(args: list[str], *, expect_json: bool = True) -> dict[str, Any
         return {}
     result: dict[str, Any] = jsonio.loads(stdout, "the simulator's output", SimulationError)
     return result
+
+
+def _communicate_with_progress(process: subprocess.Popen,
+                               on_progress: ProgressCallback) -> tuple[str, str]:
+    """stdout read whole; stderr line by line, its progress lines handed to the callback
+    and the others kept (they say why a run failed)."""
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()), daemon=True)
+    reader.start()
+    kept: list[str] = []
+    for line in process.stderr:
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "progress" and parts[1].isdigit():
+            total = int(parts[2]) if parts[2].isdigit() else None
+            on_progress(int(parts[1]), total, float(parts[3]))
+        else:
+            kept.append(line)
+    process.wait()
+    reader.join()
+    return "".join(chunks), "".join(kept)
 
 
 def failure_cause(stderr: str, status: int) -> str:
