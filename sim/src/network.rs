@@ -377,7 +377,7 @@ mod tests {
             spec in prop::sample::select(vec!["torus:4x3", "hypercube:4", "full", "fattree:4"]),
             hop in 0u64..4,
             // (src, dst, time step, delay to departure, serialization)
-            msgs in prop::collection::vec((0u32..12, 0u32..12, 0u64..6, 0u64..5, 0u64..30), 1..120),
+            msgs in prop::collection::vec((0u32..12, 0u32..12, 0u64..3, 0u64..5, 0u64..40), 1..400),
             dense in any::<bool>(),
         ) {
             let ranks = 12;
