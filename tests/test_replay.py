@@ -104,7 +104,8 @@ def test_a_signature_the_model_lacks_is_expanded_and_said(capsys, tmp_path: Path
     assert "LogGPS" in out and "sync wait" in out and "warning: the model has no bcast" in out
 
 
-def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path):
+@pytest.mark.parametrize("measured", [True, False], ids=["beside-measurements", "traces-alone"])
+def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path, measured: bool):
     from commchar.store import Store
     from commchar.store.trace_predictions import predictions
     from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
@@ -115,7 +116,8 @@ def test_a_stored_trace_keeps_its_prediction(capsys, tmp_path: Path, model: Path
 
     _late_receiver(tmp_path / "t", 100)
     db = tmp_path / "c.db"
-    make_fixture_db(db, libraries=("mpich",), ps=(2,))
+    if measured:
+        make_fixture_db(db, libraries=("mpich",), ps=(2,))
     with Store(db) as store:
         tid = begin_trace(store, commchar_version="test", library="mpich", p=2, program=["./app"],
                           launcher_cmd=["mpirun"], env={}, oversubscribed=False)

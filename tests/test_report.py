@@ -237,7 +237,7 @@ def test_report_reads_a_model_file(small_db: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("setup, args, message", [
     (None, [], "does not exist"),
-    ("empty", [], "holds no run"),
+    ("empty", [], "has no measured point, no application run and no predicted trace"),
     ("no-points", [], "has no measured point"),
     ("fixture", ["--run", "9"], "no run 9 in"),
     ("fixture", ["--model", "MISSING"], "cannot read model file"),

@@ -11,6 +11,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Callable
 from html import escape
 from pathlib import Path
 
@@ -147,8 +148,10 @@ def _build(options: ReportOptions) -> Report:
     data = adapters.load_measurements(options.db, options.run_ids, require_points=False)
     entities = build_entities(data)
     measured_any = any(e.points for e in entities)
-    if not measured_any and not apps_report.load(options.db, options.run_ids).runs:
-        raise InputError(f"{options.db} has no measured point and no application run")
+    if not measured_any and not apps_report.load(options.db, options.run_ids).runs \
+            and not replays.load(options.db):
+        raise InputError(f"{options.db} has no measured point, no application run and no "
+                         "predicted trace")
     seconds["load"] = time.perf_counter() - clock
     notes: list[str] = []
     _attach_models(entities, options, notes)
@@ -170,8 +173,9 @@ def _build(options: ReportOptions) -> Report:
         return html.table_html(table, f"tab-{slugify(table.slug)}")
 
     t_draw = time.perf_counter()
-    if not measured_any:  # application runs alone
+    if not measured_any:  # application runs or traced programs alone
         sections += apps_report.sections(options.db, options.run_ids, fig, tab)
+        _add_traced(sections, options.db, fig, tab)
         provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
         sections.append(("method", "Environment and provenance", provenance, False))
         return _page(options, data, entities, sections, notes, all_figures, all_tables, [],
@@ -218,14 +222,19 @@ def _build(options: ReportOptions) -> Report:
             sections.append((f"advice-{slugify(e.label)}", f"Advice: {e.label}", e.advice.html, True))
 
     sections += apps_report.sections(options.db, options.run_ids, fig, tab)
-    traced = replays.section_html(options.db, fig, tab)
-    if traced is not None:
-        sections.append(("traces", "Traced programs: measured and predicted", traced, False))
+    _add_traced(sections, options.db, fig, tab)
 
     provenance = "".join(tab(t) for t in provenance_tables(data.runs, entities))
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
     return _page(options, data, entities, sections, notes, all_figures, all_tables, findings,
                  seconds, clock, t_draw)
+
+
+def _add_traced(sections: list[tuple[str, str, str, bool]], db: str,
+                fig: Callable[[FigureSpec], str], tab: Callable[[Table], str]) -> None:
+    traced = replays.section_html(db, fig, tab)
+    if traced is not None:
+        sections.append(("traces", "Traced programs: measured and predicted", traced, False))
 
 
 def _page(options: ReportOptions, data: adapters.Measurements, entities: list[Entity],

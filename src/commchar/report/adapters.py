@@ -33,8 +33,8 @@ class Measurements:
 def load_measurements(db: str | Path, run_ids: list[int] | None, *,
                       require_points: bool = True) -> Measurements:
     """Read runs, jobs, points and failures; a missing database or run is an InputError,
-    and so are runs without a measured point unless `require_points` is off (a
-    database of application runs alone)."""
+    and so are a database without runs and runs without a measured point unless
+    `require_points` is off (a database of application runs or traces alone)."""
     from commchar.store import Store
 
     path = Path(db)
@@ -42,7 +42,7 @@ def load_measurements(db: str | Path, run_ids: list[int] | None, *,
         raise InputError(f"database {path} does not exist")
     with Store(path, readonly=True) as store:
         all_runs = store.runs()
-        if not all_runs:
+        if not all_runs and require_points:
             raise InputError(f"database {path} holds no run (measure one with `commchar run`)")
         if run_ids:
             known = {r["id"] for r in all_runs}
