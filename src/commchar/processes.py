@@ -48,7 +48,8 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -71,10 +72,10 @@ def end_groups(leaders: list[int], grace: float = TERM_GRACE_S) -> None:
     _signal(leaders, signal.SIGTERM, group=True)
     everyone = [*leaders, *(pid for tree in trees.values() for pid in tree)]
     deadline = time.monotonic() + grace
-    while any(_alive(pid) for pid in everyone) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in everyone) and time.monotonic() < deadline:
         time.sleep(0.05)
     _signal(leaders, signal.SIGKILL, group=True)
-    _signal((pid for pid in everyone if _alive(pid)), signal.SIGKILL)
+    _signal((pid for pid in everyone if alive(pid)), signal.SIGKILL)
 
 
 def _watch() -> None:

@@ -12,10 +12,13 @@ given with `styled`, never with markup in a string.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 # C0 and C1 controls, DEL, and the invisible format characters that reorder or hide text.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -57,3 +60,14 @@ class SafeConsole(Console):
 def console(*, stderr: bool = False) -> SafeConsole:
     """The console for standard output (or standard error)."""
     return SafeConsole(stderr=stderr)
+
+
+def sweep_progress(out: Console) -> Progress:
+    """The bar of a sweep (points, application cases): its description names libraries
+    and operations from data, so it is never read as markup."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    return Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("left"),
+                    TimeRemainingColumn(), console=out, transient=False)

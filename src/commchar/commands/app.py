@@ -9,10 +9,10 @@ import signal
 import time
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import Progress
 
 from commchar import __version__
+from commchar.terminal import sweep_progress
 from commchar.apps.cases import (DEFAULT_FRAGMENT, DEFAULT_GAUSS_SIZES, DEFAULT_JACOBI_ITERATIONS,
                                  DEFAULT_JACOBI_SIZES, DEFAULT_RAISED_THRESHOLD, GAUSS_CONFIGS,
                                  JACOBI_EXCHANGES, AppSweepOptions, Case)
@@ -172,10 +172,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                       f"N = {', '.join(map(str, options.sizes))}, p = {', '.join(map(str, options.np))}"
                       f", {options.reps} runs per case, database {args.db}")
         started = time.monotonic()
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         try:
-            with Progress(*columns, console=console, transient=False) as progress:
+            with sweep_progress(console) as progress:
                 result = run_app_sweep(store, run_id, options, libraries,
                                        _ProgressObserver(progress, console))
         except (KeyboardInterrupt, Interrupted):

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import Progress
 
 from commchar import __version__
+from commchar.terminal import sweep_progress
 from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
@@ -181,10 +181,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()
-        columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         try:
-            with Progress(*columns, console=console, transient=False) as progress:
+            with sweep_progress(console) as progress:
                 result = run_sweep(store, run_id, options, libraries,
                                    _ProgressObserver(progress, console))
         except KeyboardInterrupt:

@@ -165,16 +165,8 @@ def _terminate_ranks(directory: Path, grace: float = 3.0) -> None:
             pass
     deadline = time.monotonic() + grace
     while ranks and time.monotonic() < deadline:
-        ranks = [pid for pid in ranks if Path(f"/proc/{pid}").exists()
-                 and not _is_zombie(pid)]
+        ranks = [pid for pid in ranks if processes.alive(pid)]
         time.sleep(0.05)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
