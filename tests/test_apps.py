@@ -103,7 +103,8 @@ def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None
         assert store.app_done_keys(run_id) == {(library, "jacobi", "allgather", n, 2) for n in (8, 16)}
     assert sorted(f["n_bytes"] for f in failures) == [8, 16]
     assert {f["kind"] for f in failures} == {"wrong-answer"}
-    assert "wrong-answer" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "wrong-answer" in out and "[red]" not in out  # styled, never markup printed raw
 
 
 @pytest.mark.mpi
@@ -213,3 +214,18 @@ def test_jacobi_section_computes_the_studys_quantities(tmp_path: Path) -> None:
     assert [anchor for anchor, *_ in out] == ["apps-jacobi"]
     assert figures[0].slug == "apps-jacobi-lib-allgather" and tables[0].slug == "apps-jacobi"
     assert tables[0].rows[2][3] == "4*" and tables[0].rows[1][12] == f"{100 * (1 / 1.1 - 1):+.1f}%"
+
+
+def test_cases_the_program_would_refuse_are_said_and_a_sweep_of_none_is_refused(tmp_path: Path,
+                                                                                 capsys) -> None:
+    from commchar.apps.cases import AppSweepOptions, impossible
+
+    options = AppSweepOptions(app="jacobi", sizes=[8, 12], np=[2, 3], configs=["butterfly"])
+    assert impossible(options) == {"N = 8 is not a multiple of p = 3": 1,
+                                   "the butterfly needs a power-of-two p, not 3": 1}
+    db = tmp_path / "none.db"
+    assert main(["app", "jacobi", "--db", str(db), "--np", "3", "--sizes", "8",
+                 "--exchange", "butterfly"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no requested case can run" in err and "\n" not in err
+    assert not db.exists()

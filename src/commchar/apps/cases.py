@@ -91,6 +91,18 @@ def skipped_reason(app: str, config: str, n: int, p: int) -> str | None:
     return None
 
 
+def impossible(options: AppSweepOptions) -> dict[str, int]:
+    """Why some requested cases cannot run, with how many each reason rules out."""
+    reasons: dict[str, int] = {}
+    for p in options.np:
+        for n in options.sizes:
+            for config in options.configs:
+                reason = skipped_reason(options.app, config, n, p)
+                if reason:
+                    reasons[reason] = reasons.get(reason, 0) + 1
+    return reasons
+
+
 def cases_for(options: AppSweepOptions, library: Library) -> list[Case]:
     """The cases that can run, in the order they run: small and cheap first."""
     out = []

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.progress import Progress
 
 from commchar import __version__
-from commchar.terminal import sweep_progress
+from commchar.terminal import styled, sweep_progress
 from commchar.apps.cases import (DEFAULT_FRAGMENT, DEFAULT_GAUSS_SIZES, DEFAULT_JACOBI_ITERATIONS,
                                  DEFAULT_JACOBI_SIZES, DEFAULT_RAISED_THRESHOLD, GAUSS_CONFIGS,
-                                 JACOBI_EXCHANGES, AppSweepOptions, Case)
+                                 JACOBI_EXCHANGES, AppSweepOptions, Case, impossible)
 from commchar.apps.runner import run_app_sweep
 from commchar.errors import Interrupted, UsageError
 from commchar.measure.environment import host_info
@@ -138,12 +138,23 @@ class _ProgressObserver:
     def failure(self, library: str, case: Case, kind: str, message: str,
                 repetitions_left: int) -> None:
         self.progress.advance(self.task, 1 + repetitions_left)
-        self.console.print(f"[red]{kind}[/]: {library} {case.app} {case.config} N={case.n} "
-                           f"p={case.p}: {message}", markup=True, highlight=False)
+        self.console.print(styled((kind, "red"), f": {library} {case.app} {case.config} N={case.n} "
+                                  f"p={case.p}: {message}"))
 
 
 def _stop_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # a batch system's TERM stops the sweep as cleanly as Ctrl-C
+
+
+def _say_what_cannot_run(options: AppSweepOptions, console: Console) -> None:
+    """Cases the program would refuse are left out, and said; a sweep of none is refused."""
+    reasons = impossible(options)
+    requested = len(options.np) * len(options.sizes) * len(options.configs)
+    if sum(reasons.values()) == requested:
+        raise UsageError(f"commchar app {options.app}: no requested case can run "
+                         f"({'; '.join(reasons)})")
+    for reason, count in reasons.items():
+        console.print(f"left out: {count} case(s) where {reason}")
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
@@ -154,6 +165,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
 
         return predict_stored(args, console)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    if args.resume is None:
+        requested = _options(args)
+        _say_what_cannot_run(requested, console)  # before the store: a refused sweep makes none
     with Store(args.db) as store:
         if args.resume is not None:
             run = store.run(args.resume)
@@ -164,7 +178,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             run_id = args.resume
             store.set_run_status(run_id, "running")
         else:
-            options = _options(args)
+            options = requested
             libraries = select(options.libraries)
             options.libraries = [lib.name for lib in libraries]
             run_id = store.create_run(__version__, host_info(), {"kind": "app", **options.to_dict()})

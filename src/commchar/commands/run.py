@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.progress import Progress
 
 from commchar import __version__
-from commchar.terminal import sweep_progress
 from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
@@ -20,7 +19,7 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.runner import SweepOptions, ops_for, run_sweep
 from commchar.store import Store
-from commchar.terminal import styled, visible
+from commchar.terminal import styled, sweep_progress, visible
 
 # The kernel's own bounds (kernels/cc_options.c): refused here, before any launch.
 KERNEL_MAX_REPS = 100_000_000
