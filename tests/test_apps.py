@@ -229,3 +229,16 @@ def test_cases_the_program_would_refuse_are_said_and_a_sweep_of_none_is_refused(
     err = capsys.readouterr().err.strip()
     assert "no requested case can run" in err and "\n" not in err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["app", "gauss", "--library", "am", "--sizes", "256"],
+    ["trace", "--library", "am", "--np", "2", "--", "/bin/true"],
+])
+def test_mpi_programs_refuse_the_active_message_layer_as_their_library(tmp_path: Path, capsys,
+                                                                      argv: list[str]) -> None:
+    db = tmp_path / "am.db"
+    assert main([*argv[:2], "--db", str(db), *argv[2:]] if argv[0] == "app"
+                else [argv[0], "--db", str(db), *argv[1:]]) == 2
+    assert "'am' not found here" in capsys.readouterr().err
+    assert not db.exists()

@@ -165,21 +165,21 @@ def execute(args: argparse.Namespace, console: Console) -> int:
 
         return predict_stored(args, console)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    if args.resume is None:
+    if args.resume is None:  # checked before the store: a refused sweep makes none
         requested = _options(args)
-        _say_what_cannot_run(requested, console)  # before the store: a refused sweep makes none
+        _say_what_cannot_run(requested, console)
+        libraries = select(requested.libraries, mpi_only=True)
     with Store(args.db) as store:
         if args.resume is not None:
             run = store.run(args.resume)
             if run["options"].get("kind") != "app" or run["options"].get("app") != args.app:
                 raise UsageError(f"run {args.resume} is not a `commchar app {args.app}` sweep")
             options = AppSweepOptions.from_dict(run["options"])
-            libraries = select(options.libraries)
+            libraries = select(options.libraries, mpi_only=True)
             run_id = args.resume
             store.set_run_status(run_id, "running")
         else:
             options = requested
-            libraries = select(options.libraries)
             options.libraries = [lib.name for lib in libraries]
             run_id = store.create_run(__version__, host_info(), {"kind": "app", **options.to_dict()})
         console.print(f"run {run_id}: {options.app} on {', '.join(lib.name for lib in libraries)}, "

@@ -53,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _library(name: str | None, program: list[str]) -> Library:
     if name:
-        return select([name])[0]
+        return select([name], mpi_only=True)[0]
     found = discover()
     family = linked_family(program[0]) if program else None
     matching = [lib for lib in found if lib.family == family]

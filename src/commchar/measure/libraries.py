@@ -76,7 +76,10 @@ def discover() -> list[Library]:
     return found
 
 
-def select(names: list[str] | None) -> list[Library]:
+def select(names: list[str] | None, *, mpi_only: bool = False) -> list[Library]:
+    """The libraries named (every MPI library found when none is). `mpi_only`: the caller
+    runs MPI programs (a traced program, an application), which the active-message layer
+    cannot stand in for."""
     available = discover()
     if not available:
         raise MeasurementError(
@@ -84,7 +87,8 @@ def select(names: list[str] | None) -> list[Library]:
     if not names:
         return available
     by_name = {lib.name: lib for lib in available}
-    by_name.setdefault(ACTIVE_MESSAGES, active_messages(available[0]))
+    if not mpi_only:
+        by_name.setdefault(ACTIVE_MESSAGES, active_messages(available[0]))
     chosen = []
     for name in names:
         if name not in by_name:
