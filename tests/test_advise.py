@@ -159,7 +159,7 @@ def test_advice_html_escapes_everything():
 def test_cli_advise(capsys):
     assert main(["advise", str(EXAMPLE), "--p", "8,12", "--n", "0:64K"]) == 0
     out, err = capsys.readouterr()
-    assert "allgather(n) vs gather(n) + bcast(n)" in out and "at n = 8276 B" in out
+    assert "allgather(n) vs gather(n) + bcast(n)" in out and "at n = 8.082 KiB" in out
     assert "Design faults" in out and "scan:sum" in out
     assert main(["advise", str(EXAMPLE), "--p", "8", "--n", "1K", "--json"]) == 0
     out, err = capsys.readouterr()

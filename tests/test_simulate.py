@@ -9,7 +9,6 @@ import pytest
 
 from commchar.cli import main
 from commchar.simulate.binary import DEFAULT_BINARY
-from commchar.simulate.sizes import parse_size
 
 pytestmark = pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
 
@@ -157,10 +156,6 @@ def test_list_names_every_algorithm(capsys):
     assert main(["simulate", "--list"]) == 0
     names = capsys.readouterr().out.split()
     assert len(names) == 21 and "allreduce:rabenseifner" in names and "barrier:dissemination" in names
-
-
-def test_parse_size():
-    assert parse_size("1MiB") == 2**20 and parse_size("64K") == 65536 and parse_size("17") == 17
 
 
 @pytest.mark.slow

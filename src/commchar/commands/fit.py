@@ -13,6 +13,7 @@ from rich.table import Table
 from commchar import jsonio
 from commchar.errors import InputError, UsageError
 from commchar.terminal import styled
+from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "fit"
 HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
@@ -28,8 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " one row per point or per sample (samples become medians)")
     source.add_argument("--json", metavar="FILE", help="JSON list of point objects (commchar export --format json)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the model file here (JSON)")
-    parser.add_argument("--units", choices=("si", "iec"), default="si",
-                        help="metric units: si (MB/s, kB/s; default) or iec (MiB/s, KiB/s as published)")
+    parser.add_argument("--units", choices=UNIT_CHOICES, default="si", help=UNITS_HELP)
     parser.add_argument("--regime-penalty", type=float, metavar="X", default=None,
                         help="extra BIC charge (in ln N) per protocol breakpoint (default 4.5); lower finds"
                              " more regimes: closer fits of curved data, more spurious thresholds")
@@ -95,7 +95,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if not 0 <= penalty <= 1000:
         raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
     points, failures, facts = _read(args)
-    model = fit_points(points, failures, units=args.units, runs=facts.get("runs"),
+    model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)
     if args.call_costs == "on":

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from commchar import jsonio
 from commchar.errors import UsageError
-from commchar.simulate import list_collectives, parse_size, run_simulator
+from commchar.simulate import list_collectives, run_simulator
+from commchar.vocabulary import parse_size
 
 NAME = "simulate"
 HELP = "simulate message passing (LogGOPS, topologies, congestion) at any scale"
@@ -85,7 +86,7 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if len(chosen) != 1:
         raise UsageError("give exactly one of --collective, --goal, --app, --experiment, --list")
     if args.collective:
-        n = parse_size(args.n)
+        n = parse_size(args.n, "--n")
         argv += ["--collective", selected_algorithm(args, n), "--n", str(n)]
     if args.goal:
         argv += ["--goal", args.goal]
@@ -103,7 +104,7 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
         if value is not None:
             argv.append(f"{flag}={float(value)!r}")  # '=' keeps a negative value from reading as a flag
     if args.S is not None:
-        argv += ["--S", str(parse_size(args.S))]
+        argv += ["--S", str(parse_size(args.S, "--S"))]
     if args.model:
         argv += ["--model", args.model]
         if args.gamma is None:

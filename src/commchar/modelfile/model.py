@@ -15,22 +15,8 @@ from commchar.errors import InputError, ModelError
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
+from commchar.vocabulary import MPI_P2P_OPS, default_key, key_op
 
-# A key without a variant asks for the default variant (docs/model-format.md).
-DEFAULT_VARIANTS = {
-    "pingpong": "send",
-    "reduce": "sum",
-    "allreduce": "sum",
-    "reduce_scatter": "sum",
-    "scan": "sum",
-}
-
-
-def default_key(key: str) -> str:
-    """`pingpong` -> `pingpong:send`, `reduce` -> `reduce:sum`; other keys unchanged."""
-    if ":" in key or key not in DEFAULT_VARIANTS:
-        return key
-    return f"{key}:{DEFAULT_VARIANTS[key]}"
 
 
 @dataclass(frozen=True)
@@ -140,7 +126,7 @@ class ModelFile:
                 t_b=term_expr(seg["t_b"], f"{here}.t_b"),
                 t_c=term_expr(seg["t_c"], f"{here}.t_c") if "t_c" in seg else Number(0.0),
             ))
-        kind = op.get("kind") or ("p2p" if key.split(":")[0] in ("pingpong", "bw", "bibw") else "collective")
+        kind = op.get("kind") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
         n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
         p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
         oversubscribed = tuple(float(x) for x in op.get("oversubscribed_p") or ())

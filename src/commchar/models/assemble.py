@@ -22,13 +22,8 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
-# the active-message layer's latency and bandwidth series fit like point-to-point
-AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
-P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS
-LOGGP_OPS = ("loggp", "rndv")
-# single calls and one size per loss rate: reported as measured, not fitted
-UNFITTED_OPS = ("am_cost", "am_loss")
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
               " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
 
@@ -86,10 +81,6 @@ class FittedOperation:
         if isinstance(self.model, CollectiveModel):
             return self.model.predict(n, p, self.variant or None)
         return self.model.predict(n)
-
-
-def op_key(op: str, variant: str) -> str:
-    return f"{op}:{variant}" if variant else op
 
 
 def _p2p_metrics(model: SegmentedHockneyModel, units: str) -> dict[str, Any]:

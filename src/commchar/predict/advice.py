@@ -17,7 +17,7 @@ from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, parse_expr
 from commchar.modelfile.schema import term_expr
 from commchar.predict.laws import BEST_KNOWN, Law, classify, law_named, value_or_none
-from commchar.predict.units import size
+from commchar.vocabulary import format_size as size
 from commchar.predict.values import n_at
 
 # --- equivalences -------------------------------------------------------------

@@ -15,8 +15,8 @@ from typing import Any
 
 
 from commchar.errors import CommcharError, InputError
-from commchar.modelfile import ModelFile, default_key
-from commchar.report.units import fit_units
+from commchar.modelfile import ModelFile
+from commchar.vocabulary import default_key, unit_system
 
 
 @dataclass
@@ -146,7 +146,7 @@ def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[d
     from commchar.models import fit_points
 
     try:
-        return fit_points(points, failures=failures, units=fit_units(units), runs=runs,
+        return fit_points(points, failures=failures, units=unit_system(units), runs=runs,
                           oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"

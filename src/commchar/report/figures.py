@@ -17,8 +17,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, FixedLocat
 
 from commchar.models.metrics import aggregate_factor
 from commchar.report import modelinfo
-from commchar.report.dataset import COLLECTIVES, P2P_VARIANTS, Entity, Series, is_collective
-from commchar.report.units import Rates, size_label
+from commchar.report.dataset import Entity, Series
+from commchar.vocabulary import COLLECTIVES, SEND_MODES, format_size, is_collective
+from commchar.report.units import Rates
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
           "#17becf", "#7f7f7f", "#bcbd22")
@@ -50,7 +51,7 @@ def _size_axis(ax, n_max: float, *, zero: bool = True) -> None:
         ax.set_xlim(left=0.7, right=max(n_max, 2) * 1.6)
         ax.xaxis.set_major_locator(LogLocator(base=2 ** 4))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(v).replace(" ", "")))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_size(v).replace(" ", "")))
     ax.set_xlabel("message size n")
 
 
@@ -111,19 +112,19 @@ def _mark_thresholds(ax, entity: Entity, key: str) -> list[str]:
     notes = []
     for i, n in enumerate(modelinfo.thresholds(entity.model, key)):
         ax.axvline(n, color="#555555", ls=":", lw=1)
-        ax.annotate(f"regime {i + 2} from {size_label(n)}", (n, 1), xycoords=("data", "axes fraction"),
+        ax.annotate(f"regime {i + 2} from {format_size(n)}", (n, 1), xycoords=("data", "axes fraction"),
                     xytext=(2, -10 - 10 * i), textcoords="offset points", fontsize=7, color="#333333")
-        notes.append(size_label(n))
+        notes.append(format_size(n))
     loggp = entity.model.loggp() if entity.model else None
     if loggp and isinstance(loggp.get("S"), (int, float)) and loggp["S"] > 0:
         ax.axvline(loggp["S"], color="#aa5500", ls="--", lw=0.8)
-        ax.annotate(f"S = {size_label(loggp['S'])}", (loggp["S"], 0), xycoords=("data", "axes fraction"),
+        ax.annotate(f"S = {format_size(loggp['S'])}", (loggp["S"], 0), xycoords=("data", "axes fraction"),
                     xytext=(-2, 4), textcoords="offset points", fontsize=7, color="#aa5500", ha="right")
     return notes
 
 
 def p2p_latency(entity: Entity) -> FigureSpec | None:
-    keys = [f"pingpong:{v}" for v in P2P_VARIANTS if entity.series(f"pingpong:{v}", 2) is not None]
+    keys = [f"pingpong:{v}" for v in SEND_MODES if entity.series(f"pingpong:{v}", 2) is not None]
     if not keys:
         return None
     fig = Figure(figsize=(7.5, 4.6))
@@ -189,9 +190,9 @@ def p2p_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         notes.append(f"Bw_as = {bw_as:.4g} {rates.bw_unit}")
         if n_half and n_half > 0:
             ax.axvline(n_half, color="#333333", ls=":", lw=0.9)
-            ax.annotate(f"n_half = {size_label(n_half)}", (n_half, 0.02), xycoords=("data", "axes fraction"),
+            ax.annotate(f"n_half = {format_size(n_half)}", (n_half, 0.02), xycoords=("data", "axes fraction"),
                         xytext=(3, 0), textcoords="offset points", fontsize=7)
-            notes.append(f"n_half = {size_label(n_half)}")
+            notes.append(f"n_half = {format_size(n_half)}")
     _size_axis(ax, n_max, zero=False)
     _log_y(ax)
     ax.set_ylabel(f"bandwidth ({rates.bw_unit})")
@@ -305,8 +306,8 @@ def collective_vs_p(entity: Entity) -> FigureSpec | None:
             ps = sorted(chosen)
             t = np.array([entity.series(key, p).at(chosen[p]) for p in ps], dtype=float)  # type: ignore[union-attr]
             sizes = sorted(set(chosen.values()))
-            label = f"n = {size_label(sizes[0])}" if len(sizes) == 1 else \
-                f"n ≈ {size_label(sizes[0])}–{size_label(sizes[-1])}"
+            label = f"n = {format_size(sizes[0])}" if len(sizes) == 1 else \
+                f"n ≈ {format_size(sizes[0])}–{format_size(sizes[-1])}"
             ax.plot(ps, t, marker + "-", color=color, ms=4, lw=0.9, label=label)
             if entity.model is not None:
                 grid = np.arange(min(ps), max(ps) + 1)

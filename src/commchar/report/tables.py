@@ -10,9 +10,10 @@ import json
 from dataclasses import dataclass, field
 
 from commchar.report import modelinfo
-from commchar.report.dataset import REDUCTIONS, Entity, is_collective
+from commchar.report.dataset import Entity
+from commchar.vocabulary import REDUCTIONS, format_size, is_collective
 from commchar.report.figures import collective_keys
-from commchar.report.units import Rates, number, size_label
+from commchar.report.units import Rates, number
 
 COST_SIZES = (8, 1024, 1 << 20)
 
@@ -27,7 +28,7 @@ class Table:
 
 
 def _range(lo: int, hi: int | None) -> str:
-    return f"{size_label(lo)} – {size_label(hi) if hi is not None else '∞'}"
+    return f"{format_size(lo)} – {format_size(hi) if hi is not None else '∞'}"
 
 
 def p2p_table(entity: Entity, rates: Rates) -> Table | None:
@@ -151,7 +152,7 @@ def cost_table(entity: Entity) -> Table | None:
     rows = []
     for n in COST_SIZES:
         for i, key in enumerate(keys):
-            rows.append([size_label(n) if i == 0 else "", key] + [cost_value(entity, key, n, p) for p in ps])
+            rows.append([format_size(n) if i == 0 else "", key] + [cost_value(entity, key, n, p) for p in ps])
     return Table(f"cost-{entity.label}", f"{entity.label}: cost in us at 8 B, 1 KiB and 1 MiB by p",
                  ["n", "operation"] + [f"p = {p}" for p in ps], rows,
                  ["Measured median where this exact size was measured; '*' a model prediction; "
@@ -167,10 +168,10 @@ def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
 
 def failures_table(entity: Entity) -> Table | None:
     rows = [[f["kind"], f"{f['op']}{':' + f['variant'] if f.get('variant') else ''}",
-             size_label(f["n_bytes"]) if f.get("n_bytes") is not None else "–", str(f["p"]),
+             format_size(f["n_bytes"]) if f.get("n_bytes") is not None else "–", str(f["p"]),
              str(f.get("message", ""))] for f in entity.failures]
     rows += [["wrong result", f"{pt['op']}{':' + pt['variant'] if pt['variant'] else ''}",
-              size_label(pt["n_bytes"]), str(pt["p"]), str(pt.get("invalid_reason") or "")]
+              format_size(pt["n_bytes"]), str(pt["p"]), str(pt.get("invalid_reason") or "")]
              for pt in entity.points if not pt["valid"]]
     if not rows:
         return None

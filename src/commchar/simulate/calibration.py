@@ -22,10 +22,7 @@ from commchar.models.callcost import DEFAULT_CALL_PENALTY, CallCostModel
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.simulate import selection
 from commchar.simulate.binary import run_simulator
-
-# the variant whose time the simulator reproduces (reductions: the real sum;
-# its arithmetic is the simulator's gamma)
-DEFAULT_VARIANT = {"reduce": "sum", "allreduce": "sum", "reduce_scatter": "sum", "scan": "sum"}
+from commchar.vocabulary import DEFAULT_VARIANTS
 
 
 def gamma_us(model: Any, library: str) -> float | None:
@@ -54,7 +51,7 @@ def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict
     """The largest dedicated p of the library's collectives and, per operation, n -> median time there."""
     chosen = [pt for pt in points if pt["library"] == library and pt.get("valid", True)
               and not pt.get("oversubscribed") and pt["op"] in selection.OPERATIONS
-              and pt.get("variant", "") == DEFAULT_VARIANT.get(pt["op"], "")]
+              and pt.get("variant", "") == DEFAULT_VARIANTS.get(pt["op"], "")]  # a reduction's sum: its arithmetic is gamma
     if not chosen:
         return None, {}
     p = max(pt["p"] for pt in chosen)
