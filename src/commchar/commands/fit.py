@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from commchar import jsonio
-from commchar.errors import InputError, UsageError
+from commchar.errors import UsageError
+from commchar.modelfile import save
 from commchar.terminal import styled
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
@@ -101,10 +100,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if args.call_costs == "on":
         _add_call_costs(model, points)
     if args.output:
-        try:
-            Path(args.output).write_text(jsonio.dumps(model, indent=2) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+        save(model, args.output)
         console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"
                       f" ({model['provenance']['points']} points) written to {args.output}")
     else:

@@ -106,9 +106,10 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if args.S is not None:
         argv += ["--S", str(parse_size(args.S, "--S"))]
     if args.model:
+        model = checked_model(args.model)
         argv += ["--model", args.model]
         if args.gamma is None:
-            gamma = gamma_from_model(args.model, args.library, args.unit)
+            gamma = gamma_from_model(model, args.library, args.unit)
             if gamma is not None:
                 argv.append(f"--gamma={gamma!r}")
     if args.library:
@@ -134,21 +135,26 @@ def selected_algorithm(args: argparse.Namespace, n: int) -> str:
     return selection.choose(args.library, spec, n, int(_positive_int(args.p, "--p")), overrides=overrides)
 
 
-def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
+def checked_model(path: str) -> Any:
+    """The model file through the one reader (commchar.modelfile.load), every library
+    checked: the simulator reads only the loggp section, so a file the schema refuses
+    is refused here, in the schema's words, before the simulator sees it."""
+    from commchar.modelfile import load
+
+    model = load(path)
+    model.check_all()
+    return model
+
+
+def gamma_from_model(model: Any, library: str | None, unit: str) -> float | None:
     """Computation per reduced byte from a fitted model (calibration.gamma_us) in `unit`;
     None when the model lacks reduce:sum and reduce:nop or the library is ambiguous."""
-    from commchar.errors import ModelError
-    from commchar.modelfile import load
     from commchar.simulate.calibration import gamma_us
 
-    try:
-        model = load(path)
-        libraries = [library] if library else model.libraries()
-        if len(libraries) != 1 or libraries[0] not in model.libraries():
-            return None  # the simulator itself names the library problem
-        gamma = gamma_us(model, libraries[0])
-    except ModelError:
-        return None  # the simulator reads only the loggp section and names its own problems
+    libraries = [library] if library else model.libraries()
+    if len(libraries) != 1 or libraries[0] not in model.libraries():
+        return None  # the simulator itself names the library problem
+    gamma = gamma_us(model, libraries[0])
     return None if gamma is None else gamma * (1000.0 if unit == "ns" else 1.0)
 
 

@@ -22,6 +22,7 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
@@ -401,5 +402,5 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                   + (f" Oversubscribed points left out of the fits (dedicated points exist):"
                      f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
     }
-    return {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+    return {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
             "provenance": provenance, "libraries": libraries}

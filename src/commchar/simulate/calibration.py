@@ -9,7 +9,6 @@ dedicated p, the simulator runs the algorithm the library chooses there
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections import defaultdict
@@ -138,15 +137,14 @@ def bare_switch(bare_at: Callable[[int], float], before: tuple[int, float], last
 def add_call_costs(model: dict[str, Any], points: list[dict],
                    penalty: float = DEFAULT_CALL_PENALTY) -> list[str]:
     """Adds loggp.call_costs to every library of `model` that has a loggp section; returns notes."""
-    from commchar.modelfile import load
+    from commchar.modelfile import load, save
     from commchar.models.inputs import normalise
 
     points = [normalise(pt, f"point {i + 1}") for i, pt in enumerate(points)]
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="commchar-cal-") as tmp:
         path = os.path.join(tmp, "model.json")
-        with open(path, "w") as out:
-            json.dump(model, out)
+        save(model, path)  # the simulator reads the model as a file, written the one way files are
         loaded = load(path)
         for library, lib in model["libraries"].items():
             if not isinstance(lib.get("loggp"), dict):
