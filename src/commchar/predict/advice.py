@@ -16,7 +16,7 @@ from commchar import ranges
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, parse_expr
 from commchar.modelfile.schema import term_expr
-from commchar.predict.laws import BEST_KNOWN, Law, classify, law_named, value_or_none
+from commchar.models.laws import BEST_KNOWN, ComplexityClass, class_named, classify
 from commchar.vocabulary import format_size as size
 from commchar.predict.values import n_at
 
@@ -321,7 +321,16 @@ def _compare(model: ModelFile, library: str, equivalence: Equivalence, n_interva
     return Comparison(equivalence, in_n, in_p)
 
 
-def _term_law(model: ModelFile, library: str, key: str, term: str, ps: Sequence[float]) -> tuple[Law, str, Expr] | None:
+def value_or_none(expr: Expr, p: float) -> float | None:
+    """expr at p, or None where it is not a number (a law beyond its pole)."""
+    try:
+        return expr.evaluate(p)
+    except ModelError:
+        return None
+
+
+def _term_law(model: ModelFile, library: str, key: str, term: str,
+              ps: Sequence[float]) -> tuple[ComplexityClass, str, Expr] | None:
     segments = model.segments(library, key)
     # Startup matters for short messages, per-byte terms for long ones.
     segment = segments[0] if term == "t_s" else segments[-1]
@@ -330,12 +339,18 @@ def _term_law(model: ModelFile, library: str, key: str, term: str, ps: Sequence[
     entry = laws.get(term) if isinstance(laws.get(term), dict) else None
     if entry and isinstance(entry.get("expr"), (str, int, float)):
         expr = term_expr(entry["expr"], f"laws.{term}.expr")
-    if entry and isinstance(entry.get("complexity"), str) and law_named(entry["complexity"]):
-        return law_named(entry["complexity"]), "laws field", expr  # type: ignore[return-value]
+    named = class_named(entry.get("complexity")) if entry else None
+    if named is not None:
+        return named, "laws field", expr
+    over = sorted({float(p) for p in ps if p >= 2}) or [2.0]
+    # fewer than 3 values of p say little of a growth: look over a factor of 4 at least
+    high = over[-1] if len(over) >= 3 else max(over[-1], 4 * over[0])
     try:
-        return classify(expr, ps).law, "classified from the expressions", expr
+        # a term that is not a number somewhere in the range has no class (ModelError)
+        law = classify(lambda p: np.array([expr.evaluate(float(q)) for q in p]), over[0], high)
     except ModelError:
         return None
+    return law, "classified from the expressions", expr
 
 
 def _alpha_beta_gamma(model: ModelFile, library: str) -> dict[str, tuple[float, str]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
+from commchar.models.laws import best_known_class, class_named
 from commchar.report.dataset import Entity
 from commchar.vocabulary import format_size, format_time, is_collective, op_key
 from commchar.report.units import number
@@ -95,13 +96,13 @@ def laws(e: Entity) -> list[Finding]:
             continue
         op = key.partition(":")[0]
         found = modelinfo.laws(e.model, key)
-        for term, best in (("t_s", modelinfo.BEST_STARTUP.get(op)), ("t_b", modelinfo.BEST_PER_BYTE.get(op))):
+        for term in ("t_s", "t_b"):
             law = found.get(term) or {}
-            have, want = modelinfo.complexity_rank(law.get("complexity")), modelinfo.complexity_rank(best)
-            if have is not None and want is not None and have > want:
+            have, best = class_named(law.get("complexity")), best_known_class(op, term)
+            if have is not None and best is not None and have.rank > best.rank:
                 out.append(Finding("law", e.label, (
                     f"{e.label}: {key} {term}(p) = {law.get('expr', '?')} is {law.get('complexity')}, "
-                    f"worse than the best-known algorithm's {best}{_evidence(e, op)}.")))
+                    f"worse than the best-known algorithm's {best.name}{_evidence(e, op)}.")))
     return out
 
 

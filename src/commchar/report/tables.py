@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from commchar.report import modelinfo
+from commchar.models.laws import best_known_class
 from commchar.report.dataset import Entity
 from commchar.vocabulary import REDUCTIONS, format_size, is_collective
 from commchar.report.figures import collective_keys
@@ -73,7 +74,8 @@ def laws_table(entity: Entity) -> Table | None:
                 cls = law.get("complexity")
                 cells.append(f"{expr}  [{cls}]" if cls else expr)
             op = key.partition(":")[0]
-            cells.append(modelinfo.BEST_STARTUP.get(op, "–") if i == 0 else "")
+            best = best_known_class(op, "t_s")
+            cells.append((best.name if best else "–") if i == 0 else "")
             rows.append(cells)
     if not rows:
         return None
