@@ -63,6 +63,27 @@ def _log_y(ax) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
 
 
+def _ratio_y(ax, ratios: list[np.ndarray]) -> None:
+    """Log ratio axis labelled at 1-2-5 steps (0.5, 1, 2, 5...), with at least two
+    labelled ticks: ratios within one decade (0.8 to 1.3) left a log axis with a
+    single label, or none, so the scale could not be read."""
+    values = np.concatenate([np.asarray(r, dtype=float) for r in ratios] + [np.array([1.0])])
+    values = values[np.isfinite(values) & (values > 0)]
+    lo, hi = float(values.min()), float(values.max())
+    steps = [m * 10.0 ** k for k in range(-9, 10) for m in (1, 2, 5)]
+    ticks = [t for t in steps if lo <= t <= hi]
+    if len(ticks) > 8:  # many decades: powers of ten are enough
+        ticks = [t for t in ticks if math.log10(t).is_integer()]
+    if len(ticks) < 2:
+        below, above = [t for t in steps if t < lo], [t for t in steps if t > hi]
+        ticks = ([below[-1]] if below and not ticks else []) + ticks + ([above[0]] if above else [])
+    ax.set_yscale("log")
+    ax.set_ylim(min(lo, ticks[0]) / 1.08, max(hi, ticks[-1]) * 1.08)
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
+
+
 def _plain_number(value: float, _pos: object = None) -> str:
     """1, 10, 100, 1k, 10k: no mathtext, so tick labels are cheap to lay out."""
     for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -401,6 +422,7 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
     ref = present[0].series(key, 2)
     assert ref is not None
     n_max = 1.0
+    ratios: list[np.ndarray] = []
     for i, e in enumerate(present):
         s = e.series(key, 2)
         assert s is not None
@@ -408,7 +430,8 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
         n_max = max(n_max, float(s.n.max()))
         if i:
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
-            ax_r.plot(common, s.t[ia] / ref.t[ib], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+            ratios.append(s.t[ia] / ref.t[ib])
+            ax_r.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
                       label=f"{plain(e.label)} / {plain(present[0].label)}")
     ax_r.axhline(1.0, color="#333333", lw=0.8)
     for a in (ax, ax_r):
@@ -416,7 +439,7 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
         a.grid(True, alpha=0.3)
     _log_y(ax)
     ax.set_ylabel("latency (us)")
-    _log_y(ax_r)
+    _ratio_y(ax_r, ratios)
     ax_r.set_ylabel("time ratio (>1: slower)")
     ax.legend(fontsize=7)
     ax_r.legend(fontsize=7)
@@ -443,18 +466,20 @@ def comparison_collectives(entities: list[Entity]) -> FigureSpec | None:
         ref_label = ref_label or having[0].label
         assert ref is not None
         n_max = 1.0
+        ratios = []
         for i, e in enumerate(having[1:], start=1):
             s = e.series(key, p)
             assert s is not None
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
             if common.size:
-                ax.plot(common, s.t[ia] / ref.t[ib], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+                ratios.append(s.t[ia] / ref.t[ib])
+                ax.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
                         label=f"{plain(e.label)} / {plain(having[0].label)}")
                 n_max = max(n_max, float(common.max()))
         ax.axhline(1.0, color="#333333", lw=0.8)
         _size_axis(ax, n_max)
         ax.set_xlabel("n", fontsize=7)
-        _log_y(ax)
+        _ratio_y(ax, ratios)
         ax.set_title(f"{key}, p = {p}", fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)

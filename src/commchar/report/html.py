@@ -15,7 +15,7 @@ import matplotlib
 
 from commchar.report.figures import FigureSpec
 from commchar.report.findings import Finding
-from commchar.report.tables import Table
+from commchar.report.tables import NUMBER_CELL, Table
 
 PAGE = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -84,8 +84,7 @@ def figure_html(spec: FigureSpec, anchor: str) -> str:
 
 
 def _cell(text: str) -> str:
-    stripped = text.rstrip("*").replace(".", "", 1).replace("-", "", 1).replace("e", "", 1)
-    cls = ' class="num"' if stripped.isdigit() else ""
+    cls = ' class="num"' if NUMBER_CELL.match(text) else ""
     return f"<td{cls}>{escape(text)}</td>"
 
 
