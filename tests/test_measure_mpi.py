@@ -112,9 +112,16 @@ def test_export_csv_and_json_have_the_promised_columns(full_run, tmp_path):
 
 
 def test_runs_lists_the_run(full_run):
+    """The listing's row for run 1 says what the store holds: status, libraries, point count."""
     db, _ = full_run
     out = commchar("runs", "--db", str(db)).stdout
-    assert "complete" in out
+    with Store(db) as store:
+        run, points = store.run(1), len(store.points())
+        libraries = run["options"].get("libraries") or []
+    row = next(line for line in out.splitlines() if line.strip("│┃ ").startswith("1 "))
+    cells = [c.strip() for c in row.strip("│┃").split("│")]
+    assert cells[0] == "1" and cells[2] == "complete" == run["status"]
+    assert str(points) in cells and libraries and all(lib in row for lib in libraries)
 
 
 def test_oversubscribed_collectives_are_flagged(tmp_path, mpi_libraries):

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from commchar.cli import main
-from commchar.simulate.binary import DEFAULT_BINARY
 
-pytestmark = pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+pytestmark = pytest.mark.usefixtures("simulator")  # fails, not skips, without the simulator
 
 
 # the one operation a model file must hold at least (a library without operations is refused)
