@@ -121,7 +121,7 @@ def test_runs_lists_the_run(full_run):
     row = next(line for line in out.splitlines() if line.strip("│┃ ").startswith("1 "))
     cells = [c.strip() for c in row.strip("│┃").split("│")]
     assert cells[0] == "1" and cells[2] == "complete" == run["status"]
-    assert str(points) in cells and libraries and all(lib in row for lib in libraries)
+    assert str(points) in cells and libraries and all(lib in out for lib in libraries)  # rich may wrap the row
 
 
 def test_oversubscribed_collectives_are_flagged(tmp_path, mpi_libraries):
