@@ -235,7 +235,7 @@ def _run_with_progress(argv: list[str]) -> dict[str, Any]:
     def update(done: int, total: int | None, _seconds: float) -> None:
         nonlocal bar, task
         if bar is None:
-            columns = [TextColumn("simulating"), SpinnerColumn() if total is None else BarColumn(),
+            columns: list[Any] = [TextColumn("simulating"), SpinnerColumn() if total is None else BarColumn(),
                        MofNCompleteColumn() if total else TextColumn("{task.completed} operations"),
                        TimeElapsedColumn()]
             if total:
@@ -285,9 +285,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         run_simulator(argv, expect_json=False)
         console.print(f"wrote {args.emit_goal}", markup=False)
         return 0
-    result = _run_with_progress(argv)
+    outcome = _run_with_progress(argv)
     if args.json:
-        console.print_json(jsonio.dumps(result))
+        console.print_json(jsonio.dumps(outcome))
     else:
-        _render(result, console)
+        _render(outcome, console)
     return 0

@@ -376,10 +376,10 @@ class LawSelector(Estimator):
             # number, so fall back to the constant, and to 0 if even that is not finite.
             law = fit_form("const", p, y, sc)
             self.fallback_ = f"the {chosen} law was not finite: the constant was used"
-            if not _finite_law(law, p):
+            if law is None or not _finite_law(law, p):
                 law = Law("const", {"a": 0.0})
                 self.fallback_ = f"no finite law through the values: 0 was used (values {y.tolist()!r})"
-        self.law_ = law
+        self.law_: Law = law
         self.distinct_p_ = distinct
         return self
 

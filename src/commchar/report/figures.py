@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, FixedLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from commchar.models.metrics import aggregate_factor
 from commchar.report import modelinfo
@@ -298,7 +298,8 @@ def _suptitle(fig: Figure, axes: list, title: str) -> None:
 
 def short_and_long(entity: Entity, key: str) -> tuple[dict[int, int], dict[int, int]]:
     """Per p, the measured size nearest 8 B (short) and the largest size measured at every p."""
-    short, long = {}, {}
+    short: dict[int, int] = {}
+    long: dict[int, int] = {}
     ps = entity.ps(key)
     sizes = {p: entity.series(key, p).n for p in ps}  # type: ignore[union-attr]
     if not ps:
@@ -325,7 +326,7 @@ def collective_vs_p(entity: Entity) -> FigureSpec | None:
             picks.append(("long", long, COLORS[1], "s"))
         for name, chosen, color, marker in picks:
             ps = sorted(chosen)
-            t = np.array([entity.series(key, p).at(chosen[p]) for p in ps], dtype=float)  # type: ignore[union-attr]
+            t = np.array([entity.series(key, p).at(chosen[p]) for p in ps], dtype=np.float64)  # type: ignore[union-attr]
             sizes = sorted(set(chosen.values()))
             label = f"n = {format_size(sizes[0])}" if len(sizes) == 1 else \
                 f"n ≈ {format_size(sizes[0])}–{format_size(sizes[-1])}"
@@ -367,12 +368,12 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         _, long = short_and_long(entity, key)
         ps = sorted(long)
         if ps:
-            y = []
+            at_long: list[float] = []
             for p in ps:
                 t = entity.series(key, p).at(long[p])  # type: ignore[union-attr]
-                y.append((aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)
-                         if t and long[p] > 0 else np.nan)
-            ax_p.plot(ps, y, marker + "-", color=color, ms=4, lw=0.9, label=key)
+                at_long.append((aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)  # type: ignore[arg-type]
+                               if t and long[p] > 0 else np.nan)
+            ax_p.plot(ps, at_long, marker + "-", color=color, ms=4, lw=0.9, label=key)
     _size_axis(ax_n, n_max, zero=False)
     for ax in (ax_n, ax_p):
         _log_y(ax)
@@ -382,7 +383,7 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
     ax_n.set_title(f"vs size at p = {p_top}", fontsize=9)
     ax_p.set_title("vs p at the long message", fontsize=9)
     ax_p.set_xlabel("p (processes)")
-    ax_p.xaxis.get_major_locator().set_params(integer=True)
+    ax_p.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # an AutoLocator
     ax_p.legend(fontsize=6, ncol=2)
     title = f"{entity.label}: aggregated bandwidth of the collectives"
     fig.suptitle(plain(title), fontsize=11)

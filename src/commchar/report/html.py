@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 from html import escape
 from string import Template
 
@@ -56,7 +57,8 @@ $body
 """)
 
 
-FIGURE_RC = {"text.usetex": False, "svg.fonttype": "path", "axes.formatter.use_mathtext": False,
+# typed loosely: matplotlib's stubs accept only a literal dict of known keys
+FIGURE_RC: Any = {"text.usetex": False, "svg.fonttype": "path", "axes.formatter.use_mathtext": False,
              "axes.unicode_minus": True}
 
 

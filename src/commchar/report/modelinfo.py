@@ -84,7 +84,7 @@ def p2p_parameters(view: ModelView | None, key: str) -> list[SegmentParams]:
     out = []
     for seg in segments(view, key):
         affine = _affine_in_segment(view, key, seg, 2) if view else None
-        fit = seg.get("fit") if isinstance(seg.get("fit"), dict) else {}
+        fit: dict[str, Any] = seg["fit"] if isinstance(seg.get("fit"), dict) else {}
         n_max = seg.get("n_max")
         t_s = affine[0] if affine else _number(seg.get("t_s"))
         t_b = affine[1] if affine else _number(seg.get("t_b"))
@@ -101,7 +101,7 @@ def _metrics(view: ModelView | None, key: str) -> dict:
 
 
 def _metric_units(m: dict) -> tuple[str, str]:
-    units = m.get("units") if isinstance(m.get("units"), dict) else {}
+    units: dict[str, str] = m["units"] if isinstance(m.get("units"), dict) else {}
     return units.get("bandwidth", ""), units.get("specific_performance", "")
 
 

@@ -87,7 +87,7 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
     for op, rows in by_op.items():
         fitted = CallCostModel(penalty=penalty).fit([r[0] for r in rows], [r[1] for r in rows],
                                                     [r[2] for r in rows])
-        segments = [dict(seg) for seg in fitted.segments_]
+        segments: list[dict[str, Any]] = [dict(seg) for seg in fitted.segments_]
         bare_of = {r[0]: r[2] for r in rows}
 
         def bare_at(n: int, op: str = op) -> float:
