@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,6 +110,27 @@ def test_export_csv_and_json_have_the_promised_columns(full_run, tmp_path):
         per_sample = json.loads(commchar("export", "--db", str(db), "--run", "1", "--format",
                                          "json", "--samples").stdout)
         assert sum(1 for r in per_sample if r["point_id"] == first["point_id"]) == first["reps"]
+
+
+def test_every_run_and_job_records_the_commit_and_the_kernel_it_ran(full_run):
+    """Provenance (ReproMPI): the run's version carries the source commit, each job the
+    SHA-256 of the kernel binary that measured it."""
+    import hashlib
+
+    from commchar.measure.build import ensure_kernel
+
+    db, libraries = full_run
+    repo = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    with Store(db) as store:
+        version = store.run(1)["commchar_version"]
+        jobs = store.jobs([1])
+    assert f"+g{head[:12]}" in version
+    for lib in libraries:
+        kernel = hashlib.sha256(ensure_kernel(lib).read_bytes()).hexdigest()
+        mine = [j for j in jobs if j["library"] == lib.name]
+        assert mine and all(j["kernel_options"]["kernel_sha256"] == kernel for j in mine)
 
 
 def test_runs_lists_the_run(full_run):

@@ -22,6 +22,7 @@ from typing import IO, Protocol
 from commchar import processes
 from commchar.errors import UsageError
 from commchar.measure.build import ensure_kernel
+from commchar.provenance import file_sha256
 from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, parse_ops
@@ -208,6 +209,9 @@ class _JobRunner:
                         continue
                     what = message.get("type")
                     if what == "header":
+                        # the kernel's options with the identity of the binary that ran them
+                        options = message.get("options") if isinstance(message.get("options"), dict) else {}
+                        message["options"] = {**options, "kernel_sha256": file_sha256(self.kernel)}
                         self.store.record_job_header(job_id, message)
                     elif what == "begin":
                         in_flight = by_key.get(
