@@ -145,14 +145,30 @@ impl RankTrace {
     }
 }
 
-fn write_trace(name: &str, ranks: &[RankTrace]) -> PathBuf {
+/// A directory of trace files removed when the test ends, pass or fail.
+struct TraceDir(PathBuf);
+
+impl std::ops::Deref for TraceDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write_trace(name: &str, ranks: &[RankTrace]) -> TraceDir {
     let dir = std::env::temp_dir().join(format!("commchar-replay-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for r in ranks {
         std::fs::write(dir.join(format!("rank-{}.cctrace", r.rank)), r.bytes()).unwrap();
     }
-    dir
+    TraceDir(dir)
 }
 
 fn traces(p: i32) -> Vec<RankTrace> {
@@ -191,7 +207,7 @@ fn check_sums(o: &Outcome) {
 }
 
 /// Rank 0 sends 1000 B at 0; rank 1 computes 10 us, then receives.
-fn late_receiver(call: u16) -> PathBuf {
+fn late_receiver(call: u16) -> TraceDir {
     let mut t = traces(2);
     t[0].send(call, 1, 1000, 7);
     t[1].compute(10_000).recv(0, 1000, 7);
