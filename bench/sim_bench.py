@@ -71,6 +71,7 @@ CASES = [
     Case("rabenseifner p=4096 torus:64x64 congestion", congested_torus(64), rate_target=False),
     Case("rabenseifner p=16384 torus:128x128 congestion", congested_torus(128), rate_target=False),
     Case("rabenseifner p=65536 torus:256x256 congestion", congested_torus(256), rate_target=False, quick=False),
+    Case("rabenseifner p=2^18 torus:512x512 congestion", congested_torus(512), rate_target=False, big=True),
     Case("rabenseifner p=2^24 1MiB", rabenseifner(2**24), wall_max_s=60, peak_max_mb=4000, big=True),
     Case("rabenseifner p=2^20 torus:1024x1024 congestion", congested_torus(1024), wall_max_s=300,
          rate_target=False, big=True),
