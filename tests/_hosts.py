@@ -65,3 +65,25 @@ def commchar(*args: str, check: bool = True, timeout: float = 900) -> subprocess
     if check:
         assert result.returncode == 0, result.stderr[-2000:]
     return result
+
+
+SLURM_SCRIPT = SCRIPT.parent / "emulated-slurm.sh"
+
+
+@contextlib.contextmanager
+def emulated_slurm(hosts: Hosts) -> Iterator[Path]:
+    """munged, slurmctld and a slurmd per emulated host; yields the slurm.conf to use."""
+    try:
+        started = subprocess.run([str(SLURM_SCRIPT), "up", str(hosts.dir)], capture_output=True,
+                                 text=True, timeout=120)
+        assert started.returncode == 0, started.stderr
+        yield hosts.dir / "slurm" / "slurm.conf"
+    finally:
+        subprocess.run([str(SLURM_SCRIPT), "down", str(hosts.dir)], capture_output=True, timeout=120)
+
+
+def off_and_on_node_bandwidth(model: dict, library: str, op: str = "pingpong:send") -> tuple[float, float]:
+    """The fitted asymptotic bandwidth (MB/s) off-node and on-node of a model file."""
+    def bw(where: str) -> float:
+        return float(model["libraries"][f"{library} {where}"]["operations"][op]["metrics"]["Bw_as"])
+    return bw("off-node"), bw("on-node")

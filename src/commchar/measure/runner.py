@@ -37,6 +37,8 @@ from commchar.store import Store
 # reachable and a full second per point would make small machines crawl.
 OVERSUBSCRIBED_MAX_TIME_S = 0.15
 STDERR_TAIL_CHARS = 400
+# After the kernel's last line, how long a job may take to exit before it is stopped.
+FINALIZE_GRACE_S = 10.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
 
@@ -241,9 +243,10 @@ class _JobRunner:
             try:
                 while True:
                     try:
-                        line = stream.next(self.options.timeout)
+                        line = stream.next(min(self.options.timeout, FINALIZE_GRACE_S)
+                                           if outcome == "measured" else self.options.timeout)
                     except queue.Empty:
-                        outcome = "timeout"
+                        outcome = "lingered" if outcome == "measured" else "timeout"
                         break
                     if line is None:
                         break
@@ -270,11 +273,13 @@ class _JobRunner:
                         in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
+                    elif what == "end":
+                        outcome = "measured"
             except BaseException:
                 processes.stop(process)
                 self.store.finish_job(job_id, None)
                 raise
-            killed_by = processes.stop(process) if outcome in ("timeout", "misplaced") else None
+            killed_by = processes.stop(process) if outcome in ("timeout", "misplaced", "lingered") else None
             exit_status = process.wait()
             processes.finished(process)
             if killed_by is not None and exit_status >= 0:
@@ -287,8 +292,9 @@ class _JobRunner:
             across_hosts = hostfailures.diagnose(text + "\n" + "".join(chatter))
 
         complete = not (set(points) - stored)
-        if complete and outcome == "ended":
-            return stored, None, None
+        if complete and outcome in ("ended", "measured", "lingered"):
+            return stored, None, None  # lingered: stopped after its last point (ranks across
+            # hosts can hang in MPI_Finalize); everything it measured is stored
         if outcome == "misplaced":
             return stored, None, f"placement: {kernel_error}"
         if outcome == "timeout":

@@ -487,10 +487,13 @@ class Store:
             where, args = _run_filter(self, run_ids, table="pt")
             samples = ", s.t_us_json AS samples_json" if with_samples else ""
             join = " LEFT JOIN samples s ON s.point_id = pt.id" if with_samples else ""
+            # a schema-1 store opened read-only is read as it is, without localities
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(points)")}
+            locality = ", pt.locality" if "locality" in columns else ""
             cursor = self._db.execute(
                 f"SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version{samples}"
                 f" FROM points pt JOIN jobs ON jobs.id = pt.job_id{join} {where}"
-                " ORDER BY pt.run_id, pt.library, pt.locality, pt.op, pt.variant, pt.p, pt.n_bytes",
+                f" ORDER BY pt.run_id, pt.library{locality}, pt.op, pt.variant, pt.p, pt.n_bytes",
                 args,
             )
             for r in cursor:
