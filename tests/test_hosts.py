@@ -70,6 +70,10 @@ def test_report_puts_on_node_and_off_node_side_by_side(measured, tmp_path):
     html = out.read_text()
     for lib in libraries:
         assert f"{lib.name} on-node" in html and f"{lib.name} off-node" in html
+    table = html[html.index('id="locality"'):]
+    table = table[:table.index("</table>")]
+    assert "Bw_as on-node" in table and "Bw_as off-node" in table
+    assert all(f"<td>{lib.name}</td>" in table for lib in libraries), table[:2000]
 
 
 # -- failures that only happen across hosts: one line naming the host, nothing lost --------
