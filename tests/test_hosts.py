@@ -127,4 +127,5 @@ def test_a_library_without_a_network_transport_is_named_with_its_host(two_hosts,
     line = _run_expecting_failure(tmp_path / "c.db", two_hosts.hostfile, library,
                                   *two_hosts.env_flags(UCX_NET_DEVICES="mlx5_0:1"))
     assert "no network transport to the other hosts" in line, line
-    assert any(f"host {name}" in line for name in two_hosts.names), line
+    # UCX names the host on stdout, which may die with the rank; else the job's hosts are named
+    assert any(host in line for host in two_hosts.names + two_hosts.addresses), line

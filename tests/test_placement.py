@@ -109,6 +109,11 @@ MPI communications.  This means that no Open MPI device has indicated
   Process 2 ([[22416,1],0]) is on host: 10.250.44.2
   BTLs attempted: self
 """
+MPICH_UCX_INIT = """Abort(68800143): Fatal error in internal_Init: Other MPI error, error stack:
+MPID_Init(443)...........: 
+MPIDI_UCX_init_local(252):  ucx function returned with failed status(ucx_init.c 252 \
+MPIDI_UCX_init_local No such device)
+"""
 
 
 @pytest.mark.parametrize("stderr, said", [
@@ -120,7 +125,23 @@ MPI communications.  This means that no Open MPI device has indicated
     (OMPI_NO_BTL, "hosts cchost2-5608 and 10.250.44.2: Open MPI has no transport between the hosts"
                   " (transports tried: self)"),
     ("MPI_Init failed: something else\n", None),
+    (MPICH_UCX_INIT, "hosts a, b: the library has no network transport to the other hosts (UCX could"
+                     " not open its device: No such device)"),
 ])
 def test_cross_host_failures_are_one_line_naming_the_host(stderr, said):
-    found = hostfailures.diagnose(stderr)
+    found = hostfailures.diagnose(stderr, ["a", "b"])
     assert (found is None) if said is None else found.startswith(said), found
+
+
+def test_a_csv_with_localities_is_fitted_as_on_node_and_off_node(tmp_path):
+    from commchar.models.inputs import read_csv
+
+    rows = [(loc, n, (1 if loc == "on-node" else 50) + n / (5000 if loc == "on-node" else 125))
+            for loc in ("on-node", "off-node") for n in (0, 1 << 20, 4 << 20)]
+    path = tmp_path / "points.csv"
+    path.write_text("library,op,variant,p,n_bytes,t_us,locality\n"
+                    + "".join(f"mpich,pingpong,send,2,{n},{t},{loc}\n" for loc, n, t in rows))
+    assert {p["library"] for p in read_csv(path)} == {"mpich on-node", "mpich off-node"}
+    path.write_text("library,op,variant,p,n_bytes,t_us,locality\nmpich,pingpong,send,2,0,1,nearby\n")
+    with pytest.raises(Exception, match="locality 'nearby' is not one of on-node, off-node"):
+        read_csv(path)

@@ -19,6 +19,9 @@ _UCX_NO_TRANSPORT = re.compile(
 _OMPI_UNREACHABLE = re.compile(r"unable to reach each other for\s+MPI communications", re.M)
 _OMPI_PROCESS_HOST = re.compile(r"Process \d+ \(\[\[[\d,]+\],\d+\]\) is on host: (\S+)")
 _OMPI_BTLS = re.compile(r"BTLs attempted: (.+?)\s*$", re.M)
+# MPICH's own stack when UCX found no device; UCX's line naming the host went to stdout
+# and may be lost with the rank.
+_MPICH_UCX_INIT = re.compile(r"MPIDI_UCX_init_local\(\d+\):.*MPIDI_UCX_init_local (.+?)\)\s*$", re.M)
 _HYDRA_CONNECT = re.compile(r'unable to connect from "([^"]+)" to "([^"]+)" \(([^)]+)\)')
 
 _SSH_CAUSES = {
@@ -29,9 +32,9 @@ _SSH_CAUSES = {
 }
 
 
-def diagnose(stderr: str) -> str | None:
+def diagnose(stderr: str, hosts: list[str] | None = None) -> str | None:
     """One line naming the host and the cause of a cross-host failure in `stderr`, or
-    None when it shows none."""
+    None when it shows none. `hosts`: the job's hosts, named when the text names none."""
     match = _SSH_CONNECT.search(stderr)
     if match:
         host, port, cause = match.groups()
@@ -47,6 +50,10 @@ def diagnose(stderr: str) -> str | None:
     if match:
         return (f"host {match.group(1)}: the library has no network transport to the other hosts"
                 f" (UCX: {match.group(2)})")
+    match = _MPICH_UCX_INIT.search(stderr)
+    if match and hosts:
+        return (f"host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}: the library has no network"
+                f" transport to the other hosts (UCX could not open its device: {match.group(1)})")
     if _OMPI_UNREACHABLE.search(stderr):
         hosts = list(dict.fromkeys(_OMPI_PROCESS_HOST.findall(stderr)))
         btls = _OMPI_BTLS.search(stderr)

@@ -28,7 +28,7 @@ from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribe
                                      spec_hosts)
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, parse_ops
-from commchar.measure.placement import Host, locality, other_policy, rank_hosts
+from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
@@ -289,7 +289,9 @@ class _JobRunner:
             stderr.seek(0)
             text = stderr.read()
             tail = stderr_tail(text)
-            across_hosts = hostfailures.diagnose(text + "\n" + "".join(chatter))
+            across_hosts = hostfailures.diagnose(
+                text + "\n" + "".join(chatter),
+                hosts_used(self.placed.ranks) if self.placed.ranks else None)
 
         complete = not (set(points) - stored)
         if complete and outcome in ("ended", "measured", "lingered"):
