@@ -3,6 +3,8 @@
 # when asked), so a cluster with its own MPI never needs root.
 #   scripts/ensure-deps.sh mpi      MPI libraries (INSTALL_MPI=1 forces Debian's Open MPI and MPICH)
 #   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
+#   scripts/ensure-deps.sh hosts    sshd, Slurm and munge for the emulated hosts' tests (root only:
+#                                   without root those tests skip, so nothing is installed)
 set -euo pipefail
 
 want=()
@@ -15,7 +17,16 @@ case "${1:-mpi}" in
     fi ;;
   browser)
     command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
-  *) echo "ensure-deps: unknown group '$1' (mpi, browser)" >&2; exit 2 ;;
+  hosts)
+    [ "$(id -u)" = 0 ] || exit 0
+    [ -x /usr/sbin/sshd ] || want+=(openssh-server)
+    command -v ssh >/dev/null 2>&1 || want+=(openssh-client)
+    command -v slurmctld >/dev/null 2>&1 || want+=(slurmctld)
+    command -v slurmd >/dev/null 2>&1 || want+=(slurmd)
+    command -v srun >/dev/null 2>&1 || want+=(slurm-client)
+    command -v munged >/dev/null 2>&1 || want+=(munge)
+    command -v tc >/dev/null 2>&1 || want+=(iproute2) ;;
+  *) echo "ensure-deps: unknown group '$1' (mpi, browser, hosts)" >&2; exit 2 ;;
 esac
 [ ${#want[@]} -eq 0 ] && exit 0
 

@@ -13,6 +13,7 @@ from rich.progress import Progress
 from commchar import __version__
 from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
+from commchar.measure.placement import POLICIES
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
 from commchar.measure.libraries import select
 from commchar.measure.operations import parse_ops
@@ -51,7 +52,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="start synchronization before each collective repetition")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
-    parser.add_argument("--hostfile", help="host file for mpirun")
+    parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
+    parser.add_argument("--placement", choices=POLICIES, default="block",
+                        help="where collectives' ranks go on several hosts: fill each host (block,"
+                        " default) or one per host in turn (cyclic); point-to-point is measured"
+                        " both on-node and off-node")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the job's environment (repeatable), e.g. "
                         "OMPI_MCA_btl_vader_eager_limit=8192")
@@ -87,7 +92,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         np=parse_np(args.np) if args.np is not None else _default_np(),
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
-        launcher=args.launcher, hostfile=args.hostfile, env=env,
+        launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
     )
     parse_ops(options.ops)  # validate before anything is launched
     if options.sizes is not None:

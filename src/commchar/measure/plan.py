@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from commchar import ranges
 from commchar.errors import UsageError
-from commchar.measure.operations import OpVariant
+from commchar.measure.operations import OPERATIONS, OpVariant
 
 _SUFFIX = {"": 1, "K": 1 << 10, "KI": 1 << 10, "M": 1 << 20, "MI": 1 << 20, "G": 1 << 30, "GI": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?)?B?\s*$", re.IGNORECASE)
@@ -100,6 +100,10 @@ class Point:
     @property
     def key(self) -> str:
         return f"{self.op}:{self.variant}" if self.variant else self.op
+
+    @property
+    def operation_kind(self) -> str:
+        return OPERATIONS[self.op].kind
 
 
 def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Point]:

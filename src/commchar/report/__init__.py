@@ -27,6 +27,7 @@ from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
                                      entity_figures)
 from commchar.report.findings import Finding, all_findings
+from commchar.report.locality import locality_table
 from commchar.report.tables import Table, entity_tables, failures_table, provenance_tables
 from commchar.report.units import Rates, size_label
 
@@ -202,6 +203,10 @@ def _build(options: ReportOptions) -> Report:
             if table is not None:
                 body += tab(table)
         sections.append(("comparison", "Comparison", body or "<p>Nothing measured in common.</p>", False))
+
+    on_and_off = locality_table(entities, rates)
+    if on_and_off is not None:
+        sections.append(("locality", "On-node and off-node", tab(on_and_off), False))
 
     am_table = active_messages.comparison_table(entities, rates)
     if am_table is not None:
