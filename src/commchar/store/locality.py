@@ -13,3 +13,11 @@ LOCALITIES = ("on-node", "off-node")
 
 def library_label(library: str, locality: str | None) -> str:
     return f"{library} {locality}" if locality else library
+
+
+def split_label(label: str) -> tuple[str, str | None]:
+    """("mpich", "off-node") from "mpich off-node"; ("mpich", None) from "mpich"."""
+    library, _, locality = label.rpartition(" ")
+    if library and locality in LOCALITIES:
+        return library, locality
+    return label, None
