@@ -67,6 +67,10 @@ static void cc_pvm_join(cc_point *pt)
         CC_MPI(MPI_Barrier(pt->ctl));
     }
     if (inst != pt->rank) cc_die("pvm: rank %d joined group %s as instance %d", pt->rank, CC_PVM_GROUP, inst);
+    /* a static group's membership is cached by every task: pvm_bcast, pvm_barrier
+     * and the others then need no query to the group server per call, as PVM's
+     * documentation recommends for measured codes */
+    CC_PVM(pvm_freezegroup(CC_PVM_GROUP, pt->size));
     cc_joined = 1;
 }
 

@@ -91,22 +91,25 @@ OPERATIONS: dict[str, Operation] = {
 # line PVM up with the MPI libraries. pingpong: psend, or pvm_send of a message
 # packed beforehand with each encoding; pack: pvm_initsend + pvm_pkbyte alone (the
 # packing the pingpong leaves out); mcast: pvm_mcast from the root to the others.
-# PVM refuses gather and scatter of 0 bytes, so their smallest size is 1 byte a rank.
+# PVM refuses gather, scatter and reduce of nothing: their smallest size is one element a rank.
+# A PVM message costs tens of microseconds, so by default sizes go up by 4, not 2.
+_PVM_SIZES = (0,) + tuple(4 ** k for k in range(11))  # 0, 1 B .. 1 MiB
 PVM_OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
         Operation("pingpong", "p2p", ("psend", "default", "raw", "inplace"), transport="pvm",
-                  kernel_name="pvm_pingpong"),
-        Operation("pack", "p2p", ("default", "raw", "inplace"), transport="pvm", kernel_name="pvm_pack"),
-        Operation("mcast", "collective", transport="pvm", kernel_name="pvm_mcast"),
-        Operation("bcast", "collective", transport="pvm", kernel_name="pvm_bcast"),
+                  sizes=_PVM_SIZES, kernel_name="pvm_pingpong"),
+        Operation("pack", "p2p", ("default", "raw", "inplace"), transport="pvm", sizes=_PVM_SIZES,
+                  kernel_name="pvm_pack"),
+        Operation("mcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_mcast"),
+        Operation("bcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_bcast"),
         Operation("barrier", "collective", unit="none", transport="pvm", kernel_name="pvm_barrier"),
         Operation("reduce", "collective", _REDUCTION_VARIANTS, unit="double", transport="pvm",
-                  kernel_name="pvm_reduce"),
-        Operation("gather", "collective", unit="per_rank", transport="pvm", min_bytes=1,
-                  kernel_name="pvm_gather"),
-        Operation("scatter", "collective", unit="per_rank", transport="pvm", min_bytes=1,
-                  kernel_name="pvm_scatter"),
+                  sizes=_PVM_SIZES, min_bytes=8, kernel_name="pvm_reduce"),
+        Operation("gather", "collective", unit="per_rank", transport="pvm", sizes=_PVM_SIZES,
+                  min_bytes=1, kernel_name="pvm_gather"),
+        Operation("scatter", "collective", unit="per_rank", transport="pvm", sizes=_PVM_SIZES,
+                  min_bytes=1, kernel_name="pvm_scatter"),
     )
 }
 

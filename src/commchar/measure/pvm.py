@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -42,6 +43,12 @@ HALT_TIMEOUT_S = 10.0
 
 class MachineError(MeasurementError):
     """The virtual machine could not be started."""
+
+
+@dataclass(frozen=True)
+class Machine:
+    env: dict[str, str]  # what every task needs to enrol in this machine and only this one
+    version: str  # PVM's, as its console tells it ("" when it does not)
 
 
 def pvm_root() -> Path:
@@ -129,9 +136,9 @@ def _cmdline(pid: int) -> str:
 
 
 @contextmanager
-def private_machine(hostfile: Path | None = None) -> Iterator[dict[str, str]]:
-    """Start a virtual machine, yield the environment its tasks need, halt it on the way out
-    (normal end, exception, Ctrl-C). MachineError when it cannot be started."""
+def private_machine(hostfile: Path | None = None) -> Iterator[Machine]:
+    """Start a virtual machine, yield it, halt it on the way out (normal end, exception,
+    Ctrl-C). MachineError when it cannot be started."""
     problem = installation_problem()
     if problem:
         raise MachineError(problem)
@@ -153,7 +160,7 @@ def private_machine(hostfile: Path | None = None) -> Iterator[dict[str, str]]:
                                      stdout=out, stderr=subprocess.STDOUT, env=daemon_env)
         (directory / "daemon").write_text(str(daemon.pid))
         _wait_until_up(daemon, directory)
-        yield env
+        yield Machine(env, _console(directory, "version\nquit\n"))
     finally:
         if daemon is not None:
             _halt(daemon, directory)
@@ -184,18 +191,24 @@ def _said(directory: Path) -> str:
     return " | ".join(texts[-2:])[-300:] or "no output"
 
 
+def _console(directory: Path, commands: str) -> str:
+    """Commands to PVM's console for this machine; the version it printed, if any. Only
+    while the daemon runs: a console that finds none starts one."""
+    env = {**os.environ, **_machine_env(directory), "HOME": str(directory)}
+    try:
+        said = subprocess.run([_program("pvm") or "pvm"], input=commands, text=True, env=env,
+                              capture_output=True, timeout=HALT_TIMEOUT_S).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    found = re.search(r"^(\d+\.\d+\.\d+)\s*$", said, re.MULTILINE)
+    return found.group(1) if found else ""
+
+
 def _halt(daemon: subprocess.Popen, directory: Path) -> None:
     """`halt` through PVM's console, which ends every task and daemon of the machine; then
     the daemon's group and descendants, should anything still run."""
     if daemon.poll() is None:
-        env = {**os.environ, **_machine_env(directory), "HOME": str(directory)}
-        try:
-            # Only while the daemon runs: a console that finds none starts one.
-            subprocess.run([_program("pvm") or "pvm"], input="halt\n", text=True, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=HALT_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        _console(directory, "halt\n")
         deadline = time.monotonic() + HALT_TIMEOUT_S
         while daemon.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)

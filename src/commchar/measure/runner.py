@@ -29,6 +29,7 @@ from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
+from commchar.store.database import short_version
 
 # Oversubscribed ranks time-share the cores, so a tight precision is rarely
 # reachable and a full second per point would make small machines crawl.
@@ -180,15 +181,16 @@ class _JobRunner:
         """Run one job over `points`. Returns (stored, point that failed, launch error).
         PVM's job runs in a virtual machine of its own, halted whatever happens."""
         if self.library.transport != "pvm":
-            return self._launch(points, {})
+            return self._launch(points, None)
         try:
-            with pvm.private_machine(self.spec.hostfile) as machine_env:
-                return self._launch(points, machine_env)
+            with pvm.private_machine(self.spec.hostfile) as machine:
+                return self._launch(points, machine)
         except pvm.MachineError as exc:
             return set(), None, f"PVM: {exc}"
 
-    def _launch(self, points: list[Point], machine_env: dict[str, str]
+    def _launch(self, points: list[Point], machine: pvm.Machine | None
                 ) -> tuple[set[Point], Point | None, str | None]:
+        machine_env = machine.env if machine else {}
         oversubscribed = is_oversubscribed(self.spec, self.p)
         job = job_command(self.library, self.spec, self.p, self.kernel,
                           self._kernel_args(points, oversubscribed))
@@ -227,6 +229,10 @@ class _JobRunner:
                         message["op"] = self.stored_names[message["op"]]
                     what = message.get("type")
                     if what == "header":
+                        if machine is not None:  # the MPI library only bootstrapped the ranks
+                            message["mpi_library_version"] = (
+                                f"PVM {machine.version or 'version unknown'} (ranks started by "
+                                f"{short_version(message.get('mpi_library_version')) or 'MPI'})")
                         self.store.record_job_header(job_id, message)
                     elif what == "begin":
                         in_flight = by_key.get(
