@@ -119,9 +119,16 @@ def test_small_pvm_sweep_beside_mpi_is_verified_fitted_and_reported(tmp_path, mp
     assert {"pingpong:psend", "pingpong:raw", "pack:inplace", "bcast"} <= set(fitted["pvm"]["operations"])
     assert fitted["pvm"]["operations"]["pingpong:psend"]["kind"] == "p2p"
     assert fitted["pvm"]["operations"]["bcast"]["kind"] == "collective"
+    # PVM has no pingpong:send: a plain pingpong is its psend
+    predicted = _run(tmp_path, "predict", str(model), "pingpong", "bcast", "--n", "1K", "--p", "2",
+                     "--library", "pvm", "--json")
+    assert predicted.returncode == 0, predicted.stderr[-2000:]
+    assert all(row["t_us"] > 0 for row in json.loads(predicted.stdout))
     report = _run(tmp_path, "report", "--db", str(db), "-o", str(page))
     assert report.returncode == 0, report.stderr[-2000:]
-    assert "pvm" in page.read_text()
+    text = page.read_text()
+    assert "PVM beside MPI" in text and "pvm_psend / pvm_precv" in text and "MPI_Send / MPI_Recv" in text
+    assert "PVM 3.4" in text  # the version is PVM's, not the bootstrapping MPI's
 
 
 @pytest.mark.mpi

@@ -10,6 +10,8 @@
  *   pvm_gather   pvm_gather of n/p bytes from every rank
  *   pvm_scatter  pvm_scatter of n/p bytes to every rank
  *
+ * Data are filled and checked as for the MPI collectives (cc_ops_coll.c).
+ *
  * Messages are packed with PvmDataRaw: one machine's byte order, so the
  * collective's algorithm is measured, not XDR (pvm_pingpong:default has it). */
 #include <limits.h>
@@ -17,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_ops.h"
 #include "cc_ops_pvm.h"
 #include "cc_pvm.h"
-#include "cc_verify.h"
 
 enum { CC_RED_SUM, CC_RED_NOP };
 static const char *const cc_reduction_variants[] = {"sum", "nop", NULL};
@@ -68,24 +70,11 @@ static const char *cc_size_doubles(size_t n, int p, int variant, char *why, size
     return cc_size_check(n, p, 8, why, whylen);
 }
 
+/* every participant's task id first: the group is joined at the first collective */
 static void cc_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
 {
     cc_tids = cc_pvm_participants(pt);
-    pt->sbuf_len = slen;
-    pt->rbuf_len = rlen;
-    pt->sbuf = cc_xalloc_pages(slen);
-    pt->rbuf = cc_xalloc_pages(rlen);
-    pt->check_off = 0;
-    pt->check_len = checked_len;
-    pt->timed = 1;
-    pt->scale = 1.0;
-}
-
-static void cc_cleanup(cc_point *pt)
-{
-    free(pt->sbuf);
-    free(pt->rbuf);
-    pt->sbuf = pt->rbuf = NULL;
+    cc_coll_buffers(pt, slen, rlen, checked_len);
 }
 
 static size_t cc_block(const cc_point *pt)
@@ -135,32 +124,18 @@ static void cc_bcast_run(cc_point *pt, long count)
     for (long k = 0; k < count; k++) CC_PVM(pvm_bcast(CC_PVM_GROUP, CC_PVM_TAG_DATA));
 }
 
-static void cc_one_to_all_fill(cc_point *pt)
-{
-    if (pt->rank == 0)
-        cc_fill_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
-    else
-        cc_poison_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
-}
-
-static int cc_one_to_all_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->rank == 0) return 0;
-    return cc_check_bytes(pt->rbuf, pt->n, 0, 0, pt->seed, pt->rank, 0, err, errlen);
-}
-
 const cc_op cc_op_pvm_mcast = {
     .name = "pvm_mcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_any,
     .setup = cc_one_to_all_setup, .before = cc_one_to_all_before, .run = cc_mcast_run,
-    .fill = cc_one_to_all_fill, .check = cc_one_to_all_check, .extra = cc_pvm_extra,
-    .cleanup = cc_cleanup,
+    .fill = cc_bcast_fill, .check = cc_bcast_check, .extra = cc_pvm_extra,
+    .cleanup = cc_coll_cleanup,
 };
 
 const cc_op cc_op_pvm_bcast = {
     .name = "pvm_bcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_any,
     .setup = cc_one_to_all_setup, .before = cc_one_to_all_before, .run = cc_bcast_run,
-    .fill = cc_one_to_all_fill, .check = cc_one_to_all_check, .extra = cc_pvm_extra,
-    .cleanup = cc_cleanup,
+    .fill = cc_bcast_fill, .check = cc_bcast_check, .extra = cc_pvm_extra,
+    .cleanup = cc_coll_cleanup,
 };
 
 /* ---- pvm_barrier ------------------------------------------------------------ */
@@ -177,7 +152,7 @@ static void cc_barrier_run(cc_point *pt, long count)
 
 const cc_op cc_op_pvm_barrier = {
     .name = "pvm_barrier", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_zero,
-    .setup = cc_barrier_setup, .run = cc_barrier_run, .extra = cc_pvm_extra, .cleanup = cc_cleanup,
+    .setup = cc_barrier_setup, .run = cc_barrier_run, .extra = cc_pvm_extra, .cleanup = cc_coll_cleanup,
 };
 
 /* ---- pvm_reduce: in place in rbuf, refreshed from sbuf before each repetition */
@@ -205,26 +180,11 @@ static void cc_reduce_run(cc_point *pt, long count)
         CC_PVM(pvm_reduce(fn, pt->rbuf, (int)(pt->n / 8), PVM_DOUBLE, CC_PVM_TAG_DATA, CC_PVM_GROUP, 0));
 }
 
-/* sum: rank r contributes pattern(r, i); nop: every rank pattern(0, i), so
- * whichever operand PVM keeps, the result is that vector */
-static void cc_reduce_fill(cc_point *pt)
-{
-    cc_fill_doubles((double *)(void *)pt->sbuf, pt->n / 8, pt->variant == CC_RED_SUM ? pt->rank : 0, 0,
-                    pt->seed);
-}
-
-static int cc_reduce_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->check_len == 0) return 0;
-    return cc_check_doubles((const double *)(const void *)pt->rbuf, pt->n / 8,
-                            pt->variant == CC_RED_SUM ? pt->size : 0, 0, pt->seed, pt->rank, err, errlen);
-}
-
 const cc_op cc_op_pvm_reduce = {
     .name = "pvm_reduce", .variants = cc_reduction_variants, .scope = CC_SCOPE_ALL, .phases = 1,
     .check_size = cc_size_doubles, .setup = cc_reduce_setup, .before = cc_reduce_before,
-    .run = cc_reduce_run, .fill = cc_reduce_fill, .check = cc_reduce_check, .extra = cc_pvm_extra,
-    .cleanup = cc_cleanup,
+    .run = cc_reduce_run, .fill = cc_reduction_fill, .check = cc_reduce_check, .extra = cc_pvm_extra,
+    .cleanup = cc_coll_cleanup,
 };
 
 /* ---- pvm_gather: rank r contributes pattern(r, j) --------------------------- */
@@ -241,28 +201,10 @@ static void cc_gather_run(cc_point *pt, long count)
                           0));
 }
 
-static void cc_gather_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, cc_block(pt), pt->rank, 0, pt->seed);
-    for (int r = 0; r < pt->size; r++)
-        cc_poison_bytes(pt->rbuf + (size_t)r * cc_block(pt), cc_block(pt), r, 0, pt->seed);
-}
-
-static int cc_gather_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->check_len == 0) return 0;
-    const size_t b = cc_block(pt);
-    for (int r = 0; r < pt->size; r++)
-        if (cc_check_bytes(pt->rbuf + (size_t)r * b, b, r, 0, pt->seed, pt->rank, (size_t)r * b, err,
-                           errlen))
-            return 1;
-    return 0;
-}
-
 const cc_op cc_op_pvm_gather = {
     .name = "pvm_gather", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_per_rank,
     .setup = cc_gather_setup, .run = cc_gather_run, .fill = cc_gather_fill, .check = cc_gather_check,
-    .extra = cc_pvm_extra, .cleanup = cc_cleanup,
+    .extra = cc_pvm_extra, .cleanup = cc_coll_cleanup,
 };
 
 /* ---- pvm_scatter: the root's vector pattern(0, i); rank r gets block r ------ */
@@ -279,20 +221,8 @@ static void cc_scatter_run(cc_point *pt, long count)
                            0));
 }
 
-static void cc_scatter_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->sbuf_len, 0, 0, pt->seed);
-    cc_poison_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed);
-}
-
-static int cc_scatter_check(const cc_point *pt, char *err, size_t errlen)
-{
-    return cc_check_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed, pt->rank,
-                          0, err, errlen);
-}
-
 const cc_op cc_op_pvm_scatter = {
     .name = "pvm_scatter", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_per_rank,
     .setup = cc_scatter_setup, .run = cc_scatter_run, .fill = cc_scatter_fill, .check = cc_scatter_check,
-    .extra = cc_pvm_extra, .cleanup = cc_cleanup,
+    .extra = cc_pvm_extra, .cleanup = cc_coll_cleanup,
 };
