@@ -102,9 +102,15 @@ def host_names(hostfile: Path | None) -> list[str]:
     return names
 
 
+# PVM's messages go through its daemons, which need a core when a message moves:
+# ranks that spin in the loop's MPI control calls (start barrier, reductions) would
+# take the cores from them, so they yield (Open MPI's and MPICH's own settings).
+YIELDING_MPI = {"OMPI_MCA_mpi_yield_when_idle": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
+
+
 def _machine_env(directory: Path) -> dict[str, str]:
     """What the daemon and every task need to find this machine and only this one."""
-    env = {"PVM_ROOT": str(pvm_root()), "PVM_TMP": str(directory)}
+    env = {"PVM_ROOT": str(pvm_root()), "PVM_TMP": str(directory), **YIELDING_MPI}
     if os.geteuid() == 0:
         env["PVM_ALLOW_ROOT"] = "1"  # PVM refuses root otherwise
     return env
