@@ -230,9 +230,10 @@ class _JobRunner:
                     what = message.get("type")
                     if what == "header":
                         if machine is not None:  # the MPI library only bootstrapped the ranks
+                            bootstrap = (short_version(message.get("mpi_library_version")) or "MPI")
                             message["mpi_library_version"] = (
                                 f"PVM {machine.version or 'version unknown'} (ranks started by "
-                                f"{short_version(message.get('mpi_library_version')) or 'MPI'})")
+                                f"{bootstrap.split(',')[0].split(';')[0][:60]})")
                         self.store.record_job_header(job_id, message)
                     elif what == "begin":
                         in_flight = by_key.get(
