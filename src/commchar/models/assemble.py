@@ -17,6 +17,7 @@ from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import normalise
 from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
+from commchar.models.transport import rendezvous_copy
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
@@ -372,7 +373,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                 lg = LogGPModel(receiver_delay_us=delay).fit(loggp_pts)
                 section = {k: v for k, v in lg.params_.items() if v is not None}
                 if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
-                    lib["loggp"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
+                    copy, why = rendezvous_copy(library)
+                    notes = lg.notes_ + ([why] if why else [])
+                    lib["loggp"] = section | {"rendezvous_copy": copy, "notes": notes,
+                                              "receiver_delay_us": lg.delay_us_}
                     if "pingpong:send" in operations:
                         regimes = size_regimes(section, operations["pingpong:send"]["segments"])
                         if regimes:
