@@ -6,12 +6,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CARGO  ?= cargo
 
-.PHONY: setup demo apps test mpi python kernels sim browser hosts bench clean
+.PHONY: setup demo apps test mpi pvm python kernels sim browser hosts bench clean
 
-setup: mpi python kernels sim
+setup: mpi pvm python kernels sim
 
 mpi:
 	@scripts/ensure-deps.sh mpi
+
+pvm:
+	@scripts/ensure-deps.sh pvm
 
 python: $(BIN)/commchar
 
@@ -21,7 +24,7 @@ $(BIN)/commchar: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	@touch $@
 
-kernels: python
+kernels: python mpi pvm
 	$(BIN)/commchar build
 
 sim:

@@ -15,7 +15,7 @@ from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.placement import POLICIES
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
-from commchar.measure.libraries import select
+from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.runner import SweepOptions, ops_for, run_sweep
@@ -101,6 +101,13 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
     return options
 
 
+def _measures_any(library: Library, ops: str) -> bool:
+    try:
+        return bool(ops_for(library, ops))
+    except UsageError:
+        return False
+
+
 def _libraries(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",")]
     if not all(names):
@@ -178,6 +185,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             store.set_run_status(run_id, "running")
         else:
             libraries = select(options.libraries)
+            if options.libraries is None and options.ops is not None:
+                # found, not named: one that has none of the operations (PVM) is left out
+                libraries = [lib for lib in libraries if _measures_any(lib, options.ops)] or libraries
             for library in libraries:
                 ops_for(library, options.ops)  # every library has something to measure
             options.libraries = [lib.name for lib in libraries]

@@ -22,16 +22,17 @@ from typing import IO, Protocol
 
 from commchar import processes
 from commchar.errors import UsageError
-from commchar.measure import hostfailures
+from commchar.measure import hostfailures, pvm
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed, job_command,
                                      spec_hosts)
 from commchar.measure.libraries import Library
-from commchar.measure.operations import OpVariant, parse_ops
+from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
+from commchar.store.database import short_version
 
 # Oversubscribed ranks time-share the cores, so a tight precision is rarely
 # reachable and a full second per point would make small machines crawl.
@@ -179,7 +180,7 @@ def ops_for(library: Library, text: str | None) -> list[OpVariant]:
     """The operations `library` measures: its transport's defaults, or those of `text` it can."""
     if text is None:
         return parse_ops(None, library.transport)
-    ops = [o for o in parse_ops(text) if o.operation.transport == library.transport]
+    ops = [o for o in parse_ops(text, library.transport) if o.operation.transport == library.transport]
     if not ops:
         own = ", ".join(o.op for o in parse_ops(None, library.transport))
         own = ", ".join(dict.fromkeys(own.split(", ")))
@@ -195,6 +196,10 @@ class _JobRunner:
         self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
         self.library, self.p, self.kernel = library, p, kernel
         self.observer, self.result, self.placed = observer, result, placed
+        # the kernel's names of the operations stored under another (PVM's)
+        self.kernel_names = {name: op.in_kernel for name, op in catalogue(library.transport).items()
+                             if op.kernel_name}
+        self.stored_names = {kernel: name for name, kernel in self.kernel_names.items()}
 
     def run(self, todo: list[Point]) -> None:
         remaining = list(todo)
@@ -212,17 +217,30 @@ class _JobRunner:
     def _kernel_args(self, points: list[Point], oversubscribed: bool) -> list[str]:
         o = self.options
         max_time = min(o.max_time, OVERSUBSCRIBED_MAX_TIME_S) if oversubscribed else o.max_time
-        return ["--plan", plan_argument(points), "--precision", repr(o.precision),
+        return ["--plan", plan_argument(points, self.kernel_names), "--precision", repr(o.precision),
                 "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
                 "--max-time", repr(max_time), "--sync", o.sync]
 
     def _one_job(self, points: list[Point]) -> tuple[set[Point], Point | None, str | None]:
-        """Run one job over `points`. Returns (stored, point that failed, launch error)."""
+        """Run one job over `points`. Returns (stored, point that failed, launch error).
+        PVM's job runs in a virtual machine of its own, halted whatever happens."""
+        if self.library.transport != "pvm":
+            return self._launch(points, None)
+        try:
+            with pvm.private_machine(self.spec.hostfile) as machine:
+                return self._launch(points, machine)
+        except pvm.MachineError as exc:
+            return set(), None, f"PVM: {exc}"
+
+    def _launch(self, points: list[Point], machine: pvm.Machine | None
+                ) -> tuple[set[Point], Point | None, str | None]:
+        machine_env = machine.env if machine else {}
         oversubscribed = is_oversubscribed(self.spec, self.p)
         job = job_command(self.library, self.spec, self.p, self.kernel,
                           self._kernel_args(points, oversubscribed))
+        env_added = {**job.env_added, **machine_env}
         job_id = self.store.create_job(self.run_id, self.library.name, self.p, job.argv,
-                                       job.env_added, job.oversubscribed, self.placed.policy)
+                                       env_added, job.oversubscribed, self.placed.policy)
         self.observer.job_started(self.library.name, self.p, len(points), job.oversubscribed)
         stored: set[Point] = set()
         in_flight: Point | None = None
@@ -233,7 +251,7 @@ class _JobRunner:
             try:
                 process = processes.start(
                     job.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                    text=True, env={**os.environ, **job.env_added},
+                    text=True, env={**os.environ, **env_added},
                 )
             except OSError as exc:
                 self.store.finish_job(job_id, None)
@@ -254,8 +272,15 @@ class _JobRunner:
                     if message is None:
                         chatter.append(line)  # UCX, for one, logs its errors to stdout
                         continue
+                    if message.get("op") in self.stored_names:
+                        message["op"] = self.stored_names[message["op"]]
                     what = message.get("type")
                     if what == "header":
+                        if machine is not None:  # the MPI library only bootstrapped the ranks
+                            bootstrap = (short_version(message.get("mpi_library_version")) or "MPI")
+                            message["mpi_library_version"] = (
+                                f"PVM {machine.version or 'version unknown'} (ranks started by "
+                                f"{bootstrap.split(',')[0].split(';')[0][:60]})")
                         self.store.record_job_header(job_id, message)
                         misplaced = self._misplaced(message.get("hosts"), points)
                         if misplaced:

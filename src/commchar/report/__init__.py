@@ -22,6 +22,7 @@ from commchar.errors import InputError
 from commchar.report import adapters, html, replays
 from commchar.report import apps as apps_report
 from commchar.report import am as active_messages
+from commchar.report import pvm as pvm_report
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
@@ -211,6 +212,9 @@ def _build(options: ReportOptions) -> Report:
     am_table = active_messages.comparison_table(entities, rates)
     if am_table is not None:
         sections.append(("active-messages", "Active messages beside MPI", tab(am_table), False))
+    pvm_tables = pvm_report.comparison_tables(entities, rates)
+    if pvm_tables:
+        sections.append(("pvm", "PVM beside MPI", "".join(tab(t) for t in pvm_tables), False))
 
     for e in entities:
         am_tables, am_figures = active_messages.entity_parts(e, rates)
