@@ -26,7 +26,9 @@ from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 
 # the active-message layer's latency and bandwidth series fit like point-to-point
 AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
-P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS
+# PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
+PVM_P2P_OPS = ("pack",)
+P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS + PVM_P2P_OPS
 LOGGP_OPS = ("loggp", "rndv")
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
