@@ -10,13 +10,15 @@ time includes reading the workload (parsing, for the GOAL case).
 Targets: >= 5 M events per CPU second without congestion (30 M is issue 18's
 aim, printed as a second figure); Rabenseifner allreduce of 1 MiB on 2^20
 ranks in < 30 s and < 2 GB; with --big: the same on 2^24 ranks in < 60 s and
-< 4 GB, on a 1024x1024 torus with congestion in < 300 s, and its GOAL text
+< 4 GB, on a 512x512 torus with congestion (no target: the step between the
+256x256 and 1024x1024 cases, to see how the cost grows), on a 1024x1024 torus
+with congestion in < 300 s, and its GOAL text
 (generated with --emit-goal, deleted afterwards) in less memory than
 LogGOPSim's 4.58 GB.
 
     python3 bench/sim_bench.py            # the standard cases
     python3 bench/sim_bench.py --quick    # without the 2^20-rank case
-    python3 bench/sim_bench.py --big      # also the 2^24, 2^20 torus and GOAL cases (long; run with nice)
+    python3 bench/sim_bench.py --big      # also the 2^24, 2^18 and 2^20 torus and GOAL cases (long; run with nice)
     COMMCHAR_SIM=path/to/commchar-sim python3 bench/sim_bench.py --only torus   # another binary, some cases
 """
 
@@ -71,6 +73,7 @@ CASES = [
     Case("rabenseifner p=4096 torus:64x64 congestion", congested_torus(64), rate_target=False),
     Case("rabenseifner p=16384 torus:128x128 congestion", congested_torus(128), rate_target=False),
     Case("rabenseifner p=65536 torus:256x256 congestion", congested_torus(256), rate_target=False, quick=False),
+    Case("rabenseifner p=2^18 torus:512x512 congestion", congested_torus(512), rate_target=False, big=True),
     Case("rabenseifner p=2^24 1MiB", rabenseifner(2**24), wall_max_s=60, peak_max_mb=4000, big=True),
     Case("rabenseifner p=2^20 torus:1024x1024 congestion", congested_torus(1024), wall_max_s=300,
          rate_target=False, big=True),
@@ -127,7 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the 2^20-rank and 2^16-torus cases")
     parser.add_argument("--big", action="store_true",
-                        help="also the 2^24-rank, 2^20-rank torus and 2^20-rank GOAL cases (minutes each)")
+                        help="also the 2^24-rank, 2^18- and 2^20-rank torus and 2^20-rank GOAL cases (minutes each)")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     opts = parser.parse_args()
     if not BINARY.exists():

@@ -43,7 +43,7 @@ from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.models import fit_points
 from commchar.simulate.binary import run_simulator
 from commchar.simulate.calibration import DEFAULT_VARIANT, add_call_costs, gamma_us
-from commchar.simulate.selection import OPERATIONS, choose
+from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose
 from commchar.store import Store
 
 TARGET_MEDIAN, TARGET_WORST = 0.10, 0.25
@@ -60,8 +60,8 @@ def cases(points: list[dict], ps: set[int], legacy: bool) -> list[tuple[str, str
     out = []
     for pt in points:
         op = pt["op"]
-        if not pt["valid"] or pt["p"] not in ps or op not in OPERATIONS:
-            continue
+        if not pt["valid"] or pt["p"] not in ps or op not in OPERATIONS or pt["library"] not in LIBRARIES:
+            continue  # the simulator knows the algorithms of the MPI libraries only (not PVM's)
         if legacy and op not in LEGACY:
             continue
         if pt["variant"] != DEFAULT_VARIANT.get(op, "") or (pt["n_bytes"] == 0) != (op == "barrier"):

@@ -94,6 +94,10 @@ def test_rendezvous_copy_follows_the_transport_rule_and_is_validated():
     assert model["libraries"]["openmpi"]["loggp"]["rendezvous_copy"] == "receiver"
     other = fitted("vendor")["libraries"]["vendor"]["loggp"]
     assert other["rendezvous_copy"] == "both" and any("both ends" in n for n in other["notes"])
+    from commchar.models.transport import rendezvous_copy
+
+    assert rendezvous_copy("mpich on-node")[0] == "receiver"
+    assert rendezvous_copy("mpich off-node")[0] == "both"
     bad = copy.deepcopy(model)
     bad["libraries"]["openmpi"]["loggp"]["rendezvous_copy"] = "sender"
     with pytest.raises(ModelError, match="rendezvous_copy"):

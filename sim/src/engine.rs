@@ -244,6 +244,9 @@ struct Engine<'a, W: Workload> {
     joins: FxHashMap<u32, JoinState>,
 }
 
+/// How many events ahead the rank records are prefetched.
+const PREFETCH_AHEAD: usize = 6;
+
 /// Most ranks a run may have.
 pub const MAX_RANKS: u32 = 1 << 28;
 
@@ -300,6 +303,16 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
 impl<W: Workload> Engine<'_, W> {
     fn main_loop(&mut self) -> Result<()> {
         while let Some(event) = self.queue.pop() {
+            // events due together touch ranks scattered over memory: the
+            // records of the one handled a few places later are asked for now
+            if let Some(ahead) = self.queue.peek_due(PREFETCH_AHEAD) {
+                let rank = ahead.data.rank;
+                if let Some(f) = self.free.get(rank as usize) {
+                    crate::prefetch::prefetch(f);
+                }
+                self.matcher.prefetch(rank);
+                self.wl.prefetch(rank);
+            }
             let (t, ev) = (event.time, event.data);
             let kept = match Kind::from_u8(event.kind()) {
                 Kind::Calc => self.on_calc(t, &ev),

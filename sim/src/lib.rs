@@ -10,6 +10,7 @@ mod fxhash;
 pub mod matching;
 pub mod network;
 pub mod params;
+mod prefetch;
 pub mod queue;
 pub mod topology;
 pub mod trace;

@@ -156,6 +156,14 @@ impl Matcher {
         }
     }
 
+    /// Asks for `rank`'s record ahead of its use.
+    #[inline]
+    pub fn prefetch(&self, rank: u32) {
+        if let Some(rq) = self.ranks.get(rank as usize) {
+            crate::prefetch::prefetch(rq);
+        }
+    }
+
     /// A message (src, tag) arrived at `rank`: the oldest posted receive it matches, if any.
     pub fn match_posted(&mut self, rank: u32, src: u32, tag: u32) -> Option<Entry> {
         let rq = &mut self.ranks[rank as usize];

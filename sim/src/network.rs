@@ -22,6 +22,7 @@
 //! ahead, not the history.
 
 use crate::fxhash::FxHashMap;
+use crate::prefetch::prefetch;
 use crate::topology::Topology;
 
 /// Most links whose slots are kept in a vector (64 bytes each, zeroed pages
@@ -31,6 +32,10 @@ const DENSE_LINKS: u64 = 1 << 24;
 /// Side tables are swept for ended intervals when they have doubled since the
 /// last sweep, and not below this many entries.
 const SWEEP_FLOOR: usize = 1 << 12;
+
+/// Lists up to this long are searched from the front, in order (cheaper
+/// than a search's unpredictable branches).
+const SHORT: usize = 16;
 
 /// Busy intervals kept in a link's slot.
 const INLINE: usize = 4;
@@ -90,21 +95,34 @@ fn insert(busy: &mut [(u64, u64)], len: usize, at: usize, enter: u64, hold: u64)
     }
 }
 
+/// The position of the first interval of `busy` (in order, apart) that ends
+/// after `head`. A message usually reaches a link after most of those reserved
+/// before it (they were ahead of it), so the search gallops from the back:
+/// its cost grows with the log of the intervals after the position, not with
+/// the list.
+fn first_ending_after(busy: &[(u64, u64)], head: u64) -> usize {
+    if busy.len() <= SHORT {
+        return busy.iter().take_while(|&&(_, end)| end <= head).count();
+    }
+    // every interval at or after `hi` ends after `head`
+    let mut hi = busy.len();
+    let mut step = 1;
+    loop {
+        let lo = hi.saturating_sub(step);
+        if lo == 0 {
+            return busy[..hi].partition_point(|&(_, end)| end <= head);
+        }
+        if busy[lo].1 <= head {
+            return lo + 1 + busy[lo + 1..hi].partition_point(|&(_, end)| end <= head);
+        }
+        hi = lo;
+        step *= 2;
+    }
+}
+
 /// How many intervals at the front of `busy` ended by `now`.
 fn ended(busy: &[(u64, u64)], now: u64) -> usize {
     busy.iter().take_while(|&&(_, end)| end <= now).count()
-}
-
-/// Asks the processor to bring `p`'s cache line in (a hint; no effect elsewhere).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, whatever the address
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 fn slot_of<'a>(
@@ -202,7 +220,7 @@ impl Network {
 
     /// A route's links do not depend on the reservations made along it, so
     /// the memory of the links ahead is requested early: the slot 8 links
-    /// ahead, the side list's entry 4 ahead, its intervals 2 ahead. Links are
+    /// ahead, the side list's entry 4 ahead, its first and last intervals 2 ahead. Links are
     /// scattered across memory; waiting for each in turn dominated the cost.
     #[inline]
     fn prefetch(&self, route: &[u64], i: usize) {
@@ -220,7 +238,11 @@ impl Network {
             prefetch(list);
         }
         if let Some(list) = listed(2) {
+            // the front is checked for ended intervals, the search starts at the back
             prefetch(list.1.as_ptr());
+            if let Some(last) = list.1.last() {
+                prefetch(last);
+            }
         }
     }
 
@@ -268,16 +290,25 @@ impl Network {
 
     fn reserve_listed(&mut self, index: usize, now: u64, head: u64, hold: u64) -> u64 {
         let busy = &mut self.lists[index].1;
-        busy.drain(..ended(busy, now));
-        let (at, enter) = first_fit(busy, head, hold);
+        // the intervals ended by `head` cannot delay the message: its search
+        // starts after them, found from the back (see `first_ending_after`)
+        let from = first_ending_after(busy, head);
+        let (at, enter) = first_fit(&busy[from..], head, hold);
         if hold > 0 {
             let len = busy.len();
             busy.push((0, 0));
-            let len = insert(busy, len, at, enter, hold);
+            let len = insert(busy, len, from + at, enter, hold);
             busy.truncate(len);
         }
-        if busy.len() <= INLINE {
-            self.unlist(index);
+        // intervals ended by `now` are dropped once they are a quarter of the
+        // list (memory stays within 4/3 of the live intervals), not each time:
+        // each drop moves the whole list
+        if busy[0].1 <= now {
+            let gone = busy.partition_point(|&(_, end)| end <= now);
+            busy.drain(..gone);
+            if busy.len() <= INLINE {
+                self.unlist(index);
+            }
         }
         enter
     }

@@ -154,6 +154,13 @@ impl<P: Copy> EventQueue<P> {
         self.now.pop_front()
     }
 
+    /// The event `k` places behind the next one to pop, if it is due at the
+    /// current time (so that its memory can be asked for ahead).
+    #[inline]
+    pub fn peek_due(&self, k: usize) -> Option<&Event<P>> {
+        self.now.get(k)
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -26,7 +26,9 @@ from commchar.errors import UsageError
 MPI_P2P_OPS = ("pingpong", "bw", "bibw")
 # the active-message layer's latency and bandwidth series fit like point-to-point
 AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
-P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS
+# PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
+PVM_P2P_OPS = ("pack",)
+P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS
 LOGGP_OPS = ("loggp", "rndv")
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
@@ -39,6 +41,9 @@ REDUCTION_VARIANTS = ("sum", "nop")
 # A key without a variant asks for the default variant (docs/model-format.md):
 # the standard send, and reductions that really add (their arithmetic is part of the cost).
 DEFAULT_VARIANTS = {"pingpong": "send", **{op: "sum" for op in REDUCTIONS}}
+# PVM has no MPI_Send: where a library has no `pingpong:send`, its plain send is
+# pvm_psend (docs/pvm.md)
+ALTERNATE_VARIANTS = {"pingpong": "psend"}
 
 
 def op_key(op: str, variant: str) -> str:

@@ -98,6 +98,9 @@ pub trait Workload {
     fn started(&mut self, rank: u32, id: u32, out: &mut Ready);
     /// Operation `id` of `rank` has completed.
     fn done(&mut self, rank: u32, id: u32, out: &mut Ready);
+    /// Asks for `rank`'s state ahead of its use (a hint; nothing by default).
+    #[inline]
+    fn prefetch(&self, _rank: u32) {}
     /// Operations not yet completed (zero once the workload has finished).
     fn unfinished(&self) -> u64;
 }

@@ -78,6 +78,12 @@ impl<S: PhaseSchedule> Workload for Phased<S> {
             self.advance(rank, out);
         }
     }
+    #[inline]
+    fn prefetch(&self, rank: u32) {
+        if let Some(s) = self.state.get(rank as usize) {
+            crate::prefetch::prefetch(s);
+        }
+    }
     fn unfinished(&self) -> u64 {
         self.unfinished_ops + self.unfinished_ranks
     }

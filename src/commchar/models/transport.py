@@ -19,13 +19,17 @@ copies at both ends and by 2 to 4% with the receiver's alone
 
 from __future__ import annotations
 
+from commchar.store.locality import split_label
+
 SINGLE_COPY_ON_NODE = ("openmpi", "mpich")
 
 
-def rendezvous_copy(library: str, hosts: int = 1) -> tuple[str, str | None]:
-    """('receiver' | 'both', a note saying why) for a library's fitted loggp section."""
-    if hosts == 1 and library in SINGLE_COPY_ON_NODE:
+def rendezvous_copy(label: str) -> tuple[str, str | None]:
+    """('receiver' | 'both', a note saying why) for a fitted library such as
+    "mpich" (one host) or "mpich off-node" (ranks on different hosts)."""
+    library, locality = split_label(label)
+    if locality == "off-node":
+        return "both", "ranks on different hosts: rendezvous bytes copied at both ends (TCP)"
+    if library in SINGLE_COPY_ON_NODE:
         return "receiver", None
-    if hosts > 1:
-        return "both", f"ranks on {hosts} hosts: rendezvous bytes copied at both ends (TCP)"
     return "both", f"{library}: no single-copy rule known, rendezvous bytes charged at both ends"
