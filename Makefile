@@ -57,6 +57,7 @@ test: setup browser hosts
 	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
 	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q -ra
 
 clean:

@@ -25,7 +25,9 @@ static void cc_free_comms(cc_env *env)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* checked like every call: a library that returns an error here (its default
+     * handler need not abort) is reported, not measured as if it had started */
+    CC_MPI(MPI_Init(&argc, &argv));
     const int64_t start = cc_now_ns();
     /* errors come back to CC_MPI, which reports them as JSON before aborting */
     CC_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
                 cc_emit_error(err);
         }
         cc_options_free(&opt);
-        MPI_Finalize();
+        CC_MPI(MPI_Finalize());
         return status == CC_PARSE_HELP ? 0 : CC_EXIT_USAGE;
     }
     env.opt = &opt;
@@ -66,6 +68,6 @@ int main(int argc, char **argv)
     }
     cc_free_comms(&env);
     cc_options_free(&opt);
-    MPI_Finalize();
+    CC_MPI(MPI_Finalize());
     return 0;
 }

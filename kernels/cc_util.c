@@ -9,20 +9,27 @@
 
 MPI_Status *cc_statuses_ignore = MPI_STATUSES_IGNORE;
 
+/* Whether MPI calls are allowed now: after MPI_Init and before MPI_Finalize
+ * (a failed MPI_Init or MPI_Finalize is reported through here too). */
+static int cc_mpi_running(void)
+{
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    return up && !down;
+}
+
 static int cc_world_rank(void)
 {
-    int rank = -1, up = 0;
-    MPI_Initialized(&up);
-    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rank = -1;
+    if (cc_mpi_running()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     return rank;
 }
 
 _Noreturn static void cc_abort(const char *message)
 {
     cc_emit_error(message);
-    int up = 0;
-    MPI_Initialized(&up);
-    if (up) MPI_Abort(MPI_COMM_WORLD, CC_EXIT_FATAL);
+    if (cc_mpi_running()) MPI_Abort(MPI_COMM_WORLD, CC_EXIT_FATAL);
     exit(CC_EXIT_FATAL);
 }
 

@@ -11,6 +11,17 @@ os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 
 
 @pytest.fixture(scope="session")
+def simulator():
+    """The simulator binary; `make setup` builds it, so a missing one is a failure, not a skip."""
+    from commchar.simulate.binary import SimulationError, find_binary
+
+    try:
+        return find_binary()
+    except SimulationError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
 def mpi_libraries():
     from commchar.measure.libraries import discover
 

@@ -6,12 +6,13 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from commchar.cli import main
 from commchar.modelfile import ModelFile, load, parse_expr
 from commchar.predict import CATALOGUE, advice_html, advise
-from commchar.predict.laws import classify
+from commchar.models.laws import classify
 
 from test_modelfile import two_regime_model
 
@@ -89,13 +90,35 @@ def test_scan_is_flagged_as_a_design_fault_and_bcast_startup_is_not(ap3000_advic
 
 
 def test_classify_laws():
-    ps = range(2, 13)
-    assert classify(parse_expr("3 + 4*log2(p)"), ps).law.name == "O(log p)"
-    assert classify(parse_expr("95*p - 24"), ps).law.name == "O(p)"
-    assert classify(parse_expr("2*p^2 + 1"), ps).law.name == "O(p^2)"
-    assert classify(parse_expr("7"), ps).law.name == "O(1)"
-    assert classify(parse_expr("0.0209*log2(p)^-0.3830"), ps).law.name == "O(1)"   # decreasing
-    assert classify(parse_expr("p*log2(p)"), ps).law.name == "O(p log p)"
+    def law(text):
+        expr = parse_expr(text)
+        return classify(lambda p: np.array([expr.evaluate(float(q)) for q in p]), 2, 12).name
+    assert law("3 + 4*log2(p)") == "O(log p)"
+    assert law("95*p - 24") == "O(p)"
+    assert law("2*p^2 + 1") == "O(p^2)"
+    assert law("7") == "O(1)"
+    assert law("0.0209*log2(p)^-0.3830") == "O(1)"   # decreasing
+    assert law("p*log2(p)") == "O(p log p)"
+
+
+def test_one_classifier_for_fitted_laws_and_expressions():
+    """A fitted law and the expression it writes into the model file get the same class."""
+    from commchar.models.laws import Law
+    for fitted in (Law("powlog", {"c": 3.0, "e": 1.6}), Law("reciprocal", {"a": 1.0, "b": 0.2}),
+                   Law("plogp", {"a": 1.0, "b": 0.5}), Law("powlog", {"c": 3.0, "e": 0.4})):
+        expr = parse_expr(fitted.expr())
+        from_expr = classify(lambda p: np.array([expr.evaluate(float(q)) for q in p]), 2, 12).name
+        assert fitted.complexity((2, 12)) == from_expr
+
+
+def test_complexity_names_and_ranks_are_one_table():
+    from commchar.models.laws import BEST_KNOWN, CLASSES, class_named
+    assert [c.rank for c in CLASSES] == sorted(c.rank for c in CLASSES)
+    for cls in CLASSES:
+        assert class_named(cls.name) is cls and class_named(cls.name.replace(" ", "").lower()) is cls
+    assert class_named("O(log2 p)").name == "O(log p)" and class_named("O(sqrt p)").rank < class_named("O(p)").rank
+    assert class_named("O(p^3)") is None and class_named(None) is None
+    assert all(class_named(best.law.name) is best.law for terms in BEST_KNOWN.values() for best in terms.values())
 
 
 def test_laws_field_takes_precedence():
@@ -159,7 +182,7 @@ def test_advice_html_escapes_everything():
 def test_cli_advise(capsys):
     assert main(["advise", str(EXAMPLE), "--p", "8,12", "--n", "0:64K"]) == 0
     out, err = capsys.readouterr()
-    assert "allgather(n) vs gather(n) + bcast(n)" in out and "at n = 8276 B" in out
+    assert "allgather(n) vs gather(n) + bcast(n)" in out and "at n = 8.082 KiB" in out
     assert "Design faults" in out and "scan:sum" in out
     assert main(["advise", str(EXAMPLE), "--p", "8", "--n", "1K", "--json"]) == 0
     out, err = capsys.readouterr()

@@ -14,9 +14,8 @@ from commchar.cli import main
 from commchar.errors import ModelError
 from commchar.modelfile.schema import validate
 from commchar.models.callcost import CallCostModel
-from commchar.simulate.binary import DEFAULT_BINARY
 
-needs_sim = pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+needs_sim = pytest.mark.usefixtures("simulator")  # fails, not skips, without the simulator
 
 LOGGP = {"L": 0.2, "o_s": 0.1, "o_r": 0.15, "g": 0.05, "G": 0.0001}
 CALL_COSTS = {"p": 2, "ops": {

@@ -14,7 +14,7 @@ def commchar(*args, cwd=None):
 @pytest.mark.parametrize("args, needle", [
     (["run", "--ops", "pingpong:warp"], "no variant 'warp'"),
     (["run", "--ops", "teleport"], "unknown operation 'teleport'"),
-    (["run", "--sizes", "0:4Q"], "not a size"),
+    (["run", "--sizes", "0:4Q"], "not a byte count"),
     (["run", "--np", "1"], "at least 2 processes"),
     (["run", "--precision", "5"], "--precision"),
     (["run", "--env", "NOEQUALS"], "KEY=VALUE"),

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,10 +112,38 @@ def test_export_csv_and_json_have_the_promised_columns(full_run, tmp_path):
         assert sum(1 for r in per_sample if r["point_id"] == first["point_id"]) == first["reps"]
 
 
+def test_every_run_and_job_records_the_commit_and_the_kernel_it_ran(full_run):
+    """Provenance (ReproMPI): the run's version carries the source commit, each job the
+    SHA-256 of the kernel binary that measured it."""
+    import hashlib
+
+    from commchar.measure.build import ensure_kernel
+
+    db, libraries = full_run
+    repo = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    with Store(db) as store:
+        version = store.run(1)["commchar_version"]
+        jobs = store.jobs([1])
+    assert f"+g{head[:12]}" in version
+    for lib in libraries:
+        kernel = hashlib.sha256(ensure_kernel(lib).read_bytes()).hexdigest()
+        mine = [j for j in jobs if j["library"] == lib.name]
+        assert mine and all(j["kernel_options"]["kernel_sha256"] == kernel for j in mine)
+
+
 def test_runs_lists_the_run(full_run):
+    """The listing's row for run 1 says what the store holds: status, libraries, point count."""
     db, _ = full_run
     out = commchar("runs", "--db", str(db)).stdout
-    assert "complete" in out
+    with Store(db) as store:
+        run, points = store.run(1), len(store.points())
+        libraries = run["options"].get("libraries") or []
+    row = next(line for line in out.splitlines() if line.strip("│┃ ").startswith("1 "))
+    cells = [c.strip() for c in row.strip("│┃").split("│")]
+    assert cells[0] == "1" and cells[2] == "complete" == run["status"]
+    assert str(points) in cells and libraries and all(lib in out for lib in libraries)  # rich may wrap the row
 
 
 def test_oversubscribed_collectives_are_flagged(tmp_path, mpi_libraries):

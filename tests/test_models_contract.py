@@ -134,3 +134,47 @@ def test_law_selector_prefers_simple_laws_with_few_p():
     assert flat.law_.form == "const" and flat.law_.complexity() == "O(1)"
     two = LawSelector().fit([2, 4], [10.0, 20.0])
     assert two.underdetermined_ and "not determined" in two.describe()["note"]
+
+
+def _broken(cls, fit_args):
+    """The fit arguments with one bad value: a NaN time, or (LogGP) a size that is no number,
+    which its fit meets only after it has begun setting fitted attributes."""
+    args = [list(a) if isinstance(a, list) else np.array(a, dtype=float) for a in fit_args]
+    if cls is LogGPModel:
+        args[0] = [dict(pt) for pt in args[0]]
+        rndv = next(i for i, pt in enumerate(args[0]) if pt["op"] == "rndv")
+        args[0][rndv]["n_bytes"] = "x"
+        return args
+    times = 2 if cls in (CollectiveModel, CallCostModel) else len(args) - 1
+    args[times][len(args[times]) // 2] = np.nan
+    return args
+
+
+@pytest.mark.parametrize("cls,kwargs,data", CASES, ids=IDS)
+def test_failed_fit_leaves_the_model_unfitted(cls, kwargs, data):
+    fit_args, predict_args = data()
+    model = cls(**kwargs)
+    with pytest.raises(Exception):
+        model.fit(*_broken(cls, fit_args))
+    assert [k for k in vars(model) if k.endswith("_") and not k.startswith("_")] == []
+    with pytest.raises(NotFittedError):
+        model.predict(*predict_args)
+
+
+@pytest.mark.parametrize("cls,kwargs,data", CASES, ids=IDS)
+def test_failed_refit_keeps_the_previous_fit(cls, kwargs, data):
+    fit_args, predict_args = data()
+    model = cls(**kwargs).fit(*fit_args)
+    before = np.asarray(model.predict(*predict_args), dtype=float)
+    with pytest.raises(Exception):
+        model.fit(*_broken(cls, fit_args))
+    assert np.array_equal(np.asarray(model.predict(*predict_args), dtype=float), before)
+
+
+def test_loggp_fit_that_fails_part_way_is_not_fitted():
+    """LogGP's fit sets delay_us_ before it reads the sizes: a failure after that point
+    used to leave a model that claimed to be fitted."""
+    model = LogGPModel()
+    with pytest.raises(ValueError):
+        model.fit([{"op": "rndv", "n_bytes": "x", "t_us": 1.0}])
+    assert not model.is_fitted() and "delay_us_" not in vars(model)

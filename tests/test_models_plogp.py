@@ -72,7 +72,7 @@ def test_fit_writes_valid_regimes_the_simulator_uses(tmp_path):
     one_kib = eager["o_s"] + section["L"] + eager["o_r"] + 1023 * eager["G"]
     assert one_kib == pytest.approx(0.5 + 0.0003 * 1024, rel=0.02)
     if not DEFAULT_BINARY.exists():
-        pytest.skip("simulator not built: run `make sim`")
+        pytest.fail("simulator not built: run `make sim`")
     path = tmp_path / "m.json"
     path.write_text(json.dumps(model))
     out = subprocess.run([str(DEFAULT_BINARY), "--model", str(path), "--unit", "us", "--collective",

@@ -2,7 +2,7 @@ import pytest
 
 from commchar.errors import UsageError
 from commchar.measure.operations import OPERATIONS, parse_ops
-from commchar.measure.plan import (default_sizes, parse_np, parse_size, parse_sizes,
+from commchar.measure.plan import (default_sizes, parse_message_size, parse_np, parse_sizes,
                                    plan_argument, points_for)
 
 
@@ -25,7 +25,14 @@ def test_bad_sizes_are_usage_errors(bad):
 
 
 def test_size_suffixes_are_binary():
-    assert parse_size("1K") == 1024 and parse_size("4M") == 4 << 20 and parse_size("2Ki") == 2048
+    assert parse_message_size("1K") == 1024 and parse_message_size("4M") == 4 << 20
+    assert parse_message_size("2Ki") == 2048 and parse_message_size("1.5K") == 1536
+
+
+def test_message_size_above_two_gib_is_refused():
+    assert parse_message_size("2G") == 2 << 30
+    with pytest.raises(UsageError, match="larger than 2 GiB"):
+        parse_message_size("2049M")
 
 
 def test_np():

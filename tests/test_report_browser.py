@@ -40,7 +40,7 @@ FIGURE_BOXES = """() => Array.from(document.querySelectorAll('figure')).map(f =>
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (shutil.which("mpirun.openmpi") or shutil.which("mpirun.mpich") or shutil.which("mpirun")):
-        pytest.skip("no MPI launcher installed")
+        pytest.fail("no MPI launcher installed: `make setup` installs Open MPI and MPICH")
     db = tmp_path_factory.mktemp("real") / "run.db"
     mp = pytest.MonkeyPatch()
     mp.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from commchar.errors import InputError, UsageError
-from commchar.simulate.binary import DEFAULT_BINARY
 from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose, decide, load_overrides
 
 KiB, MiB = 1024, 1024 * 1024
@@ -69,7 +68,7 @@ def test_mpich_decisions(op, n, p, nodes, algorithm, library_algorithm):
     assert choice.source.startswith("MPICH v4.0.2 maint/tuning/coll/")
 
 
-@pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+@pytest.mark.usefixtures("simulator")
 def test_every_choice_is_a_simulator_algorithm():
     from commchar.simulate import list_collectives
 

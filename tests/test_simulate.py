@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from commchar.cli import main
-from commchar.simulate.binary import DEFAULT_BINARY
-from commchar.simulate.sizes import parse_size
 
-pytestmark = pytest.mark.skipif(not DEFAULT_BINARY.exists(), reason="simulator not built: run `make sim`")
+pytestmark = pytest.mark.usefixtures("simulator")  # fails, not skips, without the simulator
 
+
+# the one operation a model file must hold at least (a library without operations is refused)
+PINGPONG = {"pingpong:send": {"kind": "p2p", "segments": [{"n_min": 0, "n_max": None, "t_s": 1.0, "t_b": 0.001}]}}
 
 def simulate_json(capsys, *argv: str) -> dict:
     capsys.readouterr()
@@ -48,7 +49,7 @@ def test_text_output_names_the_figures(capsys):
 
 def test_a_model_file_calibrates_the_run(capsys, tmp_path: Path):
     model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
-             "libraries": {"openmpi": {"operations": {},
+             "libraries": {"openmpi": {"operations": PINGPONG,
                                        "loggp": {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1,
                                                  "G": 0.001, "S": 65536, "s": 4096}}}}
     path = tmp_path / "m.json"
@@ -66,7 +67,7 @@ def test_model_regimes_price_messages_by_size(capsys, tmp_path: Path):
                          {"n_min": 2048, "n_max": None, "o_s": 1.0, "o_r": 1.5, "G": 0.002, "O": 0.003}]}
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"format": "commchar-model", "version": 1,
-                                "libraries": {"lib": {"operations": {}, "loggp": loggp}}}))
+                                "libraries": {"lib": {"operations": PINGPONG, "loggp": loggp}}}))
     run = ("--collective", "bcast:binomial", "--p", "2", "--model", str(path), "--unit", "us")
     # one message: o_s + L + o_r + (s-1)max(G, O) with the regime's o_s, o_r, G, O
     assert simulate_json(capsys, *run, "--n", "1001")["makespan_ps"] == (250_000 + 2_000_000 + 500_000
@@ -134,9 +135,13 @@ def test_bad_goal_and_model_files(capsys, tmp_path: Path):
     code, err = one_line_error(capsys, ["simulate", "--goal", str(goal)])
     assert code == 2 and "bad.goal:3" in err
     model = tmp_path / "m.json"
-    model.write_text(json.dumps({"format": "commchar-model", "libraries": {"x": {"operations": {}}}}))
+    model.write_text(json.dumps({"format": "commchar-model", "version": 1, "libraries": {"x": {"operations": PINGPONG}}}))
     code, err = one_line_error(capsys, ["simulate", "--collective", "bcast", "--model", str(model)])
     assert code == 2 and "no library has a loggp section" in err
+    # a file the schema refuses is refused in the schema's words (here: no version)
+    model.write_text(json.dumps({"format": "commchar-model", "libraries": {"x": {"operations": PINGPONG}}}))
+    code, err = one_line_error(capsys, ["simulate", "--collective", "bcast", "--model", str(model)])
+    assert code == 2 and "version" in err
 
 
 def test_deadlocked_schedule_is_reported(capsys, tmp_path: Path):
@@ -159,10 +164,6 @@ def test_list_names_every_algorithm(capsys):
     assert len(names) == 21 and "allreduce:rabenseifner" in names and "barrier:dissemination" in names
 
 
-def test_parse_size():
-    assert parse_size("1MiB") == 2**20 and parse_size("64K") == 65536 and parse_size("17") == 17
-
-
 @pytest.mark.slow
 def test_aggregation_experiment(capsys, tmp_path: Path):
     capsys.readouterr()
@@ -183,7 +184,7 @@ def test_a_models_reduction_cost_calibrates_gamma(tmp_path):
     """gamma is reduce:sum minus reduce:nop per byte at p = 2 (0.005 - 0.002 = 0.003 us/B)."""
     import json
 
-    from commchar.commands.simulate import gamma_from_model
+    from commchar.commands.simulate import checked_model, gamma_from_model
 
     segment = {"n_min": 0, "n_max": None, "t_s": "1"}
     model = {"format": "commchar-model", "version": 1, "libraries": {"lib": {
@@ -194,8 +195,9 @@ def test_a_models_reduction_cost_calibrates_gamma(tmp_path):
         "loggp": {"L": 1, "o_s": 1, "o_r": 1, "g": 1, "G": 0.001}}}}
     path = tmp_path / "m.json"
     path.write_text(json.dumps(model))
-    assert abs(gamma_from_model(str(path), None, "us") - 0.003) < 1e-12
-    assert abs(gamma_from_model(str(path), "lib", "ns") - 3.0) < 1e-9
+    model = checked_model(str(path))
+    assert abs(gamma_from_model(model, None, "us") - 0.003) < 1e-12
+    assert abs(gamma_from_model(model, "lib", "ns") - 3.0) < 1e-9
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,3 +36,31 @@ def test_summary_is_ordered(samples):
     assert s["t_min_us"] <= s["t_p25_us"] <= s["t_us"] <= s["t_p75_us"] <= s["t_p95_us"] <= s["t_max_us"]
     assert s["ci_lo_us"] <= s["t_us"] <= s["ci_hi_us"]
     assert relative_ci_halfwidth(s) >= 0
+
+
+def test_the_kernels_ci_ranks_are_pythons(tmp_path):
+    """The kernel decides "precision met" with its own ranks (kernels/cc_stats.c): compiled
+    as it is and asked for every n up to 200000, it must give Python's ranks."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    kernels = Path(__file__).resolve().parents[1] / "kernels"
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("no C compiler: `make setup` installs one with MPI")
+    driver = tmp_path / "ranks.c"
+    driver.write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include \"cc_stats.h\"\n"
+        "int main(int argc, char **argv) {\n"
+        "    size_t top = (size_t)strtoul(argv[1], NULL, 10), lo, hi;\n"
+        "    for (size_t n = 1; n <= top; n++) { cc_ci_ranks(n, &lo, &hi); printf(\"%zu %zu\\n\", lo, hi); }\n"
+        "    return 0;\n}\n")
+    binary = tmp_path / "ranks"
+    subprocess.run([compiler, "-std=c11", "-O2", f"-I{kernels}", "-o", str(binary), str(driver),
+                    str(kernels / "cc_stats.c"), "-lm"], check=True, capture_output=True)
+    top = 200000
+    lines = subprocess.run([str(binary), str(top)], check=True, capture_output=True, text=True).stdout.split("\n")
+    differ = [n for n in range(1, top + 1)
+              if tuple(int(r) - 1 for r in lines[n - 1].split()) != median_ci_ranks(n)]
+    assert differ == [], f"{len(differ)} sample counts differ, the first {differ[:5]}"

@@ -179,18 +179,85 @@ impl Default for Params {
     }
 }
 
-/// The parsed model file, checked to be a commchar model.
+/// The format name and version this reader accepts (commchar.modelfile.schema's
+/// FORMAT and VERSION; tests/fixtures/modelfiles holds the files both must judge alike).
+pub const MODEL_FORMAT: &str = "commchar-model";
+pub const MODEL_VERSION: u64 = 1;
+
+/// The parsed model file, its header checked as the Python schema checks it
+/// (format, version, units, provenance, a non-empty libraries object).
 fn parse_model(text: &str, path: &str) -> Result<Value> {
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return input(format!("{path}: not valid JSON ({e})")),
     };
-    if doc.get("format").and_then(Value::as_str) != Some("commchar-model") {
+    if doc.get("format").and_then(Value::as_str) != Some(MODEL_FORMAT) {
         return input(format!(
-            "{path}: not a commchar model file (format is not 'commchar-model')"
+            "{path}: not a commchar model file (format is not '{MODEL_FORMAT}')"
         ));
     }
+    if doc.get("version").and_then(Value::as_u64) != Some(MODEL_VERSION) {
+        return input(format!(
+            "{path}: this reader reads model-file version {MODEL_VERSION}, found {}",
+            doc.get("version").unwrap_or(&Value::Null)
+        ));
+    }
+    if let Some(units) = doc.get("units") {
+        let Some(units) = units.as_object() else {
+            return input(format!("{path}: units is not an object"));
+        };
+        let time = units.get("time").map_or(Some("us"), Value::as_str);
+        let size = units.get("size").map_or(Some("B"), Value::as_str);
+        if time != Some("us") || size != Some("B") {
+            return input(format!("{path}: times must be in us and sizes in B"));
+        }
+    }
+    if doc.get("provenance").is_some_and(|v| !v.is_object()) {
+        return input(format!("{path}: provenance is not an object"));
+    }
     Ok(doc)
+}
+
+/// A size in bytes: a non-negative whole JSON number (`1024` or `1024.0`, as Python writes either).
+fn whole_bytes(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|x| x.fract() == 0.0 && (0.0..1.8e19).contains(x))
+            .map(|x| x as u64)
+    })
+}
+
+/// An operation key as the schema spells it: `op` or `op:variant`, each `[a-z][a-z0-9_]*`.
+fn is_op_key(key: &str, variant_allowed: bool) -> bool {
+    let name = |part: &str| {
+        let mut chars = part.chars();
+        chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    match key.split_once(':') {
+        None => name(key),
+        Some((op, variant)) => variant_allowed && name(op) && name(variant),
+    }
+}
+
+/// What the schema requires of the library the simulator reads besides its loggp
+/// section: an object with a non-empty `operations` object under well-formed keys
+/// (their segments and expressions are checked by commchar before the simulator runs).
+fn check_library(lib: &Value, path: &str, name: &str) -> Result<()> {
+    let Some(lib) = lib.as_object() else {
+        return input(format!("{path}: library '{name}' is not an object"));
+    };
+    if lib.get("version").is_some_and(|v| !v.is_string()) {
+        return input(format!("{path}: version of '{name}' is not a string"));
+    }
+    match lib.get("operations").and_then(Value::as_object) {
+        Some(ops) if !ops.is_empty() => match ops.keys().find(|k| !is_op_key(k, true)) {
+            Some(bad) => input(format!("{path}: bad operation key '{bad}' in '{name}'")),
+            None => Ok(()),
+        },
+        _ => input(format!("{path}: library '{name}' has no operations")),
+    }
 }
 
 /// The library section to use: the one named, else the only one with a loggp section.
@@ -205,7 +272,7 @@ fn library_section<'a>(
     };
     match library {
         Some(name) => match libs.get(name) {
-            Some(l) => Ok((name.to_string(), l)),
+            Some(l) => check_library(l, path, name).map(|()| (name.to_string(), l)),
             None => {
                 let known: Vec<&str> = libs.keys().map(String::as_str).collect();
                 input(format!(
@@ -220,7 +287,7 @@ fn library_section<'a>(
                 .filter(|(_, v)| v.get("loggp").is_some())
                 .collect();
             match with_loggp.as_slice() {
-                [(n, v)] => Ok((n.to_string(), *v)),
+                [(n, v)] => check_library(v, path, n).map(|()| (n.to_string(), *v)),
                 [] => input(format!("{path}: no library has a loggp section")),
                 _ => {
                     let names: Vec<&str> = with_loggp.iter().map(|(n, _)| n.as_str()).collect();
@@ -256,16 +323,11 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
         }
     };
     let us = Unit::Us;
-    let o_s = num("o_s", false)?.or(num("o", false)?);
-    let o_r = num("o_r", false)?.or(o_s);
-    let (o_s, o_r) = match (o_s, o_r) {
-        (Some(s), Some(r)) => (s, r),
-        _ => return input(format!("{path}: loggp of '{name}' lacks o_s/o_r")),
-    };
+    num("s", false)?; // the eager limit: read by commchar, checked here as the schema does
     let mut p = Params {
         l: us.to_ps(num("L", true)?.unwrap_or(0.0), "L")?,
-        o_s: us.to_ps(o_s, "o_s")?,
-        o_r: us.to_ps(o_r, "o_r")?,
+        o_s: us.to_ps(num("o_s", true)?.unwrap_or(0.0), "o_s")?,
+        o_r: us.to_ps(num("o_r", true)?.unwrap_or(0.0), "o_r")?,
         g: us.to_ps(num("g", true)?.unwrap_or(0.0), "g")?,
         big_g: us.to_ps(num("G", true)?.unwrap_or(0.0), "G")?,
         big_o: us.to_ps(num("O", false)?.unwrap_or(0.0), "O")?,
@@ -326,7 +388,7 @@ fn regimes_from_model(
         let size = |key: &str| -> Result<Option<u64>> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(None),
-                Some(v) => match v.as_u64() {
+                Some(v) => match whole_bytes(v) {
                     Some(x) => Ok(Some(x)),
                     None => input(format!("{at}: {key} is not a whole number of bytes")),
                 },
@@ -476,9 +538,22 @@ pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> R
             }
         },
     };
+    let section = lib["loggp"]["call_costs"].as_object();
+    if let Some(p) = section.and_then(|s| s.get("p")) {
+        if !p.as_f64().is_some_and(|p| p.is_finite() && p >= 1.0) {
+            return input(format!(
+                "{path}: loggp.call_costs.p of '{name}' is not a number >= 1"
+            ));
+        }
+    }
     let mut out = CallCosts::default();
     for (op, list) in ops {
         let at = format!("{path}: loggp.call_costs.ops.{op} of '{name}'");
+        if !is_op_key(op, false) {
+            return input(format!(
+                "{at}: expected an operation name without a variant"
+            ));
+        }
         let Some(list) = list.as_array().filter(|l| !l.is_empty()) else {
             return input(format!("{at} is not a non-empty list"));
         };
@@ -492,7 +567,7 @@ pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> R
                     _ => input(format!("{at}: {key} is not a non-negative number")),
                 }
             };
-            let n_min = match entry.get("n_min").and_then(Value::as_u64) {
+            let n_min = match entry.get("n_min").and_then(whole_bytes) {
                 Some(v) => v,
                 None => return input(format!("{at}: n_min is not a whole number of bytes")),
             };
@@ -501,7 +576,7 @@ pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> R
                 None | Some(Value::Null) => {
                     return input(format!("{at}: only the last entry may have n_max null"))
                 }
-                Some(v) => match v.as_u64() {
+                Some(v) => match whole_bytes(v) {
                     Some(m) if m >= n_min => Some(m),
                     _ => return input(format!("{at}: n_max is not a size >= n_min")),
                 },

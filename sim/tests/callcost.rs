@@ -22,9 +22,12 @@ fn run_collective(c: Collective, params: Params) -> Outcome {
     engine::run(config, &mut wl).expect("run completes")
 }
 
+/// The one operation a model file must hold at least (the schema refuses a library without).
+const PINGPONG: &str = r#"{"pingpong:send": {"kind": "p2p", "segments": [{"n_min": 0, "n_max": null, "t_s": 1, "t_b": 0.001}]}}"#;
+
 fn model(call_costs: &str) -> String {
     format!(
-        r#"{{"format": "commchar-model", "version": 1, "libraries": {{"lib": {{"operations": {{}},
+        r#"{{"format": "commchar-model", "version": 1, "libraries": {{"lib": {{"operations": {PINGPONG},
         "loggp": {{"L": 1.0, "o_s": 0.5, "o_r": 0.5, "g": 0.1, "G": 0.001{call_costs}}}}}}}}}"#
     )
 }

@@ -47,3 +47,40 @@ fn results_match_the_golden_file() {
     let want: Vec<&str> = want.lines().collect();
     assert_eq!(got, want);
 }
+
+/// The binary run twice in two processes gives the same result: a second run in
+/// one process would share whatever process-wide state (hash seeds, allocation
+/// order) the first saw, and could not catch output that depends on it.
+#[test]
+fn two_processes_give_identical_output() {
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_commchar-sim"))
+            .args([
+                "--collective",
+                "alltoall:direct",
+                "--p",
+                "27",
+                "--n",
+                "4096",
+                "--topology",
+                "torus:3x3x3",
+                "--congestion",
+                "on",
+                "--json",
+            ])
+            .output()
+            .expect("the simulator runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+        // wall-clock time and memory are the machine's, not the simulation's
+        doc.as_object_mut().expect("object").remove("performance");
+        doc
+    };
+    let (a, b) = (run(), run());
+    assert!(a.get("makespan").is_some());
+    assert_eq!(a, b);
+}

@@ -57,9 +57,12 @@ fn lookup_picks_the_regime_by_size() {
     assert_eq!(p.cost(u64::MAX).big_o, 50 * NS);
 }
 
+/// The one operation a model file must hold at least (the schema refuses a library without).
+const PINGPONG: &str = r#"{"pingpong:send": {"kind": "p2p", "segments": [{"n_min": 0, "n_max": null, "t_s": 1, "t_b": 0.001}]}}"#;
+
 fn model(regimes: &str) -> String {
     format!(
-        r#"{{"format": "commchar-model", "libraries": {{"x": {{"loggp": {{
+        r#"{{"format": "commchar-model", "version": 1, "libraries": {{"x": {{"operations": {PINGPONG}, "loggp": {{
         "L": 1, "o_s": 2, "o_r": 3, "g": 0.5, "G": 0.001, "O": 0.0005, "S": 65536,
         "regimes": {regimes}}}}}}}}}"#
     )

@@ -25,7 +25,7 @@ def arithmetic_count(low: float, high: float, step: float) -> int:
     if high < low:
         return 0
     if all(isinstance(v, int) for v in (low, high, step)):
-        return (high - low) // step + 1
+        return int((high - low) // step) + 1
     return int(math.floor((high - low) / step * (1 + 1e-12))) + 1
 
 

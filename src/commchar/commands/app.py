@@ -21,7 +21,7 @@ from commchar.errors import Interrupted, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.launch import LAUNCHERS
 from commchar.measure.libraries import select
-from commchar.measure.plan import parse_np, parse_size, parse_sizes
+from commchar.measure.plan import parse_message_size, parse_np, parse_sizes
 from commchar.store import Store
 
 NAME = "app"
@@ -107,8 +107,8 @@ def _options(args: argparse.Namespace) -> AppSweepOptions:
         options.iterations = args.iterations
     else:
         options.configs = _choices(args.configs, GAUSS_CONFIGS, "--configs")
-        options.raised_threshold = parse_size(args.raised_threshold, "--raised-threshold")
-        options.fragment = parse_size(args.fragment, "--fragment")
+        options.raised_threshold = parse_message_size(args.raised_threshold, "--raised-threshold")
+        options.fragment = parse_message_size(args.fragment, "--fragment")
         if options.fragment < 8 or options.fragment % 8:
             raise UsageError("--fragment must be a positive multiple of 8 bytes (whole doubles)")
     return options

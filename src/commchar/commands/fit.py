@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from commchar import jsonio
-from commchar.errors import InputError, UsageError
+from commchar.errors import UsageError
+from commchar.modelfile import save
 from commchar.terminal import styled
+from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "fit"
 HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
@@ -28,8 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " one row per point or per sample (samples become medians)")
     source.add_argument("--json", metavar="FILE", help="JSON list of point objects (commchar export --format json)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the model file here (JSON)")
-    parser.add_argument("--units", choices=("si", "iec"), default="si",
-                        help="metric units: si (MB/s, kB/s; default) or iec (MiB/s, KiB/s as published)")
+    parser.add_argument("--units", choices=UNIT_CHOICES, default="si", help=UNITS_HELP)
     parser.add_argument("--regime-penalty", type=float, metavar="X", default=None,
                         help="extra BIC charge (in ln N) per protocol breakpoint (default 4.5); lower finds"
                              " more regimes: closer fits of curved data, more spurious thresholds")
@@ -95,16 +94,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if not 0 <= penalty <= 1000:
         raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
     points, failures, facts = _read(args)
-    model = fit_points(points, failures, units=args.units, runs=facts.get("runs"),
+    model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)
     if args.call_costs == "on":
         _add_call_costs(model, points)
     if args.output:
-        try:
-            Path(args.output).write_text(jsonio.dumps(model, indent=2) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+        save(model, args.output)
         console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"
                       f" ({model['provenance']['points']} points) written to {args.output}")
     else:

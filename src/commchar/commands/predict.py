@@ -11,7 +11,7 @@ from commchar import jsonio, terminal
 from commchar.modelfile import load
 from commchar.predict import parse_n_values, parse_p_values, predict
 from commchar.predict.core import PredictResult
-from commchar.predict.units import size, us
+from commchar.vocabulary import format_size as size, format_us as us
 
 NAME = "predict"
 HELP = "predict the time of operations and compositions from a model file"

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from commchar.errors import InputError, UsageError
+from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "report"
 HELP = "Write a self-contained HTML report (figures, tables, findings) of measured runs."
@@ -26,8 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="also write every figure as a file of this format")
     parser.add_argument("--figures-dir", metavar="DIR",
                         help="where --format writes figures (default: <output>-figures)")
-    parser.add_argument("--units", choices=("si", "binary"), default="si",
-                        help="bandwidth units: si (MB/s, default) or binary (MiB/s, as published)")
+    parser.add_argument("--units", choices=UNIT_CHOICES, default="si", help=UNITS_HELP)
     parser.add_argument("--oversubscribed", choices=("exclude", "include"), default="exclude",
                         help="fitting on the fly: exclude (default) leaves oversubscribed points out of an"
                              " operation's fit when it has dedicated ones; include fits them (marked). The"
@@ -44,7 +44,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("--figures-dir needs --format png|svg|pdf")
     output = Path(args.output)
     with console.status("building the report…"):
-        report = build_report(ReportOptions(args.db, args.runs, args.model, args.units,
+        report = build_report(ReportOptions(args.db, args.runs, args.model, unit_system(args.units),
                                                     args.oversubscribed, args.reference))
     try:
         output.write_text(report.html, encoding="utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
-from commchar import __version__
+from commchar.provenance import build_identity
 from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.placement import POLICIES
@@ -191,7 +191,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             for library in libraries:
                 ops_for(library, options.ops)  # every library has something to measure
             options.libraries = [lib.name for lib in libraries]
-            run_id = store.create_run(__version__, host_info(), options.to_dict())
+            run_id = store.create_run(build_identity(), host_info(), options.to_dict())
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from commchar import jsonio
 from commchar.errors import UsageError
-from commchar.simulate import list_collectives, parse_size, run_simulator
+from commchar.simulate import list_collectives, run_simulator
+from commchar.vocabulary import parse_size
 
 NAME = "simulate"
 HELP = "simulate message passing (LogGOPS, topologies, congestion) at any scale"
@@ -88,7 +89,7 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
     if len(chosen) != 1:
         raise UsageError("give exactly one of --collective, --goal, --app, --experiment, --list")
     if args.collective:
-        n = parse_size(args.n)
+        n = parse_size(args.n, "--n")
         argv += ["--collective", selected_algorithm(args, n), "--n", str(n)]
     if args.goal:
         argv += ["--goal", args.goal]
@@ -108,11 +109,12 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
         if value is not None:
             argv.append(f"{flag}={float(value)!r}")  # '=' keeps a negative value from reading as a flag
     if args.S is not None:
-        argv += ["--S", str(parse_size(args.S))]
+        argv += ["--S", str(parse_size(args.S, "--S"))]
     if args.model:
+        model = checked_model(args.model)
         argv += ["--model", args.model]
         if args.gamma is None:
-            gamma = gamma_from_model(args.model, args.library, args.unit)
+            gamma = gamma_from_model(model, args.library, args.unit)
             if gamma is not None:
                 argv.append(f"--gamma={gamma!r}")
     if args.library:
@@ -138,21 +140,26 @@ def selected_algorithm(args: argparse.Namespace, n: int) -> str:
     return selection.choose(args.library, spec, n, int(_positive_int(args.p, "--p")), overrides=overrides)
 
 
-def gamma_from_model(path: str, library: str | None, unit: str) -> float | None:
+def checked_model(path: str) -> Any:
+    """The model file through the one reader (commchar.modelfile.load), every library
+    checked: the simulator reads only the loggp section, so a file the schema refuses
+    is refused here, in the schema's words, before the simulator sees it."""
+    from commchar.modelfile import load
+
+    model = load(path)
+    model.check_all()
+    return model
+
+
+def gamma_from_model(model: Any, library: str | None, unit: str) -> float | None:
     """Computation per reduced byte from a fitted model (calibration.gamma_us) in `unit`;
     None when the model lacks reduce:sum and reduce:nop or the library is ambiguous."""
-    from commchar.errors import ModelError
-    from commchar.modelfile import load
     from commchar.simulate.calibration import gamma_us
 
-    try:
-        model = load(path)
-        libraries = [library] if library else model.libraries()
-        if len(libraries) != 1 or libraries[0] not in model.libraries():
-            return None  # the simulator itself names the library problem
-        gamma = gamma_us(model, libraries[0])
-    except ModelError:
-        return None  # the simulator reads only the loggp section and names its own problems
+    libraries = [library] if library else model.libraries()
+    if len(libraries) != 1 or libraries[0] not in model.libraries():
+        return None  # the simulator itself names the library problem
+    gamma = gamma_us(model, libraries[0])
     return None if gamma is None else gamma * (1000.0 if unit == "ns" else 1.0)
 
 
@@ -235,7 +242,7 @@ def _run_with_progress(argv: list[str]) -> dict[str, Any]:
     def update(done: int, total: int | None, _seconds: float) -> None:
         nonlocal bar, task
         if bar is None:
-            columns = [TextColumn("simulating"), SpinnerColumn() if total is None else BarColumn(),
+            columns: list[Any] = [TextColumn("simulating"), SpinnerColumn() if total is None else BarColumn(),
                        MofNCompleteColumn() if total else TextColumn("{task.completed} operations"),
                        TimeElapsedColumn()]
             if total:
@@ -285,9 +292,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         run_simulator(argv, expect_json=False)
         console.print(f"wrote {args.emit_goal}", markup=False)
         return 0
-    result = _run_with_progress(argv)
+    outcome = _run_with_progress(argv)
     if args.json:
-        console.print_json(jsonio.dumps(result))
+        console.print_json(jsonio.dumps(outcome))
     else:
-        _render(result, console)
+        _render(outcome, console)
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commchar.errors import UsageError
+from commchar.vocabulary import REDUCTION_VARIANTS, SEND_MODES, op_key
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -46,14 +47,13 @@ class Operation:
         return -(-max(n, self.min_bytes) // quantum) * quantum
 
 
-_REDUCTION_VARIANTS = ("sum", "nop")
 _AM_BULK = tuple(1 << k for k in range(4, 23))  # 16 B to 4 MiB, as the study measured
 AM_LOSS_RATES = ("0", "0.001", "0.01", "0.05", "0.1")
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
-        Operation("pingpong", "p2p", ("send", "bsend", "ssend", "rsend", "isend"),
+        Operation("pingpong", "p2p", SEND_MODES,
                   default_max_bytes=4 * MiB),
         Operation("bw", "p2p", default_max_bytes=4 * MiB),
         Operation("bibw", "p2p", default_max_bytes=4 * MiB),
@@ -63,10 +63,10 @@ OPERATIONS: dict[str, Operation] = {
         Operation("gather", "collective", unit="per_rank"),
         Operation("allgather", "collective", unit="per_rank"),
         Operation("alltoall", "collective"),
-        Operation("reduce", "collective", _REDUCTION_VARIANTS, unit="double"),
-        Operation("allreduce", "collective", _REDUCTION_VARIANTS, unit="double"),
-        Operation("reduce_scatter", "collective", _REDUCTION_VARIANTS, unit="double_per_rank"),
-        Operation("scan", "collective", _REDUCTION_VARIANTS, unit="double"),
+        Operation("reduce", "collective", REDUCTION_VARIANTS, unit="double"),
+        Operation("allreduce", "collective", REDUCTION_VARIANTS, unit="double"),
+        Operation("reduce_scatter", "collective", REDUCTION_VARIANTS, unit="double_per_rank"),
+        Operation("scan", "collective", REDUCTION_VARIANTS, unit="double"),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.
@@ -104,7 +104,7 @@ PVM_OPERATIONS: dict[str, Operation] = {
         Operation("mcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_mcast"),
         Operation("bcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_bcast"),
         Operation("barrier", "collective", unit="none", transport="pvm", kernel_name="pvm_barrier"),
-        Operation("reduce", "collective", _REDUCTION_VARIANTS, unit="double", transport="pvm",
+        Operation("reduce", "collective", REDUCTION_VARIANTS, unit="double", transport="pvm",
                   sizes=_PVM_SIZES, min_bytes=8, kernel_name="pvm_reduce"),
         Operation("gather", "collective", unit="per_rank", transport="pvm", sizes=_PVM_SIZES,
                   min_bytes=1, kernel_name="pvm_gather"),
@@ -132,7 +132,7 @@ class OpVariant:
         return (PVM_OPERATIONS if self.transport == "pvm" else OPERATIONS)[self.op]
 
     def __str__(self) -> str:
-        return f"{self.op}:{self.variant}" if self.variant else self.op
+        return op_key(self.op, self.variant)
 
 
 def parse_ops(text: str | None, transport: str = "mpi") -> list[OpVariant]:

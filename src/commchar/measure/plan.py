@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from commchar import ranges
 from commchar.errors import UsageError
 from commchar.measure.operations import OPERATIONS, OpVariant
+from commchar.vocabulary import op_key, parse_size
 
-_SUFFIX = {"": 1, "K": 1 << 10, "KI": 1 << 10, "M": 1 << 20, "MI": 1 << 20, "G": 1 << 30, "GI": 1 << 30}
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?)?B?\s*$", re.IGNORECASE)
-MAX_SIZE = 1 << 31
+MAX_SIZE = 1 << 31  # the kernel counts bytes in C ints
 MAX_NP = (1 << 31) - 1  # ranks are C ints
 
 
-def parse_size(text: str, flag: str = "--sizes") -> int:
-    """`0`, `64`, `1K`, `4M`, `1Ki` (K, M, G are binary: 1K = 1024 bytes)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise UsageError(f"{flag}: '{text}' is not a size (examples: 0, 64, 1K, 4M)")
-    value = int(match.group(1)) * _SUFFIX[(match.group(2) or "").upper()]
-    if value > MAX_SIZE:
-        raise UsageError(f"{flag}: {text} is larger than 2 GiB")
-    return value
+def parse_message_size(text: str, flag: str = "--sizes") -> int:
+    """One size the kernel can send (commchar.vocabulary's spellings, at most 2 GiB)."""
+    return parse_size(text, flag, MAX_SIZE)
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -35,11 +27,11 @@ def parse_sizes(text: str) -> list[int]:
             raise UsageError(f"--sizes: empty item in '{text}'")
         fields = item.split(":")
         if len(fields) == 1:
-            sizes.add(parse_size(item))
+            sizes.add(parse_message_size(item))
             continue
         if len(fields) not in (2, 3):
             raise UsageError(f"--sizes: '{item}' is not a range (use LO:HI, LO:HI:xF or LO:HI:+S)")
-        lo, hi = parse_size(fields[0]), parse_size(fields[1])
+        lo, hi = parse_message_size(fields[0]), parse_message_size(fields[1])
         if lo > hi:
             raise UsageError(f"--sizes: range '{item}' goes down")
         step = fields[2].strip() if len(fields) == 3 else "x2"
@@ -51,7 +43,7 @@ def parse_sizes(text: str) -> list[int]:
                 sizes.add(0)
             sizes.update(int(v) for v in ranges.geometric(max(lo, 1), hi, factor, f"--sizes: '{item}'"))
         elif step[:1] == "+":
-            increment = parse_size(step[1:])
+            increment = parse_message_size(step[1:])
             if increment == 0:
                 raise UsageError(f"--sizes: step in '{item}' must be positive")
             sizes.update(ranges.arithmetic(lo, hi, increment, f"--sizes: '{item}'"))
@@ -99,7 +91,7 @@ class Point:
 
     @property
     def key(self) -> str:
-        return f"{self.op}:{self.variant}" if self.variant else self.op
+        return op_key(self.op, self.variant)
 
     @property
     def operation_kind(self) -> str:

@@ -26,6 +26,7 @@ from commchar.measure import hostfailures, pvm
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed, job_command,
                                      spec_hosts)
+from commchar.provenance import file_sha256
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
@@ -281,6 +282,9 @@ class _JobRunner:
                             message["mpi_library_version"] = (
                                 f"PVM {machine.version or 'version unknown'} (ranks started by "
                                 f"{bootstrap.split(',')[0].split(';')[0][:60]})")
+                        # the kernel's options with the identity of the binary that ran them
+                        options = message.get("options") if isinstance(message.get("options"), dict) else {}
+                        message["options"] = {**options, "kernel_sha256": file_sha256(self.kernel)}
                         self.store.record_job_header(job_id, message)
                         misplaced = self._misplaced(message.get("hosts"), points)
                         if misplaced:

@@ -11,18 +11,15 @@ The format is specified in docs/model-format.md.
 
 from commchar.modelfile.expr import MAX_DEPTH, MAX_LENGTH, Expr, parse_expr
 from commchar.modelfile.model import (
-    DEFAULT_VARIANTS,
     ModelFile,
     Prediction,
     Segment,
-    default_key,
     load,
     save,
 )
 from commchar.modelfile.schema import FORMAT, VERSION, validate
 
 __all__ = [
-    "DEFAULT_VARIANTS",
     "FORMAT",
     "MAX_DEPTH",
     "MAX_LENGTH",
@@ -31,7 +28,6 @@ __all__ = [
     "ModelFile",
     "Prediction",
     "Segment",
-    "default_key",
     "load",
     "parse_expr",
     "save",

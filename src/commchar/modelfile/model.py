@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -15,25 +14,8 @@ from commchar.errors import InputError, ModelError
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
+from commchar.vocabulary import ALTERNATE_VARIANTS, MPI_P2P_OPS, default_key, key_op
 
-# A key without a variant asks for the default variant (docs/model-format.md).
-DEFAULT_VARIANTS = {
-    "pingpong": "send",
-    "reduce": "sum",
-    "allreduce": "sum",
-    "reduce_scatter": "sum",
-    "scan": "sum",
-}
-# PVM has no MPI_Send: where a library has no `pingpong:send`, its plain send is
-# pvm_psend (docs/pvm.md)
-ALTERNATE_VARIANTS = {"pingpong": "psend"}
-
-
-def default_key(key: str) -> str:
-    """`pingpong` -> `pingpong:send`, `reduce` -> `reduce:sum`; other keys unchanged."""
-    if ":" in key or key not in DEFAULT_VARIANTS:
-        return key
-    return f"{key}:{DEFAULT_VARIANTS[key]}"
 
 
 @dataclass(frozen=True)
@@ -143,7 +125,7 @@ class ModelFile:
                 t_b=term_expr(seg["t_b"], f"{here}.t_b"),
                 t_c=term_expr(seg["t_c"], f"{here}.t_c") if "t_c" in seg else Number(0.0),
             ))
-        kind = op.get("kind") or ("p2p" if key.split(":")[0] in ("pingpong", "bw", "bibw") else "collective")
+        kind = op.get("kind") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
         n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
         p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
         oversubscribed = tuple(float(x) for x in op.get("oversubscribed_p") or ())
@@ -304,12 +286,13 @@ def load(path: str | os.PathLike[str]) -> ModelFile:
 
 
 def save(model_dict: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file)."""
+    """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file):
+    the one way a model file is written, so nothing the readers would refuse reaches disk."""
     validate(model_dict)
     target = Path(path)
     temporary = target.with_name(f".{target.name}.tmp")
     try:
-        temporary.write_text(json.dumps(model_dict, indent=2) + "\n", encoding="utf-8")
+        temporary.write_text(jsonio.dumps(model_dict, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, target)
     except OSError as exc:
         raise InputError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None

@@ -15,10 +15,14 @@ from commchar import ranges
 from commchar.errors import ModelError
 from commchar.modelfile.expr import Expr, constant, parse_expr
 
+# The format's name and version: written by commchar.models.assemble, checked here and by
+# the simulator's reader (sim/src/params.rs MODEL_FORMAT, MODEL_VERSION). Both readers
+# judge the files of tests/fixtures/modelfiles alike (tests/test_modelfile_fixtures.py).
 FORMAT = "commchar-model"
 VERSION = 1
 
 OP_KEY = re.compile(r"^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$")
+OP_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 KINDS = ("p2p", "collective")
 LOGGP_REQUIRED = ("L", "o_s", "o_r", "g", "G")
 LOGGP_OPTIONAL = ("O", "S", "s")
@@ -47,6 +51,14 @@ def _number(value: Any, path: str, minimum: float | None = None) -> float:
     if minimum is not None and value < minimum:
         raise _fail(path, f"must be >= {minimum:g}, found {value!r}")
     return float(value)
+
+
+def _bytes(value: Any, path: str) -> float:
+    """A size in bytes: a whole number >= 0 (the simulator counts bytes in integers)."""
+    n = _number(value, path, 0)
+    if not n.is_integer():
+        raise _fail(path, f"expected a whole number of bytes, found {value!r}")
+    return n
 
 
 def term_expr(value: Any, path: str) -> Expr:
@@ -170,7 +182,7 @@ def _validate_call_costs(section: Any, path: str) -> None:
         _number(section["p"], f"{path}.p", 1)
     for op, table in ops.items():
         here = f"{path}.ops.{op}"
-        if not isinstance(op, str) or op != op.lower() or ":" in op:
+        if not isinstance(op, str) or not OP_NAME.match(op):
             raise _fail(here, "expected a lower-case operation name without a variant, such as 'allreduce'")
         if not isinstance(table, list) or not table:
             raise _fail(here, "expected a non-empty JSON list")
@@ -178,9 +190,9 @@ def _validate_call_costs(section: Any, path: str) -> None:
         for i, entry in enumerate(table):
             at = f"{here}[{i}]"
             _mapping(entry, at)
-            n_min = _number(entry.get("n_min"), f"{at}.n_min", 0)
+            n_min = _bytes(entry.get("n_min"), f"{at}.n_min")
             n_max = entry.get("n_max")
-            if n_max is not None and _number(n_max, f"{at}.n_max", 0) < n_min:
+            if n_max is not None and _bytes(n_max, f"{at}.n_max") < n_min:
                 raise _fail(f"{at}.n_max", "is below n_min")
             if previous_max is None or n_min <= previous_max:
                 raise _fail(f"{at}.n_min", "entries must be sorted, disjoint, and only the last unbounded")
@@ -199,9 +211,9 @@ def _validate_loggp_regimes(regimes: Any, path: str) -> None:
     for i, regime in enumerate(regimes):
         here = f"{path}[{i}]"
         _mapping(regime, here)
-        n_min = _number(regime.get("n_min"), f"{here}.n_min", 0)
+        n_min = _bytes(regime.get("n_min"), f"{here}.n_min")
         n_max = regime.get("n_max")
-        if n_max is not None and _number(n_max, f"{here}.n_max", n_min) < n_min:
+        if n_max is not None and _bytes(n_max, f"{here}.n_max") < n_min:
             raise _fail(f"{here}.n_max", "is below n_min")
         if previous_max is None or n_min <= previous_max:
             raise _fail(f"{here}.n_min", "regimes must be sorted, disjoint, and only the last unbounded")
@@ -231,7 +243,7 @@ def validate_header(d: Any) -> None:
     _mapping(d, "")
     if d.get("format") != FORMAT:
         raise _fail("format", f"expected {FORMAT!r}, found {d.get('format')!r}")
-    if d.get("version") != VERSION:
+    if type(d.get("version")) is not int or d.get("version") != VERSION:  # not 1.0, not true
         raise _fail("version", f"this commchar reads version {VERSION}, found {d.get('version')!r}")
     if "units" in d:
         units = _mapping(d["units"], "units")

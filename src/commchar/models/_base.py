@@ -3,10 +3,16 @@
 Constructors only store their parameters; `fit` checks its parameters and
 input, sets the fitted attributes (names ending in `_`) and returns the
 estimator; a model that has not been fitted refuses to predict.
+
+Fitted attributes exist only after a fit that succeeded: every subclass's `fit`
+is wrapped once here so that a fit that raises part-way leaves the estimator
+as it was before the call (unfitted, or with its previous fit), instead of
+half-fitted and claiming to be fitted.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -31,10 +37,38 @@ def number_in(low: float, high: float) -> Constraint:
             f"a number in [{low:g}, {high:g}]")
 
 
+def _is_fitted_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
+
+
+def _all_or_nothing(fit: Callable[..., Any]) -> Callable[..., Any]:
+    """`fit` that, when it raises, restores the fitted attributes it found."""
+
+    @functools.wraps(fit)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        before = {k: v for k, v in vars(self).items() if _is_fitted_name(k)}
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            for name in [k for k in vars(self) if _is_fitted_name(k)]:
+                delattr(self, name)
+            vars(self).update(before)
+            raise
+
+    guarded.__wrapped_fit__ = True  # type: ignore[attr-defined]
+    return guarded
+
+
 class Estimator:
     """Base of the models: parameter introspection, validation, fitted checks."""
 
     _parameter_constraints: dict[str, Constraint] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__wrapped_fit__", False):
+            cls.fit = _all_or_nothing(fit)  # type: ignore[attr-defined]
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -59,7 +93,7 @@ class Estimator:
                     f"{type(self).__name__}: parameter {name} must be {description}, got {value!r}")
 
     def is_fitted(self) -> bool:
-        return any(k.endswith("_") and not k.startswith("_") for k in vars(self))
+        return any(_is_fitted_name(k) for k in vars(self))
 
     def _check_fitted(self) -> None:
         if not self.is_fitted():

@@ -23,15 +23,9 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+from commchar.modelfile.schema import FORMAT, VERSION
+from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
-# the active-message layer's latency and bandwidth series fit like point-to-point
-AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
-# PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
-PVM_P2P_OPS = ("pack",)
-P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS + PVM_P2P_OPS
-LOGGP_OPS = ("loggp", "rndv")
-# single calls and one size per loss rate: reported as measured, not fitted
-UNFITTED_OPS = ("am_cost", "am_loss")
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
               " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
 
@@ -89,10 +83,6 @@ class FittedOperation:
         if isinstance(self.model, CollectiveModel):
             return self.model.predict(n, p, self.variant or None)
         return self.model.predict(n)
-
-
-def op_key(op: str, variant: str) -> str:
-    return f"{op}:{variant}" if variant else op
 
 
 def _p2p_metrics(model: SegmentedHockneyModel, units: str) -> dict[str, Any]:
@@ -416,5 +406,5 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                   + (f" Oversubscribed points left out of the fits (dedicated points exist):"
                      f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
     }
-    return {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+    return {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
             "provenance": provenance, "libraries": libraries}

@@ -18,6 +18,7 @@ import numpy as np
 from commchar import jsonio
 from commchar.errors import InputError
 from commchar.store.locality import LOCALITIES, library_label
+from commchar.vocabulary import LOGGP_OPS, op_key
 
 REQUIRED = ("op", "p", "n_bytes", "t_us")
 DEFAULT_LIBRARY = "unknown"
@@ -146,9 +147,9 @@ def check_fittable(points: list[dict], source: str) -> None:
     if not groups:
         raise InputError(f"{source}: no valid points (every row is marked invalid)")
     for (library, op, variant, p), members in groups.items():
-        if op in STARTUP_ONLY_OPS or op in ("loggp", "rndv"):
+        if op in STARTUP_ONLY_OPS or op in LOGGP_OPS:
             continue
-        name = f"{op}:{variant}" if variant else op
+        name = op_key(op, variant)
         where = members[0].get("row", source)
         sizes = {m["n_bytes"] for m in members}
         if len(sizes) < 2:

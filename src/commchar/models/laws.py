@@ -1,14 +1,22 @@
-"""Laws in p: the forms of the published tables, chosen by leave-one-out cross-validation.
+"""Laws in p: the one home of everything commchar says about how a cost grows with p.
 
-Candidates: a + b f(p) with f in {1, log2 p, p, p log2 p, p^2}, c (log2 p)^e,
-and 1/(a - b log2 p). Each is fitted on relative error; the law kept is the
-simplest whose cross-validated error is close to the best one, because the
-few p values of a small machine cannot tell apart forms that the noise hides.
+- Complexity classes (O(1), O(log p), O(p), ...) with their ranks and names, and
+  the one classifier that puts a function of p in a class (`classify`): the fit
+  labels its laws with it, the advisor labels a hand-written model's terms with it.
+- The best-known algorithm per collective and term (`BEST_KNOWN`, models.md
+  section 6), against which the advisor and the report judge a library.
+- Fitted laws: the forms of the published tables, chosen by leave-one-out
+  cross-validation. Candidates: a + b f(p) with f in {1, log2 p, p, p log2 p, p^2},
+  c (log2 p)^e, and 1/(a - b log2 p). Each is fitted on relative error; the law
+  kept is the simplest whose cross-validated error is close to the best one,
+  because the few p values of a small machine cannot tell apart forms that the
+  noise hides.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -17,12 +25,148 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
 
+# --- complexity classes ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComplexityClass:
+    """A complexity class in p: its name, rank (higher grows faster) and growth function
+    (None for classes that are named in model files but never chosen by the classifier)."""
+
+    name: str
+    rank: float
+    growth: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+CONSTANT = ComplexityClass("O(1)", 0, lambda p: np.ones_like(p))
+LOG = ComplexityClass("O(log p)", 1, lambda p: np.log2(p))
+LOG_SQUARED = ComplexityClass("O(log^2 p)", 2)
+SQRT = ComplexityClass("O(sqrt p)", 2.5)
+LINEAR = ComplexityClass("O(p)", 3, lambda p: p)
+P_LOG = ComplexityClass("O(p log p)", 4, lambda p: p * np.log2(p))
+QUADRATIC = ComplexityClass("O(p^2)", 5, lambda p: p * p)
+# the classes the classifier chooses among, in rank order
+CLASSES = (CONSTANT, LOG, LINEAR, P_LOG, QUADRATIC)
+
+# Spellings found in model files (written by hand or by other tools), compacted:
+# no spaces, lower case.
+_BY_NAME = {
+    "o(1)": CONSTANT,
+    **dict.fromkeys(("o(logp)", "o(log2p)", "o(lgp)", "o(log(p))", "o(log2(p))"), LOG),
+    **dict.fromkeys(("o(log^2p)", "o((logp)^2)", "o(log2^2p)"), LOG_SQUARED),
+    **dict.fromkeys(("o(sqrtp)", "o(sqrt(p))", "o(p^0.5)"), SQRT),
+    "o(p)": LINEAR,
+    **dict.fromkeys(("o(plogp)", "o(plog2p)", "o(p*logp)", "o(p*log2(p))"), P_LOG),
+    **dict.fromkeys(("o(p^2)", "o(p2)"), QUADRATIC),
+}
+
+
+def class_named(text: object) -> ComplexityClass | None:
+    """The class a `laws.*.complexity` string names (`O(log p)`, `O(p)`...), or None."""
+    if not isinstance(text, str):
+        return None
+    return _BY_NAME.get(re.sub(r"\s+", "", text).lower())
+
+
+def classify(values: Callable[[np.ndarray], np.ndarray], low: float, high: float) -> ComplexityClass:
+    """The class of a function of p over [low, high] (p >= 2): a function that does not
+    grow is O(1); otherwise the class whose a + b*growth(p) (b > 0) follows it with the
+    smallest largest relative error over 24 points spread geometrically."""
+    p = np.unique(np.round(np.geomspace(max(low, 2.0), max(high, low + 1.0, 3.0), 24)))
+    with np.errstate(all="ignore"):  # a law may blow up beyond its range: then it is not classed
+        y = np.asarray(values(p), dtype=float)
+    if not np.all(np.isfinite(y)) or np.any(y == 0) or abs(y[-1]) <= abs(y[0]) * 1.02:
+        return CONSTANT
+    best, best_err = CONSTANT, float(np.max(np.abs(y - y.mean()) / np.abs(y)))
+    for cls in CLASSES[1:]:
+        f = cls.growth(p)  # type: ignore[misc]
+        A = np.column_stack([np.ones_like(p), f]) / y[:, None]
+        (a, b), *_ = np.linalg.lstsq(A, np.ones_like(p), rcond=None)
+        if b <= 0:
+            continue
+        err = float(np.max(np.abs(a + b * f - y) / np.abs(y)))
+        if err < best_err:
+            best, best_err = cls, err
+    return best
+
+
+# --- the best-known algorithms (models.md section 6) ------------------------------
+
+
+def _lg(p: float) -> float:
+    return math.log2(p)
+
+
+def _ceil_lg(p: float) -> float:
+    return float(math.ceil(math.log2(p) - 1e-12))
+
+
+def _share(p: float) -> float:
+    return (p - 1) / p
+
+
+def _twice_share(p: float) -> float:
+    return 2 * (p - 1) / p
+
+
+@dataclass(frozen=True)
+class BestKnown:
+    """The best-known algorithm's term: `factor(p)` times alpha, beta or gamma (`parameter`)."""
+
+    law: ComplexityClass
+    algorithm: str
+    parameter: str  # "alpha" (t_s), "beta" (t_b) or "gamma" (t_c)
+    factor: Callable[[float], float]
+
+
+def _terms(startup: tuple[str, Callable[[float], float]],
+           per_byte: tuple[str, ComplexityClass, Callable[[float], float]] | None,
+           compute: tuple[str, ComplexityClass, Callable[[float], float]] | None = None) -> dict[str, BestKnown]:
+    terms = {"t_s": BestKnown(LOG, startup[0], "alpha", startup[1])}
+    if per_byte:
+        terms["t_b"] = BestKnown(per_byte[1], per_byte[0], "beta", per_byte[2])
+    if compute:
+        terms["t_c"] = BestKnown(compute[1], compute[0], "gamma", compute[2])
+    return terms
+
+
+# Per operation and term, the best-known algorithm's cost (models.md section 6,
+# alpha-beta-gamma model, n as defined there), taking the cheapest algorithm
+# for each term separately. Every collective has a tree, dissemination,
+# recursive-doubling or Bruck algorithm with O(log p) startups. Reduce's per-byte
+# terms are reduce_scatter (recursive halving) then a binomial gather
+# (Rabenseifner's reduce, as in MPICH).
+BEST_KNOWN: dict[str, dict[str, BestKnown]] = {
+    "barrier": _terms(("dissemination", _ceil_lg), None),
+    "bcast": _terms(("binomial tree", _ceil_lg), ("scatter + allgather (van de Geijn)", CONSTANT, _twice_share)),
+    "scatter": _terms(("binomial tree", _lg), ("binomial tree", CONSTANT, _share)),
+    "gather": _terms(("binomial tree", _lg), ("binomial tree", CONSTANT, _share)),
+    "allgather": _terms(("recursive doubling or Bruck", _lg), ("recursive doubling, Bruck or ring", CONSTANT, _share)),
+    "alltoall": _terms(("Bruck", _lg), ("Bruck", LOG, lambda p: _lg(p) / 2)),
+    "reduce": _terms(("binomial tree", _lg), ("reduce_scatter + gather (Rabenseifner)", CONSTANT, _twice_share),
+                     ("reduce_scatter + gather (Rabenseifner)", CONSTANT, _share)),
+    "allreduce": _terms(("recursive doubling", _lg), ("reduce_scatter + allgather (Rabenseifner)", CONSTANT, _twice_share),
+                        ("reduce_scatter + allgather (Rabenseifner)", CONSTANT, _share)),
+    "reduce_scatter": _terms(("recursive halving", _lg), ("recursive halving", CONSTANT, _share),
+                             ("recursive halving", CONSTANT, _share)),
+    "scan": _terms(("recursive doubling", _lg), ("recursive doubling", LOG, _lg), ("recursive doubling", LOG, _lg)),
+}
+
+
+def best_known_class(op: str, term: str) -> ComplexityClass | None:
+    """The class of the best-known algorithm's `term` (t_s, t_b, t_c) for `op`, if known."""
+    best = BEST_KNOWN.get(op, {}).get(term)
+    return best.law if best else None
+
+
+# --- fitted laws ---------------------------------------------------------------
+
 # name -> (f(p), expression of f, complexity class of a + b f with b > 0)
-LINEAR_FORMS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str, str]] = {
-    "log": (lambda p: np.log2(p), "log2(p)", "O(log p)"),
-    "linear": (lambda p: p, "p", "O(p)"),
-    "plogp": (lambda p: p * np.log2(p), "p*log2(p)", "O(p log p)"),
-    "quadratic": (lambda p: p * p, "p^2", "O(p^2)"),
+LINEAR_FORMS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str, ComplexityClass]] = {
+    "log": (LOG.growth, "log2(p)", LOG),  # type: ignore[dict-item]
+    "linear": (LINEAR.growth, "p", LINEAR),  # type: ignore[dict-item]
+    "plogp": (P_LOG.growth, "p*log2(p)", P_LOG),  # type: ignore[dict-item]
+    "quadratic": (QUADRATIC.growth, "p^2", QUADRATIC),  # type: ignore[dict-item]
 }
 FORMS = ("const", "log", "linear", "plogp", "quadratic", "powlog", "reciprocal")
 FAMILY_TEXT = {
@@ -50,7 +194,7 @@ def _affine_text(a: float, b: float, f_text: str, digits: int) -> str:
 
 @dataclass(frozen=True)
 class Law:
-    """One law in p: a form and its parameters (published or fitted)."""
+    """One fitted law in p: a form and its parameters (published or fitted)."""
 
     form: str
     params: dict[str, float] = field(default_factory=dict)
@@ -85,29 +229,13 @@ class Law:
         return f"1/({inner})"
 
     def complexity(self, p_range: tuple[float, float] = (2.0, 64.0)) -> str:
-        """Growth class: for a + b f directly; for the other forms the class whose
-        a + b f (b > 0) follows the law best over p_range, so the answer is
-        always one of O(1), O(log p), O(p), O(p log p), O(p^2)."""
+        """Growth class: for a + b f directly; for the other forms `classify` over
+        p_range, so the answer is always one of CLASSES."""
         if self.form == "const":
-            return "O(1)"
+            return CONSTANT.name
         if self.form in LINEAR_FORMS:
-            return LINEAR_FORMS[self.form][2] if self.params["b"] > 0 else "O(1)"
-        lo, hi = p_range
-        p = np.unique(np.round(np.geomspace(max(lo, 2.0), max(hi, lo + 1.0, 3.0), 24)))
-        with np.errstate(all="ignore"):  # a powlog or reciprocal law may blow up beyond its range
-            y = self(p)
-        if not np.all(np.isfinite(y)) or np.any(y == 0) or abs(y[-1]) <= abs(y[0]) * 1.02:
-            return "O(1)"
-        best, best_err = "O(1)", float(np.max(np.abs(y - y.mean()) / np.abs(y)))
-        for f, _, cls in LINEAR_FORMS.values():
-            A = np.column_stack([np.ones_like(p), f(p)]) / y[:, None]
-            (a, b), *_ = np.linalg.lstsq(A, np.ones_like(p), rcond=None)
-            if b <= 0:
-                continue
-            err = float(np.max(np.abs(a + b * f(p) - y) / np.abs(y)))
-            if err < best_err:
-                best, best_err = cls, err
-        return best
+            return LINEAR_FORMS[self.form][2].name if self.params["b"] > 0 else CONSTANT.name
+        return classify(self, *p_range).name
 
     def describe(self, p_range: tuple[float, float]) -> dict[str, Any]:
         return {"expr": self.expr(), "complexity": self.complexity(p_range), "form": self.form,
@@ -248,10 +376,10 @@ class LawSelector(Estimator):
             # number, so fall back to the constant, and to 0 if even that is not finite.
             law = fit_form("const", p, y, sc)
             self.fallback_ = f"the {chosen} law was not finite: the constant was used"
-            if not _finite_law(law, p):
+            if law is None or not _finite_law(law, p):
                 law = Law("const", {"a": 0.0})
                 self.fallback_ = f"no finite law through the values: 0 was used (values {y.tolist()!r})"
-        self.law_ = law
+        self.law_: Law = law
         self.distinct_p_ = distinct
         return self
 

@@ -88,7 +88,7 @@ class LogGPModel(Estimator):
             raise InputError("LogGPModel: no 'loggp' or 'rndv' points")
         notes: list[str] = []
         params: dict[str, Any] = {"S": None, "s": None}
-        self.delay_us_ = None
+        self.delay_us_: float | None = None
         if rndv:
             params["S"] = self._rendezvous(rndv, notes)
         if loggp:

@@ -126,7 +126,7 @@ class SegmentedHockneyModel(Estimator):
         self.grid_ = np.unique(np.concatenate([gn for gn, _ in data.values()]))
         cost = self._cost_matrix(data)
         bounds, self.bic_ = self._best_partition(cost, n.size, len(keys))
-        self.segments_ = []
+        self.segments_: list[dict[str, Any]] = []
         for k, (i, j) in enumerate(bounds):
             fits: dict[Hashable, HockneyModel] = {}
             for g, (gn, gt) in data.items():

@@ -8,7 +8,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from commchar.errors import InputError, UsageError
-from commchar.models.assemble import LOGGP_OPS, P2P_OPS, apply_oversubscribed_policy, fit_models, op_key
+from commchar.models.assemble import apply_oversubscribed_policy, fit_models
+from commchar.vocabulary import LOGGP_OPS, P2P_OPS, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
 
 

@@ -1,6 +1,10 @@
 """`advise`: equivalent ways to do the same job and where the cheaper one changes,
 design faults against the best-known algorithms, and protocol thresholds.
 
+The catalogue of equivalences is predict/catalogue.py, the root finding
+predict/roots.py, the laws in p models/laws.py; rendering is predict/render.py
+(terminal) and predict/html.py.
+
 Returns data; `commchar advise` prints it and `advice_html` renders it.
 """
 
@@ -8,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -16,67 +20,11 @@ from commchar import ranges
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import Expr, ModelFile, parse_expr
 from commchar.modelfile.schema import term_expr
-from commchar.predict.laws import BEST_KNOWN, Law, classify, law_named, value_or_none
-from commchar.predict.units import size
+from commchar.models.laws import BEST_KNOWN, ComplexityClass, class_named, classify
+from commchar.vocabulary import format_size as size
+from commchar.predict.catalogue import CATALOGUE, Equivalence, Step
+from commchar.predict.roots import roots as sign_changes, winner_after
 from commchar.predict.values import n_at
-
-# --- equivalences -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Step:
-    """`count(p)` calls of `key` with message length `n_of(n, p)`, n being the job's n."""
-
-    key: str
-    label: str
-    n_of: Callable[[float, float], float] = lambda n, p: n
-    count: Callable[[float], float] = lambda p: 1.0
-
-
-@dataclass(frozen=True)
-class Equivalence:
-    """Two ways to do one job; `job` says what n means (models.md section 2)."""
-
-    name: str
-    job: str
-    left: tuple[Step, ...]
-    right: tuple[Step, ...]
-
-    @property
-    def left_label(self) -> str:
-        return " + ".join(s.label for s in self.left)
-
-    @property
-    def right_label(self) -> str:
-        return " + ".join(s.label for s in self.right)
-
-
-# The n conventions of each operation are converted into the job's n here
-# (the conversions are written down in docs/predict.md).
-CATALOGUE: tuple[Equivalence, ...] = (
-    Equivalence("allgather", "n = total bytes of the gathered vector",
-                (Step("allgather", "allgather(n)"),),
-                (Step("gather", "gather(n)"), Step("bcast", "bcast(n)"))),
-    Equivalence("allreduce", "n = bytes of the vector each process contributes",
-                (Step("allreduce", "allreduce(n)"),),
-                (Step("reduce", "reduce(n)"), Step("bcast", "bcast(n)"))),
-    Equivalence("allreduce (Rabenseifner)", "n = bytes of the vector each process contributes",
-                (Step("allreduce", "allreduce(n)"),),
-                (Step("reduce_scatter", "reduce_scatter(n)"), Step("allgather", "allgather(n)"))),
-    Equivalence("reduce_scatter", "n = bytes of the whole reduced vector",
-                (Step("reduce_scatter", "reduce_scatter(n)"),),
-                (Step("reduce", "reduce(n)"), Step("scatter", "scatter(n)"))),
-    Equivalence("bcast", "n = bytes sent from the root",
-                (Step("bcast", "bcast(n)"),),
-                (Step("scatter", "scatter(n)"), Step("allgather", "allgather(n)"))),
-    Equivalence("alltoall", "n = bytes each process sends to each other",
-                (Step("alltoall", "alltoall(n)"),),
-                (Step("scatter", "p x scatter(n*p)", n_of=lambda n, p: n * p, count=lambda p: p),)),
-    Equivalence("allgather by bcasts", "n = total bytes of the gathered vector",
-                (Step("allgather", "allgather(n)"),),
-                (Step("bcast", "p x bcast(n/p)", n_of=lambda n, p: n / p, count=lambda p: p),)),
-)
-
 
 @dataclass(frozen=True)
 class Crossing:
@@ -256,25 +204,6 @@ def _side_time(model: ModelFile, library: str, steps: Sequence[Step], n: float, 
     return total
 
 
-def _roots(f: Callable[[float], float], grid: Sequence[float]) -> list[float]:
-    """Every sign change of f over a sorted grid, refined with brentq."""
-    from scipy.optimize import brentq  # scipy.optimize takes 0.3 s to import: only when advising
-    values = [f(x) for x in grid]
-    roots = []
-    for (a, fa), (b, fb) in zip(zip(grid, values), zip(grid[1:], values[1:])):
-        if fa == 0.0 and (not roots or roots[-1] != a):
-            roots.append(a)
-        elif fa * fb < 0:
-            roots.append(float(brentq(f, a, b, xtol=1e-9 * max(1.0, abs(b)), maxiter=200)))
-    return roots
-
-
-def _winner_after(difference: Callable[[float], float], root: float, end: float) -> str:
-    """The side that is cheaper just after a crossing (difference = left - right)."""
-    x = min(root + max(abs(root) * 1e-6, 1e-9), end)
-    return "left" if difference(x) < 0 else "right"
-
-
 def _n_grid(model: ModelFile, library: str, equivalence: Equivalence, low: float, high: float, p: float) -> list[float]:
     """Geometric grid over [low, high], plus every segment bound of the parts mapped to the job's n."""
     start = max(low, 1.0)
@@ -296,8 +225,8 @@ def _compare(model: ModelFile, library: str, equivalence: Equivalence, n_interva
         def difference(n: float, p: float = p) -> float:
             return _side_time(model, library, equivalence.left, n, p) - _side_time(model, library, equivalence.right, n, p)
 
-        roots = [r for r in _roots(difference, _n_grid(model, library, equivalence, low, high, p)) if low < r < high]
-        crossings = tuple(Crossing(r, _winner_after(difference, r, high)) for r in roots)
+        roots = [r for r in sign_changes(difference, _n_grid(model, library, equivalence, low, high, p)) if low < r < high]
+        crossings = tuple(Crossing(r, winner_after(difference, r, high)) for r in roots)
         in_n.append(CrossingsInN(
             p, low, _side_time(model, library, equivalence.left, low, p, seen),
             _side_time(model, library, equivalence.right, low, p, seen),
@@ -312,8 +241,8 @@ def _compare(model: ModelFile, library: str, equivalence: Equivalence, n_interva
                 n = n_at(item, p)  # type: ignore[arg-type]
                 return _side_time(model, library, equivalence.left, n, p) - _side_time(model, library, equivalence.right, n, p)
 
-            roots = [r for r in _roots(difference_p, p_grid) if p_low < r < p_high]
-            crossings = tuple(Crossing(r, _winner_after(difference_p, r, p_high)) for r in roots)
+            roots = [r for r in sign_changes(difference_p, p_grid) if p_low < r < p_high]
+            crossings = tuple(Crossing(r, winner_after(difference_p, r, p_high)) for r in roots)
             in_p.append(CrossingsInP(
                 str(item) if isinstance(item, Expr) else size(item),
                 p_low, "left" if difference_p(p_low) <= 0 else "right",
@@ -321,7 +250,16 @@ def _compare(model: ModelFile, library: str, equivalence: Equivalence, n_interva
     return Comparison(equivalence, in_n, in_p)
 
 
-def _term_law(model: ModelFile, library: str, key: str, term: str, ps: Sequence[float]) -> tuple[Law, str, Expr] | None:
+def value_or_none(expr: Expr, p: float) -> float | None:
+    """expr at p, or None where it is not a number (a law beyond its pole)."""
+    try:
+        return expr.evaluate(p)
+    except ModelError:
+        return None
+
+
+def _term_law(model: ModelFile, library: str, key: str, term: str,
+              ps: Sequence[float]) -> tuple[ComplexityClass, str, Expr] | None:
     segments = model.segments(library, key)
     # Startup matters for short messages, per-byte terms for long ones.
     segment = segments[0] if term == "t_s" else segments[-1]
@@ -330,12 +268,18 @@ def _term_law(model: ModelFile, library: str, key: str, term: str, ps: Sequence[
     entry = laws.get(term) if isinstance(laws.get(term), dict) else None
     if entry and isinstance(entry.get("expr"), (str, int, float)):
         expr = term_expr(entry["expr"], f"laws.{term}.expr")
-    if entry and isinstance(entry.get("complexity"), str) and law_named(entry["complexity"]):
-        return law_named(entry["complexity"]), "laws field", expr  # type: ignore[return-value]
+    named = class_named(entry.get("complexity")) if entry else None
+    if named is not None:
+        return named, "laws field", expr
+    over = sorted({float(p) for p in ps if p >= 2}) or [2.0]
+    # fewer than 3 values of p say little of a growth: look over a factor of 4 at least
+    high = over[-1] if len(over) >= 3 else max(over[-1], 4 * over[0])
     try:
-        return classify(expr, ps).law, "classified from the expressions", expr
+        # a term that is not a number somewhere in the range has no class (ModelError)
+        law = classify(lambda p: np.array([expr.evaluate(float(q)) for q in p]), over[0], high)
     except ModelError:
         return None
+    return law, "classified from the expressions", expr
 
 
 def _alpha_beta_gamma(model: ModelFile, library: str) -> dict[str, tuple[float, str]]:

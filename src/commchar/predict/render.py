@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commchar.predict.advice import Comparison, CrossingsInN, DesignFault, LibraryAdvice
-from commchar.predict.units import size, us
+from commchar.vocabulary import format_size as size, format_us as us
 
 
 @dataclass(frozen=True)

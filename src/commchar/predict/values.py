@@ -2,8 +2,8 @@
 
 Grammar (docs/predict.md):
 
-- a value: an integer or decimal with an optional binary suffix, K = Ki = 2^10,
-  M = Mi = 2^20, G = Gi = 2^30 (the convention of `commchar run --sizes 0:4M`);
+- a value: a number as commchar.vocabulary spells sizes (1024, 1.5K, 4Mi, 1MiB;
+  every suffix binary, the convention of `commchar run --sizes 0:4M`);
 - a list: values separated by commas (`2,4,8,12`);
 - a range `a:b`: for --n, a then every power of two above a and below b, then
   b (`1K:1M` = 1024, 2048, ..., 1048576; `0:8` = 0, 1, 2, 4, 8); for --p every
@@ -19,23 +19,11 @@ import re
 from commchar.errors import ModelError, UsageError
 from commchar import ranges
 from commchar.modelfile import Expr, parse_expr
+from commchar.vocabulary import is_number, parse_number as parse_value
 
 MAX_VALUES = ranges.MAX_VALUES
 
-_SUFFIXES = {"": 1, "K": 2**10, "Ki": 2**10, "M": 2**20, "Mi": 2**20, "G": 2**30, "Gi": 2**30}
-_VALUE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?(K|Ki|M|Mi|G|Gi)?$")
 _RANGE_STEP = re.compile(r"^(\*)?(.+)$")
-
-
-def parse_value(text: str, flag: str) -> float:
-    """One number with an optional K/M/G (binary) suffix."""
-    match = _VALUE.match(text.strip())
-    if not match:
-        raise UsageError(f"{flag}: {text.strip()!r} is not a number (examples: 1024, 1.5K, 4Mi)")
-    value = float(match.group(1) + (match.group(2) or "")) * _SUFFIXES[match.group(3) or ""]
-    if not math.isfinite(value):
-        raise UsageError(f"{flag}: {text.strip()!r} is too large")
-    return value
 
 
 def split_top_level(text: str, separator: str) -> list[str]:
@@ -97,7 +85,7 @@ def parse_n_values(text: str) -> list[float | Expr]:
     for part in split_top_level(text, ","):
         if not part:
             raise UsageError(f"{flag}: empty item in {text!r}")
-        if _VALUE.match(part):
+        if is_number(part):
             items.append(parse_value(part, flag))
         elif ":" in part:
             items.extend(_range(part, flag, doubling=True))

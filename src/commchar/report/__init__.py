@@ -30,7 +30,8 @@ from commchar.report.figures import (FigureSpec, comparison_collectives, compari
 from commchar.report.findings import Finding, all_findings
 from commchar.report.locality import locality_table
 from commchar.report.tables import Table, entity_tables, failures_table, provenance_tables
-from commchar.report.units import Rates, size_label
+from commchar.report.units import Rates
+from commchar.vocabulary import LOGGP_OPS, MPI_P2P_OPS, format_size
 
 ADVICE_SIZES = [8, 1024, 1 << 20]
 
@@ -92,7 +93,7 @@ def _attach_models(entities: list[Entity], options: ReportOptions, notes: list[s
     for e in entities:
         if e.model is None or e.library == active_messages.AM_LIBRARY:
             continue  # the advisor knows MPI operations only
-        ps = sorted({pt["p"] for pt in e.points if pt["op"] not in ("pingpong", "bw", "bibw", "loggp", "rndv")})
+        ps = sorted({pt["p"] for pt in e.points if pt["op"] not in MPI_P2P_OPS + LOGGP_OPS})
         e.advice, why = adapters.advice_for(e.model, ADVICE_SIZES, ps or [2])
         if why and why not in notes:
             notes.append(why)
@@ -119,7 +120,7 @@ def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
     sizes = sorted({pt["n_bytes"] for pt in pts})
     items = [
         f"Operations measured: {', '.join(keys)}.",
-        f"Sizes {size_label(sizes[0])} to {size_label(sizes[-1])} ({len(sizes)} distinct); "
+        f"Sizes {format_size(sizes[0])} to {format_size(sizes[-1])} ({len(sizes)} distinct); "
         f"process counts {', '.join(map(str, sorted({pt['p'] for pt in pts})))}.",
         f"Each point is the median of its repetitions ({min(reps)} to {max(reps)} per point), every "
         "raw sample kept; the 95% confidence interval of the median is distribution-free (order "

@@ -15,8 +15,8 @@ from typing import Any
 
 
 from commchar.errors import CommcharError, InputError
-from commchar.modelfile import ModelFile, default_key
-from commchar.report.units import fit_units
+from commchar.modelfile import ModelFile, load
+from commchar.vocabulary import default_key, unit_system
 
 
 @dataclass
@@ -61,14 +61,12 @@ def load_measurements(db: str | Path, run_ids: list[int] | None, *,
         return Measurements(str(path), runs, store.jobs(ids), points, store.failures(ids))
 
 
-def read_model_file(path: str | Path) -> dict:
-    """A model file's JSON; model_views checks it with the model-file reader."""
-    from commchar.models.inputs import load_json
-
-    data = load_json(path, "model file")
-    if not isinstance(data, dict) or not isinstance(data.get("libraries"), dict):
-        raise InputError(f"model file {path} has no 'libraries' object")
-    return data
+def read_model_file(path: str | Path) -> ModelFile:
+    """A model file through the one reader every verb uses (commchar.modelfile.load),
+    every library checked now: a user's file is judged whole, before any figure."""
+    model = load(path)
+    model.check_all()
+    return model
 
 
 @dataclass
@@ -116,23 +114,22 @@ class ModelView:
         return raw if isinstance(raw, dict) else None
 
 
-def model_views(model: dict, source: str, *, strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
-    """One view per library of a model dict, and a note when it cannot be evaluated.
+def model_views(model: ModelFile | dict, source: str, *,
+                strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
+    """One view per library of a model (a loaded file, or a dict fitted just now),
+    and a note when it cannot be evaluated.
 
     strict: a model the reader rejects is an error (a user's file); otherwise (a
     model fitted just now) the report goes on without it and says why.
     """
     try:
-        evaluator = ModelFile.from_dict(model, source=source)
+        evaluator = model if isinstance(model, ModelFile) else ModelFile.from_dict(model, source=source)
     except CommcharError as exc:
         if strict:
             raise InputError(f"model ({source}): {exc}") from None
         return {}, f"the model {source} was rejected by the model-file reader, so it is not shown: {exc}"
-    views = {
-        lib: ModelView(lib, entry, source, evaluator)
-        for lib, entry in (model.get("libraries") or {}).items()
-        if isinstance(entry, dict)
-    }
+    views = {lib: ModelView(lib, evaluator.data["libraries"][lib], source, evaluator)
+             for lib in evaluator.libraries()}
     return views, None
 
 
@@ -146,7 +143,7 @@ def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[d
     from commchar.models import fit_points
 
     try:
-        return fit_points(points, failures=failures, units=fit_units(units), runs=runs,
+        return fit_points(points, failures=failures, units=unit_system(units), runs=runs,
                           oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"

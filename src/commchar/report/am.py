@@ -12,7 +12,8 @@ from commchar.report import modelinfo
 from commchar.report.dataset import Entity
 from commchar.report.figures import COLORS, FigureSpec, plain
 from commchar.report.tables import Table
-from commchar.report.units import Rates, number, size_label
+from commchar.report.units import Rates, number
+from commchar.vocabulary import format_size
 
 AM_LIBRARY = "am"
 # (key, what it is) of the layer's fitted series shown with their Hockney metrics
@@ -108,7 +109,7 @@ def loss_figure(e: Entity, rates: Rates) -> FigureSpec | None:
         pts = sorted((loss, t) for loss, m, t in found if m == n)
         x = np.array([100 * loss for loss, _ in pts])
         y = np.array([rates.bw_from_us(n, t) for _, t in pts])
-        ax.plot(x, y, "o-", color=COLORS[i % len(COLORS)], label=plain(f"stores of {size_label(n)}"))
+        ax.plot(x, y, "o-", color=COLORS[i % len(COLORS)], label=plain(f"stores of {format_size(n)}"))
     ax.set_xlabel("injected loss (% of datagrams)")
     ax.set_ylabel(f"throughput ({rates.bw_unit})")
     ax.set_ylim(bottom=0)

@@ -261,7 +261,7 @@ def gauss_breakdown(data: AppData, library: str) -> FigureSpec | None:
     for ax, n in zip(axes, sizes):  # one panel per size: each with its own time scale
         labels = []
         for x, r in enumerate(sorted((r for r in runs if r["n"] == n), key=_config_label)):
-            ranks = data.predicted(r)["ranks"]
+            ranks = (data.predicted(r) or {})["ranks"]
             width = 0.8 / len(ranks)
             for i, rank in enumerate(ranks):
                 bottom = 0.0

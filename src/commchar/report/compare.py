@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from commchar.report.dataset import Entity, is_collective, key_order
+from commchar.report.dataset import Entity
+from commchar.vocabulary import format_size, is_collective, key_order
 from commchar.report.tables import Table
-from commchar.report.units import size_label
 
 BANDS = ((0, 1024, "n ≤ 1 KiB"), (1025, 64 * 1024, "1 KiB < n ≤ 64 KiB"),
          (64 * 1024 + 1, math.inf, "n > 64 KiB"))
@@ -80,7 +80,7 @@ def comparison_table(ref: Entity, other: Entity) -> Table | None:
     for br in ratios:
         rows.setdefault((br.key, br.p, br.oversubscribed), {})[br.band] = (
             f"{verdict(ref, other, br.ratio)} ({br.sizes} sizes; widest {br.worst_ratio:.3g} "
-            f"at {size_label(br.worst_n)})")
+            f"at {format_size(br.worst_n)})")
     return Table(
         f"compare-{ref.label}-{other.label}",
         f"{other.label} against {ref.label} (the reference): which is faster where",

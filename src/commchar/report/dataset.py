@@ -13,15 +13,7 @@ import numpy as np
 
 from commchar.report.adapters import Measurements, ModelView
 from commchar.store.locality import library_label
-
-P2P_VARIANTS = ("send", "bsend", "ssend", "rsend", "isend")
-COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-               "reduce", "allreduce", "reduce_scatter", "scan")
-REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
-
-
-def point_key(op: str, variant: str) -> str:
-    return f"{op}:{variant}" if variant else op
+from commchar.vocabulary import key_order, op_key
 
 
 @dataclass
@@ -67,17 +59,17 @@ class Entity:
 
     def keys(self) -> list[str]:
         """Measured operation keys in the report's order."""
-        present = {point_key(pt["op"], pt["variant"]) for pt in self.points}
+        present = {op_key(pt["op"], pt["variant"]) for pt in self.points}
         return sorted(present, key=key_order)
 
     def ps(self, key: str) -> list[int]:
-        return sorted({pt["p"] for pt in self.points if point_key(pt["op"], pt["variant"]) == key})
+        return sorted({pt["p"] for pt in self.points if op_key(pt["op"], pt["variant"]) == key})
 
     def series(self, key: str, p: int) -> Series | None:
         if (key, p) not in self._series:
             rows = sorted(
                 (pt for pt in self.points
-                 if pt["p"] == p and point_key(pt["op"], pt["variant"]) == key),
+                 if pt["p"] == p and op_key(pt["op"], pt["variant"]) == key),
                 key=lambda pt: pt["n_bytes"],
             )
             if not rows:
@@ -103,19 +95,6 @@ def short_version(text: str) -> str:
         if cut in first:
             first = first[:first.index(cut)]
     return first if len(first) <= 80 else first[:79] + "…"
-
-
-def key_order(key: str) -> tuple[int, int, str]:
-    op, _, variant = key.partition(":")
-    order = ("pingpong", "bw", "bibw", "loggp", "rndv") + COLLECTIVES
-    rank = order.index(op) if op in order else len(order)
-    sub = P2P_VARIANTS.index(variant) if variant in P2P_VARIANTS else (
-        0 if variant in ("", "sum") else 1)
-    return rank, sub, key
-
-
-def is_collective(key: str) -> bool:
-    return key.partition(":")[0] in COLLECTIVES
 
 
 def build_entities(data: Measurements) -> list[Entity]:

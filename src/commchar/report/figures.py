@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, FixedLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from commchar.models.metrics import aggregate_factor
 from commchar.report import modelinfo
-from commchar.report.dataset import COLLECTIVES, P2P_VARIANTS, Entity, Series, is_collective
-from commchar.report.units import Rates, size_label
+from commchar.report.dataset import Entity, Series
+from commchar.vocabulary import COLLECTIVES, SEND_MODES, format_size, is_collective
+from commchar.report.units import Rates
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
           "#17becf", "#7f7f7f", "#bcbd22")
@@ -50,7 +51,7 @@ def _size_axis(ax, n_max: float, *, zero: bool = True) -> None:
         ax.set_xlim(left=0.7, right=max(n_max, 2) * 1.6)
         ax.xaxis.set_major_locator(LogLocator(base=2 ** 4))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(v).replace(" ", "")))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_size(v).replace(" ", "")))
     ax.set_xlabel("message size n")
 
 
@@ -58,6 +59,27 @@ def _log_y(ax) -> None:
     """Log time axis; minor ticks unlabelled (labelling them is slow and cluttered)."""
     ax.set_yscale("log")
     # No minor ticks: they cost most of the drawing time and the grid reads well without.
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
+
+
+def _ratio_y(ax, ratios: list[np.ndarray]) -> None:
+    """Log ratio axis labelled at 1-2-5 steps (0.5, 1, 2, 5...), with at least two
+    labelled ticks: ratios within one decade (0.8 to 1.3) left a log axis with a
+    single label, or none, so the scale could not be read."""
+    values = np.concatenate([np.asarray(r, dtype=float) for r in ratios] + [np.array([1.0])])
+    values = values[np.isfinite(values) & (values > 0)]
+    lo, hi = float(values.min()), float(values.max())
+    steps = [m * 10.0 ** k for k in range(-9, 10) for m in (1, 2, 5)]
+    ticks = [t for t in steps if lo <= t <= hi]
+    if len(ticks) > 8:  # many decades: powers of ten are enough
+        ticks = [t for t in ticks if math.log10(t).is_integer()]
+    if len(ticks) < 2:
+        below, above = [t for t in steps if t < lo], [t for t in steps if t > hi]
+        ticks = ([below[-1]] if below and not ticks else []) + ticks + ([above[0]] if above else [])
+    ax.set_yscale("log")
+    ax.set_ylim(min(lo, ticks[0]) / 1.08, max(hi, ticks[-1]) * 1.08)
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
 
@@ -111,19 +133,19 @@ def _mark_thresholds(ax, entity: Entity, key: str) -> list[str]:
     notes = []
     for i, n in enumerate(modelinfo.thresholds(entity.model, key)):
         ax.axvline(n, color="#555555", ls=":", lw=1)
-        ax.annotate(f"regime {i + 2} from {size_label(n)}", (n, 1), xycoords=("data", "axes fraction"),
+        ax.annotate(f"regime {i + 2} from {format_size(n)}", (n, 1), xycoords=("data", "axes fraction"),
                     xytext=(2, -10 - 10 * i), textcoords="offset points", fontsize=7, color="#333333")
-        notes.append(size_label(n))
+        notes.append(format_size(n))
     loggp = entity.model.loggp() if entity.model else None
     if loggp and isinstance(loggp.get("S"), (int, float)) and loggp["S"] > 0:
         ax.axvline(loggp["S"], color="#aa5500", ls="--", lw=0.8)
-        ax.annotate(f"S = {size_label(loggp['S'])}", (loggp["S"], 0), xycoords=("data", "axes fraction"),
+        ax.annotate(f"S = {format_size(loggp['S'])}", (loggp["S"], 0), xycoords=("data", "axes fraction"),
                     xytext=(-2, 4), textcoords="offset points", fontsize=7, color="#aa5500", ha="right")
     return notes
 
 
 def p2p_latency(entity: Entity) -> FigureSpec | None:
-    keys = [f"pingpong:{v}" for v in P2P_VARIANTS if entity.series(f"pingpong:{v}", 2) is not None]
+    keys = [f"pingpong:{v}" for v in SEND_MODES if entity.series(f"pingpong:{v}", 2) is not None]
     if not keys:
         return None
     fig = Figure(figsize=(7.5, 4.6))
@@ -189,9 +211,9 @@ def p2p_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         notes.append(f"Bw_as = {bw_as:.4g} {rates.bw_unit}")
         if n_half and n_half > 0:
             ax.axvline(n_half, color="#333333", ls=":", lw=0.9)
-            ax.annotate(f"n_half = {size_label(n_half)}", (n_half, 0.02), xycoords=("data", "axes fraction"),
+            ax.annotate(f"n_half = {format_size(n_half)}", (n_half, 0.02), xycoords=("data", "axes fraction"),
                         xytext=(3, 0), textcoords="offset points", fontsize=7)
-            notes.append(f"n_half = {size_label(n_half)}")
+            notes.append(f"n_half = {format_size(n_half)}")
     _size_axis(ax, n_max, zero=False)
     _log_y(ax)
     ax.set_ylabel(f"bandwidth ({rates.bw_unit})")
@@ -276,7 +298,8 @@ def _suptitle(fig: Figure, axes: list, title: str) -> None:
 
 def short_and_long(entity: Entity, key: str) -> tuple[dict[int, int], dict[int, int]]:
     """Per p, the measured size nearest 8 B (short) and the largest size measured at every p."""
-    short, long = {}, {}
+    short: dict[int, int] = {}
+    long: dict[int, int] = {}
     ps = entity.ps(key)
     sizes = {p: entity.series(key, p).n for p in ps}  # type: ignore[union-attr]
     if not ps:
@@ -303,10 +326,10 @@ def collective_vs_p(entity: Entity) -> FigureSpec | None:
             picks.append(("long", long, COLORS[1], "s"))
         for name, chosen, color, marker in picks:
             ps = sorted(chosen)
-            t = np.array([entity.series(key, p).at(chosen[p]) for p in ps], dtype=float)  # type: ignore[union-attr]
+            t = np.array([entity.series(key, p).at(chosen[p]) for p in ps], dtype=np.float64)  # type: ignore[union-attr]
             sizes = sorted(set(chosen.values()))
-            label = f"n = {size_label(sizes[0])}" if len(sizes) == 1 else \
-                f"n ≈ {size_label(sizes[0])}–{size_label(sizes[-1])}"
+            label = f"n = {format_size(sizes[0])}" if len(sizes) == 1 else \
+                f"n ≈ {format_size(sizes[0])}–{format_size(sizes[-1])}"
             ax.plot(ps, t, marker + "-", color=color, ms=4, lw=0.9, label=label)
             if entity.model is not None:
                 grid = np.arange(min(ps), max(ps) + 1)
@@ -345,12 +368,12 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
         _, long = short_and_long(entity, key)
         ps = sorted(long)
         if ps:
-            y = []
+            at_long: list[float] = []
             for p in ps:
                 t = entity.series(key, p).at(long[p])  # type: ignore[union-attr]
-                y.append((aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)
-                         if t and long[p] > 0 else np.nan)
-            ax_p.plot(ps, y, marker + "-", color=color, ms=4, lw=0.9, label=key)
+                at_long.append((aggregate_factor(op, p) or 0) * rates.bw_from_us(long[p], t)  # type: ignore[arg-type]
+                               if t and long[p] > 0 else np.nan)
+            ax_p.plot(ps, at_long, marker + "-", color=color, ms=4, lw=0.9, label=key)
     _size_axis(ax_n, n_max, zero=False)
     for ax in (ax_n, ax_p):
         _log_y(ax)
@@ -360,7 +383,7 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
     ax_n.set_title(f"vs size at p = {p_top}", fontsize=9)
     ax_p.set_title("vs p at the long message", fontsize=9)
     ax_p.set_xlabel("p (processes)")
-    ax_p.xaxis.get_major_locator().set_params(integer=True)
+    ax_p.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # an AutoLocator
     ax_p.legend(fontsize=6, ncol=2)
     title = f"{entity.label}: aggregated bandwidth of the collectives"
     fig.suptitle(plain(title), fontsize=11)
@@ -400,6 +423,7 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
     ref = present[0].series(key, 2)
     assert ref is not None
     n_max = 1.0
+    ratios: list[np.ndarray] = []
     for i, e in enumerate(present):
         s = e.series(key, 2)
         assert s is not None
@@ -407,7 +431,8 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
         n_max = max(n_max, float(s.n.max()))
         if i:
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
-            ax_r.plot(common, s.t[ia] / ref.t[ib], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+            ratios.append(s.t[ia] / ref.t[ib])
+            ax_r.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
                       label=f"{plain(e.label)} / {plain(present[0].label)}")
     ax_r.axhline(1.0, color="#333333", lw=0.8)
     for a in (ax, ax_r):
@@ -415,7 +440,7 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
         a.grid(True, alpha=0.3)
     _log_y(ax)
     ax.set_ylabel("latency (us)")
-    _log_y(ax_r)
+    _ratio_y(ax_r, ratios)
     ax_r.set_ylabel("time ratio (>1: slower)")
     ax.legend(fontsize=7)
     ax_r.legend(fontsize=7)
@@ -442,18 +467,20 @@ def comparison_collectives(entities: list[Entity]) -> FigureSpec | None:
         ref_label = ref_label or having[0].label
         assert ref is not None
         n_max = 1.0
+        ratios = []
         for i, e in enumerate(having[1:], start=1):
             s = e.series(key, p)
             assert s is not None
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
             if common.size:
-                ax.plot(common, s.t[ia] / ref.t[ib], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+                ratios.append(s.t[ia] / ref.t[ib])
+                ax.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
                         label=f"{plain(e.label)} / {plain(having[0].label)}")
                 n_max = max(n_max, float(common.max()))
         ax.axhline(1.0, color="#333333", lw=0.8)
         _size_axis(ax, n_max)
         ax.set_xlabel("n", fontsize=7)
-        _log_y(ax)
+        _ratio_y(ax, ratios)
         ax.set_title(f"{key}, p = {p}", fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
-from commchar.report.dataset import Entity, is_collective, point_key
-from commchar.report.units import number, size_label, time_label
+from commchar.models.laws import best_known_class, class_named
+from commchar.report.dataset import Entity
+from commchar.vocabulary import format_size, format_time, is_collective, op_key
+from commchar.report.units import number
 
 VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
 MODEL_MISS = 0.25     # relative model error above this is reported
@@ -29,7 +31,7 @@ class Finding:
 
 
 def _where(pt: dict) -> str:
-    return f"{point_key(pt['op'], pt['variant'])} at n = {size_label(pt['n_bytes'])}, p = {pt['p']}"
+    return f"{op_key(pt['op'], pt['variant'])} at n = {format_size(pt['n_bytes'])}, p = {pt['p']}"
 
 
 def thresholds(e: Entity) -> list[Finding]:
@@ -44,13 +46,13 @@ def thresholds(e: Entity) -> list[Finding]:
         kind = "regime" if cache else "protocol regime"
         why = " (the per-byte cost rises: messages outgrowing a cache, not a protocol switch)" if cache else ""
         out.append(Finding("threshold", e.label, (
-            f"{e.label}: the standard send changes {kind} at {size_label(seg.n_min)} "
-            f"(previous regime up to {size_label(prev.n_max) if prev.n_max is not None else '?'}): "
+            f"{e.label}: the standard send changes {kind} at {format_size(seg.n_min)} "
+            f"(previous regime up to {format_size(prev.n_max) if prev.n_max is not None else '?'}): "
             f"t_s {number(prev.t_s)} → {number(seg.t_s)} us, t_b {number(prev.t_b)} → "
             f"{number(seg.t_b)} us/B{why}.")))
     loggp = e.model.loggp() if e.model else None
     if loggp:
-        named = [f"{k} = {size_label(loggp[k])}" for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
+        named = [f"{k} = {format_size(loggp[k])}" for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
         if named:
             out.append(Finding("threshold", e.label, (
                 f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "
@@ -94,13 +96,13 @@ def laws(e: Entity) -> list[Finding]:
             continue
         op = key.partition(":")[0]
         found = modelinfo.laws(e.model, key)
-        for term, best in (("t_s", modelinfo.BEST_STARTUP.get(op)), ("t_b", modelinfo.BEST_PER_BYTE.get(op))):
+        for term in ("t_s", "t_b"):
             law = found.get(term) or {}
-            have, want = modelinfo.complexity_rank(law.get("complexity")), modelinfo.complexity_rank(best)
-            if have is not None and want is not None and have > want:
+            have, best = class_named(law.get("complexity")), best_known_class(op, term)
+            if have is not None and best is not None and have.rank > best.rank:
                 out.append(Finding("law", e.label, (
                     f"{e.label}: {key} {term}(p) = {law.get('expr', '?')} is {law.get('complexity')}, "
-                    f"worse than the best-known algorithm's {best}{_evidence(e, op)}.")))
+                    f"worse than the best-known algorithm's {best.name}{_evidence(e, op)}.")))
     return out
 
 
@@ -110,8 +112,8 @@ def failures(e: Entity) -> list[Finding]:
     for kind, count in sorted(by_kind.items()):
         examples = [f for f in e.failures if f["kind"] == kind][:LISTED]
         where = "; ".join(
-            f"{point_key(f['op'], f.get('variant') or '')} at "
-            f"{'n = ' + size_label(f['n_bytes']) + ', ' if f.get('n_bytes') is not None else ''}p = {f['p']}"
+            f"{op_key(f['op'], f.get('variant') or '')} at "
+            f"{'n = ' + format_size(f['n_bytes']) + ', ' if f.get('n_bytes') is not None else ''}p = {f['p']}"
             f" ({str(f.get('message') or '')[:120]})" for f in examples)
         out.append(Finding("failure", e.label, f"{e.label}: {count} {kind} failure(s): {where}"
                            + (" …" if count > LISTED else "") + "."))
@@ -142,7 +144,7 @@ def _model_stance(e: Entity) -> str:
     """What the model did with the oversubscribed points: left out, or fitted and marked."""
     if e.model is None:
         return ""
-    over_keys = sorted({point_key(pt["op"], pt["variant"]) for pt in e.points if pt["oversubscribed"]})
+    over_keys = sorted({op_key(pt["op"], pt["variant"]) for pt in e.points if pt["oversubscribed"]})
     marked = {k: (e.model.operation(k) or {}).get("oversubscribed_p") for k in over_keys}
     fitted = [f"{k} (p = {', '.join(map(str, ps))})" for k, ps in marked.items() if ps]
     left = [k for k, ps in marked.items() if not ps and e.model.operation(k) is not None]
@@ -182,7 +184,7 @@ def variance(e: Entity) -> list[Finding]:
         return []
     noisy.sort(key=lambda pt: pt["t_p95_us"] / pt["t_us"], reverse=True)
     where = "; ".join(f"{_where(pt)}: p95/median = {pt['t_p95_us'] / pt['t_us']:.1f} "
-                      f"({time_label(pt['t_p95_us'])} vs {time_label(pt['t_us'])})" for pt in noisy[:LISTED])
+                      f"({format_time(pt['t_p95_us'])} vs {format_time(pt['t_us'])})" for pt in noisy[:LISTED])
     return [Finding("variance", e.label, (
         f"{e.label}: unusual variance at {len(noisy)} of {len(e.points)} points "
         f"(95th percentile more than {VARIANCE_RATIO:g}× the median); largest: {where}."))]
@@ -194,7 +196,7 @@ def model_misses(e: Entity) -> list[Finding]:
     misses = []
     unscored = 0
     for pt in e.points:
-        key = point_key(pt["op"], pt["variant"])
+        key = op_key(pt["op"], pt["variant"])
         if not pt["valid"] or key.startswith(("loggp", "rndv")) or pt["t_us"] <= 0:
             continue
         if pt["oversubscribed"] and not (e.model.operation(key) or {}).get("oversubscribed_p"):
@@ -208,7 +210,7 @@ def model_misses(e: Entity) -> list[Finding]:
     if not misses:
         return []
     misses.sort(key=lambda m: m[0], reverse=True)
-    where = "; ".join(f"{_where(pt)}: model {time_label(pred)} vs measured {time_label(pt['t_us'])} "
+    where = "; ".join(f"{_where(pt)}: model {format_time(pred)} vs measured {format_time(pt['t_us'])} "
                       f"({100 * err:+.0f}%)" for _, err, pt, pred in misses[:LISTED])
     return [Finding("model", e.label, (
         f"{e.label}: the model is off by more than {100 * MODEL_MISS:.0f}% at {len(misses)} point(s); "
@@ -235,7 +237,7 @@ def comparison(entities: list[Entity]) -> list[Finding]:
                 f"{band}: {other.label} is faster than {ref.label} (the reference) in {len(faster)} and slower in "
                 f"{len(slower)} of {len(in_band)} operations (the rest within 5%); geometric-mean time ratio "
                 f"{other.label}/{ref.label} = {geo:.3g}; largest gap {biggest.key} at p = {biggest.p}: "
-                f"{biggest.ratio:.3g} (widest single size {size_label(biggest.worst_n)}: "
+                f"{biggest.ratio:.3g} (widest single size {format_size(biggest.worst_n)}: "
                 f"{biggest.worst_ratio:.3g})"
                 + (f"; {over} of these operations only ran oversubscribed" if over else "") + ".")))
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 from html import escape
 from string import Template
 
@@ -15,7 +16,7 @@ import matplotlib
 
 from commchar.report.figures import FigureSpec
 from commchar.report.findings import Finding
-from commchar.report.tables import Table
+from commchar.report.tables import NUMBER_CELL, Table
 
 PAGE = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -56,7 +57,8 @@ $body
 """)
 
 
-FIGURE_RC = {"text.usetex": False, "svg.fonttype": "path", "axes.formatter.use_mathtext": False,
+# typed loosely: matplotlib's stubs accept only a literal dict of known keys
+FIGURE_RC: Any = {"text.usetex": False, "svg.fonttype": "path", "axes.formatter.use_mathtext": False,
              "axes.unicode_minus": True}
 
 
@@ -84,8 +86,7 @@ def figure_html(spec: FigureSpec, anchor: str) -> str:
 
 
 def _cell(text: str) -> str:
-    stripped = text.rstrip("*").replace(".", "", 1).replace("-", "", 1).replace("e", "", 1)
-    cls = ' class="num"' if stripped.isdigit() else ""
+    cls = ' class="num"' if NUMBER_CELL.match(text) else ""
     return f"<td{cls}>{escape(text)}</td>"
 
 

@@ -15,8 +15,8 @@ def locality_table(entities: list[Entity], rates: Rates) -> Table | None:
     halves: dict[tuple[int, str], dict[str, Entity]] = {}
     for e in entities:
         if e.points and e.points[0].get("locality"):
-            key = (e.run["id"], e.points[0]["library"])
-            halves.setdefault(key, {})[e.points[0]["locality"]] = e
+            run_library = (e.run["id"], e.points[0]["library"])
+            halves.setdefault(run_library, {})[e.points[0]["locality"]] = e
     rows = []
     for (_, library), pair in sorted(halves.items()):
         on, off = pair.get("on-node"), pair.get("off-node")

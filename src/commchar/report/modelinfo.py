@@ -84,7 +84,7 @@ def p2p_parameters(view: ModelView | None, key: str) -> list[SegmentParams]:
     out = []
     for seg in segments(view, key):
         affine = _affine_in_segment(view, key, seg, 2) if view else None
-        fit = seg.get("fit") if isinstance(seg.get("fit"), dict) else {}
+        fit: dict[str, Any] = seg["fit"] if isinstance(seg.get("fit"), dict) else {}
         n_max = seg.get("n_max")
         t_s = affine[0] if affine else _number(seg.get("t_s"))
         t_b = affine[1] if affine else _number(seg.get("t_b"))
@@ -101,7 +101,7 @@ def _metrics(view: ModelView | None, key: str) -> dict:
 
 
 def _metric_units(m: dict) -> tuple[str, str]:
-    units = m.get("units") if isinstance(m.get("units"), dict) else {}
+    units: dict[str, str] = m["units"] if isinstance(m.get("units"), dict) else {}
     return units.get("bandwidth", ""), units.get("specific_performance", "")
 
 
@@ -204,30 +204,3 @@ def laws(view: ModelView | None, key: str) -> dict[str, dict]:
     raw = op.get("laws") if op else None
     return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
 
-
-# Ordering of complexity classes, to compare a fitted law with the best known.
-_CLASS_RANK = (
-    ("O(1)", 0), ("O(log p)", 1), ("O(log2 p)", 1), ("O(log^2 p)", 2), ("O((log p)^2)", 2),
-    ("O(sqrt p)", 2.5), ("O(p)", 3), ("O(p log p)", 4), ("O(p^2)", 5),
-)
-
-
-def complexity_rank(text: object) -> float | None:
-    if not isinstance(text, str):
-        return None
-    compact = text.replace(" ", "").lower()
-    for name, rank in _CLASS_RANK:
-        if compact == name.replace(" ", "").lower():
-            return rank
-    return None
-
-
-# Best-known startup law per collective (models.md section 6): every one has a
-# tree, dissemination, recursive-doubling or Bruck algorithm with O(log p) startups.
-BEST_STARTUP = {op: "O(log p)" for op in (
-    "barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-    "reduce", "allreduce", "reduce_scatter", "scan")}
-# Best-known per-byte law where the total data does not grow with p.
-BEST_PER_BYTE = {"bcast": "O(1)", "scatter": "O(1)", "gather": "O(1)", "allgather": "O(1)",
-                 "reduce_scatter": "O(1)", "allreduce": "O(1)", "reduce": "O(1)",
-                 "scan": "O(log p)"}

@@ -7,12 +7,19 @@ a model prediction where nothing was measured at that size.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from commchar.errors import CommcharError
+from commchar.modelfile import parse_expr
+from commchar.models.laws import best_known_class
 from commchar.report import modelinfo
-from commchar.report.dataset import REDUCTIONS, Entity, is_collective
+from commchar.report.dataset import Entity
+from commchar.vocabulary import REDUCTIONS, format_size, is_collective, op_key, split_key
 from commchar.report.figures import collective_keys
-from commchar.report.units import Rates, number, size_label
+from commchar.report.units import Rates, number
 
 COST_SIZES = (8, 1024, 1 << 20)
 
@@ -25,9 +32,39 @@ class Table:
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.rows = one_notation_per_column(self.rows)
+
+
+# a number cell: plain or scientific, '*' marking a model prediction
+NUMBER_CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[+-]\d+)?)(\*?)$")
+
+
+def one_notation_per_column(rows: list[list[str]]) -> list[list[str]]:
+    """Numbers of one column in one notation. Where `.3g` wrote some in scientific
+    notation and others plainly: large ones (1.2e+04) are written plainly (12000) when
+    every scientific one is >= 1; otherwise (6.75e-05 beside 0.000368) all are written
+    in scientific notation, with as many significant digits as the most precise had."""
+    columns = max((len(r) for r in rows), default=0)
+    out = [list(r) for r in rows]
+    for c in range(columns):
+        cells = [(i, NUMBER_CELL.match(r[c])) for i, r in enumerate(out) if c < len(r)]
+        numbers = [(i, m) for i, m in cells if m and float(m.group(1)) != 0]
+        scientific = [(i, m) for i, m in numbers if "e" in m.group(1)]
+        if not scientific or len(scientific) == len(numbers):
+            continue
+        if all(abs(float(m.group(1))) >= 1 for _, m in scientific):
+            for i, m in scientific:
+                out[i][c] = f"{float(m.group(1)):.0f}{m.group(2)}"
+            continue
+        digits = max(len(m.group(1).split("e")[0].replace("-", "").replace(".", "").lstrip("0")) for _, m in numbers)
+        for i, m in numbers:
+            out[i][c] = f"{float(m.group(1)):.{max(digits, 1) - 1}e}{m.group(2)}"
+    return out
+
 
 def _range(lo: int, hi: int | None) -> str:
-    return f"{size_label(lo)} – {size_label(hi) if hi is not None else '∞'}"
+    return f"{format_size(lo)} – {format_size(hi) if hi is not None else '∞'}"
 
 
 def p2p_table(entity: Entity, rates: Rates) -> Table | None:
@@ -70,9 +107,13 @@ def laws_table(entity: Entity) -> Table | None:
                 expr = str(seg.get(term, "0"))
                 law = laws.get(term, {}) if len(segs) == 1 or i == len(segs) - 1 else {}
                 cls = law.get("complexity")
+                if term == "t_c" and "t_c" in seg and seg.get("n_max") != 0 and not _t_c_resolved(entity, key, seg):
+                    cells.append("not resolved")
+                    continue
                 cells.append(f"{expr}  [{cls}]" if cls else expr)
             op = key.partition(":")[0]
-            cells.append(modelinfo.BEST_STARTUP.get(op, "–") if i == 0 else "")
+            best = best_known_class(op, "t_s")
+            cells.append((best.name if best else "–") if i == 0 else "")
             rows.append(cells)
     if not rows:
         return None
@@ -80,7 +121,37 @@ def laws_table(entity: Entity) -> Table | None:
                  ["operation", "regime (n)", "t_s(p) (us)", "t_b(p) (us/B)", "t_c(p) (us/B)",
                   "best-known t_s"], rows,
                  ["T(n, p) = t_s(p) + (t_b(p) + t_c(p))·n; complexity class in brackets; "
-                  "best-known startup law from Thakur, Rabenseifner and Gropp (2005)."])
+                  "best-known startup law from Thakur, Rabenseifner and Gropp (2005). t_c 'not resolved': "
+                  "in that regime the sum was nowhere slower than the nop beyond the 95% CIs of their "
+                  "medians, or the fitted t_c was not positive, so no computation cost can be read off."])
+
+
+def _t_c_resolved(entity: Entity, key: str, seg: dict) -> bool:
+    """Whether a reduction's t_c in one regime is a measured cost: positive at every
+    measured p, and the sum slower than the nop beyond both CIs at some size of the regime."""
+    op, variant = split_key(key)
+    if variant != "sum":
+        return True
+    lo, hi = float(seg.get("n_min") or 0), seg.get("n_max")
+    ps = entity.ps(key)
+    try:
+        t_c = parse_expr(str(seg["t_c"])) if not isinstance(seg["t_c"], (int, float)) else None
+        values = [float(seg["t_c"])] if t_c is None else [t_c.evaluate(p) for p in ps]
+    except (CommcharError, TypeError, ValueError):
+        return False
+    if not values or min(values) <= 0:
+        return False
+    for p in ps:
+        total, empty = entity.series(key, p), entity.series(op_key(op, "nop"), p)
+        if total is None or empty is None:
+            continue
+        for j, n in enumerate(total.n):
+            if n < lo or (hi is not None and n > hi) or n == 0:
+                continue
+            k = np.nonzero(empty.n == n)[0]
+            if k.size and total.ci_lo[j] > empty.ci_hi[k[0]]:
+                return True
+    return False
 
 
 def peaks_table(entity: Entity, rates: Rates) -> Table | None:
@@ -151,7 +222,7 @@ def cost_table(entity: Entity) -> Table | None:
     rows = []
     for n in COST_SIZES:
         for i, key in enumerate(keys):
-            rows.append([size_label(n) if i == 0 else "", key] + [cost_value(entity, key, n, p) for p in ps])
+            rows.append([format_size(n) if i == 0 else "", key] + [cost_value(entity, key, n, p) for p in ps])
     return Table(f"cost-{entity.label}", f"{entity.label}: cost in us at 8 B, 1 KiB and 1 MiB by p",
                  ["n", "operation"] + [f"p = {p}" for p in ps], rows,
                  ["Measured median where this exact size was measured; '*' a model prediction; "
@@ -167,10 +238,10 @@ def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
 
 def failures_table(entity: Entity) -> Table | None:
     rows = [[f["kind"], f"{f['op']}{':' + f['variant'] if f.get('variant') else ''}",
-             size_label(f["n_bytes"]) if f.get("n_bytes") is not None else "–", str(f["p"]),
+             format_size(f["n_bytes"]) if f.get("n_bytes") is not None else "–", str(f["p"]),
              str(f.get("message", ""))] for f in entity.failures]
     rows += [["wrong result", f"{pt['op']}{':' + pt['variant'] if pt['variant'] else ''}",
-              size_label(pt["n_bytes"]), str(pt["p"]), str(pt.get("invalid_reason") or "")]
+              format_size(pt["n_bytes"]), str(pt["p"]), str(pt.get("invalid_reason") or "")]
              for pt in entity.points if not pt["valid"]]
     if not rows:
         return None

@@ -5,6 +5,5 @@ it without a shell, and turns its one-line errors into CommcharError.
 """
 
 from commchar.simulate.binary import find_binary, list_collectives, run_simulator
-from commchar.simulate.sizes import parse_size
 
-__all__ = ["find_binary", "list_collectives", "parse_size", "run_simulator"]
+__all__ = ["find_binary", "list_collectives", "run_simulator"]

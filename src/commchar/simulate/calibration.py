@@ -9,7 +9,6 @@ dedicated p, the simulator runs the algorithm the library chooses there
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections import defaultdict
@@ -22,10 +21,7 @@ from commchar.models.callcost import DEFAULT_CALL_PENALTY, CallCostModel
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.simulate import selection
 from commchar.simulate.binary import run_simulator
-
-# the variant whose time the simulator reproduces (reductions: the real sum;
-# its arithmetic is the simulator's gamma)
-DEFAULT_VARIANT = {"reduce": "sum", "allreduce": "sum", "reduce_scatter": "sum", "scan": "sum"}
+from commchar.vocabulary import DEFAULT_VARIANTS
 
 
 def gamma_us(model: Any, library: str) -> float | None:
@@ -54,7 +50,7 @@ def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict
     """The largest dedicated p of the library's collectives and, per operation, n -> median time there."""
     chosen = [pt for pt in points if pt["library"] == library and pt.get("valid", True)
               and not pt.get("oversubscribed") and pt["op"] in selection.OPERATIONS
-              and pt.get("variant", "") == DEFAULT_VARIANT.get(pt["op"], "")]
+              and pt.get("variant", "") == DEFAULT_VARIANTS.get(pt["op"], "")]  # a reduction's sum: its arithmetic is gamma
     if not chosen:
         return None, {}
     p = max(pt["p"] for pt in chosen)
@@ -91,7 +87,7 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
     for op, rows in by_op.items():
         fitted = CallCostModel(penalty=penalty).fit([r[0] for r in rows], [r[1] for r in rows],
                                                     [r[2] for r in rows])
-        segments = [dict(seg) for seg in fitted.segments_]
+        segments: list[dict[str, Any]] = [dict(seg) for seg in fitted.segments_]
         bare_of = {r[0]: r[2] for r in rows}
 
         def bare_at(n: int, op: str = op) -> float:
@@ -141,15 +137,14 @@ def bare_switch(bare_at: Callable[[int], float], before: tuple[int, float], last
 def add_call_costs(model: dict[str, Any], points: list[dict],
                    penalty: float = DEFAULT_CALL_PENALTY) -> list[str]:
     """Adds loggp.call_costs to every library of `model` that has a loggp section; returns notes."""
-    from commchar.modelfile import load
+    from commchar.modelfile import load, save
     from commchar.models.inputs import normalise
 
     points = [normalise(pt, f"point {i + 1}") for i, pt in enumerate(points)]
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="commchar-cal-") as tmp:
         path = os.path.join(tmp, "model.json")
-        with open(path, "w") as out:
-            json.dump(model, out)
+        save(model, path)  # the simulator reads the model as a file, written the one way files are
         loaded = load(path)
         for library, lib in model["libraries"].items():
             if not isinstance(lib.get("loggp"), dict):

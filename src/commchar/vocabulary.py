@@ -1,0 +1,163 @@
+"""The words every verb shares: operation names, variants, the `op:variant` key,
+byte sizes as people type and read them, and the names of the unit systems.
+
+One home, so `run --sizes`, `simulate --n`, `predict --n` and `app --fragment`
+accept the same spellings, and `predict`, `advise` and `report` print a size
+the same way. The catalogue of what the kernel can measure (unit of n,
+default sizes) stays in measure/operations.py; this module holds only names.
+
+Size spellings (docs/cli.md): an integer or decimal, an optional exponent, and
+an optional suffix K, M or G, in either case, with an optional `i` and an
+optional `B`. Every suffix is binary, as MPI benchmarks use them:
+1K = 1k = 1Ki = 1KiB = 1KB = 1024 bytes; 1.5K = 1536; 64B = 64. A byte count
+must come out whole (`1.3` is refused where bytes are counted; `predict --n`
+takes any non-negative number).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from commchar.errors import UsageError
+
+# --- operations ----------------------------------------------------------------
+
+MPI_P2P_OPS = ("pingpong", "bw", "bibw")
+# the active-message layer's latency and bandwidth series fit like point-to-point
+AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
+# PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
+PVM_P2P_OPS = ("pack",)
+P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS
+LOGGP_OPS = ("loggp", "rndv")
+# single calls and one size per loss rate: reported as measured, not fitted
+UNFITTED_OPS = ("am_cost", "am_loss")
+COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
+               "reduce", "allreduce", "reduce_scatter", "scan")
+REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
+SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
+REDUCTION_VARIANTS = ("sum", "nop")
+
+# A key without a variant asks for the default variant (docs/model-format.md):
+# the standard send, and reductions that really add (their arithmetic is part of the cost).
+DEFAULT_VARIANTS = {"pingpong": "send", **{op: "sum" for op in REDUCTIONS}}
+# PVM has no MPI_Send: where a library has no `pingpong:send`, its plain send is
+# pvm_psend (docs/pvm.md)
+ALTERNATE_VARIANTS = {"pingpong": "psend"}
+
+
+def op_key(op: str, variant: str) -> str:
+    """`pingpong`, `send` -> `pingpong:send`; an operation without variants is its own key."""
+    return f"{op}:{variant}" if variant else op
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """`reduce:sum` -> (`reduce`, `sum`); `bcast` -> (`bcast`, ``)."""
+    op, _, variant = key.partition(":")
+    return op, variant
+
+
+def key_op(key: str) -> str:
+    """The operation of a key: `reduce:sum` -> `reduce`."""
+    return key.partition(":")[0]
+
+
+def default_key(key: str) -> str:
+    """`pingpong` -> `pingpong:send`, `reduce` -> `reduce:sum`; other keys unchanged."""
+    if ":" in key or key not in DEFAULT_VARIANTS:
+        return key
+    return op_key(key, DEFAULT_VARIANTS[key])
+
+
+def is_collective(key: str) -> bool:
+    return key_op(key) in COLLECTIVES
+
+
+def key_order(key: str) -> tuple[int, int, str]:
+    """The order keys are shown in: point-to-point, LogGP, then collectives as listed;
+    send modes in their order, the default variant of a reduction before `nop`."""
+    op, variant = split_key(key)
+    order = MPI_P2P_OPS + LOGGP_OPS + COLLECTIVES
+    rank = order.index(op) if op in order else len(order)
+    sub = SEND_MODES.index(variant) if variant in SEND_MODES else (0 if variant in ("", "sum") else 1)
+    return rank, sub, key
+
+
+# --- sizes ---------------------------------------------------------------------
+
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+NUMBER = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*(?:([kKmMgG])i?)?[bB]?\s*$")
+SIZE_EXAMPLES = "0, 64, 1.5K, 4Mi, 1MiB"
+
+
+def is_number(text: str) -> bool:
+    """Whether `text` is written as a number (with an optional size suffix), not an expression."""
+    return NUMBER.match(text) is not None
+
+
+def parse_number(text: str, flag: str, what: str = "a number") -> float:
+    """A non-negative number with an optional binary suffix: `1.5K` -> 1536.0."""
+    match = NUMBER.match(text)
+    if not match:
+        raise UsageError(f"{flag}: {text.strip()!r} is not {what} (examples: {SIZE_EXAMPLES})")
+    value = float(match.group(1) + (match.group(2) or "")) * _SCALE[(match.group(3) or "").lower()]
+    if not math.isfinite(value):
+        raise UsageError(f"{flag}: {text.strip()!r} is too large")
+    return value
+
+
+def parse_size(text: str, flag: str = "--sizes", limit: int | None = None) -> int:
+    """A byte count: `0`, `64`, `1K`, `1.5K`, `4Mi`, `1MiB`; above `limit` is refused."""
+    value = parse_number(text, flag, "a byte count")
+    if not value.is_integer():
+        raise UsageError(f"{flag}: {text.strip()!r} is not a whole number of bytes")
+    if limit is not None and value > limit:
+        raise UsageError(f"{flag}: {text.strip()} is larger than {format_size(limit)}")
+    return int(value)
+
+
+def format_size(n: float) -> str:
+    """Bytes as they are printed everywhere: a binary unit from 1 KiB up with at most
+    4 significant digits (1024 -> '1 KiB', 1536 -> '1.5 KiB', 8276.2 -> '8.082 KiB'),
+    whole bytes below (a fraction only under 10 B, where it matters)."""
+    n = float(n)
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n:.0f} B" if abs(n) >= 10 or n.is_integer() else f"{n:.3g} B"
+
+
+# --- times ---------------------------------------------------------------------
+
+def format_us(t: float) -> str:
+    """A time in a column headed `us`: one decimal from 100 us up, three significant digits below."""
+    return f"{t:.1f}" if abs(t) >= 100 else f"{t:.3g}"
+
+
+def format_time(us: float | None) -> str:
+    """A time with its unit (us, ms, s), three significant digits; '–' when unknown."""
+    if us is None or not math.isfinite(us):
+        return "–"
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.3g} s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} us"
+
+
+# --- unit systems --------------------------------------------------------------
+
+# Rates are printed in SI (MB/s, kB/s) or IEC binary (MiB/s, KiB/s, as the
+# published tables give them). `binary` was the report's name for `iec`.
+UNIT_SYSTEMS = ("si", "iec")
+UNIT_ALIASES = {"binary": "iec"}
+UNIT_CHOICES = UNIT_SYSTEMS + tuple(UNIT_ALIASES)
+UNITS_HELP = "rate units: si (MB/s, kB/s; default) or iec (MiB/s, KiB/s, as published; 'binary' also accepted)"
+
+
+def unit_system(name: str) -> str:
+    """The canonical unit-system name for `name` ('binary' -> 'iec')."""
+    canonical = UNIT_ALIASES.get(name, name)
+    if canonical not in UNIT_SYSTEMS:
+        raise UsageError(f"units must be one of {', '.join(UNIT_CHOICES)}, got {name!r}")
+    return canonical
