@@ -15,6 +15,7 @@ import queue
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -26,6 +27,7 @@ from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, parse_ops
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
+from commchar.measure.refine import RefineResult, default_budget, refine
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
 
@@ -50,6 +52,8 @@ class SweepOptions:
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    refine: bool = True  # measure more sizes where the curve changes (measure/refine.py)
+    refine_budget: float | None = None  # seconds; None: a share of the sweep's time
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -67,6 +71,7 @@ class Observer(Protocol):
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None: ...
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None: ...
+    def refining(self, round_no: int, points: int) -> None: ...
 
 
 @dataclass
@@ -79,6 +84,7 @@ class SweepResult:
     invalid: int = 0
     launch_failures: int = 0  # points whose job ended before measuring anything
     launch_error: str | None = None  # the first such job's reason
+    refined: RefineResult | None = None  # None: refinement was off
 
     @property
     def launched_nothing(self) -> bool:
@@ -124,9 +130,21 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
                 work.append((library, p, todo))
     observer.planned(sum(len(todo) for _, _, todo in work))
 
+    started = time.monotonic()
     for library, p, todo in work:
         kernel = ensure_kernel(library)
         _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result).run(todo)
+    if options.refine and not result.launched_nothing:
+        by_name = {library.name: library for library in libraries}
+
+        def measure(name: str, p: int, points: list[Point]) -> None:
+            library = by_name[name]
+            _JobRunner(store, run_id, options, spec, library, p, ensure_kernel(library), observer,
+                       result, refined=True).run(points)
+
+        budget = (options.refine_budget if options.refine_budget is not None
+                  else default_budget(time.monotonic() - started))
+        result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining)
     return result
 
 
@@ -146,10 +164,11 @@ def ops_for(library: Library, text: str | None) -> list[OpVariant]:
 class _JobRunner:
     def __init__(self, store: Store, run_id: int, options: SweepOptions, spec: LaunchSpec,
                  library: Library, p: int, kernel: Path, observer: Observer,
-                 result: SweepResult) -> None:
+                 result: SweepResult, refined: bool = False) -> None:
         self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
         self.library, self.p, self.kernel = library, p, kernel
         self.observer, self.result = observer, result
+        self.refined = refined  # its points were added inside a gap where the curve changes
 
     def run(self, todo: list[Point]) -> None:
         remaining = list(todo)
@@ -267,7 +286,7 @@ class _JobRunner:
         target = float(message.get("precision_target") or self.options.precision)
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
-                             oversubscribed=oversubscribed, ci_rel=ci_rel)
+                             oversubscribed=oversubscribed, ci_rel=ci_rel, refined=self.refined)
         self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1

@@ -21,7 +21,8 @@ from urllib.parse import quote
 from commchar import jsonio
 from commchar.errors import InputError
 
-SCHEMA_VERSION = 1
+# 2: points.refined (sizes added inside a gap where the curve changes, measure/refine.py)
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a write waits for a lock another process holds before it gives up with one line.
 LOCK_WAIT_S = 30.0
@@ -76,6 +77,7 @@ CREATE TABLE IF NOT EXISTS points (
     oversubscribed INTEGER NOT NULL,
     sync TEXT, wall_s REAL, extra_json TEXT,
     created_at TEXT NOT NULL,
+    refined INTEGER NOT NULL DEFAULT 0,
     UNIQUE (run_id, library, op, variant, p, n_bytes)
 );
 CREATE TABLE IF NOT EXISTS samples (
@@ -128,10 +130,10 @@ POINT_COLUMNS = (
     "point_id", "run_id", "library", "library_version", "op", "variant", "p", "n_bytes",
     "t_us", "t_min_us", "t_p25_us", "t_mean_us", "t_p75_us", "t_p95_us", "t_max_us",
     "t_std_us", "ci_lo_us", "ci_hi_us", "reps", "batch", "outliers", "precision_target",
-    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "extra",
+    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "refined", "extra",
 )
 
-_BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed")
+_BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed", "refined")
 
 
 def short_version(full: str | None) -> str | None:
@@ -256,7 +258,8 @@ class Store:
             self._db.execute("PRAGMA foreign_keys=ON")
             with self._db:
                 self._db.executescript(_SCHEMA)  # tables added since the store was made
-                self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                _migrate(self._db)
+                self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                                  (str(SCHEMA_VERSION),))
 
     def __enter__(self) -> "Store":
@@ -352,16 +355,17 @@ class Store:
 
     @_guarded
     def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
-                  *, oversubscribed: bool, ci_rel: float) -> int:
-        """Store one point, its statistics and its raw samples in one transaction."""
+                  *, oversubscribed: bool, ci_rel: float, refined: bool = False) -> int:
+        """Store one point, its statistics and its raw samples in one transaction;
+        `refined`: a size added inside a gap where the curve changes (measure/refine.py)."""
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
                 " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
                 " t_std_us, ci_lo_us, ci_hi_us, outliers, outlier_rule, precision_target,"
                 " precision_met, ci_rel, stop_reason, valid, invalid_reason, oversubscribed, sync,"
-                " wall_s, extra_json, created_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " wall_s, extra_json, created_at, refined)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     run_id, job_id, library, point["op"], point.get("variant", ""), point["p"],
                     point["n_bytes"], summary["reps"], point.get("batch", 1), point.get("warmup"),
@@ -373,6 +377,7 @@ class Store:
                     point.get("stop_reason"), int(bool(point.get("valid", True))),
                     point.get("error") or None, int(oversubscribed), point.get("sync"),
                     point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(),
+                    int(refined),
                 ),
             )
             point_id = int(cur.lastrowid)
@@ -492,7 +497,7 @@ class Store:
                 d["extra"] = _loads(d.get("extra_json"), f"point {d['point_id']} extra", {})
                 d["library_version"] = short_version(d.get("library_version"))
                 for key in _BOOL_COLUMNS:
-                    d[key] = bool(d[key])
+                    d[key] = bool(d.get(key))
                 point = {k: d.get(k) for k in POINT_COLUMNS}
                 if with_samples:
                     point["samples_us"] = _loads(d.get("samples_json"), f"point {d['point_id']} samples", [])
@@ -566,6 +571,14 @@ class Store:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(f"SELECT * FROM failures {where} ORDER BY id", args).fetchall()
         return [dict(r) for r in rows]
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a store an older commchar wrote up to SCHEMA_VERSION (inside the caller's
+    transaction). Version 1 had no points.refined: every point it holds was planned."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(points)")}
+    if "refined" not in columns:
+        db.execute("ALTER TABLE points ADD COLUMN refined INTEGER NOT NULL DEFAULT 0")
 
 
 def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
