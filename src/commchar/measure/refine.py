@@ -19,10 +19,13 @@ from commchar.measure.plan import Point
 from commchar.models.thresholds import JUMP, SLOPE_TOLERANCE, Change, find_changes
 from commchar.store import Store
 
-# Sizes per gap and round: a jump's gap shrinks 16-fold a round (a factor-of-two
-# gap of 8 KiB is pinned to the byte in 4 rounds, 4 job launches), a slope's
-# 4-fold in log (a factor of two to 4.4% in 2 rounds).
-JUMP_SIZES_PER_ROUND = 15
+# Sizes per gap and round. A jump's gap shrinks 8-fold a round (a factor-of-two
+# gap of 8 KiB is pinned to the byte in 5 rounds): every round costs a job launch
+# (a second or two), and each size above S costs repetitions of the receiver's
+# delay, so 7 balances the two (15 a round spent more on sizes above S than it
+# saved in launches; plain bisection launches 13 jobs). A slope's gap shrinks
+# 4-fold in log a round (a factor of two to 4.4% in 2 rounds).
+JUMP_SIZES_PER_ROUND = 7
 SLOPE_SIZES_PER_ROUND = 3
 # Enough for a 2 GiB gap at 16-fold a round; the budget usually ends it sooner.
 MAX_ROUNDS = 8
