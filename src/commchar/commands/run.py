@@ -60,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="do not measure extra sizes where the curve changes (the rndv jump, "
                              "regime breakpoints of the ping-pong latency)")
     parser.add_argument("--refine-budget", type=float, metavar="SECONDS",
-                        help="most seconds spent refining (default: 10%% of the sweep's time, at "
+                        help="most seconds spent refining (default: 12%% of the sweep's time, at "
                              "least 30 s)")
     parser.add_argument("--force-np", action="store_true",
                         help=f"launch even more than {MAX_RANKS_PER_SLOT} ranks per core (refused otherwise)")
