@@ -125,3 +125,21 @@ def test_fit_from_the_rndv_probe_alone_gives_S_with_its_interval(tmp_path, capsy
     monkeypatch.setenv("COLUMNS", "200")  # the table on one line
     assert main(["fit", "--csv", str(csv)]) == 0
     assert "12000 in [12000, 12001)" in capsys.readouterr().out
+
+
+def test_the_report_names_S_from_the_rndv_probe_alone_with_its_interval(tmp_path):
+    db = tmp_path / "rndv.db"
+    with Store(db) as store:
+        run_id = store.create_run("0.1.0", {"hostname": "test"}, {"np": [2], "libraries": ["lib"]})
+        job = store.create_job(run_id, "lib", 2, ["mpirun"], {}, False)
+        for n in default_sizes(64 << 10) + [11998, 11999, 12000]:
+            samples = [_rndv(n, 12000)["t_us"]] * 10
+            store.add_point(run_id, job, "lib", {"op": "rndv", "variant": "", "p": 2, "n_bytes": n,
+                                                 "samples_us": samples, "extra": {"delay_us": DELAY_US}},
+                            summarize(samples), oversubscribed=False, ci_rel=0.0, refined=n % 1024 != 0)
+        store.set_run_status(run_id, "complete")
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert "S = 12000 B in [12000, 12001)" in html  # the finding
+    assert "12000 in [12000, 12001)" in html  # the LogGPS table
