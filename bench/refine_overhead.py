@@ -4,7 +4,9 @@
 Runs `commchar run --np 2` (every library found, default operations, sizes and
 precision) with refinement and with `--no-refine`, alternating so that a load
 that changes over time weighs on both alike, and prints each run's wall time,
-the refined points and thresholds, and the ratio of the medians.
+the refined points, the refinement phase's own seconds (from the run's end back
+to its last planned point: a figure the machine's load disturbs far less than
+the difference of two whole runs), and the ratio of the medians.
 
     python bench/refine_overhead.py [--pairs 2] [--library openmpi,mpich]
 """
@@ -22,7 +24,17 @@ from pathlib import Path
 from commchar.store import Store
 
 
-def one_run(db: Path, library: str | None, refine: bool) -> tuple[float, int, int]:
+def refinement_seconds(store: Store) -> float:
+    """From the run's last planned point to its end: the time refinement added."""
+    from datetime import datetime
+
+    run = store.runs()[-1]
+    planned = max(p["point_id"] for p in store.points() if not p["refined"])
+    row = store.connection.execute("SELECT created_at FROM points WHERE id = ?", (planned,)).fetchone()
+    return (datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(row[0])).total_seconds()
+
+
+def one_run(db: Path, library: str | None, refine: bool) -> tuple[float, int, int, float]:
     argv = [sys.executable, "-m", "commchar", "run", "--db", str(db), "--np", "2"]
     argv += ["--library", library] if library else []
     argv += [] if refine else ["--no-refine"]
@@ -31,7 +43,8 @@ def one_run(db: Path, library: str | None, refine: bool) -> tuple[float, int, in
     seconds = time.monotonic() - started
     with Store(db, readonly=True) as store:
         points = store.points()
-    return seconds, len(points), sum(1 for p in points if p["refined"])
+        phase = refinement_seconds(store) if refine else 0.0
+    return seconds, len(points), sum(1 for p in points if p["refined"]), phase
 
 
 def main() -> int:
@@ -44,10 +57,13 @@ def main() -> int:
         for i in range(args.pairs):
             # alternate which goes first, so neither always meets the same moment of the load
             for refine in ((True, False) if i % 2 == 0 else (False, True)):
-                seconds, points, refined = one_run(Path(tmp) / f"{i}-{refine}.db", args.library, refine)
+                seconds, points, refined, phase = one_run(Path(tmp) / f"{i}-{refine}.db", args.library,
+                                                          refine)
                 times[refine].append(seconds)
+                share = f", refinement phase {phase:.0f} s = {phase / (seconds - phase):.1%} of the rest" \
+                    if refine else ""
                 print(f"pair {i + 1} {'refine   ' if refine else 'no-refine'}: {seconds:7.1f} s,"
-                      f" {points} points ({refined} refined)", flush=True)
+                      f" {points} points ({refined} refined){share}", flush=True)
     with_refine, without = statistics.median(times[True]), statistics.median(times[False])
     print(f"median with refinement {with_refine:.1f} s, without {without:.1f} s:"
           f" ratio {with_refine / without:.3f}")
