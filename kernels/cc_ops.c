@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "cc_ops.h"
+#ifdef CC_WITH_PVM
+#include "cc_ops_pvm.h"
+#endif
 
 static const cc_op *const cc_all_ops[] = {
     &cc_op_pingpong, &cc_op_bw,        &cc_op_bibw,      &cc_op_rndv,      &cc_op_loggp,
@@ -10,6 +13,9 @@ static const cc_op *const cc_all_ops[] = {
     &cc_op_alltoall, &cc_op_reduce,    &cc_op_allreduce, &cc_op_reduce_scatter, &cc_op_scan,
     &cc_op_am_rtt,   &cc_op_am_store,  &cc_op_am_get,    &cc_op_am_pipe,   &cc_op_am_exchange,
     &cc_op_am_cost,  &cc_op_am_loss,
+#ifdef CC_WITH_PVM
+    CC_PVM_OPS /* PVM's operations (pvm/) */
+#endif
 };
 
 enum { CC_NOPS = sizeof cc_all_ops / sizeof cc_all_ops[0] };

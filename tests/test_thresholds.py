@@ -95,7 +95,7 @@ def test_refined_points_are_marked_and_an_older_store_is_migrated(tmp_path):
     store_with_points(db, sizes=4)
     with sqlite3.connect(db) as conn:  # the store as commchar wrote it before refinement
         conn.execute("ALTER TABLE points DROP COLUMN refined")
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     with Store(db, readonly=True) as store:  # reading never converts
         assert not any(p["refined"] for p in store.points())
     with Store(db) as store:
@@ -108,7 +108,7 @@ def test_refined_points_are_marked_and_an_older_store_is_migrated(tmp_path):
         refined = {p["n_bytes"]: p["refined"] for p in store.points() if p["op"] == "pingpong"}
     assert refined == {0: False, 8: False, 16: False, 24: False, 20: True}
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
 
 
 def test_fit_from_the_rndv_probe_alone_gives_S_with_its_interval(tmp_path, capsys, monkeypatch):

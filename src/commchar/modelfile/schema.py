@@ -141,6 +141,9 @@ def _validate_operation(op: Any, path: str) -> None:
                 raise _fail(f"{here}.complexity", "expected a string such as 'O(log p)'")
 
 
+RENDEZVOUS_COPIES = ("both", "receiver")
+
+
 def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQUIRED) -> None:
     _mapping(loggp, path)
     for name in required:
@@ -156,6 +159,8 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
             low, high = _range(loggp[f"{name}_interval"], here, 0)
             if loggp.get(name) is not None and not low <= loggp[name] < high:
                 raise _fail(here, f"[{low:g}, {high:g}) does not hold {name} = {loggp[name]:g}")
+    if loggp.get("rendezvous_copy") is not None and loggp["rendezvous_copy"] not in RENDEZVOUS_COPIES:
+        raise _fail(f"{path}.rendezvous_copy", f"expected one of {', '.join(RENDEZVOUS_COPIES)}")
     if loggp.get("regimes") is not None:
         _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
     if loggp.get("call_costs") is not None:
