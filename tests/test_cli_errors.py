@@ -18,6 +18,7 @@ def commchar(*args, cwd=None):
     (["run", "--np", "1"], "at least 2 processes"),
     (["run", "--precision", "5"], "--precision"),
     (["run", "--env", "NOEQUALS"], "KEY=VALUE"),
+    (["run", "--refine-budget", "-1"], "--refine-budget must be a positive number"),
     (["run", "--frobnicate"], "unrecognized arguments"),
     (["nosuchverb"], "invalid choice"),
     (["export", "--db", "/nonexistent/x.db"], "does not exist"),

@@ -53,7 +53,7 @@ def test_csv_fit_prints_tables(tmp_path, capsys, monkeypatch):
     code, out, err = run(["fit", "--csv", str(path), "--oversubscribed", "include"], capsys)
     assert code == 0, err
     assert "fitted from oversubscribed jobs: openmpi bcast p=3, openmpi bcast p=4" in out
-    assert "Point-to-point" in out and "pingpong:send" in out and "8192|16384" in out
+    assert "Point-to-point" in out and "pingpong:send" in out and "[8193, 16385)" in out
     assert "Collectives: laws in p" in out and "O(log p)" in out
     assert "peak aggregated" in out and "MB/s" in out
 

@@ -137,7 +137,6 @@ OPS = ["libraries", "openmpi", "operations"]
     (["version"], 2, "version: this commchar reads version 1"),
     (["units"], {"time": "ms"}, "units: times must be in us"),
     (["libraries"], {}, "libraries: no library"),
-    (OPS, {}, "libraries.openmpi.operations: no operation"),
     (OPS + ["bcast", "segments", 0, "t_s"], "58 + 53*p)",
      "libraries.openmpi.operations.bcast.segments[0].t_s: unexpected ')' at column 10 in '58 + 53*p)'"),
     (OPS + ["bcast", "segments", 0, "t_s"], "__import__('os').system('true')",
@@ -159,12 +158,24 @@ OPS = ["libraries", "openmpi", "operations"]
     (["libraries", "openmpi", "loggp", "G"], -1, "libraries.openmpi.loggp.G: must be >= 0"),
     (["libraries", "openmpi", "loggp", "L"], KeyError, "libraries.openmpi.loggp: missing 'L'"),
     (["libraries", "openmpi", "loggp", "o_s"], "fast", "loggp.o_s: expected a finite number"),
+    (["libraries", "openmpi", "loggp", "S_interval"], [1, 2], "loggp.S_interval: [1, 2) does not hold S"),
+    (["libraries", "openmpi", "loggp", "S_interval"], [9, 2], "loggp.S_interval: high 2 is below low 9"),
 ])
 def test_validation_names_the_json_path(path, value, message):
     with pytest.raises(ModelError) as info:
         validate(_broken(path, value))
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_library_needs_operations_unless_it_has_a_loggp_section():
+    empty = _broken(OPS, {})
+    validate(empty)  # the loggp section alone is a model (LogGP/LogGPS from the probes)
+    del empty["libraries"]["openmpi"]["loggp"]
+    with pytest.raises(ModelError, match="libraries.openmpi.operations: no operation"):
+        validate(empty)
+    empty["libraries"]["openmpi"]["loggp_partial"] = {"S": 12000, "S_interval": [12000, 12001]}
+    validate(empty)  # the rndv probe alone gives S
 
 
 def test_load_errors(tmp_path):

@@ -61,6 +61,19 @@ def test_a_model_file_calibrates_the_run(capsys, tmp_path: Path):
     assert out["params"]["S"] == 65535
 
 
+def test_a_threshold_refined_to_the_byte_switches_protocol_at_that_byte(capsys, tmp_path: Path):
+    loggp = {"L": 1.0, "o_s": 0.5, "o_r": 0.5, "g": 0.2, "G": 0.001, "S": 12000, "S_interval": [12000, 12001]}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
+                                "libraries": {"lib": {"operations": {}, "loggp": loggp}}}))
+    run = ("--collective", "bcast:binomial", "--p", "2", "--model", str(path), "--unit", "us")
+    eager, rendezvous = (simulate_json(capsys, *run, "--n", n) for n in ("11999", "12000"))
+    assert eager["params"]["S"] == 11999  # the simulator's largest eager message: S - 1
+    # eager: the sender is done after its overhead; from S it waits for the receiver's reply
+    assert eager["finish"]["min"] == 0.5 and rendezvous["finish"]["min"] > 0.5
+    assert rendezvous["events"] == eager["events"] + 1
+
+
 def test_model_regimes_price_messages_by_size(capsys, tmp_path: Path):
     loggp = {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1, "G": 0.001,
              "regimes": [{"n_min": 0, "n_max": 1024, "o_s": 0.25, "o_r": 0.5, "G": 0.004},

@@ -12,6 +12,7 @@ from rich.table import Table
 from commchar.errors import UsageError
 from commchar.modelfile import save
 from commchar.terminal import styled
+from commchar.models.thresholds import describe
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "fit"
@@ -142,7 +143,14 @@ def _ci(ci: list | None) -> str:
 
 
 def _breaks(bps: list[dict]) -> str:
-    return ", ".join(f"{b['after']}|{b['at']}" for b in bps) or "-"
+    """Where each new regime starts: between the last size of one and the first of the next."""
+    return ", ".join(describe(b["after"] + 1, b["at"] + 1) for b in bps) or "-"
+
+
+def _threshold(lg: dict, name: str) -> str:
+    """A LogGPS threshold with the interval of sizes that brackets it."""
+    bracket = lg.get(f"{name}_interval")
+    return _g(lg.get(name)) + (f" in {describe(*bracket)}" if bracket else "")
 
 
 def summary_tables(model: dict) -> list[Table]:
@@ -151,10 +159,10 @@ def summary_tables(model: dict) -> list[Table]:
     units = model["provenance"]["units"]
     bw, pi = units["bandwidth"], units["specific_performance"]
     p2p = Table("library", "operation", "t_s (us)", "t_b (us/B)", f"Bw_as ({bw}) [95% CI]", "n_half (B)",
-                f"pi_s ({pi})", "R^2", "max rel res", "breakpoints (last|first B)",
+                f"pi_s ({pi})", "R^2", "max rel res", "next regime starts in (B)",
                 title="Point-to-point: Hockney fit over all sizes (R^2 on relative error);"
                       " Bw_as from the last regime, pi_s from the first")
-    coll = Table("library", "operation", "t_s(p)", "t_b(p)", "t_c(p)", "regimes", "breakpoints",
+    coll = Table("library", "operation", "t_s(p)", "t_b(p)", "t_c(p)", "regimes", "regimes start in",
                  title="Collectives: laws in p (first regime's t_s, last regime's t_b, t_c)")
     peak = Table("library", "operation", "p", f"Bw_pag ({bw})", f"pi_pag ({pi})", "n_half_mag (B)",
                  "r_cc(p)", f"busbw ({bw}) at largest n", title="Collectives: peak aggregated metrics")
@@ -184,7 +192,8 @@ def summary_tables(model: dict) -> list[Table]:
                              _g(pk.get("pi_pag")), _g(pk.get("n_half_mag")), rcc or "-", bus or "-")
         lg = lib.get("loggp") or lib.get("loggp_partial")
         if lg:
-            loggp.add_row(library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O", "S", "s")),
+            loggp.add_row(library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O")),
+                          _threshold(lg, "S"), _threshold(lg, "s"),
                           "; ".join(lg.get("notes", [])) or "-")
     return [t for t in (p2p, coll, peak, loggp) if t.row_count]
 

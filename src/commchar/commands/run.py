@@ -18,6 +18,7 @@ from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, pars
 from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
+from commchar.measure.refine import RefineResult
 from commchar.measure.runner import SweepOptions, ops_for, run_sweep
 from commchar.store import Store
 from commchar.terminal import styled, sweep_progress, visible
@@ -60,6 +61,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the job's environment (repeatable), e.g. "
                         "OMPI_MCA_btl_vader_eager_limit=8192")
+    parser.add_argument("--no-refine", dest="refine", action="store_false",
+                        help="do not measure extra sizes where the curve changes (the rndv jump, "
+                             "regime breakpoints of the ping-pong latency)")
+    parser.add_argument("--refine-budget", type=float, metavar="SECONDS",
+                        help="most seconds spent refining (default: 12%% of the sweep's time, at "
+                             "least 30 s)")
     parser.add_argument("--force-np", action="store_true",
                         help=f"launch even more than {MAX_RANKS_PER_SLOT} ranks per core (refused otherwise)")
     parser.add_argument("--resume", type=int, metavar="RUN_ID",
@@ -76,7 +83,8 @@ def _default_np() -> list[int]:
 def _options_from_args(args: argparse.Namespace) -> SweepOptions:
     if not 0 < args.precision < 1:
         raise UsageError("--precision must be between 0 and 1 (0.01 means 1%)")
-    for flag, value in (("--max-time", args.max_time), ("--timeout", args.timeout)):
+    for flag, value in (("--max-time", args.max_time), ("--timeout", args.timeout),
+                        ("--refine-budget", 1.0 if args.refine_budget is None else args.refine_budget)):
         if not (value > 0 and math.isfinite(value)):
             raise UsageError(f"{flag} must be a positive number of seconds")
     if args.min_reps < 1 or args.max_reps < args.min_reps:
@@ -93,6 +101,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
+        refine=args.refine, refine_budget=args.refine_budget,
     )
     parse_ops(options.ops)  # validate before anything is launched
     if options.sizes is not None:
@@ -147,8 +156,10 @@ class _ProgressObserver:
     def __init__(self, progress: Progress, console: Console) -> None:
         self.progress, self.console = progress, console
         self.task = progress.add_task("starting", total=None)
+        self.total = 0
 
     def planned(self, total_points: int) -> None:
+        self.total = total_points
         self.progress.update(self.task, total=total_points)
 
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None:
@@ -163,9 +174,24 @@ class _ProgressObserver:
             self.console.print(styled(("invalid result", "yellow"), f": {library} p={p} {key} "
                                       f"n={point['n_bytes']}: {point.get('error', '')}"))
 
+    def refining(self, round_no: int, points: int) -> None:
+        self.total += points
+        self.progress.update(self.task, total=self.total,
+                             description=f"refining thresholds, round {round_no}")
+
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
         self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))
+
+
+def _refinement_summary(refined: RefineResult | None) -> str:
+    if refined is None or not (refined.points or refined.open_changes):
+        return ""
+    text = f"; {refined.points} sizes refined in {refined.rounds} round(s)"
+    if refined.open_changes:
+        why = "the refinement budget ran out" if refined.out_of_budget else "rounds ran out"
+        text += f", {refined.open_changes} threshold(s) not pinned ({why}; --refine-budget)"
+    return text
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
@@ -210,7 +236,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         summary = (f"{result.stored} points stored"
                    f"{f', {result.skipped} already measured' if result.skipped else ''}"
                    f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
-                   f"{result.invalid} invalid, {result.failures} failures")
+                   f"{result.invalid} invalid, {result.failures} failures"
+                   f"{_refinement_summary(result.refined)}")
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.
             store.set_run_status(run_id, "failed" if result.launched_nothing else "incomplete")

@@ -16,6 +16,7 @@ import queue
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -31,6 +32,7 @@ from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
+from commchar.measure.refine import RefineResult, default_budget, refine
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
 from commchar.store.database import short_version
@@ -60,6 +62,8 @@ class SweepOptions:
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     placement: str = "block"  # of collectives' ranks on several hosts (block | cyclic)
+    refine: bool = True  # measure more sizes where the curve changes (measure/refine.py)
+    refine_budget: float | None = None  # seconds; None: a share of the sweep's time
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +81,7 @@ class Observer(Protocol):
     def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None: ...
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None: ...
+    def refining(self, round_no: int, points: int) -> None: ...
 
 
 @dataclass
@@ -89,6 +94,7 @@ class SweepResult:
     invalid: int = 0
     launch_failures: int = 0  # points whose job ended before measuring anything
     launch_error: str | None = None  # the first such job's reason
+    refined: RefineResult | None = None  # None: refinement was off
 
     @property
     def launched_nothing(self) -> bool:
@@ -136,12 +142,27 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
                                                      placed.localities)))
     observer.planned(sum(len(placed.points) for _, _, placed in work))
 
+    started = time.monotonic()
     for library, p, placed in work:
         kernel = ensure_kernel(library)
         spec = LaunchSpec(base.launcher, base.hostfile, base.extra_env,
                           placed.policy if hosts and len(hosts) > 1 else None)
         _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result,
                    placed).run(placed.points)
+    # Refinement reads one series per operation: a run across hosts has two (on-node and
+    # off-node) for point-to-point, which it does not refine yet.
+    if options.refine and not result.launched_nothing and not (hosts and len(hosts) > 1):
+        by_name = {library.name: library for library in libraries}
+
+        def measure(name: str, p: int, points: list[Point]) -> None:
+            library = by_name[name]
+            (placed,) = place_points(points, p, None, options.placement)
+            _JobRunner(store, run_id, options, base, library, p, ensure_kernel(library), observer,
+                       result, placed, refined=True).run(points)
+
+        budget = (options.refine_budget if options.refine_budget is not None
+                  else default_budget(time.monotonic() - started))
+        result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining)
     return result
 
 
@@ -193,10 +214,11 @@ def ops_for(library: Library, text: str | None) -> list[OpVariant]:
 class _JobRunner:
     def __init__(self, store: Store, run_id: int, options: SweepOptions, spec: LaunchSpec,
                  library: Library, p: int, kernel: Path, observer: Observer,
-                 result: SweepResult, placed: _Placed) -> None:
+                 result: SweepResult, placed: _Placed, refined: bool = False) -> None:
         self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
         self.library, self.p, self.kernel = library, p, kernel
         self.observer, self.result, self.placed = observer, result, placed
+        self.refined = refined  # its points were added inside a gap where the curve changes
         # the kernel's names of the operations stored under another (PVM's)
         self.kernel_names = {name: op.in_kernel for name, op in catalogue(library.transport).items()
                              if op.kernel_name}
@@ -380,7 +402,7 @@ class _JobRunner:
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
                              oversubscribed=oversubscribed, ci_rel=ci_rel,
-                             locality=self.placed.localities.get(point, ""))
+                             locality=self.placed.localities.get(point, ""), refined=self.refined)
         self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1

@@ -156,15 +156,21 @@ def _validate_operation(op: Any, path: str) -> None:
 RENDEZVOUS_COPIES = ("both", "receiver")
 
 
-def _validate_loggp(loggp: Any, path: str) -> None:
+def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQUIRED) -> None:
     _mapping(loggp, path)
-    for name in LOGGP_REQUIRED:
+    for name in required:
         if name not in loggp:
             raise _fail(path, f"missing '{name}'")
         _number(loggp[name], f"{path}.{name}", 0)
-    for name in LOGGP_OPTIONAL:
+    for name in LOGGP_OPTIONAL + tuple(n for n in LOGGP_REQUIRED if n not in required):
         if loggp.get(name) is not None:
             _number(loggp[name], f"{path}.{name}", 0)
+    for name in ("S", "s"):
+        if loggp.get(f"{name}_interval") is not None:
+            here = f"{path}.{name}_interval"
+            low, high = _range(loggp[f"{name}_interval"], here, 0)
+            if loggp.get(name) is not None and not low <= loggp[name] < high:
+                raise _fail(here, f"[{low:g}, {high:g}) does not hold {name} = {loggp[name]:g}")
     if loggp.get("rendezvous_copy") is not None and loggp["rendezvous_copy"] not in RENDEZVOUS_COPIES:
         raise _fail(f"{path}.rendezvous_copy", f"expected one of {', '.join(RENDEZVOUS_COPIES)}")
     if loggp.get("regimes") is not None:
@@ -263,11 +269,13 @@ def validate_library(name: str, library: Any) -> None:
     if "version" in library and not isinstance(library["version"], str):
         raise _fail(f"{path}.version", "expected a string")
     operations = _mapping(library.get("operations"), f"{path}.operations")
-    if not operations:
-        raise _fail(f"{path}.operations", "no operation in this library")
+    if not operations and library.get("loggp") is None and library.get("loggp_partial") is None:
+        raise _fail(f"{path}.operations", "no operation in this library (and no loggp section)")
     for key, op in operations.items():
         if not OP_KEY.match(key):
             raise _fail(f"{path}.operations", f"bad operation key {key!r} (expected op or op:variant)")
         _validate_operation(op, f"{path}.operations.{key}")
     if library.get("loggp") is not None:
         _validate_loggp(library["loggp"], f"{path}.loggp")
+    if library.get("loggp_partial") is not None:
+        _validate_loggp(library["loggp_partial"], f"{path}.loggp_partial", required=())

@@ -362,6 +362,9 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
             try:
                 lg = LogGPModel(receiver_delay_us=delay).fit(loggp_pts)
                 section = {k: v for k, v in lg.params_.items() if v is not None}
+                for name, bracket in (("S_interval", lg.S_interval_), ("s_interval", lg.s_interval_)):
+                    if bracket is not None:
+                        section[name] = bracket
                 if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
                     copy, why = rendezvous_copy(library)
                     notes = lg.notes_ + ([why] if why else [])
@@ -375,8 +378,8 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                     lib["loggp_partial"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
             except InputError as exc:
                 skipped.append(f"{library} loggp: {exc}")
-        if operations:
-            libraries[library] = lib
+        if operations or "loggp" in lib or "loggp_partial" in lib:
+            libraries[library] = lib  # the rndv probe alone gives S
         else:
             skipped.append(f"{library}: no operation could be fitted")
     if not libraries:

@@ -19,6 +19,7 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
 from commchar.models.regimes import SegmentedHockneyModel
+from commchar.models.thresholds import rendezvous_bracket
 
 DEFAULT_RNDV_DELAY_US = 2000.0
 DELAY_KEYS = ("delay_us", "rndv_delay_us", "receiver_delay_us", "D_us")
@@ -54,24 +55,14 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
 
 
-def rendezvous_threshold(n: np.ndarray, blocked_us: np.ndarray, delay_us: float,
-                         fraction: float) -> int | None:
-    """Smallest size from which the sender blocks >= fraction * delay at every larger size."""
-    order = np.argsort(n)
-    n, blocked = n[order], blocked_us[order]
-    waits = blocked >= fraction * delay_us
-    if not waits[-1]:
-        return None
-    first = n.size - int(np.argmin(waits[::-1])) if not waits.all() else 0
-    return int(n[first])
-
-
 class LogGPModel(Estimator):
     """LogGP/LogGPS from point dicts (op "loggp" and "rndv", see docs/kernel-protocol.md).
 
     Fitted: params_ ({L, o_s, o_r, g, G, O, S, s}: us, us/B, bytes; S and s
-    None when the data does not show them), delay_us_ (receiver delay used for
-    S), notes_ (list of str), sizes_ (loggp sizes used).
+    None when the data does not show them), S_interval_ ([low, high): where S
+    lies between the sizes measured, None when unbracketed), s_interval_ (the
+    same for s), delay_us_ (receiver
+    delay used for S), notes_ (list of str), sizes_ (loggp sizes used).
     """
 
     _parameter_constraints = {"threshold_fraction": number_in(0.05, 0.95)}
@@ -89,6 +80,8 @@ class LogGPModel(Estimator):
         notes: list[str] = []
         params: dict[str, Any] = {"S": None, "s": None}
         self.delay_us_: float | None = None
+        self.S_interval_: list[int] | None = None
+        self.s_interval_: list[int] | None = None
         if rndv:
             params["S"] = self._rendezvous(rndv, notes)
         if loggp:
@@ -112,7 +105,11 @@ class LogGPModel(Estimator):
         self.delay_us_ = delay
         n = np.array([float(pt["n_bytes"]) for pt in rndv])
         t = np.array([float(pt["t_us"]) for pt in rndv])
-        S = rendezvous_threshold(n, t, delay, self.threshold_fraction)
+        bracket = rendezvous_bracket(n, t, delay, self.threshold_fraction)
+        S = None if bracket is None else bracket[1]
+        if bracket is not None and bracket[0] is not None:
+            # S is the first size that waits: it lies above the last that does not
+            self.S_interval_ = [bracket[0] + 1, S + 1]
         if S is None:
             notes.append(f"no rendezvous seen up to {int(n.max())} B: S is above the sizes measured")
         elif S == int(n.min()):
@@ -153,21 +150,25 @@ class LogGPModel(Estimator):
                              " (the overheads overlap the latency on this system)")
                 L = 0.0
             params["L"] = float(L)
-            params["s"] = self._short_limit(n_rtt, rtt, S)
+            short = self._short_limit(n_rtt, rtt, S)
+            if short is not None:
+                # s is the last short size: at least the regime's last measured size,
+                # below the next regime's first
+                params["s"], self.s_interval_ = short[0], [short[0], short[1]]
         else:
             params["L"] = 0.0
             notes.append("prtt1_us missing: L unknown (0)")
         self.sizes_ = sorted(set(int(pt["n_bytes"]) for pt in loggp))
 
     @staticmethod
-    def _short_limit(n: np.ndarray, rtt: np.ndarray, S: int | None) -> int | None:
+    def _short_limit(n: np.ndarray, rtt: np.ndarray, S: int | None) -> tuple[int, int] | None:
         sel = (n < S) if S is not None else np.ones_like(n, dtype=bool)
         if np.unique(n[sel]).size < 6 or np.any(rtt[sel] <= 0):
             return None
         regimes = SegmentedHockneyModel(bootstrap=0).fit(n[sel], rtt[sel])
         if not regimes.breakpoints_:
             return None
-        return int(regimes.breakpoints_[0]["after"])
+        return int(regimes.breakpoints_[0]["after"]), int(regimes.breakpoints_[0]["at"])
 
     def predict(self, n: Any) -> np.ndarray:
         """End-to-end LogGP time of an n-byte message: o_s + (n-1) G + L + o_r (n >= 1)."""

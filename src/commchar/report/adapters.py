@@ -113,6 +113,14 @@ class ModelView:
         raw = self.data.get("loggp")
         return raw if isinstance(raw, dict) else None
 
+    def rendezvous(self) -> dict | None:
+        """The section holding S (and `S_interval` when the fit bracketed it): loggp, or
+        loggp_partial when only the rndv probe was measured."""
+        for section in (self.data.get("loggp"), self.data.get("loggp_partial"), self.loggp()):
+            if isinstance(section, dict) and isinstance(section.get("S"), (int, float)):
+                return section
+        return None
+
 
 def model_views(model: ModelFile | dict, source: str, *,
                 strict: bool = True) -> tuple[dict[str, ModelView], str | None]:

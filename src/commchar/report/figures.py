@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from commchar.models.metrics import aggregate_factor
+from commchar.models.thresholds import SLOPE, describe, is_pinned
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity, Series
 from commchar.vocabulary import COLLECTIVES, SEND_MODES, format_size, is_collective
@@ -130,16 +131,30 @@ def _plot_points(ax, s: Series, y: np.ndarray, color: str, marker: str, label: s
 
 
 def _mark_thresholds(ax, entity: Entity, key: str) -> list[str]:
+    """Verticals at the regime changes and at S; a threshold refined to within a few
+    percent (a slope) or to the byte (S) is drawn solid and labelled with its interval."""
     notes = []
+    pinned = {at: (after, at) for after, at in modelinfo.brackets(entity.model, key)
+              if is_pinned(SLOPE, after, at)}
     for i, n in enumerate(modelinfo.thresholds(entity.model, key)):
-        ax.axvline(n, color="#555555", ls=":", lw=1)
-        ax.annotate(f"regime {i + 2} from {format_size(n)}", (n, 1), xycoords=("data", "axes fraction"),
+        bracket = pinned.get(n)
+        ax.axvline(n, color="#555555", ls="-" if bracket else ":", lw=1)
+        label = f"regime {i + 2} from {format_size(n)}"
+        if bracket:
+            label += f", refined: in {describe(bracket[0] + 1, bracket[1] + 1)}"
+        ax.annotate(label, (n, 1), xycoords=("data", "axes fraction"),
                     xytext=(2, -10 - 10 * i), textcoords="offset points", fontsize=7, color="#333333")
-        notes.append(format_size(n))
-    loggp = entity.model.loggp() if entity.model else None
-    if loggp and isinstance(loggp.get("S"), (int, float)) and loggp["S"] > 0:
-        ax.axvline(loggp["S"], color="#aa5500", ls="--", lw=0.8)
-        ax.annotate(f"S = {format_size(loggp['S'])}", (loggp["S"], 0), xycoords=("data", "axes fraction"),
+        notes.append(format_size(n) + (" (refined)" if bracket else ""))
+    loggp = entity.model.rendezvous() if entity.model else None
+    if loggp and loggp["S"] > 0:
+        S = loggp["S"]
+        interval = loggp.get("S_interval")
+        exact = isinstance(interval, list) and len(interval) == 2 and interval[1] - interval[0] <= 1
+        ax.axvline(S, color="#aa5500", ls="-" if exact else "--", lw=0.8)
+        label = f"S = {S} B, refined to the byte" if exact else f"S = {format_size(S)}"
+        if isinstance(interval, list) and len(interval) == 2 and not exact:
+            label += f" in {describe(*interval)}"
+        ax.annotate(label, (S, 0), xycoords=("data", "axes fraction"),
                     xytext=(-2, 4), textcoords="offset points", fontsize=7, color="#aa5500", ha="right")
     return notes
 

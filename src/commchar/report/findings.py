@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from commchar.models.thresholds import describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
 from commchar.models.laws import best_known_class, class_named
@@ -50,9 +51,12 @@ def thresholds(e: Entity) -> list[Finding]:
             f"(previous regime up to {format_size(prev.n_max) if prev.n_max is not None else '?'}): "
             f"t_s {number(prev.t_s)} → {number(seg.t_s)} us, t_b {number(prev.t_b)} → "
             f"{number(seg.t_b)} us/B{why}.")))
-    loggp = e.model.loggp() if e.model else None
+    loggp = (e.model.loggp() or e.model.rendezvous()) if e.model else None
     if loggp:
-        named = [f"{k} = {format_size(loggp[k])}" for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
+        raw = e.model.rendezvous() or {}
+        named = [(f"{k} = {int(loggp[k])} B in {describe(*raw[f'{k}_interval'])}"
+                  if isinstance(raw.get(f"{k}_interval"), list) else f"{k} = {format_size(loggp[k])}")
+                 for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]
         if named:
             out.append(Finding("threshold", e.label, (
                 f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "

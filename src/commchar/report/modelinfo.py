@@ -67,6 +67,16 @@ def thresholds(view: ModelView | None, key: str) -> list[int]:
     return [int(s["n_min"]) for s in segments(view, key)[1:] if isinstance(s.get("n_min"), (int, float))]
 
 
+def brackets(view: ModelView | None, key: str) -> list[tuple[int, int]]:
+    """(last size of a regime, first of the next) of each regime change the fit recorded."""
+    op = view.operation(key) if view else None
+    marks = op.get("breakpoints") if op else None
+    if not isinstance(marks, list):
+        return []
+    return [(int(m["after"]), int(m["at"])) for m in marks
+            if isinstance(m, dict) and all(isinstance(m.get(k), (int, float)) for k in ("after", "at"))]
+
+
 def _affine_in_segment(view: ModelView, key: str, seg: dict, p: int) -> tuple[float, float] | None:
     """(t_s, per-byte slope) of one segment at p, by evaluating the model inside it."""
     lo = int(seg.get("n_min") or 0)

@@ -15,6 +15,7 @@ import numpy as np
 from commchar.errors import CommcharError
 from commchar.modelfile import parse_expr
 from commchar.models.laws import best_known_class
+from commchar.models.thresholds import describe
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
 from commchar.vocabulary import REDUCTIONS, format_size, is_collective, op_key, split_key
@@ -193,16 +194,25 @@ def rcc_table(entity: Entity) -> Table | None:
 
 
 def loggp_table(entity: Entity) -> Table | None:
-    loggp = entity.model.loggp() if entity.model else None
+    loggp = entity.model.loggp() or entity.model.rendezvous() if entity.model else None
     if not loggp:
         return None
     names = (("L", "us"), ("o_s", "us"), ("o_r", "us"), ("g", "us"), ("G", "us/B"), ("O", "us/B"),
              ("s", "B"), ("S", "B"))
-    cells = [number(loggp.get(k), 4) if isinstance(loggp.get(k), (int, float)) else "–" for k, _ in names]
+    section = entity.model.rendezvous() or {}  # the raw section: it keeps the intervals
+    cells = []
+    for k, _ in names:
+        value = loggp.get(k)
+        cell = number(value, 4) if isinstance(value, (int, float)) else "–"
+        interval = section.get(f"{k}_interval") if k in ("s", "S") else None
+        if isinstance(interval, list) and len(interval) == 2 and isinstance(value, (int, float)):
+            cell = f"{int(value)} in {describe(*interval)}"
+        cells.append(cell)
     return Table(f"loggp-{entity.label}", f"{entity.label}: LogGP / LogGPS parameters",
                  [f"{k} ({u})" for k, u in names], [cells],
                  ["s: longest message sent as one short packet; S: shortest message sent by "
-                  "rendezvous (models.md section 4)."])
+                  "rendezvous (models.md section 4). [a, b): the sizes measured either side of the"
+                  " threshold bracket it there (refined sizes narrow it to the byte)."])
 
 
 def cost_value(entity: Entity, key: str, n: int, p: int) -> str:

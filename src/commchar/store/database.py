@@ -21,7 +21,9 @@ from urllib.parse import quote
 from commchar import jsonio
 from commchar.errors import InputError
 
-SCHEMA_VERSION = 2  # 2: points and failures carry locality, jobs their placement
+# 2: points and failures carry locality, jobs their placement
+# 3: points.refined (sizes added inside a gap where the curve changes, measure/refine.py)
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a write waits for a lock another process holds before it gives up with one line.
 LOCK_WAIT_S = 30.0
@@ -78,6 +80,7 @@ CREATE TABLE IF NOT EXISTS points (
     sync TEXT, wall_s REAL, extra_json TEXT,
     created_at TEXT NOT NULL,
     locality TEXT NOT NULL DEFAULT '',
+    refined INTEGER NOT NULL DEFAULT 0,
     UNIQUE (run_id, library, op, variant, p, n_bytes, locality)
 );
 CREATE TABLE IF NOT EXISTS samples (
@@ -131,10 +134,11 @@ POINT_COLUMNS = (
     "point_id", "run_id", "library", "library_version", "op", "variant", "p", "n_bytes",
     "t_us", "t_min_us", "t_p25_us", "t_mean_us", "t_p75_us", "t_p95_us", "t_max_us",
     "t_std_us", "ci_lo_us", "ci_hi_us", "reps", "batch", "outliers", "precision_target",
-    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "locality", "extra",
+    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "locality", "refined",
+    "extra",
 )
 
-_BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed")
+_BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed", "refined")
 
 
 def short_version(full: str | None) -> str | None:
@@ -357,17 +361,19 @@ class Store:
 
     @_guarded
     def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
-                  *, oversubscribed: bool, ci_rel: float, locality: str = "") -> int:
+                  *, oversubscribed: bool, ci_rel: float, locality: str = "",
+                  refined: bool = False) -> int:
         """Store one point, its statistics and its raw samples in one transaction; `locality`
-        is on-node or off-node when the run spans hosts, empty on one host."""
+        is on-node or off-node when the run spans hosts, empty on one host; `refined`: a
+        size added inside a gap where the curve changes (measure/refine.py)."""
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
                 " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
                 " t_std_us, ci_lo_us, ci_hi_us, outliers, outlier_rule, precision_target,"
                 " precision_met, ci_rel, stop_reason, valid, invalid_reason, oversubscribed, sync,"
-                " wall_s, extra_json, created_at, locality)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " wall_s, extra_json, created_at, locality, refined)"
+                " VALUES (" + ",".join("?" * 35) + ")",
                 (
                     run_id, job_id, library, point["op"], point.get("variant", ""), point["p"],
                     point["n_bytes"], summary["reps"], point.get("batch", 1), point.get("warmup"),
@@ -379,6 +385,7 @@ class Store:
                     point.get("stop_reason"), int(bool(point.get("valid", True))),
                     point.get("error") or None, int(oversubscribed), point.get("sync"),
                     point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(), locality,
+                    int(refined),
                 ),
             )
             point_id = int(cur.lastrowid)
@@ -502,7 +509,7 @@ class Store:
                 d["library_version"] = short_version(d.get("library_version"))
                 d["locality"] = d.get("locality") or ""  # a read-only store of schema 1 has none
                 for key in _BOOL_COLUMNS:
-                    d[key] = bool(d[key])
+                    d[key] = bool(d.get(key))
                 point = {k: d.get(k) for k in POINT_COLUMNS}
                 if with_samples:
                     point["samples_us"] = _loads(d.get("samples_json"), f"point {d['point_id']} samples", [])
@@ -583,11 +590,21 @@ def _migrate(db: sqlite3.Connection) -> None:
     """Bring a store of an older schema to this one, inside the opening transaction.
     Schema 1 -> 2: locality joins the points' key (SQLite cannot change a UNIQUE
     constraint, so the table is rebuilt with every row and id kept) and the failures;
-    jobs get their placement. Old points ran on one host: their locality is ''."""
+    jobs get their placement. Old points ran on one host: their locality is ''.
+    Schema 2 -> 3: points.refined, false for every point an older store holds."""
     columns = {r[1] for r in db.execute("PRAGMA table_info(points)")}
     have = {t: {r[1] for r in db.execute(f"PRAGMA table_info({t})")} for t in ("failures", "jobs")}
-    if "locality" in columns and "locality" in have["failures"] and "placement" in have["jobs"]:
-        return
+    if not ("locality" in columns and "locality" in have["failures"] and "placement" in have["jobs"]):
+        _migrate_locality(db, columns, have)
+        columns = {r[1] for r in db.execute("PRAGMA table_info(points)")}
+    if "refined" not in columns:
+        # Schema 2 -> 3: every point an older store holds was planned, none refined.
+        db.execute("ALTER TABLE points ADD COLUMN refined INTEGER NOT NULL DEFAULT 0")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.commit()
+
+
+def _migrate_locality(db: sqlite3.Connection, columns: set[str], have: dict[str, set[str]]) -> None:
     # Renaming must not rewrite the samples' reference to points (legacy mode), and the
     # whole change is one transaction: a store is either schema 1 or 2, never between.
     db.execute("PRAGMA legacy_alter_table=ON")
