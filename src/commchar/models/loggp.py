@@ -109,7 +109,7 @@ class LogGPModel(Estimator):
         S = None if bracket is None else bracket[1]
         if bracket is not None and bracket[0] is not None:
             # S is the first size that waits: it lies above the last that does not
-            self.S_interval_ = [bracket[0] + 1, S + 1]
+            self.S_interval_ = [bracket[0] + 1, bracket[1] + 1]
         if S is None:
             notes.append(f"no rendezvous seen up to {int(n.max())} B: S is above the sizes measured")
         elif S == int(n.min()):

@@ -53,7 +53,7 @@ def thresholds(e: Entity) -> list[Finding]:
             f"{number(seg.t_b)} us/B{why}.")))
     loggp = (e.model.loggp() or e.model.rendezvous()) if e.model else None
     if loggp:
-        raw = e.model.rendezvous() or {}
+        raw = (e.model.rendezvous() if e.model else None) or {}
         named = [(f"{k} = {int(loggp[k])} B in {describe(*raw[f'{k}_interval'])}"
                   if isinstance(raw.get(f"{k}_interval"), list) else f"{k} = {format_size(loggp[k])}")
                  for k in ("s", "S") if isinstance(loggp.get(k), (int, float))]

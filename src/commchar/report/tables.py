@@ -199,7 +199,7 @@ def loggp_table(entity: Entity) -> Table | None:
         return None
     names = (("L", "us"), ("o_s", "us"), ("o_r", "us"), ("g", "us"), ("G", "us/B"), ("O", "us/B"),
              ("s", "B"), ("S", "B"))
-    section = entity.model.rendezvous() or {}  # the raw section: it keeps the intervals
+    section = (entity.model.rendezvous() if entity.model else None) or {}  # the raw section: it keeps the intervals
     cells = []
     for k, _ in names:
         value = loggp.get(k)
