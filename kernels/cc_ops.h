@@ -10,5 +10,8 @@ extern const cc_op cc_op_barrier, cc_op_bcast, cc_op_scatter, cc_op_gather, cc_o
 /* the active-message layer (cc_ops_am.c) */
 extern const cc_op cc_op_am_rtt, cc_op_am_store, cc_op_am_get, cc_op_am_pipe, cc_op_am_exchange,
     cc_op_am_cost, cc_op_am_loss;
+/* one-sided (cc_ops_rma.c) and non-blocking collectives (cc_ops_nbc.c) */
+extern const cc_op cc_op_put, cc_op_get, cc_op_acc;
+extern const cc_op cc_op_ibcast, cc_op_iallreduce, cc_op_ialltoall, cc_op_iallgather;
 
 #endif

@@ -261,3 +261,57 @@ def test_three_processes(kernel):
     assert records[0]["p"] == 3 and len(records[0]["hosts"]) == 3
     _check_stream(records, p=3, min_reps=5, precision=0.2)
     assert len(_points(records)) == 15
+
+
+# One-sided operations (variant = synchronisation) and non-blocking collectives
+# (pure, overlapped with an equal computation), each variant at two sizes.
+RMA_VARIANTS = ("fence", "pscw", "lock", "fence_bw", "pscw_bw", "lock_bw")
+NBC_OPS = {"ibcast": "0,4096", "iallreduce": "8,4096", "ialltoall": "1,4096", "iallgather": "2,4096"}
+PLAN_NEW = ";".join(
+    [f"{op}:{v}=0,4096" for op in ("put", "get") for v in RMA_VARIANTS]
+    + [f"acc:{v}=8,4096" for v in RMA_VARIANTS]
+    + [f"{op}:{v}={sizes}" for op, sizes in NBC_OPS.items() for v in ("pure", "overlap")]
+)
+
+
+def test_one_sided_and_nonblocking_operations_measured_and_verified(kernel):
+    done = _launch(kernel, 2, ["--plan", PLAN_NEW, *FAST])
+    assert done.returncode == 0, done.stderr
+    points = _points(_records(done.stdout))
+    assert len(points) == 3 * len(RMA_VARIANTS) * 2 + len(NBC_OPS) * 2 * 2
+    for pt in points:
+        where = f"{pt['op']}:{pt['variant']}={pt['n_bytes']}"
+        assert pt["valid"] is True and pt["error"] == "", (where, pt["error"])
+        assert pt["reps"] >= 5 and all(s > 0 for s in pt["samples_us"]), where
+        if pt["op"] in NBC_OPS:
+            assert pt["sync"] == "barrier", where
+            # the overlapped computation is recorded, and lasts as long as a pure call did
+            assert ("compute_us" in pt["extra"]) == (pt["variant"] == "overlap"), where
+            if pt["variant"] == "overlap":
+                assert pt["extra"]["compute_us"] > 0, where
+        else:
+            assert pt["sync"] == "none", where
+            assert pt["extra"]["window"] == (64 if pt["variant"].endswith("_bw") else 1), where
+
+
+@pytest.mark.parametrize("fault, problem", [
+    ("corrupt@put:lock:4096", "rank 1: byte 2048 is 0x"),
+    ("corrupt@get:pscw_bw:4096", "rank 0: byte"),
+    ("corrupt@acc:fence:4096", "rank 1: element"),
+    ("corrupt@ialltoall:overlap:4096", "byte"),
+    ("corrupt@iallreduce:pure:4096", "element"),
+])
+def test_one_sided_and_nonblocking_corruption_is_caught(kernel, fault, problem):
+    plan = fault.split("@", 1)[1].rsplit(":", 1)
+    done = _launch(kernel, 2, ["--plan", f"{plan[0]}={plan[1]}", *FAST], fault=fault)
+    assert done.returncode == 0, done.stderr
+    (point,) = _points(_records(done.stdout))
+    assert point["valid"] is False and problem in point["error"] and "expected" in point["error"]
+
+
+def test_nonblocking_collectives_at_three_processes(kernel):
+    plan = "ibcast:overlap=3;iallreduce:pure=4096;ialltoall:overlap=5;iallgather:pure=3072"
+    done = _launch(kernel, 3, ["--plan", plan, *FAST])
+    assert done.returncode == 0, done.stderr
+    points = _points(_records(done.stdout))
+    assert len(points) == 4 and all(pt["valid"] and pt["p"] == 3 for pt in points)

@@ -42,6 +42,8 @@ class Operation:
 
 
 _REDUCTION_VARIANTS = ("sum", "nop")
+_RMA_VARIANTS = ("fence", "pscw", "lock", "fence_bw", "pscw_bw", "lock_bw")
+_NBC_VARIANTS = ("pure", "overlap")
 _AM_BULK = tuple(1 << k for k in range(4, 23))  # 16 B to 4 MiB, as the study measured
 AM_LOSS_RATES = ("0", "0.001", "0.01", "0.05", "0.1")
 
@@ -62,6 +64,15 @@ OPERATIONS: dict[str, Operation] = {
         Operation("allreduce", "collective", _REDUCTION_VARIANTS, unit="double"),
         Operation("reduce_scatter", "collective", _REDUCTION_VARIANTS, unit="double_per_rank"),
         Operation("scan", "collective", _REDUCTION_VARIANTS, unit="double"),
+        # One-sided (kernels/cc_ops_rma.c): variant = synchronisation; *_bw: W operations per epoch.
+        Operation("put", "p2p", _RMA_VARIANTS),
+        Operation("get", "p2p", _RMA_VARIANTS),
+        Operation("acc", "p2p", _RMA_VARIANTS, unit="double"),
+        # Non-blocking collectives (kernels/cc_ops_nbc.c): pure, and overlapped with as long a computation.
+        Operation("ibcast", "collective", _NBC_VARIANTS),
+        Operation("iallreduce", "collective", _NBC_VARIANTS, unit="double"),
+        Operation("ialltoall", "collective", _NBC_VARIANTS),
+        Operation("iallgather", "collective", _NBC_VARIANTS, unit="per_rank"),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.

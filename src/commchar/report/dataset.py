@@ -14,8 +14,9 @@ import numpy as np
 from commchar.report.adapters import Measurements, ModelView
 
 P2P_VARIANTS = ("send", "bsend", "ssend", "rsend", "isend")
+NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap
 COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-               "reduce", "allreduce", "reduce_scatter", "scan")
+               "reduce", "allreduce", "reduce_scatter", "scan") + NONBLOCKING
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 
 
@@ -125,12 +126,16 @@ def build_entities(data: Measurements) -> list[Entity]:
     entities = []
     for run_id, library in pairs:
         label = library if libraries.count(library) == 1 else f"{library} (run {run_id})"
+        points = [pt for pt in data.points if pt["run_id"] == run_id and pt["library"] == library]
+        source = runs[run_id].get("options", {}).get("import")
+        if isinstance(source, dict):  # every title and caption naming it says these are a peer's means
+            label += f" [{str(source.get('tool', '?')).upper()} {source.get('version', '')} means]"
         entities.append(Entity(
             label=label,
             library=library,
             run=runs[run_id],
             jobs=[j for j in data.jobs if j["run_id"] == run_id and j["library"] == library],
-            points=[pt for pt in data.points if pt["run_id"] == run_id and pt["library"] == library],
+            points=points,
             failures=[f for f in data.failures
                       if f["run_id"] == run_id and f["library"] == library],
         ))

@@ -56,6 +56,39 @@ def p2p_table(entity: Entity, rates: Rates) -> Table | None:
     )
 
 
+def rma_table(entity: Entity, rates: Rates) -> Table | None:
+    """One-sided operations: Hockney per operation and synchronisation, as the send modes."""
+    keys = [k for k in entity.keys() if k.partition(":")[0] in ("put", "get", "acc")]
+    rows = []
+    for key in keys:
+        for seg in modelinfo.p2p_parameters(entity.model, key):
+            rows.append([key, _range(seg.n_min, seg.n_max), number(seg.t_s), number(seg.t_b),
+                         rates.bandwidth(seg.bw_as), number(seg.r2, 4)])
+    if not rows:
+        return None
+    return Table(f"rma-{entity.label}", f"{entity.label}: one-sided operations (Hockney, per synchronisation)",
+                 ["operation:synchronisation", "regime (n)", "t_s (us)", "t_b (us/B)",
+                  f"Bw_as ({rates.bw_unit})", "fit r²"], rows,
+                 ["fence: MPI_Win_fence; pscw: post-start-complete-wait; lock: MPI_Win_lock_all and"
+                  " MPI_Win_flush per operation; *_bw: a window of W operations per epoch, time per operation."])
+
+
+def overlap_table(entity: Entity) -> Table | None:
+    """Non-blocking collectives: pure time, time with an equal computation overlapped, overlap."""
+    from commchar.models.overlap import overlaps
+
+    found = overlaps(entity.points)
+    if not found:
+        return None
+    rows = [[o.op, str(o.p), size_label(o.n_bytes), number(o.t_pure_us), number(o.t_overlap_us),
+             number(o.t_compute_us), f"{100 * o.fraction:.0f}%"] for o in found]
+    return Table(f"overlap-{entity.label}", f"{entity.label}: non-blocking collectives, overlap of communication"
+                 " and computation", ["operation", "p", "n", "pure (us)", "with computation (us)",
+                                      "computation (us)", "overlap"], rows,
+                 ["overlap = 1 - (t_with - t_computation) / t_pure, clipped to [0, 1] (as OSU and IMB-NBC):"
+                  " 100% when the communication hid entirely behind the computation."])
+
+
 def laws_table(entity: Entity) -> Table | None:
     keys = [k for k in entity.keys() if is_collective(k)]
     if not keys or entity.model is None:
@@ -159,7 +192,8 @@ def cost_table(entity: Entity) -> Table | None:
 
 
 def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
-    makers = (lambda: p2p_table(entity, rates), lambda: laws_table(entity),
+    makers = (lambda: p2p_table(entity, rates), lambda: rma_table(entity, rates),
+              lambda: overlap_table(entity), lambda: laws_table(entity),
               lambda: peaks_table(entity, rates), lambda: rcc_table(entity),
               lambda: loggp_table(entity), lambda: cost_table(entity))
     return [t for t in (make() for make in makers) if t is not None]
