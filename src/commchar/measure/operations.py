@@ -73,6 +73,16 @@ OPERATIONS: dict[str, Operation] = {
         Operation("iallreduce", "collective", _NBC_VARIANTS, unit="double"),
         Operation("ialltoall", "collective", _NBC_VARIANTS),
         Operation("iallgather", "collective", _NBC_VARIANTS, unit="per_rank"),
+        # Neighbourhood collectives on a periodic 2-D Cartesian grid (cc_ops_neighbor.c): n per neighbour.
+        Operation("neighbor_allgather", "collective"),
+        Operation("neighbor_alltoall", "collective"),
+        # A strided vector datatype (cc_ops_ddt.c): n bytes of payload in 8-byte blocks every 16.
+        Operation("ddt_pingpong", "p2p", unit="double", default_max_bytes=4 * MiB),
+        Operation("ddt_bcast", "collective", unit="double"),
+        # MPI-4 (cc_ops_mpi4.c): recorded as unsupported by an MPI-3 library.
+        Operation("pbcast", "collective"),
+        Operation("pallreduce", "collective", unit="double"),
+        Operation("partitioned", "p2p", unit="double", default_max_bytes=4 * MiB),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.

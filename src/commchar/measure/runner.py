@@ -219,6 +219,16 @@ class _JobRunner:
                                                                    job.oversubscribed):
                             stored.add(point)
                         in_flight = None
+                    elif what == "unsupported":
+                        # the library lacks the call (an MPI-4 op in an MPI-3 library): recorded, not failed
+                        point = by_key.get(
+                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        if point is not None:
+                            self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
+                                                   self.p, point.n_bytes, "unsupported",
+                                                   str(message.get("reason", "unsupported by the library")))
+                            stored.add(point)
+                        in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
             except BaseException:

@@ -27,7 +27,7 @@ from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 # the active-message layer's latency and bandwidth series fit like point-to-point
 AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
 RMA_OPS = ("put", "get", "acc")  # one-sided, origin rank 0 to target rank 1: fitted per synchronisation
-P2P_OPS = ("pingpong", "bw", "bibw") + AM_P2P_OPS + RMA_OPS
+P2P_OPS = ("pingpong", "bw", "bibw", "ddt_pingpong", "partitioned") + AM_P2P_OPS + RMA_OPS
 LOGGP_OPS = ("loggp", "rndv")
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")

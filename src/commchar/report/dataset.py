@@ -16,7 +16,8 @@ from commchar.report.adapters import Measurements, ModelView
 P2P_VARIANTS = ("send", "bsend", "ssend", "rsend", "isend")
 NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap
 COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-               "reduce", "allreduce", "reduce_scatter", "scan") + NONBLOCKING
+               "reduce", "allreduce", "reduce_scatter", "scan") + NONBLOCKING + (
+               "neighbor_allgather", "neighbor_alltoall", "ddt_bcast", "pbcast", "pallreduce")
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 
 

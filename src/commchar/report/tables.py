@@ -89,6 +89,32 @@ def overlap_table(entity: Entity) -> Table | None:
                   " 100% when the communication hid entirely behind the computation."])
 
 
+def ranks_table(entity: Entity) -> Table | None:
+    """Collectives: each rank's own median at the largest size measured, so a straggler shows
+    (the points' times are the slowest rank's per repetition)."""
+    best: dict[tuple[str, int], dict] = {}
+    for pt in entity.points:
+        medians = (pt.get("extra") or {}).get("rank_median_us")
+        if not isinstance(medians, list) or not medians or not is_collective(f"{pt['op']}:{pt['variant']}"):
+            continue
+        key = (f"{pt['op']}:{pt['variant']}" if pt["variant"] else pt["op"], pt["p"])
+        if key not in best or pt["n_bytes"] > best[key]["n_bytes"]:
+            best[key] = pt
+    if not best:
+        return None
+    rows = []
+    for (key, p), pt in sorted(best.items()):
+        medians = [float(x) for x in pt["extra"]["rank_median_us"]]
+        low = min(medians)
+        rows.append([key, str(p), size_label(pt["n_bytes"]), ", ".join(number(x) for x in medians),
+                     str(max(range(len(medians)), key=medians.__getitem__)),
+                     f"{max(medians) / low:.2f}" if low > 0 else "–"])
+    return Table(f"ranks-{entity.label}", f"{entity.label}: collectives, each rank's own median at the largest n",
+                 ["operation", "p", "n", "rank medians (us), rank 0 first", "slowest rank", "slowest / fastest"],
+                 rows, ["A rank's median of its own call durations; a ratio far above 1 is a straggler or an"
+                        " imbalanced algorithm (the root of a rooted collective often returns first)."])
+
+
 def laws_table(entity: Entity) -> Table | None:
     keys = [k for k in entity.keys() if is_collective(k)]
     if not keys or entity.model is None:
@@ -193,7 +219,7 @@ def cost_table(entity: Entity) -> Table | None:
 
 def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
     makers = (lambda: p2p_table(entity, rates), lambda: rma_table(entity, rates),
-              lambda: overlap_table(entity), lambda: laws_table(entity),
+              lambda: overlap_table(entity), lambda: ranks_table(entity), lambda: laws_table(entity),
               lambda: peaks_table(entity, rates), lambda: rcc_table(entity),
               lambda: loggp_table(entity), lambda: cost_table(entity))
     return [t for t in (make() for make in makers) if t is not None]
