@@ -66,6 +66,16 @@ def test_osu_74_every_benchmark_and_percentile_columns():
     assert len(barrier) == 1 and barrier[0].n_bytes == 0
 
 
+def test_osu_programs_without_a_commchar_operation_are_named_not_misread(tmp_path):
+    mixed = tmp_path / "mixed.txt"
+    # a one-sided program's block after the fixture's last one: its lines are not that program's
+    mixed.write_text(OSU74.read_text() + "\n# OSU MPI_Get latency Test v7.4\n# Size          Latency (us)\n"
+                     "1                       3.20\n")
+    parsed = osu.parse(mixed, p=2)
+    assert len(parsed.points) == len(osu.parse(OSU74, p=2).points)
+    assert any("MPI_Get latency" in name for name in parsed.skipped)
+
+
 def test_osu_53_and_collectives_need_p():
     parsed = osu.parse(OSU53, p=2)
     assert parsed.version == "5.3" and {"pingpong", "bw", "bibw"} | COLLECTIVES <= {pt.op for pt in parsed.points}

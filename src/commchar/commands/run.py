@@ -195,7 +195,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         summary = (f"{result.stored} points stored"
                    f"{f', {result.skipped} already measured' if result.skipped else ''}"
                    f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
-                   f"{result.invalid} invalid, {result.failures} failures")
+                   f"{result.invalid} invalid, {result.failures} failures"
+                   + (f", {result.unsupported} unsupported by the library" if result.unsupported else ""))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.
             store.set_run_status(run_id, "failed" if result.launched_nothing else "incomplete")

@@ -73,6 +73,13 @@ def parse(path: str | Path, p: int | None) -> ParsedFile:
         if not stripped:
             continue
         match = _TITLE.match(stripped)
+        if not match and re.match(r"^#\s*OSU\b", stripped):
+            # a program commchar has no parser for (one-sided: "OSU MPI_Get latency Test"): its
+            # lines must not be read as the previous program's
+            title, current, columns = stripped.lstrip("# ").strip(), None, []
+            if title not in skipped:
+                skipped.append(title)
+            continue
         if match:
             title = match["name"].removeprefix("%s").strip()
             if match["version"]:

@@ -76,6 +76,7 @@ class SweepResult:
     skipped: int = 0  # already stored by an earlier attempt of the run
     retried: int = 0  # recorded as failed by an earlier attempt, measured again
     failures: int = 0
+    unsupported: int = 0  # points the library has no call for (recorded, not failed)
     invalid: int = 0
     launch_failures: int = 0  # points whose job ended before measuring anything
     launch_error: str | None = None  # the first such job's reason
@@ -228,6 +229,7 @@ class _JobRunner:
                                                    self.p, point.n_bytes, "unsupported",
                                                    str(message.get("reason", "unsupported by the library")))
                             stored.add(point)
+                            self.result.unsupported += 1
                         in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))

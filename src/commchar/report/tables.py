@@ -234,7 +234,8 @@ def failures_table(entity: Entity) -> Table | None:
              for pt in entity.points if not pt["valid"]]
     if not rows:
         return None
-    return Table(f"failures-{entity.label}", f"{entity.label}: failures and wrong results",
+    return Table(f"failures-{entity.label}", f"{entity.label}: failures, wrong results and calls the library"
+                 " lacks (kind unsupported)",
                  ["kind", "operation", "n", "p", "message"], rows)
 
 
