@@ -6,12 +6,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CARGO  ?= cargo
 
-.PHONY: setup demo apps test mpi python kernels sim browser bench clean
+.PHONY: setup demo apps test mpi pvm python kernels sim browser hosts bench clean
 
-setup: mpi python kernels sim
+setup: mpi pvm python kernels sim
 
 mpi:
 	@scripts/ensure-deps.sh mpi
+
+pvm:
+	@scripts/ensure-deps.sh pvm
 
 python: $(BIN)/commchar
 
@@ -21,7 +24,7 @@ $(BIN)/commchar: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	@touch $@
 
-kernels: python
+kernels: python mpi pvm
 	$(BIN)/commchar build
 
 sim:
@@ -29,6 +32,10 @@ sim:
 
 browser:
 	@scripts/ensure-deps.sh browser
+
+# sshd, Slurm and munge for the tests on emulated hosts (tests/test_hosts.py, test_slurm.py)
+hosts:
+	@scripts/ensure-deps.sh hosts
 
 demo: setup
 	$(BIN)/commchar run
@@ -46,7 +53,7 @@ apps: setup
 	$(BIN)/commchar report --db $(APPS_DB) -o report.html
 
 # The simulator's checks run first so that pytest's summary closes the output.
-test: setup browser
+test: setup browser hosts
 	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
 	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml

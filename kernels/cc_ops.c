@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "cc_ops.h"
+#ifdef CC_WITH_PVM
+#include "cc_ops_pvm.h"
+#endif
 
 static const cc_op *const cc_all_ops[] = {
     &cc_op_pingpong, &cc_op_bw,        &cc_op_bibw,      &cc_op_rndv,      &cc_op_loggp,
@@ -14,6 +17,9 @@ static const cc_op *const cc_all_ops[] = {
     &cc_op_ibcast,   &cc_op_iallreduce, &cc_op_ialltoall, &cc_op_iallgather,
     &cc_op_neighbor_allgather, &cc_op_neighbor_alltoall, &cc_op_ddt_pingpong, &cc_op_ddt_bcast,
     &cc_op_pbcast,   &cc_op_pallreduce, &cc_op_partitioned,
+#ifdef CC_WITH_PVM
+    CC_PVM_OPS /* PVM's operations (pvm/) */
+#endif
 };
 
 enum { CC_NOPS = sizeof cc_all_ops / sizeof cc_all_ops[0] };

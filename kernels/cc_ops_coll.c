@@ -80,7 +80,7 @@ static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *
 /* ---- shared set-up --------------------------------------------------------- */
 
 /* checked_len: the bytes of rbuf (from 0) this rank verifies */
-static void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
+void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
 {
     pt->sbuf_len = slen;
     pt->rbuf_len = rlen;
@@ -92,7 +92,7 @@ static void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t check
     pt->scale = 1.0;
 }
 
-static void cc_coll_cleanup(cc_point *pt)
+void cc_coll_cleanup(cc_point *pt)
 {
     free(pt->sbuf);
     free(pt->rbuf);
@@ -135,7 +135,7 @@ static void cc_bcast_run(cc_point *pt, long count)
     for (long k = 0; k < count; k++) CC_MPI(MPI_Bcast(pt->rbuf, (int)pt->n, MPI_BYTE, 0, pt->comm));
 }
 
-static void cc_bcast_fill(cc_point *pt)
+void cc_bcast_fill(cc_point *pt)
 {
     if (pt->rank == 0)
         cc_fill_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
@@ -143,7 +143,7 @@ static void cc_bcast_fill(cc_point *pt)
         cc_poison_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
 }
 
-static int cc_bcast_check(const cc_point *pt, char *err, size_t errlen)
+int cc_bcast_check(const cc_point *pt, char *err, size_t errlen)
 {
     if (pt->rank == 0) return 0;
     return cc_check_bytes(pt->rbuf, pt->n, 0, 0, pt->seed, pt->rank, 0, err, errlen);
@@ -169,13 +169,13 @@ static void cc_scatter_run(cc_point *pt, long count)
         CC_MPI(MPI_Scatter(pt->sbuf, b, MPI_BYTE, pt->rbuf, b, MPI_BYTE, 0, pt->comm));
 }
 
-static void cc_scatter_fill(cc_point *pt)
+void cc_scatter_fill(cc_point *pt)
 {
     cc_fill_bytes(pt->sbuf, pt->sbuf_len, 0, 0, pt->seed);
     cc_poison_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed);
 }
 
-static int cc_scatter_check(const cc_point *pt, char *err, size_t errlen)
+int cc_scatter_check(const cc_point *pt, char *err, size_t errlen)
 {
     return cc_check_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed, pt->rank,
                           0, err, errlen);
@@ -213,14 +213,14 @@ static void cc_allgather_run(cc_point *pt, long count)
         CC_MPI(MPI_Allgather(pt->sbuf, b, MPI_BYTE, pt->rbuf, b, MPI_BYTE, pt->comm));
 }
 
-static void cc_gather_fill(cc_point *pt)
+void cc_gather_fill(cc_point *pt)
 {
     cc_fill_bytes(pt->sbuf, cc_block(pt), pt->rank, 0, pt->seed);
     for (int r = 0; r < pt->size; r++)
         cc_poison_bytes(pt->rbuf + (size_t)r * cc_block(pt), cc_block(pt), r, 0, pt->seed);
 }
 
-static int cc_gather_check(const cc_point *pt, char *err, size_t errlen)
+int cc_gather_check(const cc_point *pt, char *err, size_t errlen)
 {
     if (pt->check_len == 0) return 0;
     const size_t b = cc_block(pt);
@@ -312,7 +312,7 @@ static int cc_summed(const cc_point *pt, int nranks)
     return pt->variant == CC_RED_SUM ? nranks : 0;
 }
 
-static void cc_reduction_fill(cc_point *pt)
+void cc_reduction_fill(cc_point *pt)
 {
     cc_fill_doubles((double *)(void *)pt->sbuf, pt->n / 8, cc_contributor(pt), 0, pt->seed);
     memset(pt->rbuf, 0xff, pt->rbuf_len); /* NaN: equal to nothing */
@@ -359,7 +359,7 @@ static void cc_reduce_scatter_run(cc_point *pt, long count)
                                         pt->comm));
 }
 
-static int cc_reduce_check(const cc_point *pt, char *err, size_t errlen)
+int cc_reduce_check(const cc_point *pt, char *err, size_t errlen)
 {
     if (pt->check_len == 0) return 0;
     return cc_check_doubles((const double *)(const void *)pt->rbuf, pt->n / 8, cc_summed(pt, pt->size), 0,

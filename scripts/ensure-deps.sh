@@ -2,7 +2,11 @@
 # Installs the Debian packages commchar needs, only when they are missing (or
 # when asked), so a cluster with its own MPI never needs root.
 #   scripts/ensure-deps.sh mpi      MPI libraries (INSTALL_MPI=1 forces Debian's Open MPI and MPICH)
+#   scripts/ensure-deps.sh pvm      PVM 3.4 (Debian's pvm, pvm-dev), measured beside MPI; optional:
+#                                   without apt-get (or root) it says so and setup goes on without PVM
 #   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
+#   scripts/ensure-deps.sh hosts    sshd, Slurm and munge for the emulated hosts' tests (root only:
+#                                   without root those tests skip, so nothing is installed)
 set -euo pipefail
 
 want=()
@@ -13,9 +17,26 @@ case "${1:-mpi}" in
     if [ "${INSTALL_MPI:-0}" = 1 ] || [ "$have_mpi" = 0 ]; then
       want+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
     fi ;;
+  pvm)
+    if ! { command -v pvmd >/dev/null 2>&1 && [ -f /usr/include/pvm3.h ]; } && [ -z "${PVM_ROOT:-}" ]; then
+      if ! command -v apt-get >/dev/null 2>&1 || { [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; }; then
+        echo "ensure-deps: PVM not installed and cannot be installed here: commchar measures without it" >&2
+        exit 0
+      fi
+      want+=(pvm pvm-dev)
+    fi ;;
   browser)
     command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
-  *) echo "ensure-deps: unknown group '$1' (mpi, browser)" >&2; exit 2 ;;
+  hosts)
+    [ "$(id -u)" = 0 ] || exit 0
+    [ -x /usr/sbin/sshd ] || want+=(openssh-server)
+    command -v ssh >/dev/null 2>&1 || want+=(openssh-client)
+    command -v slurmctld >/dev/null 2>&1 || want+=(slurmctld)
+    command -v slurmd >/dev/null 2>&1 || want+=(slurmd)
+    command -v srun >/dev/null 2>&1 || want+=(slurm-client)
+    command -v munged >/dev/null 2>&1 || want+=(munge)
+    command -v tc >/dev/null 2>&1 || want+=(iproute2) ;;
+  *) echo "ensure-deps: unknown group '$1' (mpi, pvm, browser, hosts)" >&2; exit 2 ;;
 esac
 [ ${#want[@]} -eq 0 ] && exit 0
 

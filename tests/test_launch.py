@@ -45,8 +45,8 @@ def test_hostfile_slots_decide_oversubscription(tmp_path):
     spec = LaunchSpec(hostfile=hosts)
     assert available_slots(spec) == 8
     job = job_command(OMPI, spec, 8, KERNEL, [])
-    assert not job.oversubscribed and ["--hostfile", str(hosts)] == job.argv[3:5]
-    assert job_command(MPICH, spec, 9, KERNEL, []).argv[3:5] == ["-f", str(hosts)]
+    assert not job.oversubscribed and ["--host", "node1:4,node2:4"] == job.argv[3:5]
+    assert job_command(MPICH, spec, 9, KERNEL, []).argv[3:5] == ["-hosts", "node1:4,node2:4"]
 
 
 def test_a_missing_hostfile_is_a_usage_error(tmp_path):
@@ -71,3 +71,23 @@ def test_rank_environment_reaches_the_ranks_not_the_launcher():
     assert ["-genv", "COMMCHAR_TRACE_DIR", "/tmp/t"] == mpich.argv[6:9]
     srun = program_command(MPICH, LaunchSpec(launcher="srun"), 2, ["./app"], env)
     assert "--export=ALL,LD_PRELOAD=/t/libcommchar-trace.so,COMMCHAR_TRACE_DIR=/tmp/t" in srun.argv
+
+
+def test_placement_maps_ranks_block_or_cyclic_for_every_launcher(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a slots=2\nb slots=2\n")
+    block, cyclic = (LaunchSpec(hostfile=hosts, placement=policy) for policy in ("block", "cyclic"))
+    assert job_command(OMPI, block, 2, KERNEL, []).argv[5:7] == ["--map-by", "slot"]
+    assert job_command(OMPI, cyclic, 2, KERNEL, []).argv[5:7] == ["--map-by", "node"]
+    assert job_command(MPICH, block, 2, KERNEL, []).argv[3:5] == ["-hosts", "a:2,b:2"]
+    assert job_command(MPICH, cyclic, 2, KERNEL, []).argv[3:5] == ["-hosts", "a:1,b:1"]
+
+
+def test_srun_placement_asks_for_the_nodes_the_policy_uses(monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", "2(x2)")
+    on_node = job_command(MPICH, LaunchSpec(launcher="srun", placement="block"), 2, KERNEL, [])
+    off_node = job_command(MPICH, LaunchSpec(launcher="srun", placement="cyclic"), 2, KERNEL, [])
+    assert "--nodes" in on_node.argv and on_node.argv[on_node.argv.index("--nodes") + 1] == "1"
+    assert off_node.argv[off_node.argv.index("--nodes") + 1] == "2"
+    assert "--distribution=cyclic" in off_node.argv

@@ -75,3 +75,30 @@ def test_model_file_loggp_section_is_valid():
     section = model["libraries"]["lib"]["loggp"]
     assert section["S"] == 16384 and section["receiver_delay_us"] == 2000.0
     assert {"L", "o_s", "o_r", "g", "G", "O"} <= section.keys()
+
+
+def test_rendezvous_copy_follows_the_transport_rule_and_is_validated():
+    import copy
+
+    from commchar.errors import ModelError
+    from commchar.modelfile import validate
+
+    def fitted(library):
+        pts = [pt | {"library": library} for pt in _loggp_points(16384, np.random.default_rng(4))]
+        pts += [{"library": library, "op": "pingpong", "variant": "send", "p": 2, "n_bytes": n,
+                 "t_us": 0.5 + 0.0001 * n} for n in SIZES]
+        return fit_points(pts)
+
+    # on one host both Debian libraries pull a rendezvous message with one copy at the receiver
+    model = fitted("openmpi")
+    assert model["libraries"]["openmpi"]["loggp"]["rendezvous_copy"] == "receiver"
+    other = fitted("vendor")["libraries"]["vendor"]["loggp"]
+    assert other["rendezvous_copy"] == "both" and any("both ends" in n for n in other["notes"])
+    from commchar.models.transport import rendezvous_copy
+
+    assert rendezvous_copy("mpich on-node")[0] == "receiver"
+    assert rendezvous_copy("mpich off-node")[0] == "both"
+    bad = copy.deepcopy(model)
+    bad["libraries"]["openmpi"]["loggp"]["rendezvous_copy"] = "sender"
+    with pytest.raises(ModelError, match="rendezvous_copy"):
+        validate(bad)

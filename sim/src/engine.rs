@@ -13,7 +13,7 @@ use crate::error::{Result, SimError};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
-use crate::params::{Params, Rendezvous};
+use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::workload::{OpKind, Ready, Workload};
 
@@ -446,10 +446,15 @@ impl<W: Workload> Engine<'_, W> {
         }
         let s1 = ev.size.saturating_sub(1);
         let c = p.cost(ev.size);
+        let rendezvous = self.rendezvous_of(ev.size, proto);
+        let copies = !(rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver);
+        let per_byte = if copies {
+            s1.saturating_mul(c.big_o)
+        } else {
+            0
+        };
         // saturating: a run that long has no meaningful answer, but must not wrap
-        let cpu_end = t
-            .saturating_add(c.o_s)
-            .saturating_add(s1.saturating_mul(c.big_o));
+        let cpu_end = t.saturating_add(c.o_s).saturating_add(per_byte);
         self.free[r].gs = t
             .saturating_add(p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
@@ -478,7 +483,7 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Local => Kind::MsgLocal,
         };
         self.schedule(arrive, kind, msg)?;
-        if self.rendezvous_of(ev.size, proto) {
+        if rendezvous {
             self.rendezvous += 1;
         } else {
             self.wl.done(ev.rank, ev.id, &mut self.ready);

@@ -4,7 +4,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use commchar_sim::engine::{self, Breakdown, Config, Outcome};
 use commchar_sim::network::Network;
-use commchar_sim::params::{self, CallCost, Params, Rendezvous, Unit};
+use commchar_sim::params::{self, CallCost, Params, Rendezvous, RendezvousCopy, Unit};
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
@@ -187,6 +187,12 @@ fn cli() -> Command {
                 .help("rendezvous sends finish at match + L (handshake) or at match (LogGOPSim)"),
         )
         .arg(
+            Arg::new("rendezvous-copy")
+                .long("rendezvous-copy")
+                .value_parser(["both", "receiver"])
+                .help("who pays O per byte of a rendezvous message: both ends (LogGOPSim; the default without a model) or the receiver alone (single-copy transports)"),
+        )
+        .arg(
             Arg::new("model")
                 .long("model")
                 .value_name("FILE")
@@ -305,6 +311,9 @@ fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
         Some("match") => Rendezvous::Match,
         _ => Rendezvous::Handshake,
     };
+    if let Some(copy) = m.get_one::<String>("rendezvous-copy") {
+        p.rendezvous_copy = RendezvousCopy::parse(copy).expect("checked by clap");
+    }
     Ok(p)
 }
 
@@ -563,6 +572,7 @@ fn result_json(
                 "G": u(r.cost.big_g), "O": u(r.cost.big_o),
             })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
+            "rendezvous_copy": p.rendezvous_copy.name(),
         },
         "makespan": u(o.makespan()),
         "makespan_ps": o.makespan(),

@@ -60,6 +60,33 @@ pub enum Rendezvous {
     Handshake,
 }
 
+/// Who copies the bytes of a rendezvous message (an eager one is copied by both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RendezvousCopy {
+    /// Sender and receiver each pay O per byte, as LogGOPSim charges every message.
+    Both,
+    /// Single copy: the receiver pulls the bytes from the sender's buffer (shared
+    /// memory with CMA, RDMA get), so the sender's CPU pays no O per byte.
+    Receiver,
+}
+
+impl RendezvousCopy {
+    pub fn name(self) -> &'static str {
+        match self {
+            RendezvousCopy::Both => "both",
+            RendezvousCopy::Receiver => "receiver",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RendezvousCopy> {
+        match text {
+            "both" => Some(RendezvousCopy::Both),
+            "receiver" => Some(RendezvousCopy::Receiver),
+            _ => None,
+        }
+    }
+}
+
 /// The per-message costs that may depend on the message size (PLogP-style).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MsgCost {
@@ -92,6 +119,7 @@ pub struct Params {
     /// Extra latency per network hop (ps).
     pub hop: u64,
     pub rendezvous: Rendezvous,
+    pub rendezvous_copy: RendezvousCopy,
     /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
     /// empty: every message pays the global values above.
     pub regimes: Vec<Regime>,
@@ -145,6 +173,7 @@ impl Default for Params {
             gamma: 0,
             hop: 0,
             rendezvous: Rendezvous::Handshake,
+            rendezvous_copy: RendezvousCopy::Both,
             regimes: Vec::new(),
         }
     }
@@ -246,6 +275,17 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
         Some(s) if s >= 1.0 => s as u64 - 1,
         Some(_) => 0,
         None => u64::MAX,
+    };
+    p.rendezvous_copy = match loggp.get("rendezvous_copy") {
+        None | Some(Value::Null) => RendezvousCopy::Both,
+        Some(v) => match v.as_str().and_then(RendezvousCopy::parse) {
+            Some(copy) => copy,
+            None => {
+                return input(format!(
+                    "{path}: loggp rendezvous_copy of '{name}' is not 'both' or 'receiver'"
+                ))
+            }
+        },
     };
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
     Ok(p)

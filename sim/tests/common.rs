@@ -3,7 +3,7 @@
 
 use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
-use commchar_sim::params::{Params, Rendezvous};
+use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::phased::Phased;
@@ -23,6 +23,7 @@ pub fn params(gamma_ns: u64) -> Params {
         gamma: gamma_ns * NS,
         hop: 0,
         rendezvous: Rendezvous::Match,
+        rendezvous_copy: RendezvousCopy::Both,
         regimes: Vec::new(),
     }
 }

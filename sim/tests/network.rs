@@ -3,7 +3,7 @@
 mod common;
 use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
-use commchar_sim::params::{Params, Rendezvous};
+use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
 use commchar_sim::workload::goal::GoalGraph;
 use common::NS;
@@ -21,6 +21,7 @@ fn pure_delay(hop: u64) -> Params {
         gamma: 0,
         hop,
         rendezvous: Rendezvous::Match,
+        rendezvous_copy: RendezvousCopy::Both,
         regimes: Vec::new(),
     }
 }

@@ -125,3 +125,31 @@ fn an_explicit_flag_overrides_every_regime() {
     assert!(p.regimes.iter().all(|r| r.cost.big_g == 9 * NS));
     assert_eq!(p.cost(2000).o_s, 700 * NS, "other costs kept");
 }
+
+#[test]
+fn the_model_says_who_copies_a_rendezvous_message() {
+    use commchar_sim::params::RendezvousCopy;
+    let with = |copy: &str| {
+        model("[]").replace(
+            r#""S": 65536"#,
+            &format!(r#""S": 65536, "rendezvous_copy": {copy}"#),
+        )
+    };
+    let read = |text: String| from_model(&text, "m.json", None);
+    assert_eq!(
+        read(model("[]")).unwrap().rendezvous_copy,
+        RendezvousCopy::Both
+    );
+    assert_eq!(
+        read(with(r#""receiver""#)).unwrap().rendezvous_copy,
+        RendezvousCopy::Receiver
+    );
+    assert_eq!(
+        read(with(r#""both""#)).unwrap().rendezvous_copy,
+        RendezvousCopy::Both
+    );
+    for bad in [r#""sender""#, "1"] {
+        let err = read(with(bad)).unwrap_err().to_string();
+        assert!(err.contains("rendezvous_copy"), "{bad}: {err}");
+    }
+}

@@ -6,7 +6,7 @@ mod common;
 
 use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
-use commchar_sim::params::{Params, Rendezvous};
+use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
 use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
 use commchar_sim::SimError;
@@ -145,14 +145,30 @@ impl RankTrace {
     }
 }
 
-fn write_trace(name: &str, ranks: &[RankTrace]) -> PathBuf {
+/// A directory of trace files removed when the test ends, pass or fail.
+struct TraceDir(PathBuf);
+
+impl std::ops::Deref for TraceDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write_trace(name: &str, ranks: &[RankTrace]) -> TraceDir {
     let dir = std::env::temp_dir().join(format!("commchar-replay-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for r in ranks {
         std::fs::write(dir.join(format!("rank-{}.cctrace", r.rank)), r.bytes()).unwrap();
     }
-    dir
+    TraceDir(dir)
 }
 
 fn traces(p: i32) -> Vec<RankTrace> {
@@ -191,7 +207,7 @@ fn check_sums(o: &Outcome) {
 }
 
 /// Rank 0 sends 1000 B at 0; rank 1 computes 10 us, then receives.
-fn late_receiver(call: u16) -> PathBuf {
+fn late_receiver(call: u16) -> TraceDir {
     let mut t = traces(2);
     t[0].send(call, 1, 1000, 7);
     t[1].compute(10_000).recv(0, 1000, 7);
@@ -339,6 +355,71 @@ fn isend_irecv_waitall_keep_order_and_overlap() {
     // the CPU is busy and is handled right after
     let handled = 1500 + 99 * 6;
     assert_eq!(o.finish[1], (4000 + 2 * handled) * NS);
+}
+
+/// Rank 0 posts a 10000 B Isend, computes 5 us and waits; rank 1 receives at once.
+fn isend_overlapping_computation() -> TraceDir {
+    let mut t = traces(2);
+    let isend = R {
+        call: ISEND,
+        peer: 1,
+        tag: 1,
+        bytes: 10_000,
+        req: 11,
+        ..R::default()
+    };
+    t[0].call(isend, 0).compute(5000);
+    t[0].call(
+        R {
+            call: WAITALL,
+            aux: 1,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].call(
+        R {
+            call: COMPLETE,
+            req: 11,
+            ..R::default()
+        },
+        0,
+    );
+    t[1].recv(0, 10_000, 1);
+    write_trace("isend-overlap", &t)
+}
+
+#[test]
+fn a_single_copy_rendezvous_leaves_the_senders_cpu_free() {
+    let dir = isend_overlapping_computation();
+    let run = |copy| {
+        let p = Params {
+            big_o: 2 * NS,
+            rendezvous_copy: copy,
+            ..params(0, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &Options::default(), p).unwrap();
+        check_sums(&o);
+        o
+    };
+    let both = run(RendezvousCopy::Both);
+    // the sender copies 9999 B at 2 ns/B before it can compute
+    assert_eq!(both.finish[0], (1500 + 9999 * 2 + 5000) * NS);
+    let single = run(RendezvousCopy::Receiver);
+    // o_s, then the computation; the clear-to-send (match at o + L, + L) is back by then
+    assert_eq!(single.finish[0], (1500 + 5000) * NS);
+    // the receiver pays o_r + 9999 max(O, G) in both
+    assert_eq!(both.finish[1], single.finish[1]);
+    // an eager message is still copied by its sender
+    let eager = Params {
+        big_o: 2 * NS,
+        rendezvous_copy: RendezvousCopy::Receiver,
+        ..params(u64::MAX, Rendezvous::Handshake)
+    };
+    assert_eq!(
+        replay(&dir, &Options::default(), eager).unwrap().finish[0],
+        (1500 + 9999 * 2 + 5000) * NS
+    );
 }
 
 #[test]

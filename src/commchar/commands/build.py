@@ -1,4 +1,4 @@
-"""`commchar build`: compile every component (kernel, tracer, ...) for every MPI library found."""
+"""`commchar build`: compile every component (kernel, tracer, ...) for every library found."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from commchar.measure.build import COMPONENTS, ensure_built
+from commchar.measure.build import components_for, ensure_built
 from commchar.measure.libraries import select
 
 NAME = "build"
@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def execute(args: argparse.Namespace, console: Console) -> int:
     names = [s.strip() for s in args.library.split(",")] if args.library else None
     for library in select(names):
-        for component in COMPONENTS:
+        for component in components_for(library):
             path = ensure_built(component, library)
             console.print(f"{library.name} {component.name}: {path} ({library.mpicc})")
     return 0

@@ -13,8 +13,9 @@ from rich.progress import Progress
 from commchar import __version__
 from commchar.errors import Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
+from commchar.measure.placement import POLICIES
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
-from commchar.measure.libraries import select
+from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.runner import SweepOptions, ops_for, run_sweep
@@ -51,7 +52,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="start synchronization before each collective repetition")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
-    parser.add_argument("--hostfile", help="host file for mpirun")
+    parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
+    parser.add_argument("--placement", choices=POLICIES, default="block",
+                        help="where collectives' ranks go on several hosts: fill each host (block,"
+                        " default) or one per host in turn (cyclic); point-to-point is measured"
+                        " both on-node and off-node")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the job's environment (repeatable), e.g. "
                         "OMPI_MCA_btl_vader_eager_limit=8192")
@@ -87,13 +92,20 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         np=parse_np(args.np) if args.np is not None else _default_np(),
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
-        launcher=args.launcher, hostfile=args.hostfile, env=env,
+        launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
     )
     parse_ops(options.ops)  # validate before anything is launched
     if options.sizes is not None:
         parse_sizes(options.sizes)  # '' is an error, not the defaults
     _check_ranks_per_core(options, args.force_np)
     return options
+
+
+def _measures_any(library: Library, ops: str) -> bool:
+    try:
+        return bool(ops_for(library, ops))
+    except UsageError:
+        return False
 
 
 def _libraries(text: str) -> list[str]:
@@ -173,6 +185,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             store.set_run_status(run_id, "running")
         else:
             libraries = select(options.libraries)
+            if options.libraries is None and options.ops is not None:
+                # found, not named: one that has none of the operations (PVM) is left out
+                libraries = [lib for lib in libraries if _measures_any(lib, options.ops)] or libraries
             for library in libraries:
                 ops_for(library, options.ops)  # every library has something to measure
             options.libraries = [lib.name for lib in libraries]

@@ -52,6 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     cost.add_argument("--S", metavar="BYTES", help="longest eager message; longer ones use rendezvous")
     cost.add_argument("--rendezvous", choices=["handshake", "match"], default="handshake",
                       help="a long send completes at match + L (handshake) or at the match (as LogGOPSim)")
+    cost.add_argument("--rendezvous-copy", choices=["both", "receiver"],
+                      help="who pays O per byte of a rendezvous message: both ends (LogGOPSim) or the receiver"
+                           " alone (single-copy transports); default: the model's, else both")
     cost.add_argument("--model", metavar="FILE", help="commchar model file: its loggp section sets the parameters")
     cost.add_argument("--library", metavar="L",
                       help="library of the model file; with an operation alone (--collective allreduce)"
@@ -98,6 +101,8 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
         argv += ["--p", _positive_int(args.p, "--p")]
     argv += ["--topology", args.topology, "--congestion", args.congestion, "--unit", args.unit,
              "--rendezvous", args.rendezvous, "--call-costs", args.call_costs]
+    if args.rendezvous_copy:
+        argv += ["--rendezvous-copy", args.rendezvous_copy]
     for flag, _ in _TIME_FLAGS:
         value = getattr(args, flag.lstrip("-").replace("-", "_"))
         if value is not None:
@@ -180,6 +185,8 @@ def _render(result: dict[str, Any], console: Console) -> None:
     table.caption = ("L={L} o_s={o_s} o_r={o_r} g={g} G={G}/B O={O}/B S={S} B gamma={gamma}/B hop={hop} "
                      f"({unit}), rendezvous: {{rendezvous}}").format(**params).replace(
                          "{rendezvous}", params["rendezvous"])
+    if params.get("rendezvous_copy"):
+        table.caption += f", copied by: {params['rendezvous_copy']}"
     call = params.get("call_cost") or {}
     if call.get("fixed") or call.get("scale", 1.0) != 1.0:
         table.caption += (f"; per-call cost of the model: {call['fixed']:g} {unit} first, every cost above"

@@ -22,12 +22,24 @@ class Component:
     name: str  # its directory in the source tree, and under build/
     products: tuple[str, ...]  # what its Makefile leaves in BUILD
     uses: tuple[str, ...] = ()  # other source directories it compiles against
+    make_args: tuple[str, ...] = ()  # what its Makefile is told besides MPICC and BUILD
 
 
 KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",))  # links the active-message layer
+# the same kernel with PVM's operations (kernels/pvm/), for the pvm library (its own build directory)
+PVM_KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",), make_args=("WITH_PVM=1",))
 TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
 APPS = Component("apps", ("jacobi", "gauss"), uses=("kernels",))
 COMPONENTS = (KERNEL, TRACER, APPS)
+
+
+def components_for(library: Library) -> tuple[Component, ...]:
+    """What a library needs built: PVM and the active-message layer run the kernel only."""
+    if library.transport == "pvm":
+        return (PVM_KERNEL,)
+    if library.transport != "mpi":
+        return (KERNEL,)
+    return COMPONENTS
 
 
 def source_root() -> Path:
@@ -51,6 +63,7 @@ def _sources(component: Component) -> Path:
 
 def _fingerprint(component: Component, library: Library) -> str:
     digest = hashlib.sha256(library.mpicc.encode())
+    digest.update(" ".join(component.make_args).encode())
     for directory in (component.name, *component.uses):
         root = source_root() / directory
         for path in sorted(root.rglob("*")):
@@ -74,7 +87,8 @@ def ensure_built(component: Component, library: Library) -> Path:
     if all(p.is_file() for p in products) and stamp.is_file() and stamp.read_text() == fingerprint:
         return target
     target.mkdir(parents=True, exist_ok=True)
-    argv = ["make", "-s", "-B", "-C", str(sources), f"MPICC={library.mpicc}", f"BUILD={target}"]
+    argv = ["make", "-s", "-B", "-C", str(sources), f"MPICC={library.mpicc}", f"BUILD={target}",
+            *component.make_args]
     what = f"building {component.name} for {library.name} failed"
     try:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
@@ -88,7 +102,8 @@ def ensure_built(component: Component, library: Library) -> Path:
 
 
 def ensure_kernel(library: Library) -> Path:
-    return ensure_built(KERNEL, library) / KERNEL.products[0]
+    component = PVM_KERNEL if library.transport == "pvm" else KERNEL
+    return ensure_built(component, library) / component.products[0]
 
 
 def ensure_tracer(library: Library) -> Path:

@@ -7,13 +7,13 @@ Vendor quirks of launching live here and nowhere else.
 from __future__ import annotations
 
 import os
-import re
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from commchar.errors import UsageError
 from commchar.measure.libraries import Library
+from commchar.measure.placement import Host, hosts_used, rank_hosts, read_hostfile, slurm_hosts
 
 LAUNCHERS = ("mpirun", "srun")
 
@@ -23,6 +23,14 @@ class LaunchSpec:
     launcher: str = "mpirun"  # mpirun (the library's own) | srun
     hostfile: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    placement: str | None = None  # block | cyclic; None leaves it to the launcher
+
+
+def spec_hosts(spec: LaunchSpec) -> list[Host] | None:
+    """The hosts the job may run on: the host file's, or the Slurm allocation's under srun."""
+    if spec.launcher == "srun":
+        return slurm_hosts()
+    return read_hostfile(spec.hostfile) if spec.hostfile is not None else None
 
 
 @dataclass(frozen=True)
@@ -33,33 +41,14 @@ class Job:
 
 
 def available_slots(spec: LaunchSpec) -> int:
-    """Cores this job may use without oversubscribing: the host file's slots, else this machine's."""
-    if spec.hostfile is not None:
-        slots = _hostfile_slots(spec.hostfile)
-        if slots:
-            return slots
+    """Cores this job may use without oversubscribing: the hosts' slots, else this machine's."""
+    hosts = spec_hosts(spec)
+    if hosts:
+        return sum(h.slots for h in hosts)
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
-
-
-def _hostfile_slots(path: Path) -> int:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--hostfile: cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--hostfile: {path} is not a text file") from None
-    total = 0
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        # Open MPI writes "host slots=4", MPICH "host:4"
-        match = re.search(r"slots\s*=\s*(\d+)", line) or re.search(r":(\d+)\s*$", line)
-        total += int(match.group(1)) if match else 1
-    return total
 
 
 def is_oversubscribed(spec: LaunchSpec, p: int) -> bool:
@@ -80,6 +69,10 @@ def program_command(library: Library, spec: LaunchSpec, p: int, program: list[st
     rank_env = rank_env or {}
     if spec.launcher == "srun":
         argv = ["srun", "--ntasks", str(p), "--kill-on-bad-exit=1"]
+        hosts = spec_hosts(spec)
+        if spec.placement is not None and hosts:
+            nodes = len(hosts_used(rank_hosts(hosts, p, spec.placement)))
+            argv += ["--nodes", str(nodes), f"--distribution={spec.placement}"]
         if oversubscribed:
             argv.append("--overcommit")
         if rank_env:
@@ -87,7 +80,10 @@ def program_command(library: Library, spec: LaunchSpec, p: int, program: list[st
     elif library.family == "openmpi":
         argv = [library.mpirun, "-np", str(p)]
         if spec.hostfile is not None:
-            argv += ["--hostfile", str(spec.hostfile)]
+            # The hosts as a list rather than the file: one host file serves every library.
+            argv += ["--host", ",".join(f"{h.name}:{h.slots}" for h in read_hostfile(spec.hostfile))]
+        if spec.placement is not None:
+            argv += ["--map-by", "node" if spec.placement == "cyclic" else "slot"]
         if oversubscribed:
             # Time-sharing ranks must yield when they poll, and cannot be bound one per core.
             argv += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
@@ -98,7 +94,11 @@ def program_command(library: Library, spec: LaunchSpec, p: int, program: list[st
     else:
         argv = [library.mpirun, "-n", str(p)]
         if spec.hostfile is not None:
-            argv += ["-f", str(spec.hostfile)]
+            # Hydra reads "host:N" only; the list on the command line places the ranks too
+            # (one slot a host deals them out in turn).
+            cyclic = spec.placement == "cyclic"
+            argv += ["-hosts", ",".join(f"{h.name}:{1 if cyclic else h.slots}"
+                                        for h in read_hostfile(spec.hostfile))]
         if oversubscribed:
             env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", "1")
         for key, value in rank_env.items():

@@ -21,7 +21,7 @@ class Library:
     family: str  # openmpi | mpich | unknown: decides launcher flags
     mpicc: str
     mpirun: str
-    transport: str = "mpi"  # mpi | am: which operations it measures
+    transport: str = "mpi"  # mpi | am | pvm: which operations it measures
 
 
 # The active-message layer (am/) is measured like a library: the same kernel,
@@ -31,6 +31,23 @@ ACTIVE_MESSAGES = "am"
 
 def active_messages(base: Library) -> Library:
     return Library(ACTIVE_MESSAGES, base.family, base.mpicc, base.mpirun, transport="am")
+
+
+# PVM (Debian's pvm and pvm-dev) is measured like a library too: the kernel built
+# with its operations (kernels/pvm/) is launched with the first MPI library found,
+# whose ranks enrol in a private virtual machine (measure/pvm.py); only the timing
+# loop's control traffic goes through MPI.
+PVM = "pvm"
+
+
+def pvm(base: Library) -> Library:
+    return Library(PVM, base.family, base.mpicc, base.mpirun, transport="pvm")
+
+
+def pvm_installed() -> bool:
+    """A PVM daemon to start and a header and group library to build against."""
+    from commchar.measure.pvm import installation_problem  # a vendor corner of its own
+    return installation_problem() is None
 
 
 _SUFFIXED = (
@@ -77,20 +94,24 @@ def discover() -> list[Library]:
 
 
 def select(names: list[str] | None, *, mpi_only: bool = False) -> list[Library]:
-    """The libraries named (every MPI library found when none is). `mpi_only`: the caller
-    runs MPI programs (a traced program, an application), which the active-message layer
-    cannot stand in for."""
+    """The libraries named (every MPI library found when none is, and PVM when it is
+    installed). `mpi_only`: the caller runs MPI programs (a traced program, an
+    application), which neither the active-message layer nor PVM can stand in for."""
     available = discover()
     if not available:
         raise MeasurementError(
             "no MPI library found (need mpicc and mpirun on PATH): run `make setup` or load your MPI")
     if not names:
-        return available
+        return available if mpi_only or not pvm_installed() else [*available, pvm(available[0])]
     by_name = {lib.name: lib for lib in available}
     if not mpi_only:
         by_name.setdefault(ACTIVE_MESSAGES, active_messages(available[0]))
+        by_name.setdefault(PVM, pvm(available[0]))
     chosen = []
     for name in names:
+        if name == PVM and not mpi_only and not pvm_installed():
+            from commchar.measure.pvm import installation_problem
+            raise MeasurementError(f"--library pvm: {installation_problem()}")
         if name not in by_name:
             raise UsageError(
                 f"--library: '{name}' not found here (found: {', '.join(by_name) or 'none'})")

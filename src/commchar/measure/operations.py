@@ -25,10 +25,15 @@ class Operation:
     unit: str = "byte"  # byte | per_rank | double | double_per_rank | word | none
     default_max_bytes: int = MiB
     in_default: bool = True
-    transport: str = "mpi"  # mpi | am: which libraries measure it (libraries.py)
+    transport: str = "mpi"  # mpi | am | pvm: which libraries measure it (libraries.py)
     sizes: tuple[int, ...] | None = None  # the default sizes, when not 0 and powers of two
     min_bytes: int = 0
     max_bytes: int | None = None  # larger sizes cannot be measured and are left out
+    kernel_name: str | None = None  # the kernel's name when it differs (PVM's share MPI's names)
+
+    @property
+    def in_kernel(self) -> str:
+        return self.kernel_name or self.name
 
     def size_quantum(self, p: int) -> int:
         return {"byte": 1, "per_rank": p, "double": 8, "double_per_rank": 8 * p, "word": 4,
@@ -38,7 +43,7 @@ class Operation:
         quantum = self.size_quantum(p)
         if quantum == 0:
             return 0
-        return max(-(-n // quantum) * quantum, self.min_bytes)
+        return -(-max(n, self.min_bytes) // quantum) * quantum
 
 
 _REDUCTION_VARIANTS = ("sum", "nop")
@@ -102,14 +107,50 @@ OPERATIONS: dict[str, Operation] = {
 }
 
 
+# PVM (kernels/pvm/), after the AP3000 study: stored under MPI's names where the
+# meaning of n is the same, so fits, laws, predictions and the report's comparison
+# line PVM up with the MPI libraries. pingpong: psend, or pvm_send of a message
+# packed beforehand with each encoding; pack: pvm_initsend + pvm_pkbyte alone (the
+# packing the pingpong leaves out); mcast: pvm_mcast from the root to the others.
+# PVM refuses gather, scatter and reduce of nothing: their smallest size is one element a rank.
+# A PVM message costs tens of microseconds, so by default sizes go up by 4, not 2.
+_PVM_SIZES = (0,) + tuple(4 ** k for k in range(11))  # 0, 1 B .. 1 MiB
+PVM_OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation("pingpong", "p2p", ("psend", "default", "raw", "inplace"), transport="pvm",
+                  sizes=_PVM_SIZES, kernel_name="pvm_pingpong"),
+        Operation("pack", "p2p", ("default", "raw", "inplace"), transport="pvm", sizes=_PVM_SIZES,
+                  kernel_name="pvm_pack"),
+        Operation("mcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_mcast"),
+        Operation("bcast", "collective", transport="pvm", sizes=_PVM_SIZES, kernel_name="pvm_bcast"),
+        Operation("barrier", "collective", unit="none", transport="pvm", kernel_name="pvm_barrier"),
+        Operation("reduce", "collective", _REDUCTION_VARIANTS, unit="double", transport="pvm",
+                  sizes=_PVM_SIZES, min_bytes=8, kernel_name="pvm_reduce"),
+        Operation("gather", "collective", unit="per_rank", transport="pvm", sizes=_PVM_SIZES,
+                  min_bytes=1, kernel_name="pvm_gather"),
+        Operation("scatter", "collective", unit="per_rank", transport="pvm", sizes=_PVM_SIZES,
+                  min_bytes=1, kernel_name="pvm_scatter"),
+    )
+}
+
+
+def catalogue(transport: str) -> dict[str, Operation]:
+    """The operations a transport's libraries measure, by stored name."""
+    if transport == "pvm":
+        return PVM_OPERATIONS
+    return {name: op for name, op in OPERATIONS.items() if op.transport == transport}
+
+
 @dataclass(frozen=True, order=True)
 class OpVariant:
     op: str
     variant: str
+    transport: str = "mpi"
 
     @property
     def operation(self) -> Operation:
-        return OPERATIONS[self.op]
+        return (PVM_OPERATIONS if self.transport == "pvm" else OPERATIONS)[self.op]
 
     def __str__(self) -> str:
         return f"{self.op}:{self.variant}" if self.variant else self.op
@@ -117,22 +158,31 @@ class OpVariant:
 
 def parse_ops(text: str | None, transport: str = "mpi") -> list[OpVariant]:
     """`pingpong` means every send mode, `pingpong:ssend` one; None means the
-    defaults of `transport` (named operations are returned whatever their transport)."""
+    defaults of `transport`. Named operations are checked against every transport
+    (a name or variant none has is an error); for "mpi" they are returned whatever
+    their transport (MPI's catalogue holds the active-message layer's too), for
+    "pvm" those PVM has."""
     if text is None:
-        names = [name for name, op in OPERATIONS.items() if op.in_default and op.transport == transport]
-        return [OpVariant(n, v) for n in names for v in OPERATIONS[n].variants]
+        ops = catalogue(transport)
+        return [OpVariant(n, v, transport) for n, op in ops.items() if op.in_default for v in op.variants]
+    pvm = transport == "pvm"
     chosen: list[OpVariant] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
             raise UsageError(f"--ops: empty operation name in '{text}'")
         name, _, variant = item.partition(":")
-        op = OPERATIONS.get(name)
-        if op is None:
-            raise UsageError(f"--ops: unknown operation '{name}' (known: {', '.join(OPERATIONS)})")
-        if variant and variant not in op.variants:
-            known = ", ".join(v for v in op.variants if v) or "none"
+        known_ops = [c[name] for c in (OPERATIONS, PVM_OPERATIONS) if name in c]
+        if not known_ops:
+            known = ", ".join(dict.fromkeys([*OPERATIONS, *PVM_OPERATIONS]))
+            raise UsageError(f"--ops: unknown operation '{name}' (known: {known})")
+        variants = list(dict.fromkeys(v for op in known_ops for v in op.variants))
+        if variant and variant not in variants:
+            known = ", ".join(v for v in variants if v) or "none"
             raise UsageError(f"--ops: '{name}' has no variant '{variant}' (variants: {known})")
+        op = (PVM_OPERATIONS if pvm else OPERATIONS).get(name)
+        if op is None:
+            continue
         for v in ([variant] if variant else list(op.variants)):
-            if OpVariant(name, v) not in chosen:
-                chosen.append(OpVariant(name, v))
+            if v in op.variants and OpVariant(name, v, transport if pvm else "mpi") not in chosen:
+                chosen.append(OpVariant(name, v, transport if pvm else "mpi"))
     return chosen

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from commchar import ranges
 from commchar.errors import UsageError
-from commchar.measure.operations import OpVariant
+from commchar.measure.operations import OPERATIONS, OpVariant
 
 _SUFFIX = {"": 1, "K": 1 << 10, "KI": 1 << 10, "M": 1 << 20, "MI": 1 << 20, "G": 1 << 30, "GI": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]i?)?B?\s*$", re.IGNORECASE)
@@ -101,6 +101,10 @@ class Point:
     def key(self) -> str:
         return f"{self.op}:{self.variant}" if self.variant else self.op
 
+    @property
+    def operation_kind(self) -> str:
+        return OPERATIONS[self.op].kind
+
 
 def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Point]:
     """The points one job at p measures, sizes rounded per operation and deduplicated.
@@ -136,9 +140,12 @@ def default_sizes(max_bytes: int) -> list[int]:
     return [0] + [1 << k for k in range(max_bytes.bit_length()) if (1 << k) <= max_bytes]
 
 
-def plan_argument(points: list[Point]) -> str:
-    """The kernel's --plan: `op[:variant]=n1,n2;...`, grouped in measuring order."""
+def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = None) -> str:
+    """The kernel's --plan: `op[:variant]=n1,n2;...`, grouped in measuring order.
+    `kernel_names` maps a stored name to the kernel's where they differ (PVM's)."""
+    names = kernel_names or {}
     groups: dict[str, list[int]] = {}
     for point in points:
-        groups.setdefault(point.key, []).append(point.n_bytes)
+        op = names.get(point.op, point.op)
+        groups.setdefault(f"{op}:{point.variant}" if point.variant else op, []).append(point.n_bytes)
     return ";".join(f"{key}={','.join(map(str, ns))}" for key, ns in groups.items())

@@ -8,6 +8,7 @@ an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
@@ -21,18 +22,25 @@ from typing import IO, Protocol
 
 from commchar import processes
 from commchar.errors import UsageError
+from commchar.measure import hostfailures, pvm
 from commchar.measure.build import ensure_kernel
-from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed, job_command
+from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed, job_command,
+                                     spec_hosts)
 from commchar.measure.libraries import Library
-from commchar.measure.operations import OpVariant, parse_ops
+from commchar.measure.operations import OpVariant, catalogue, parse_ops
+from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
+from commchar.store.database import short_version
 
 # Oversubscribed ranks time-share the cores, so a tight precision is rarely
 # reachable and a full second per point would make small machines crawl.
 OVERSUBSCRIBED_MAX_TIME_S = 0.15
 STDERR_TAIL_CHARS = 400
+# After the kernel's last line, how long a job may take to exit before it is stopped.
+FINALIZE_GRACE_S = 10.0
+CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
 
 @dataclass
@@ -50,6 +58,7 @@ class SweepOptions:
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    placement: str = "block"  # of collectives' ranks on several hosts (block | cyclic)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -108,34 +117,71 @@ class _Stream:
 def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
               observer: Observer) -> SweepResult:
     sizes = parse_sizes(options.sizes) if options.sizes else None
-    spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
+    base = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
                       dict(options.env))
+    hosts = spec_hosts(base)
     done = store.measured_keys(run_id)
     result = SweepResult(run_id, retried=store.clear_failures(run_id))
 
-    work: list[tuple[Library, int, list[Point]]] = []
+    work: list[tuple[Library, int, _Placed]] = []
     for library in libraries:
         ops = ops_for(library, options.ops)
         for p in options.np:
-            planned = points_for(ops, sizes, p)
-            todo = [pt for pt in planned
-                    if (library.name, pt.op, pt.variant, p, pt.n_bytes) not in done]
-            result.skipped += len(planned) - len(todo)
-            if todo:
-                work.append((library, p, todo))
-    observer.planned(sum(len(todo) for _, _, todo in work))
+            for placed in place_points(points_for(ops, sizes, p), p, hosts, options.placement):
+                todo = [pt for pt in placed.points if (library.name, pt.op, pt.variant, p, pt.n_bytes,
+                                                       placed.localities[pt]) not in done]
+                result.skipped += len(placed.points) - len(todo)
+                if todo:
+                    work.append((library, p, _Placed(placed.policy, todo, placed.ranks,
+                                                     placed.localities)))
+    observer.planned(sum(len(placed.points) for _, _, placed in work))
 
-    for library, p, todo in work:
+    for library, p, placed in work:
         kernel = ensure_kernel(library)
-        _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result).run(todo)
+        spec = LaunchSpec(base.launcher, base.hostfile, base.extra_env,
+                          placed.policy if hosts and len(hosts) > 1 else None)
+        _JobRunner(store, run_id, options, spec, library, p, kernel, observer, result,
+                   placed).run(placed.points)
     return result
+
+
+@dataclass
+class _Placed:
+    """The points one job measures, the placement it runs them under, and where that puts
+    the ranks (as planned: the kernel's header says where they really ran)."""
+
+    policy: str | None
+    points: list[Point]
+    ranks: list[str] | None = None
+    localities: dict[Point, str] = field(default_factory=dict)
+
+
+def place_points(points: list[Point], p: int, hosts: list[Host] | None, policy: str) -> list[_Placed]:
+    """The jobs measuring `points` at p: one on a single host (locality ''); on several,
+    one under `policy` and, for point-to-point operations whose two ranks the other
+    policy puts on the other side of a host boundary, one more under that policy."""
+    if not hosts or len(hosts) < 2:
+        return [_Placed(None, points, None, {pt: "" for pt in points})]
+    jobs = []
+    for which in (policy, other_policy(policy)):
+        ranks = rank_hosts(hosts, p, which)
+        localities = {pt: locality(pt.operation_kind, ranks) for pt in points}
+        if which == policy:
+            chosen = points
+        else:
+            first = jobs[0].localities
+            chosen = [pt for pt in points if pt.operation_kind != "collective"
+                      and localities[pt] != first[pt]]
+        if chosen:
+            jobs.append(_Placed(which, chosen, ranks, {pt: localities[pt] for pt in chosen}))
+    return jobs
 
 
 def ops_for(library: Library, text: str | None) -> list[OpVariant]:
     """The operations `library` measures: its transport's defaults, or those of `text` it can."""
     if text is None:
         return parse_ops(None, library.transport)
-    ops = [o for o in parse_ops(text) if o.operation.transport == library.transport]
+    ops = [o for o in parse_ops(text, library.transport) if o.operation.transport == library.transport]
     if not ops:
         own = ", ".join(o.op for o in parse_ops(None, library.transport))
         own = ", ".join(dict.fromkeys(own.split(", ")))
@@ -147,10 +193,14 @@ def ops_for(library: Library, text: str | None) -> list[OpVariant]:
 class _JobRunner:
     def __init__(self, store: Store, run_id: int, options: SweepOptions, spec: LaunchSpec,
                  library: Library, p: int, kernel: Path, observer: Observer,
-                 result: SweepResult) -> None:
+                 result: SweepResult, placed: _Placed) -> None:
         self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
         self.library, self.p, self.kernel = library, p, kernel
-        self.observer, self.result = observer, result
+        self.observer, self.result, self.placed = observer, result, placed
+        # the kernel's names of the operations stored under another (PVM's)
+        self.kernel_names = {name: op.in_kernel for name, op in catalogue(library.transport).items()
+                             if op.kernel_name}
+        self.stored_names = {kernel: name for name, kernel in self.kernel_names.items()}
 
     def run(self, todo: list[Point]) -> None:
         remaining = list(todo)
@@ -168,27 +218,41 @@ class _JobRunner:
     def _kernel_args(self, points: list[Point], oversubscribed: bool) -> list[str]:
         o = self.options
         max_time = min(o.max_time, OVERSUBSCRIBED_MAX_TIME_S) if oversubscribed else o.max_time
-        return ["--plan", plan_argument(points), "--precision", repr(o.precision),
+        return ["--plan", plan_argument(points, self.kernel_names), "--precision", repr(o.precision),
                 "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
                 "--max-time", repr(max_time), "--sync", o.sync]
 
     def _one_job(self, points: list[Point]) -> tuple[set[Point], Point | None, str | None]:
-        """Run one job over `points`. Returns (stored, point that failed, launch error)."""
+        """Run one job over `points`. Returns (stored, point that failed, launch error).
+        PVM's job runs in a virtual machine of its own, halted whatever happens."""
+        if self.library.transport != "pvm":
+            return self._launch(points, None)
+        try:
+            with pvm.private_machine(self.spec.hostfile) as machine:
+                return self._launch(points, machine)
+        except pvm.MachineError as exc:
+            return set(), None, f"PVM: {exc}"
+
+    def _launch(self, points: list[Point], machine: pvm.Machine | None
+                ) -> tuple[set[Point], Point | None, str | None]:
+        machine_env = machine.env if machine else {}
         oversubscribed = is_oversubscribed(self.spec, self.p)
         job = job_command(self.library, self.spec, self.p, self.kernel,
                           self._kernel_args(points, oversubscribed))
+        env_added = {**job.env_added, **machine_env}
         job_id = self.store.create_job(self.run_id, self.library.name, self.p, job.argv,
-                                       job.env_added, job.oversubscribed)
+                                       env_added, job.oversubscribed, self.placed.policy)
         self.observer.job_started(self.library.name, self.p, len(points), job.oversubscribed)
         stored: set[Point] = set()
         in_flight: Point | None = None
         by_key = {(pt.op, pt.variant, pt.n_bytes): pt for pt in points}
         kernel_error = ""
+        chatter: collections.deque[str] = collections.deque(maxlen=CHATTER_LINES)
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
             try:
                 process = processes.start(
                     job.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                    text=True, env={**os.environ, **job.env_added},
+                    text=True, env={**os.environ, **env_added},
                 )
             except OSError as exc:
                 self.store.finish_job(job_id, None)
@@ -198,18 +262,31 @@ class _JobRunner:
             try:
                 while True:
                     try:
-                        line = stream.next(self.options.timeout)
+                        line = stream.next(min(self.options.timeout, FINALIZE_GRACE_S)
+                                           if outcome == "measured" else self.options.timeout)
                     except queue.Empty:
-                        outcome = "timeout"
+                        outcome = "lingered" if outcome == "measured" else "timeout"
                         break
                     if line is None:
                         break
                     message = _parse_line(line)
                     if message is None:
+                        chatter.append(line)  # UCX, for one, logs its errors to stdout
                         continue
+                    if message.get("op") in self.stored_names:
+                        message["op"] = self.stored_names[message["op"]]
                     what = message.get("type")
                     if what == "header":
+                        if machine is not None:  # the MPI library only bootstrapped the ranks
+                            bootstrap = (short_version(message.get("mpi_library_version")) or "MPI")
+                            message["mpi_library_version"] = (
+                                f"PVM {machine.version or 'version unknown'} (ranks started by "
+                                f"{bootstrap.split(',')[0].split(';')[0][:60]})")
                         self.store.record_job_header(job_id, message)
+                        misplaced = self._misplaced(message.get("hosts"), points)
+                        if misplaced:
+                            kernel_error, outcome = misplaced, "misplaced"
+                            break
                     elif what == "begin":
                         in_flight = by_key.get(
                             (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
@@ -233,11 +310,13 @@ class _JobRunner:
                         in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))
+                    elif what == "end":
+                        outcome = "measured"
             except BaseException:
                 processes.stop(process)
                 self.store.finish_job(job_id, None)
                 raise
-            killed_by = processes.stop(process) if outcome == "timeout" else None
+            killed_by = processes.stop(process) if outcome in ("timeout", "misplaced", "lingered") else None
             exit_status = process.wait()
             processes.finished(process)
             if killed_by is not None and exit_status >= 0:
@@ -245,26 +324,55 @@ class _JobRunner:
                 exit_status = -int(killed_by)
             self.store.finish_job(job_id, exit_status)
             stderr.seek(0)
-            tail = stderr_tail(stderr.read())
+            text = stderr.read()
+            tail = stderr_tail(text)
+            across_hosts = hostfailures.diagnose(
+                text + "\n" + "".join(chatter),
+                hosts_used(self.placed.ranks) if self.placed.ranks else None)
 
         complete = not (set(points) - stored)
-        if complete and outcome == "ended":
-            return stored, None, None
+        if complete and outcome in ("ended", "measured", "lingered"):
+            return stored, None, None  # lingered: stopped after its last point (ranks across
+            # hosts can hang in MPI_Finalize); everything it measured is stored
+        if outcome == "misplaced":
+            return stored, None, f"placement: {kernel_error}"
         if outcome == "timeout":
             reason = f"no output for {self.options.timeout:g} s: killed"
+            if across_hosts:
+                reason += f" ({across_hosts})"  # Hydra waits forever for a host ssh never reached
             kind = "timeout"
         else:
             reason = kernel_error or f"job exited with {describe_exit(exit_status)}"
-            if tail and not kernel_error:
+            if across_hosts:
+                reason = across_hosts  # the cause, rather than what the library made of it
+            elif tail and not kernel_error:
                 reason += f": {tail}"
             kind = "crash"
         if in_flight is None and not stored:
             return stored, None, f"{kind}: {reason}"
+        if in_flight is None and complete:
+            return stored, None, None  # every point is stored: the job failed on its way out
         if in_flight is None:
             # Ended between points without finishing the plan: the next point never began.
             in_flight = next(pt for pt in points if pt not in stored)
         self._fail(in_flight, kind, reason)
         return stored, in_flight, None
+
+    def _misplaced(self, hosts: object, points: list[Point]) -> str | None:
+        """Why the ranks' real hosts (the kernel's header) contradict the planned locality of
+        the job's points, or None; only a run on several hosts has a plan to check."""
+        if self.placed.ranks is None:
+            return None
+        if not isinstance(hosts, list) or len(hosts) != self.p:
+            return "the kernel did not report the host of every rank"
+        for point in points:
+            planned = self.placed.localities[point]
+            real = locality(point.operation_kind, [str(h) for h in hosts])
+            if real != planned:
+                return (f"{self.placed.policy} placement should run {point.key} {planned} but its"
+                        f" ranks ran on {', '.join(dict.fromkeys(map(str, hosts)))}: the hosts must"
+                        " report distinct names (MPI_Get_processor_name)")
+        return None
 
     def _store_point(self, job_id: int, point: Point, message: dict, oversubscribed: bool) -> bool:
         samples = message.get("samples_us")
@@ -279,7 +387,8 @@ class _JobRunner:
         target = float(message.get("precision_target") or self.options.precision)
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
-                             oversubscribed=oversubscribed, ci_rel=ci_rel)
+                             oversubscribed=oversubscribed, ci_rel=ci_rel,
+                             locality=self.placed.localities.get(point, ""))
         self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1
@@ -288,7 +397,7 @@ class _JobRunner:
 
     def _fail(self, point: Point, kind: str, message: str) -> None:
         self.store.add_failure(self.run_id, self.library.name, point.op, point.variant, self.p,
-                               point.n_bytes, kind, message)
+                               point.n_bytes, kind, message, self.placed.localities.get(point, ""))
         self.result.failures += 1
         self.observer.failure(self.library.name, self.p, point, kind, message)
 

@@ -24,6 +24,9 @@ DEFAULT_VARIANTS = {
     "reduce_scatter": "sum",
     "scan": "sum",
 }
+# PVM has no MPI_Send: where a library has no `pingpong:send`, its plain send is
+# pvm_psend (docs/pvm.md)
+ALTERNATE_VARIANTS = {"pingpong": "psend"}
 
 
 def default_key(key: str) -> str:
@@ -187,19 +190,23 @@ class ModelFile:
     def has(self, library: str, key: str) -> bool:
         """True when `resolve(library, key)` would succeed."""
         ops = self._library(library)
-        return key in ops or default_key(key) in ops
+        alternate = f"{key}:{ALTERNATE_VARIANTS[key]}" if key in ALTERNATE_VARIANTS else None
+        return key in ops or default_key(key) in ops or alternate in ops
 
     def resolve(self, library: str, key: str) -> str:
         """The model's key for `key`: itself if present, else its default variant.
 
-        `pingpong` -> `pingpong:send`, `reduce`/`allreduce`/`reduce_scatter`/`scan`
-        -> `:sum`. ModelError names the known operations when there is none.
+        `pingpong` -> `pingpong:send` (PVM's: `pingpong:psend`), `reduce`/`allreduce`/
+        `reduce_scatter`/`scan` -> `:sum`. ModelError names the known operations when
+        there is none.
         """
         ops = self._library(library)
         if key in ops:
             return key
         if default_key(key) in ops:
             return default_key(key)
+        if key in ALTERNATE_VARIANTS and f"{key}:{ALTERNATE_VARIANTS[key]}" in ops:
+            return f"{key}:{ALTERNATE_VARIANTS[key]}"
         raise ModelError(f"unknown operation {key!r} for library {library!r} (the model has: {', '.join(ops)})")
 
     def _op(self, library: str, key: str) -> _Operation:

@@ -141,6 +141,9 @@ def _validate_operation(op: Any, path: str) -> None:
                 raise _fail(f"{here}.complexity", "expected a string such as 'O(log p)'")
 
 
+RENDEZVOUS_COPIES = ("both", "receiver")
+
+
 def _validate_loggp(loggp: Any, path: str) -> None:
     _mapping(loggp, path)
     for name in LOGGP_REQUIRED:
@@ -150,6 +153,8 @@ def _validate_loggp(loggp: Any, path: str) -> None:
     for name in LOGGP_OPTIONAL:
         if loggp.get(name) is not None:
             _number(loggp[name], f"{path}.{name}", 0)
+    if loggp.get("rendezvous_copy") is not None and loggp["rendezvous_copy"] not in RENDEZVOUS_COPIES:
+        raise _fail(f"{path}.rendezvous_copy", f"expected one of {', '.join(RENDEZVOUS_COPIES)}")
     if loggp.get("regimes") is not None:
         _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
     if loggp.get("call_costs") is not None:

@@ -17,6 +17,7 @@ from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import normalise
 from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
+from commchar.models.transport import rendezvous_copy
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
@@ -27,7 +28,9 @@ from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 # the active-message layer's latency and bandwidth series fit like point-to-point
 AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
 RMA_OPS = ("put", "get", "acc")  # one-sided, origin rank 0 to target rank 1: fitted per synchronisation
-P2P_OPS = ("pingpong", "bw", "bibw", "ddt_pingpong", "partitioned") + AM_P2P_OPS + RMA_OPS
+# PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
+PVM_P2P_OPS = ("pack",)
+P2P_OPS = ("pingpong", "bw", "bibw", "ddt_pingpong", "partitioned") + AM_P2P_OPS + PVM_P2P_OPS + RMA_OPS
 LOGGP_OPS = ("loggp", "rndv")
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
@@ -390,7 +393,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                 lg = LogGPModel(receiver_delay_us=delay).fit(loggp_pts)
                 section = {k: v for k, v in lg.params_.items() if v is not None}
                 if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
-                    lib["loggp"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
+                    copy, why = rendezvous_copy(library)
+                    notes = lg.notes_ + ([why] if why else [])
+                    lib["loggp"] = section | {"rendezvous_copy": copy, "notes": notes,
+                                              "receiver_delay_us": lg.delay_us_}
                     if "pingpong:send" in operations:
                         regimes = size_regimes(section, operations["pingpong:send"]["segments"])
                         if regimes:

@@ -17,6 +17,7 @@ import numpy as np
 
 from commchar import jsonio
 from commchar.errors import InputError
+from commchar.store.locality import LOCALITIES, library_label
 
 REQUIRED = ("op", "p", "n_bytes", "t_us")
 DEFAULT_LIBRARY = "unknown"
@@ -90,8 +91,13 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     for column, value, largest in (("p", p, MAX_P), ("n_bytes", n_bytes, MAX_N_BYTES)):
         if value > largest:
             raise InputError(f"{where}: {column} {value:g} is larger than {largest} (not a count commchar can use)")
+    locality = str(raw.get("locality") or "").strip()
+    if locality and locality not in LOCALITIES:
+        raise InputError(f"{where}: locality {locality[:40]!r} is not one of {', '.join(LOCALITIES)}")
+    library = str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY
     point = {
-        "library": str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY,
+        # on-node and off-node measurements are fitted as two libraries side by side
+        "library": library_label(library, locality),
         "library_version": raw.get("library_version") or "",
         "op": op,
         "variant": str(raw.get("variant") or "").strip(),
@@ -167,7 +173,8 @@ def read_csv(path: str | Path) -> list[dict]:
             if missing:
                 raise InputError(f"{path}: row 1 (header): missing column(s) {', '.join(missing)}")
             col = {name: i for i, name in enumerate(header)}
-            key_cols = [col.get(c) for c in ("library", "op", "variant", "p", "n_bytes", "run_id")]
+            key_cols = [col.get(c) for c in ("library", "op", "variant", "p", "n_bytes", "run_id",
+                                             "locality")]
             sample_col, time_col = col.get("sample_us"), col["t_us"] if "t_us" in col else None
             flag_cols = [col.get("valid"), col.get("oversubscribed")]
             groups: dict[tuple, tuple[dict, list[float], str, list[str]]] = {}

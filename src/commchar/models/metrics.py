@@ -24,6 +24,7 @@ UNITS = {
 # factors; allgather, allreduce, reduce_scatter and scan are commchar's choices.
 AGGREGATE_FACTOR: dict[str, tuple[Callable[[float], float], str]] = {
     "bcast": (lambda p: p - 1, "p-1"),
+    "mcast": (lambda p: p - 1, "p-1"),  # PVM's pvm_mcast: a broadcast
     "scatter": (lambda p: p - 1, "p-1"),
     "gather": (lambda p: p - 1, "p-1"),
     "reduce": (lambda p: p - 1, "p-1"),
@@ -43,6 +44,7 @@ BUSBW_FACTOR: dict[str, tuple[Callable[[float], float], str]] = {
     "scatter": (lambda p: (p - 1) / p, "(p-1)/p"),
     "gather": (lambda p: (p - 1) / p, "(p-1)/p"),
     "bcast": (lambda p: 1.0, "1"),
+    "mcast": (lambda p: 1.0, "1"),
     "reduce": (lambda p: 1.0, "1"),
     "scan": (lambda p: 1.0, "1"),
 }

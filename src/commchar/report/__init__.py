@@ -22,11 +22,13 @@ from commchar.errors import InputError
 from commchar.report import adapters, html, replays
 from commchar.report import apps as apps_report
 from commchar.report import am as active_messages
+from commchar.report import pvm as pvm_report
 from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
                                      entity_figures)
 from commchar.report.findings import Finding, all_findings
+from commchar.report.locality import locality_table
 from commchar.report.tables import Table, entity_tables, failures_table, provenance_tables
 from commchar.report.units import Rates, size_label
 
@@ -217,9 +219,16 @@ def _build(options: ReportOptions) -> Report:
                 body += tab(table)
         sections.append(("comparison", "Comparison", body or "<p>Nothing measured in common.</p>", False))
 
+    on_and_off = locality_table(entities, rates)
+    if on_and_off is not None:
+        sections.append(("locality", "On-node and off-node", tab(on_and_off), False))
+
     am_table = active_messages.comparison_table(entities, rates)
     if am_table is not None:
         sections.append(("active-messages", "Active messages beside MPI", tab(am_table), False))
+    pvm_tables = pvm_report.comparison_tables(entities, rates)
+    if pvm_tables:
+        sections.append(("pvm", "PVM beside MPI", "".join(tab(t) for t in pvm_tables), False))
 
     for e in entities:
         am_tables, am_figures = active_messages.entity_parts(e, rates)

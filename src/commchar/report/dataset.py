@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from commchar.report.adapters import Measurements, ModelView
+from commchar.store.locality import library_label
 
 P2P_VARIANTS = ("send", "bsend", "ssend", "rsend", "isend")
 NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap
@@ -122,12 +123,14 @@ def is_collective(key: str) -> bool:
 def build_entities(data: Measurements) -> list[Entity]:
     """One entity per (run, library), labelled by library alone when that is unambiguous."""
     runs = {r["id"]: r for r in data.runs}
-    pairs = sorted({(pt["run_id"], pt["library"]) for pt in data.points})
+    # A run across hosts is two entities a library, on-node and off-node, side by side.
+    pairs = sorted({(pt["run_id"], _label(pt)) for pt in data.points})
     libraries = [lib for _, lib in pairs]
     entities = []
     for run_id, library in pairs:
         label = library if libraries.count(library) == 1 else f"{library} (run {run_id})"
-        points = [pt for pt in data.points if pt["run_id"] == run_id and pt["library"] == library]
+        points = [pt for pt in data.points if pt["run_id"] == run_id and _label(pt) == library]
+        bare = points[0]["library"]
         source = runs[run_id].get("options", {}).get("import")
         if isinstance(source, dict):  # every title and caption naming it says these are a peer's means
             label += f" [{str(source.get('tool', '?')).upper()} {source.get('version', '')} means]"
@@ -135,22 +138,26 @@ def build_entities(data: Measurements) -> list[Entity]:
             label=label,
             library=library,
             run=runs[run_id],
-            jobs=[j for j in data.jobs if j["run_id"] == run_id and j["library"] == library],
+            jobs=[j for j in data.jobs if j["run_id"] == run_id and j["library"] == bare],
             points=points,
             failures=[f for f in data.failures
-                      if f["run_id"] == run_id and f["library"] == library],
+                      if f["run_id"] == run_id and _label(f) == library],
         ))
     # Failures of a library that produced no point at all still belong in the report.
     for failure in data.failures:
-        if (failure["run_id"], failure["library"]) not in pairs:
-            pairs.append((failure["run_id"], failure["library"]))
+        if (failure["run_id"], _label(failure)) not in pairs:
+            pairs.append((failure["run_id"], _label(failure)))
             entities.append(Entity(
-                label=f"{failure['library']} (run {failure['run_id']})",
-                library=failure["library"], run=runs[failure["run_id"]],
+                label=f"{_label(failure)} (run {failure['run_id']})",
+                library=_label(failure), run=runs[failure["run_id"]],
                 jobs=[j for j in data.jobs if j["run_id"] == failure["run_id"]
                       and j["library"] == failure["library"]],
                 points=[],
                 failures=[f for f in data.failures if f["run_id"] == failure["run_id"]
-                          and f["library"] == failure["library"]],
+                          and _label(f) == _label(failure)],
             ))
     return entities
+
+
+def _label(row: dict) -> str:
+    return library_label(row["library"], row.get("locality"))

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from commchar import jsonio
 from commchar.errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: points and failures carry locality, jobs their placement
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a write waits for a lock another process holds before it gives up with one line.
 LOCK_WAIT_S = 30.0
@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     oversubscribed INTEGER NOT NULL,
     started_at TEXT NOT NULL,
     ended_at TEXT,
-    exit_status INTEGER
+    exit_status INTEGER,
+    placement TEXT
 );
 CREATE TABLE IF NOT EXISTS points (
     id INTEGER PRIMARY KEY,
@@ -76,7 +77,8 @@ CREATE TABLE IF NOT EXISTS points (
     oversubscribed INTEGER NOT NULL,
     sync TEXT, wall_s REAL, extra_json TEXT,
     created_at TEXT NOT NULL,
-    UNIQUE (run_id, library, op, variant, p, n_bytes)
+    locality TEXT NOT NULL DEFAULT '',
+    UNIQUE (run_id, library, op, variant, p, n_bytes, locality)
 );
 CREATE TABLE IF NOT EXISTS samples (
     point_id INTEGER PRIMARY KEY REFERENCES points(id),
@@ -92,7 +94,8 @@ CREATE TABLE IF NOT EXISTS failures (
     n_bytes INTEGER,
     kind TEXT NOT NULL,
     message TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    locality TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS app_runs (
     id INTEGER PRIMARY KEY,
@@ -128,7 +131,7 @@ POINT_COLUMNS = (
     "point_id", "run_id", "library", "library_version", "op", "variant", "p", "n_bytes",
     "t_us", "t_min_us", "t_p25_us", "t_mean_us", "t_p75_us", "t_p95_us", "t_max_us",
     "t_std_us", "ci_lo_us", "ci_hi_us", "reps", "batch", "outliers", "precision_target",
-    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "extra",
+    "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "locality", "extra",
 )
 
 _BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed")
@@ -253,6 +256,8 @@ class Store:
             # WAL lets readers (report, export) work while a run writes; it is set back on close.
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            if tables:
+                _migrate(self._db)
             self._db.execute("PRAGMA foreign_keys=ON")
             with self._db:
                 self._db.executescript(_SCHEMA)  # tables added since the store was made
@@ -317,13 +322,13 @@ class Store:
 
     @_guarded
     def create_job(self, run_id: int, library: str, p: int, launcher_cmd: list[str],
-                   env: dict[str, str], oversubscribed: bool) -> int:
+                   env: dict[str, str], oversubscribed: bool, placement: str | None = None) -> int:
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO jobs(run_id, library, p, launcher_cmd_json, env_json, oversubscribed,"
-                " started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " started_at, placement) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, library, p, json.dumps(launcher_cmd), json.dumps(env),
-                 int(oversubscribed), now_utc()),
+                 int(oversubscribed), now_utc(), placement),
             )
         return int(cur.lastrowid)
 
@@ -352,16 +357,17 @@ class Store:
 
     @_guarded
     def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
-                  *, oversubscribed: bool, ci_rel: float) -> int:
-        """Store one point, its statistics and its raw samples in one transaction."""
+                  *, oversubscribed: bool, ci_rel: float, locality: str = "") -> int:
+        """Store one point, its statistics and its raw samples in one transaction; `locality`
+        is on-node or off-node when the run spans hosts, empty on one host."""
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
                 " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
                 " t_std_us, ci_lo_us, ci_hi_us, outliers, outlier_rule, precision_target,"
                 " precision_met, ci_rel, stop_reason, valid, invalid_reason, oversubscribed, sync,"
-                " wall_s, extra_json, created_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " wall_s, extra_json, created_at, locality)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     run_id, job_id, library, point["op"], point.get("variant", ""), point["p"],
                     point["n_bytes"], summary["reps"], point.get("batch", 1), point.get("warmup"),
@@ -372,7 +378,7 @@ class Store:
                     point.get("precision_target"), int(bool(point.get("precision_met"))), ci_rel,
                     point.get("stop_reason"), int(bool(point.get("valid", True))),
                     point.get("error") or None, int(oversubscribed), point.get("sync"),
-                    point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(),
+                    point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(), locality,
                 ),
             )
             point_id = int(cur.lastrowid)
@@ -384,12 +390,12 @@ class Store:
 
     @_guarded
     def add_failure(self, run_id: int, library: str, op: str, variant: str, p: int,
-                    n_bytes: int | None, kind: str, message: str) -> None:
+                    n_bytes: int | None, kind: str, message: str, locality: str = "") -> None:
         with self._db:
             self._db.execute(
                 "INSERT INTO failures(run_id, library, op, variant, p, n_bytes, kind, message,"
-                " created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (run_id, library, op, variant, p, n_bytes, kind, message, now_utc()),
+                " created_at, locality) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (run_id, library, op, variant, p, n_bytes, kind, message, now_utc(), locality),
             )
 
     @_guarded
@@ -481,16 +487,20 @@ class Store:
             where, args = _run_filter(self, run_ids, table="pt")
             samples = ", s.t_us_json AS samples_json" if with_samples else ""
             join = " LEFT JOIN samples s ON s.point_id = pt.id" if with_samples else ""
+            # a schema-1 store opened read-only is read as it is, without localities
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(points)")}
+            locality = ", pt.locality" if "locality" in columns else ""
             cursor = self._db.execute(
                 f"SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version{samples}"
                 f" FROM points pt JOIN jobs ON jobs.id = pt.job_id{join} {where}"
-                " ORDER BY pt.run_id, pt.library, pt.op, pt.variant, pt.p, pt.n_bytes",
+                f" ORDER BY pt.run_id, pt.library{locality}, pt.op, pt.variant, pt.p, pt.n_bytes",
                 args,
             )
             for r in cursor:
                 d = dict(r)
                 d["extra"] = _loads(d.get("extra_json"), f"point {d['point_id']} extra", {})
                 d["library_version"] = short_version(d.get("library_version"))
+                d["locality"] = d.get("locality") or ""  # a read-only store of schema 1 has none
                 for key in _BOOL_COLUMNS:
                     d[key] = bool(d[key])
                 point = {k: d.get(k) for k in POINT_COLUMNS}
@@ -499,12 +509,13 @@ class Store:
                 yield point
 
     @_guarded
-    def measured_keys(self, run_id: int) -> set[tuple[str, str, str, int, int]]:
-        """(library, op, variant, p, n_bytes) already stored. Points recorded only as
-        failures are not among them: resuming a run measures them again."""
+    def measured_keys(self, run_id: int) -> set[tuple[str, str, str, int, int, str]]:
+        """(library, op, variant, p, n_bytes, locality) already stored. Points recorded only
+        as failures are not among them: resuming a run measures them again."""
         return {
             tuple(r) for r in self._db.execute(  # type: ignore[misc]
-                "SELECT library, op, variant, p, n_bytes FROM points WHERE run_id = ?", (run_id,))
+                "SELECT library, op, variant, p, n_bytes, locality FROM points WHERE run_id = ?",
+                (run_id,))
         }
 
     def has_table(self, name: str) -> bool:
@@ -566,6 +577,43 @@ class Store:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(f"SELECT * FROM failures {where} ORDER BY id", args).fetchall()
         return [dict(r) for r in rows]
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a store of an older schema to this one, inside the opening transaction.
+    Schema 1 -> 2: locality joins the points' key (SQLite cannot change a UNIQUE
+    constraint, so the table is rebuilt with every row and id kept) and the failures;
+    jobs get their placement. Old points ran on one host: their locality is ''."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(points)")}
+    have = {t: {r[1] for r in db.execute(f"PRAGMA table_info({t})")} for t in ("failures", "jobs")}
+    if "locality" in columns and "locality" in have["failures"] and "placement" in have["jobs"]:
+        return
+    # Renaming must not rewrite the samples' reference to points (legacy mode), and the
+    # whole change is one transaction: a store is either schema 1 or 2, never between.
+    db.execute("PRAGMA legacy_alter_table=ON")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        _migrate_to_2(db, columns, have)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    finally:
+        db.execute("PRAGMA legacy_alter_table=OFF")
+
+
+def _migrate_to_2(db: sqlite3.Connection, columns: set[str], have: dict[str, set[str]]) -> None:
+    if "locality" not in columns:
+        old = ", ".join(r[1] for r in db.execute("PRAGMA table_info(points)"))
+        db.execute("ALTER TABLE points RENAME TO points_schema1")
+        points_ddl = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS points"):]
+        db.execute(points_ddl[:points_ddl.index(");") + 2])
+        db.execute(f"INSERT INTO points({old}) SELECT {old} FROM points_schema1")
+        db.execute("DROP TABLE points_schema1")
+    for table, column in (("failures", "locality TEXT NOT NULL DEFAULT ''"), ("jobs", "placement TEXT")):
+        if have[table] and column.split()[0] not in have[table]:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
 
 def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
