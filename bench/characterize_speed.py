@@ -10,7 +10,7 @@ many points met the precision target. Peers are not part of commchar: build
 them yourself and pass their locations.
 
     python bench/characterize_speed.py [--library openmpi,mpich]
-        [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR holds pt2pt/ and collective/
+        [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR: OSU's c/mpi (7.x) or mpi (5.x) build directory
         [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1]
 """
 
@@ -49,11 +49,19 @@ def commchar_time(library: str) -> tuple[float, int, int]:
         return seconds, sum(p["precision_met"] for p in points), len(points)
 
 
+def osu_program(root: Path, name: str) -> Path:
+    """OSU 5.x keeps programs in pt2pt/ and collective/, 7.x in pt2pt/standard/ and
+    collective/blocking/: the first executable of that name under root."""
+    for path in sorted(root.rglob(name)):
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise SystemExit(f"characterize_speed: no OSU program {name} under {root}")
+
+
 def osu_time(library: str, root: Path) -> float:
     total = 0.0
-    for sub, names in (("pt2pt", OSU_PT2PT), ("collective", OSU_COLLECTIVES)):
-        for name in names:
-            total += timed(LAUNCH[library] + [str(root / sub / name)])
+    for name in OSU_PT2PT + OSU_COLLECTIVES:
+        total += timed(LAUNCH[library] + [str(osu_program(root, name))])
     return total
 
 
@@ -76,12 +84,15 @@ def main() -> int:
                   f"at {met}, medians with 95% CIs, every sample kept")
             osu = getattr(args, f"osu_{library}")
             if osu:
-                print(f"{library:8} {'OSU':10} {osu_time(library, osu):8.1f}  "
-                      f"{len(OSU_PT2PT) + len(OSU_COLLECTIVES)} programs, means only")
+                peer = osu_time(library, osu)
+                print(f"{library:8} {'OSU':10} {peer:8.1f}  "
+                      f"{len(OSU_PT2PT) + len(OSU_COLLECTIVES)} programs, means only;"
+                      f" commchar/OSU ratio {seconds / peer:.2f}")
             imb = getattr(args, f"imb_{library}")
             if imb:
-                print(f"{library:8} {'IMB-MPI1':10} {timed(LAUNCH[library] + [str(imb)]):8.1f}  "
-                      "defaults, t_min/t_max/t_avg only")
+                peer = timed(LAUNCH[library] + [str(imb)])
+                print(f"{library:8} {'IMB-MPI1':10} {peer:8.1f}  "
+                      f"defaults, t_min/t_max/t_avg only; commchar/IMB ratio {seconds / peer:.2f}")
     return 0
 
 

@@ -160,6 +160,27 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
     }
 }
 
+static int cc_cmp_ns(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* every rank's median of its own durations, gathered on rank 0 (outside the timed region) */
+static void cc_rank_medians(const cc_point *pt, double *own, long n, double to_us, cc_series *out)
+{
+    double mine = 0.0;
+    if (n > 0) {
+        qsort(own, (size_t)n, sizeof *own, cc_cmp_ns);
+        mine = (n % 2 ? own[n / 2] : 0.5 * (own[n / 2 - 1] + own[n / 2])) * to_us;
+    }
+    if (pt->rank == 0) {
+        out->ranks = pt->size;
+        out->rank_median_us = cc_xmalloc((size_t)pt->size * sizeof *out->rank_median_us);
+    }
+    CC_MPI(MPI_Gather(&mine, 1, MPI_DOUBLE, out->rank_median_us, 1, MPI_DOUBLE, 0, pt->ctl));
+}
+
 void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
 {
     memset(out, 0, sizeof *out);
@@ -176,6 +197,8 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     const MPI_Comm comm = pt->comm;
     double *dur = NULL, *scratch = NULL;
     long dur_cap = 0;
+    double *own = NULL; /* this rank's durations (ns), for its own median */
+    long own_n = 0, own_cap = 0;
     long decision[2] = {chunk, CC_STOP_GO};
     const int64_t start = cc_now_ns();
 
@@ -200,6 +223,14 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
             dur[i] = (double)(t1 - t0);
         }
         if (!pt->timed) memset(dur, 0, (size_t)chunk * sizeof *dur);
+        if (pt->op->scope == CC_SCOPE_ALL) {
+            if (own_n + chunk > own_cap) {
+                own_cap = 2 * (own_n + chunk);
+                own = cc_xrealloc(own, (size_t)own_cap * sizeof *own);
+            }
+            memcpy(own + own_n, dur, (size_t)chunk * sizeof *dur);
+            own_n += chunk;
+        }
         if (root) cc_series_reserve(out, out->n + chunk, &scratch);
         CC_MPI(MPI_Reduce(dur, root ? out->samples_us + out->n : NULL, (int)chunk, MPI_DOUBLE,
                           MPI_MAX, 0, pt->ctl));
@@ -221,6 +252,8 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
         chunk = decision[0];
     }
     out->stop_reason = cc_stop_names[decision[1]];
+    if (pt->op->scope == CC_SCOPE_ALL) cc_rank_medians(pt, own, own_n, to_us, out);
+    free(own);
     free(dur);
     free(scratch);
 }
@@ -229,6 +262,7 @@ void cc_series_free(cc_series *s)
 {
     free(s->samples_us);
     free(s->sorted_us);
+    free(s->rank_median_us);
     memset(s, 0, sizeof *s);
 }
 

@@ -20,6 +20,10 @@ typedef struct cc_series {
     double median_us, ci_rel;
     int precision_met;
     const char *stop_reason; /* precision | max_reps | max_time */
+    /* rank 0, collectives: each rank's own median duration (us), so stragglers
+     * and imbalance show beside the slowest-rank samples; NULL otherwise */
+    double *rank_median_us;
+    int ranks;
 } cc_series;
 
 void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim);

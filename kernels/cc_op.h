@@ -54,6 +54,9 @@ typedef struct cc_op {
     /* measurements derived from the main series (LogGP); NULL: none */
     void (*extra)(struct cc_point *pt, double main_median_us, cc_buf *json);
     void (*cleanup)(struct cc_point *pt);
+    /* NULL, or a function saying why this library cannot run the op (an MPI-4
+     * call in an MPI-3 library): the point is reported unsupported, not measured */
+    const char *(*unsupported)(void);
 } cc_op;
 
 typedef struct cc_point {

@@ -13,6 +13,10 @@ static const cc_op *const cc_all_ops[] = {
     &cc_op_alltoall, &cc_op_reduce,    &cc_op_allreduce, &cc_op_reduce_scatter, &cc_op_scan,
     &cc_op_am_rtt,   &cc_op_am_store,  &cc_op_am_get,    &cc_op_am_pipe,   &cc_op_am_exchange,
     &cc_op_am_cost,  &cc_op_am_loss,
+    &cc_op_put,      &cc_op_get,       &cc_op_acc,
+    &cc_op_ibcast,   &cc_op_iallreduce, &cc_op_ialltoall, &cc_op_iallgather,
+    &cc_op_neighbor_allgather, &cc_op_neighbor_alltoall, &cc_op_ddt_pingpong, &cc_op_ddt_bcast,
+    &cc_op_pbcast,   &cc_op_pallreduce, &cc_op_partitioned,
 #ifdef CC_WITH_PVM
     CC_PVM_OPS /* PVM's operations (pvm/) */
 #endif

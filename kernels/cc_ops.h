@@ -24,5 +24,12 @@ int cc_reduce_check(const cc_point *pt, char *err, size_t errlen);
 /* the active-message layer (cc_ops_am.c) */
 extern const cc_op cc_op_am_rtt, cc_op_am_store, cc_op_am_get, cc_op_am_pipe, cc_op_am_exchange,
     cc_op_am_cost, cc_op_am_loss;
+/* one-sided (cc_ops_rma.c) and non-blocking collectives (cc_ops_nbc.c) */
+extern const cc_op cc_op_put, cc_op_get, cc_op_acc;
+extern const cc_op cc_op_ibcast, cc_op_iallreduce, cc_op_ialltoall, cc_op_iallgather;
+/* neighbourhood collectives (cc_ops_neighbor.c), derived datatypes (cc_ops_ddt.c) */
+extern const cc_op cc_op_neighbor_allgather, cc_op_neighbor_alltoall, cc_op_ddt_pingpong, cc_op_ddt_bcast;
+/* MPI-4 persistent collectives and partitioned point-to-point (cc_ops_mpi4.c) */
+extern const cc_op cc_op_pbcast, cc_op_pallreduce, cc_op_partitioned;
 
 #endif

@@ -171,3 +171,14 @@ void cc_report_end(cc_buf *out, size_t points, double wall_s)
     cc_buf_printf(out, "}");
     cc_buf_emit(out);
 }
+
+void cc_report_unsupported(cc_buf *out, const cc_point *pt, const char *why)
+{
+    cc_point_identity(out, "unsupported", pt);
+    cc_buf_key(out, "p");
+    cc_buf_printf(out, "%d", pt->env->world_size);
+    cc_buf_key(out, "reason");
+    cc_buf_str(out, why);
+    cc_buf_printf(out, "}");
+    cc_buf_emit(out);
+}

@@ -56,6 +56,12 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
             cc_point pt;
             cc_point_init(&pt, env, entry, entry->sizes[k], ++seed);
             if (root) cc_report_begin(&out, &pt);
+            const char *missing = pt.op->unsupported ? pt.op->unsupported() : NULL;
+            if (missing) { /* the same answer on every rank: nobody measures */
+                if (root) cc_report_unsupported(&out, &pt, missing);
+                points++;
+                continue;
+            }
             cc_fault_kind injected = cc_fault_at(fault, pt.op->name, pt.variant_name, pt.n);
             cc_inject_stop(injected, env->world_rank);
 
@@ -72,6 +78,15 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_measure(&pt, &lim, &series);
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
+                if (root && series.rank_median_us) { /* stragglers: each rank's own median */
+                    cc_buf_key(&extra, "rank_median_us");
+                    cc_buf_printf(&extra, "[");
+                    for (int r = 0; r < series.ranks; r++) {
+                        if (r) cc_buf_printf(&extra, ",");
+                        cc_buf_num(&extra, series.rank_median_us[r]);
+                    }
+                    cc_buf_printf(&extra, "]");
+                }
                 pt.op->cleanup(&pt);
             }
             cc_buf_printf(&extra, "}");

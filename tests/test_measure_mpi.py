@@ -48,12 +48,15 @@ def test_every_operation_is_measured_and_valid_with_every_library(full_run):
     with Store(db) as store:
         points = store.points()
         failures = store.failures()
-    assert failures == []
+    # MPI-4 operations an MPI-3 library lacks are recorded as unsupported, never as failures
+    assert [f for f in failures if f["kind"] != "unsupported"] == []
     expected = {str(o) for o in parse_ops(None)}
     for lib in libraries:
         mine = [p for p in points if p["library"] == lib.name]
         keys = {f"{p['op']}:{p['variant']}" if p["variant"] else p["op"] for p in mine}
-        assert keys == expected, lib.name
+        lacking = {f["op"] for f in failures if f["library"] == lib.name}
+        assert lacking <= {"pbcast", "pallreduce", "partitioned"}, lacking
+        assert keys == expected - lacking, lib.name
         assert all(p["valid"] for p in mine), [p for p in mine if not p["valid"]][:1]
         bad = [(p["op"], p["variant"], p["n_bytes"], p["reps"], p["t_us"]) for p in mine
                if p["reps"] < 10 or p["t_us"] <= 0]

@@ -23,17 +23,22 @@ from commchar.errors import UsageError
 
 # --- operations ----------------------------------------------------------------
 
-MPI_P2P_OPS = ("pingpong", "bw", "bibw")
+MPI_P2P_OPS = ("pingpong", "bw", "bibw", "ddt_pingpong", "partitioned")
+RMA_OPS = ("put", "get", "acc")  # one-sided, origin rank 0 to target rank 1: fitted per synchronisation
+RMA_VARIANTS = ("fence", "pscw", "lock", "fence_bw", "pscw_bw", "lock_bw")
 # the active-message layer's latency and bandwidth series fit like point-to-point
 AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
 # PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
 PVM_P2P_OPS = ("pack",)
-P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS
+P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS + RMA_OPS
 LOGGP_OPS = ("loggp", "rndv")
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
+NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap
+NBC_VARIANTS = ("pure", "overlap")
 COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-               "reduce", "allreduce", "reduce_scatter", "scan")
+               "reduce", "allreduce", "reduce_scatter", "scan") + NONBLOCKING + (
+               "neighbor_allgather", "neighbor_alltoall", "ddt_bcast", "pbcast", "pallreduce")
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
 REDUCTION_VARIANTS = ("sum", "nop")

@@ -123,6 +123,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if model["provenance"]["oversubscribed"]:
         console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
                              " " + ", ".join(model["provenance"]["oversubscribed"])))
+    for library, lib in model["libraries"].items():
+        if lib.get("imported_from"):
+            console.print(styled(("note:", "yellow"), f" {library}: {lib['imported_from']}"))
     for note in model["provenance"]["skipped"]:
         console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0

@@ -66,5 +66,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print_json(jsonio.dumps(result.as_json()))
         return 0
     for library in result.libraries:
-        console.print(_table(result, library))
+        table = _table(result, library)
+        imported = model.data["libraries"].get(library, {}).get("imported_from")
+        if imported:  # a peer tool's means are not commchar's medians: say so beside the numbers
+            table.caption = ((table.caption + "; ") if table.caption else "") + f"model fitted from {imported}"
+        console.print(table)
     return 0

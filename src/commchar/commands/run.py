@@ -237,7 +237,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                    f"{f', {result.skipped} already measured' if result.skipped else ''}"
                    f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
                    f"{result.invalid} invalid, {result.failures} failures"
-                   f"{_refinement_summary(result.refined)}")
+                   + (f", {result.unsupported} unsupported by the library" if result.unsupported else "")
+                   + _refinement_summary(result.refined))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.
             store.set_run_status(run_id, "failed" if result.launched_nothing else "incomplete")

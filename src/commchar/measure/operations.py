@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commchar.errors import UsageError
-from commchar.vocabulary import REDUCTION_VARIANTS, SEND_MODES, op_key
+from commchar.vocabulary import NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS, SEND_MODES, op_key
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -67,6 +67,25 @@ OPERATIONS: dict[str, Operation] = {
         Operation("allreduce", "collective", REDUCTION_VARIANTS, unit="double"),
         Operation("reduce_scatter", "collective", REDUCTION_VARIANTS, unit="double_per_rank"),
         Operation("scan", "collective", REDUCTION_VARIANTS, unit="double"),
+        # One-sided (kernels/cc_ops_rma.c): variant = synchronisation; *_bw: W operations per epoch.
+        Operation("put", "p2p", RMA_VARIANTS),
+        Operation("get", "p2p", RMA_VARIANTS),
+        Operation("acc", "p2p", RMA_VARIANTS, unit="double"),
+        # Non-blocking collectives (kernels/cc_ops_nbc.c): pure, and overlapped with as long a computation.
+        Operation("ibcast", "collective", NBC_VARIANTS),
+        Operation("iallreduce", "collective", NBC_VARIANTS, unit="double"),
+        Operation("ialltoall", "collective", NBC_VARIANTS),
+        Operation("iallgather", "collective", NBC_VARIANTS, unit="per_rank"),
+        # Neighbourhood collectives on a periodic 2-D Cartesian grid (cc_ops_neighbor.c): n per neighbour.
+        Operation("neighbor_allgather", "collective"),
+        Operation("neighbor_alltoall", "collective"),
+        # A strided vector datatype (cc_ops_ddt.c): n bytes of payload in 8-byte blocks every 16.
+        Operation("ddt_pingpong", "p2p", unit="double", default_max_bytes=4 * MiB),
+        Operation("ddt_bcast", "collective", unit="double"),
+        # MPI-4 (cc_ops_mpi4.c): recorded as unsupported by an MPI-3 library.
+        Operation("pbcast", "collective"),
+        Operation("pallreduce", "collective", unit="double"),
+        Operation("partitioned", "p2p", unit="double", default_max_bytes=4 * MiB),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.

@@ -91,6 +91,7 @@ class SweepResult:
     skipped: int = 0  # already stored by an earlier attempt of the run
     retried: int = 0  # recorded as failed by an earlier attempt, measured again
     failures: int = 0
+    unsupported: int = 0  # points the library has no call for (recorded, not failed)
     invalid: int = 0
     launch_failures: int = 0  # points whose job ended before measuring anything
     launch_error: str | None = None  # the first such job's reason
@@ -321,6 +322,17 @@ class _JobRunner:
                         if point is not None and self._store_point(job_id, point, message,
                                                                    job.oversubscribed):
                             stored.add(point)
+                        in_flight = None
+                    elif what == "unsupported":
+                        # the library lacks the call (an MPI-4 op in an MPI-3 library): recorded, not failed
+                        point = by_key.get(
+                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        if point is not None:
+                            self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
+                                                   self.p, point.n_bytes, "unsupported",
+                                                   str(message.get("reason", "unsupported by the library")))
+                            stored.add(point)
+                            self.result.unsupported += 1
                         in_flight = None
                     elif what == "error":
                         kernel_error = str(message.get("message", "kernel error"))

@@ -22,6 +22,7 @@ from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
+from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
 from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
@@ -271,6 +272,16 @@ def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.nda
     return out
 
 
+def imported_source(points: list[dict]) -> str | None:
+    """One line naming the peer tool whose output the points were imported from (OSU, IMB), and
+    that their times are its means, not medians; None for commchar's own measurements."""
+    tools = sorted({f"{s.get('tool', '?').upper()} {s.get('version', '')}".strip()
+                    for pt in points if isinstance(s := (pt.get("extra") or {}).get("source"), dict)})
+    if not tools:
+        return None
+    return f"imported {', '.join(tools)} output: times are the tool's means, not medians"
+
+
 def _group(points: list[dict]) -> dict[str, dict[str, list[dict]]]:
     by: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for pt in points:
@@ -339,6 +350,9 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
         operations: dict[str, Any] = {}
         versions = sorted({pt["library_version"] for opts in ops.values() for pt in opts if pt["library_version"]})
         lib: dict[str, Any] = {"version": versions[0] if versions else ""}
+        source = imported_source([pt for opts in ops.values() for pt in opts])
+        if source:
+            lib["imported_from"] = source
         for op, pts in sorted(ops.items()):
             if op in LOGGP_OPS or op in UNFITTED_OPS:
                 continue
@@ -356,6 +370,11 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
             if (library, key) in fitted_over:
                 entry["oversubscribed_p"] = fitted_over[(library, key)]
         lib["operations"] = operations
+        found = overlaps([pt for opts in ops.values() for pt in opts])
+        if found:  # informational, as metrics: how much of each non-blocking collective hid behind work
+            lib["nbc_overlap"] = [{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us,
+                                   "t_overlap": o.t_overlap_us, "t_compute": o.t_compute_us,
+                                   "overlap": round(o.fraction, 4)} for o in found]
         loggp_pts = [pt for op in LOGGP_OPS for pt in ops.get(op, [])]
         if loggp_pts:
             delay = (receiver_delay_us or {}).get(library)

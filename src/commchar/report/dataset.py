@@ -108,6 +108,9 @@ def build_entities(data: Measurements) -> list[Entity]:
         label = library if libraries.count(library) == 1 else f"{library} (run {run_id})"
         points = [pt for pt in data.points if pt["run_id"] == run_id and _label(pt) == library]
         bare = points[0]["library"]
+        source = runs[run_id].get("options", {}).get("import")
+        if isinstance(source, dict):  # every title and caption naming it says these are a peer's means
+            label += f" [{str(source.get('tool', '?')).upper()} {source.get('version', '')} means]"
         entities.append(Entity(
             label=label,
             library=library,

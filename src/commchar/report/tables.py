@@ -94,6 +94,65 @@ def p2p_table(entity: Entity, rates: Rates) -> Table | None:
     )
 
 
+def rma_table(entity: Entity, rates: Rates) -> Table | None:
+    """One-sided operations: Hockney per operation and synchronisation, as the send modes."""
+    keys = [k for k in entity.keys() if k.partition(":")[0] in ("put", "get", "acc")]
+    rows = []
+    for key in keys:
+        for seg in modelinfo.p2p_parameters(entity.model, key):
+            rows.append([key, _range(seg.n_min, seg.n_max), number(seg.t_s), number(seg.t_b),
+                         rates.bandwidth(seg.bw_as), number(seg.r2, 4)])
+    if not rows:
+        return None
+    return Table(f"rma-{entity.label}", f"{entity.label}: one-sided operations (Hockney, per synchronisation)",
+                 ["operation:synchronisation", "regime (n)", "t_s (us)", "t_b (us/B)",
+                  f"Bw_as ({rates.bw_unit})", "fit r²"], rows,
+                 ["fence: MPI_Win_fence; pscw: post-start-complete-wait; lock: MPI_Win_lock_all and"
+                  " MPI_Win_flush per operation; *_bw: a window of W operations per epoch, time per operation."])
+
+
+def overlap_table(entity: Entity) -> Table | None:
+    """Non-blocking collectives: pure time, time with an equal computation overlapped, overlap."""
+    from commchar.models.overlap import overlaps
+
+    found = overlaps(entity.points)
+    if not found:
+        return None
+    rows = [[o.op, str(o.p), format_size(o.n_bytes), number(o.t_pure_us), number(o.t_overlap_us),
+             number(o.t_compute_us), f"{100 * o.fraction:.0f}%"] for o in found]
+    return Table(f"overlap-{entity.label}", f"{entity.label}: non-blocking collectives, overlap of communication"
+                 " and computation", ["operation", "p", "n", "pure (us)", "with computation (us)",
+                                      "computation (us)", "overlap"], rows,
+                 ["overlap = 1 - (t_with - t_computation) / t_pure, clipped to [0, 1] (as OSU and IMB-NBC):"
+                  " 100% when the communication hid entirely behind the computation."])
+
+
+def ranks_table(entity: Entity) -> Table | None:
+    """Collectives: each rank's own median at the largest size measured, so a straggler shows
+    (the points' times are the slowest rank's per repetition)."""
+    best: dict[tuple[str, int], dict] = {}
+    for pt in entity.points:
+        medians = (pt.get("extra") or {}).get("rank_median_us")
+        if not isinstance(medians, list) or not medians or not is_collective(op_key(pt["op"], pt["variant"])):
+            continue
+        series = (op_key(pt["op"], pt["variant"]), pt["p"])
+        if series not in best or pt["n_bytes"] > best[series]["n_bytes"]:
+            best[series] = pt
+    if not best:
+        return None
+    rows = []
+    for (key, p), pt in sorted(best.items()):
+        medians = [float(x) for x in pt["extra"]["rank_median_us"]]
+        low = min(medians)
+        rows.append([key, str(p), format_size(pt["n_bytes"]), ", ".join(number(x) for x in medians),
+                     str(max(range(len(medians)), key=medians.__getitem__)),
+                     f"{max(medians) / low:.2f}" if low > 0 else "–"])
+    return Table(f"ranks-{entity.label}", f"{entity.label}: collectives, each rank's own median at the largest n",
+                 ["operation", "p", "n", "rank medians (us), rank 0 first", "slowest rank", "slowest / fastest"],
+                 rows, ["A rank's median of its own call durations; a ratio far above 1 is a straggler or an"
+                        " imbalanced algorithm (the root of a rooted collective often returns first)."])
+
+
 def laws_table(entity: Entity) -> Table | None:
     keys = [k for k in entity.keys() if is_collective(k)]
     if not keys or entity.model is None:
@@ -240,7 +299,8 @@ def cost_table(entity: Entity) -> Table | None:
 
 
 def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
-    makers = (lambda: p2p_table(entity, rates), lambda: laws_table(entity),
+    makers = (lambda: p2p_table(entity, rates), lambda: rma_table(entity, rates),
+              lambda: overlap_table(entity), lambda: ranks_table(entity), lambda: laws_table(entity),
               lambda: peaks_table(entity, rates), lambda: rcc_table(entity),
               lambda: loggp_table(entity), lambda: cost_table(entity))
     return [t for t in (make() for make in makers) if t is not None]
@@ -255,7 +315,8 @@ def failures_table(entity: Entity) -> Table | None:
              for pt in entity.points if not pt["valid"]]
     if not rows:
         return None
-    return Table(f"failures-{entity.label}", f"{entity.label}: failures and wrong results",
+    return Table(f"failures-{entity.label}", f"{entity.label}: failures, wrong results and calls the library"
+                 " lacks (kind unsupported)",
                  ["kind", "operation", "n", "p", "message"], rows)
 
 
