@@ -18,7 +18,7 @@ from commchar.models.laws import best_known_class
 from commchar.models.thresholds import describe
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
-from commchar.vocabulary import REDUCTIONS, format_size, is_collective, op_key, split_key
+from commchar.vocabulary import REDUCTIONS, RMA_OPS, format_size, is_collective, op_key, split_key
 from commchar.report.figures import collective_keys
 from commchar.report.units import Rates, number
 
@@ -96,7 +96,7 @@ def p2p_table(entity: Entity, rates: Rates) -> Table | None:
 
 def rma_table(entity: Entity, rates: Rates) -> Table | None:
     """One-sided operations: Hockney per operation and synchronisation, as the send modes."""
-    keys = [k for k in entity.keys() if k.partition(":")[0] in ("put", "get", "acc")]
+    keys = [k for k in entity.keys() if k.partition(":")[0] in RMA_OPS]
     rows = []
     for key in keys:
         for seg in modelinfo.p2p_parameters(entity.model, key):
