@@ -62,24 +62,19 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
     pt->batch = 1;
     for (;;) {
         const int64_t round_start = cc_now_ns();
-        double least = INFINITY;
+        double busy = 0.0;
         for (long i = 0; i < round; i++) {
             cc_prepare(pt);
             const int64_t t0 = cc_now_ns();
             pt->op->run(pt, 1);
             const int64_t t1 = cc_now_ns();
-            if ((double)(t1 - t0) < least) least = (double)(t1 - t0);
+            busy += (double)(t1 - t0);
         }
         total += round;
-        /* the least call, not the mean: a single call also times the skew the
-         * start synchronisation left between the ranks, which a batch spreads
-         * over its calls; a batch sized from skew-inflated calls came out too
-         * small at some sizes and not at their neighbours, and a series of
-         * sub-microsecond collectives then jumped between batch 2 and 11 */
-        double mine = pt->timed ? least : 0.0, per_call = 0.0;
+        double mine = pt->timed ? busy / (double)round : 0.0, per_call = 0.0;
         CC_MPI(MPI_Reduce(&mine, &per_call, 1, MPI_DOUBLE, MPI_MAX, 0, pt->ctl));
         if (pt->rank == 0) {
-            /* the least of any round: one-off stalls (connection set-up, a
+            /* the least round mean: one-off stalls (connection set-up, a
              * descheduled peer) must not switch batching off */
             if (per_call < fastest) fastest = per_call;
             const int64_t now = cc_now_ns();
