@@ -42,7 +42,8 @@ from commchar.modelfile import load
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.models import fit_points
 from commchar.simulate.binary import run_simulator
-from commchar.simulate.calibration import DEFAULT_VARIANT, add_call_costs, gamma_us
+from commchar.simulate.calibration import add_call_costs, gamma_us
+from commchar.vocabulary import DEFAULT_VARIANTS as DEFAULT_VARIANT
 from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose
 from commchar.store import Store
 

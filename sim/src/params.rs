@@ -242,7 +242,8 @@ fn is_op_key(key: &str, variant_allowed: bool) -> bool {
 }
 
 /// What the schema requires of the library the simulator reads besides its loggp
-/// section: an object with a non-empty `operations` object under well-formed keys
+/// section: an object with an `operations` object under well-formed keys, not empty
+/// unless the library has a loggp section
 /// (their segments and expressions are checked by commchar before the simulator runs).
 fn check_library(lib: &Value, path: &str, name: &str) -> Result<()> {
     let Some(lib) = lib.as_object() else {
@@ -251,12 +252,20 @@ fn check_library(lib: &Value, path: &str, name: &str) -> Result<()> {
     if lib.get("version").is_some_and(|v| !v.is_string()) {
         return input(format!("{path}: version of '{name}' is not a string"));
     }
+    // a library may be its loggp section alone (a run of the rndv probe only)
+    let has_loggp = ["loggp", "loggp_partial"]
+        .iter()
+        .any(|k| lib.get(*k).is_some_and(|v| !v.is_null()));
     match lib.get("operations").and_then(Value::as_object) {
-        Some(ops) if !ops.is_empty() => match ops.keys().find(|k| !is_op_key(k, true)) {
-            Some(bad) => input(format!("{path}: bad operation key '{bad}' in '{name}'")),
-            None => Ok(()),
-        },
-        _ => input(format!("{path}: library '{name}' has no operations")),
+        Some(ops) if !ops.is_empty() || has_loggp => {
+            match ops.keys().find(|k| !is_op_key(k, true)) {
+                Some(bad) => input(format!("{path}: bad operation key '{bad}' in '{name}'")),
+                None => Ok(()),
+            }
+        }
+        _ => input(format!(
+            "{path}: library '{name}' has no operations (and no loggp section)"
+        )),
     }
 }
 
