@@ -162,8 +162,9 @@ def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) 
         assert point["stop_reason"] in {"precision", "max_reps", "max_time"}, where
         assert point["precision_met"] == (point["stop_reason"] == "precision"), where
         reference = point["extra"].get("delay_us", 0.0) if point["op"] == "rndv" else 0.0
+        # the samples are printed rounded, and a CI width is a difference of nearly equal samples
         assert point["ci_rel"] == pytest.approx(
-            _ci_rel(point["samples_us"], reference), rel=1e-6, abs=1e-9), where
+            _ci_rel(point["samples_us"], reference), rel=1e-5, abs=1e-9), where
         assert point["precision_met"] == (point["ci_rel"] <= precision), where
         assert point["wall_s"] > 0, where
         assert point["sync"] == ("barrier" if point["op"] in COLLECTIVES else "none"), where
