@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from commchar.store import Store
-from _hosts import LINK_MB_S, commchar, emulated_hosts, off_and_on_node_bandwidth
+from _hosts import LINK_MB_S, SIZES, commchar, emulated_hosts, off_and_on_node_bandwidth
 
 pytestmark = pytest.mark.mpi
 
-SIZES = "0,1M,2M,4M"  # the fit's asymptote comes from the large ones (above the tbf bucket)
 MEASURE = ["--precision", "0.05", "--max-time", "1", "--timeout", "120"]
 
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from _hosts import LINK_MB_S, emulated_hosts, emulated_slurm, off_and_on_node_bandwidth
+from _hosts import LINK_MB_S, SIZES, emulated_hosts, emulated_slurm, off_and_on_node_bandwidth
 from commchar.store import Store
 
 pytestmark = pytest.mark.mpi
@@ -35,7 +35,7 @@ def test_srun_inside_salloc_measures_on_node_and_off_node(cluster, mpi_libraries
     run = subprocess.run(
         ["salloc", "--nodes", "2", "--ntasks-per-node", "2", sys.executable, "-m", "commchar", "run",
          "--launcher", "srun", "--db", str(db), "--library", mpich[0], "--ops", "pingpong:send",
-         "--sizes", "0,1M,2M,4M", "--np", "2", "--precision", "0.05", "--max-time", "1",
+         "--sizes", SIZES, "--np", "2", "--precision", "0.05", "--max-time", "1",
          "--timeout", "120", *hosts.env_flags()],
         capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
