@@ -21,6 +21,10 @@ int cc_gather_check(const cc_point *pt, char *err, size_t errlen);
 /* reductions: variant 0 is sum, 1 nop; the result is checked where check_len > 0 */
 void cc_reduction_fill(cc_point *pt);
 int cc_reduce_check(const cc_point *pt, char *err, size_t errlen);
+/* two ranks exchanging n bytes of sbuf into rbuf: each sends its own pattern and checks
+ * its peer's (cc_ops_p2p.c; partitioned point-to-point and PVM's sends use them) */
+void cc_pair_fill(cc_point *pt);
+int cc_pair_check(const cc_point *pt, char *err, size_t errlen);
 /* the active-message layer (cc_ops_am.c) */
 extern const cc_op cc_op_am_rtt, cc_op_am_store, cc_op_am_get, cc_op_am_pipe, cc_op_am_exchange,
     cc_op_am_cost, cc_op_am_loss;

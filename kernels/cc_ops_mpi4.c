@@ -176,17 +176,6 @@ static void cc_partitioned_run(cc_point *pt, long count)
     }
 }
 
-static void cc_partitioned_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->n, pt->rank, 0, pt->seed);
-    cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
-}
-
-static int cc_partitioned_check(const cc_point *pt, char *err, size_t errlen)
-{
-    return cc_check_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
-}
-
 static void cc_partitioned_cleanup(cc_point *pt)
 {
     cc_persistent_free(pt);
@@ -197,6 +186,6 @@ static void cc_partitioned_cleanup(cc_point *pt)
 
 const cc_op cc_op_partitioned = {
     .name = "partitioned", .scope = CC_SCOPE_PAIR, .phases = 1, .check_size = cc_partitioned_size,
-    .setup = cc_partitioned_setup, .run = cc_partitioned_run, .fill = cc_partitioned_fill,
-    .check = cc_partitioned_check, .cleanup = cc_partitioned_cleanup, .unsupported = cc_mpi4_missing,
+    .setup = cc_partitioned_setup, .run = cc_partitioned_run, .fill = cc_pair_fill,
+    .check = cc_pair_check, .cleanup = cc_partitioned_cleanup, .unsupported = cc_mpi4_missing,
 };

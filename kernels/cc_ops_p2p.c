@@ -60,6 +60,17 @@ static void cc_p2p_cleanup(cc_point *pt)
 
 /* every rank sends its own pattern and expects its peer's in rbuf (repeated
  * per window of n bytes) */
+void cc_pair_fill(cc_point *pt)
+{
+    cc_fill_bytes(pt->sbuf, pt->n, pt->rank, 0, pt->seed);
+    cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
+}
+
+int cc_pair_check(const cc_point *pt, char *err, size_t errlen)
+{
+    return cc_check_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
+}
+
 static void cc_p2p_fill(cc_point *pt)
 {
     cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cc_measure.h"
+#include "cc_ops.h"
 #include "cc_ops_pvm.h"
 #include "cc_pvm.h"
 #include "cc_verify.h"
@@ -31,7 +32,7 @@ static int cc_encoding(const cc_point *pt)
     return pt->op == &cc_op_pvm_pack ? by_pack[pt->variant] : by_pingpong[pt->variant];
 }
 
-static const char *cc_pvm_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen)
+static const char *cc_pair_check_size(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
     if (p < 2) {
@@ -127,22 +128,10 @@ static void cc_pingpong_run(cc_point *pt, long count)
     }
 }
 
-/* each rank sends its own pattern and checks its peer's */
-static void cc_pvm_p2p_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->n, pt->rank, 0, pt->seed);
-    cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
-}
-
-static int cc_pvm_p2p_check(const cc_point *pt, char *err, size_t errlen)
-{
-    return cc_check_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
-}
-
 const cc_op cc_op_pvm_pingpong = {
     .name = "pvm_pingpong", .variants = cc_pingpong_variants, .scope = CC_SCOPE_PAIR, .phases = 1,
-    .check_size = cc_pvm_p2p_check_size, .setup = cc_pvm_p2p_setup, .before = cc_pingpong_before,
-    .run = cc_pingpong_run, .fill = cc_pvm_p2p_fill, .check = cc_pvm_p2p_check,
+    .check_size = cc_pair_check_size, .setup = cc_pvm_p2p_setup, .before = cc_pingpong_before,
+    .run = cc_pingpong_run, .fill = cc_pair_fill, .check = cc_pair_check,
     .extra = cc_pvm_extra, .cleanup = cc_pvm_p2p_cleanup,
 };
 
@@ -179,6 +168,6 @@ static void cc_pack_setup(cc_point *pt)
 
 const cc_op cc_op_pvm_pack = {
     .name = "pvm_pack", .variants = cc_pack_variants, .scope = CC_SCOPE_PAIR, .phases = 1,
-    .check_size = cc_pvm_p2p_check_size, .setup = cc_pack_setup, .run = cc_pack_run,
+    .check_size = cc_pair_check_size, .setup = cc_pack_setup, .run = cc_pack_run,
     .fill = cc_pack_fill, .check = cc_pack_check, .extra = cc_pvm_extra, .cleanup = cc_pvm_p2p_cleanup,
 };
