@@ -135,13 +135,7 @@ const cc_op cc_op_pallreduce = {
 
 static void cc_partitioned_setup(cc_point *pt)
 {
-    pt->sbuf_len = pt->rbuf_len = pt->n;
-    pt->sbuf = cc_xalloc_pages(pt->n);
-    pt->rbuf = cc_xalloc_pages(pt->n);
-    pt->check_off = 0;
-    pt->check_len = pt->n;
-    pt->timed = pt->rank == 0;
-    pt->scale = 0.5; /* half a round trip */
+    cc_pair_buffers(pt);
     cc_requests(pt, 2);
 #if MPI_VERSION >= 4
     const MPI_Count part = (MPI_Count)(pt->n / CC_PARTITIONS);

@@ -60,6 +60,17 @@ static void cc_p2p_cleanup(cc_point *pt)
 
 /* every rank sends its own pattern and expects its peer's in rbuf (repeated
  * per window of n bytes) */
+void cc_pair_buffers(cc_point *pt)
+{
+    pt->sbuf_len = pt->rbuf_len = pt->n;
+    pt->sbuf = cc_xalloc_pages(pt->n);
+    pt->rbuf = cc_xalloc_pages(pt->n);
+    pt->check_off = 0;
+    pt->check_len = pt->n;
+    pt->timed = pt->rank == 0;
+    pt->scale = 0.5; /* half a round trip */
+}
+
 void cc_pair_fill(cc_point *pt)
 {
     cc_fill_bytes(pt->sbuf, pt->n, pt->rank, 0, pt->seed);

@@ -52,13 +52,7 @@ static void cc_pvm_p2p_setup(cc_point *pt)
 {
     const int *tids = cc_pvm_participants(pt);
     cc_peer_tid = tids[1 - pt->rank];
-    pt->sbuf_len = pt->rbuf_len = pt->n;
-    pt->sbuf = cc_xalloc_pages(pt->n);
-    pt->rbuf = cc_xalloc_pages(pt->n);
-    pt->check_off = 0;
-    pt->check_len = pt->n;
-    pt->timed = pt->rank == 0;
-    pt->scale = 0.5; /* half a round trip */
+    cc_pair_buffers(pt);
 }
 
 static void cc_pvm_p2p_cleanup(cc_point *pt)

@@ -11,7 +11,7 @@ import time
 from rich.console import Console
 from rich.progress import Progress
 
-from commchar import __version__
+from commchar.provenance import build_identity
 from commchar.terminal import styled, sweep_progress
 from commchar.apps.cases import (DEFAULT_FRAGMENT, DEFAULT_GAUSS_SIZES, DEFAULT_JACOBI_ITERATIONS,
                                  DEFAULT_JACOBI_SIZES, DEFAULT_RAISED_THRESHOLD, GAUSS_CONFIGS,
@@ -181,7 +181,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         else:
             options = requested
             options.libraries = [lib.name for lib in libraries]
-            run_id = store.create_run(__version__, host_info(), {"kind": "app", **options.to_dict()})
+            run_id = store.create_run(build_identity(), host_info(), {"kind": "app", **options.to_dict()})
         console.print(f"run {run_id}: {options.app} on {', '.join(lib.name for lib in libraries)}, "
                       f"N = {', '.join(map(str, options.sizes))}, p = {', '.join(map(str, options.np))}"
                       f", {options.reps} runs per case, database {args.db}")

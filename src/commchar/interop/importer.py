@@ -17,7 +17,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from commchar import __version__
+from commchar.provenance import build_identity
 from commchar.errors import InputError, UsageError
 from commchar.interop import imb, osu
 from commchar.interop.imported import ImportedPoint, ParsedFile
@@ -84,7 +84,7 @@ def import_files(db: str | Path, tool: str, paths: list[str], library: str, p: i
               "files": [str(Path(x).resolve()) for x in paths], "statistic": "mean", "note": MEANS_NOTE}
     host = {"hostname": socket.gethostname(), "os": platform.platform(), "imported": True}
     with Store(db) as store:
-        run_id = store.create_run(__version__, host, {"libraries": [label], "np": sorted({pt.p for _, pt in points}),
+        run_id = store.create_run(build_identity(), host, {"libraries": [label], "np": sorted({pt.p for _, pt in points}),
                                                       "import": source})
         try:
             jobs = {}

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from commchar import __version__, processes
+from commchar.provenance import build_identity
+from commchar import processes
 from commchar.errors import InputError, Interrupted, UsageError
 from commchar.measure.build import ensure_tracer
 from commchar.measure.launch import LaunchSpec, describe_exit, program_command
@@ -76,7 +77,7 @@ def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
             rank_env["COMMCHAR_TRACE_BUFFER"] = str(request.buffer_records)
         job = program_command(request.library, request.spec, request.p, program, rank_env)
         trace_id = begin_trace(
-            store, commchar_version=__version__, library=request.library.name, p=request.p,
+            store, commchar_version=build_identity(), library=request.library.name, p=request.p,
             program=program, launcher_cmd=job.argv,
             env=job.env_added, oversubscribed=job.oversubscribed)
         try:
