@@ -35,6 +35,23 @@ def _points(rng, cold: int, per_send, warm_us: float = 0.3, sizes=(8, 512, 2048,
     return points
 
 
+def _loggp_points(rng: np.random.Generator) -> list[dict]:
+    """PRTT and rendezvous points of a LogGP library (L 0.6, o 0.25/0.3, g 0.4, G 8e-5 us/B,
+    S 64 KiB): a complete loggp section for the cold start to sit in."""
+    pts = []
+    for n in [0] + [2**k for k in range(0, 21)]:
+        gap = 0.4 + max(n - 1, 0) * 0.00008
+        prtt1 = 2 * (0.25 + 0.6 + 0.3 + max(n - 1, 0) * 0.00008) * np.exp(rng.normal(0, 0.005))
+        extra = {"prtt1_us": prtt1, "prttm_us": prtt1 + 7 * gap, "m": 8, "d_us": 2 * prtt1,
+                 "o_s_us": 0.25, "o_r_us": 0.3, "gap_us": gap}
+        extra["prttmd_us"] = prtt1 + 7 * (extra["d_us"] + extra["o_s_us"])
+        pts.append({"library": "lib", "op": "loggp", "variant": "", "p": 2, "n_bytes": n,
+                    "t_us": prtt1 / 2, "extra": extra})
+        pts.append({"library": "lib", "op": "rndv", "variant": "", "p": 2, "n_bytes": n,
+                    "t_us": 0.25 if n < 65536 else 2000.0, "extra": {"delay_us": 2000.0}})
+    return pts
+
+
 def test_a_run_of_slow_first_sends_is_found_with_its_cost_per_size():
     rng = np.random.default_rng(1)
     model = ColdStartModel().fit(_points(rng, 64, lambda n: 2.0 + 0.0005 * n))
@@ -84,9 +101,7 @@ def test_points_without_their_send_durations_are_refused():
 
 
 def test_fit_puts_the_cold_start_in_the_loggp_section():
-    from tests.test_models_loggp import _loggp_points  # a complete loggp section to sit in
-
     rng = np.random.default_rng(5)
-    doc = fit_points(_loggp_points(65536, rng) + _points(rng, 64, lambda n: 2.0 + 0.0005 * n))
+    doc = fit_points(_loggp_points(rng) + _points(rng, 64, lambda n: 2.0 + 0.0005 * n))
     cold = doc["libraries"]["lib"]["loggp"]["cold_start"]
     assert cold["messages"] == 64 and cold["o_s"] == pytest.approx(2.0, rel=0.1)
