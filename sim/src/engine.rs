@@ -242,6 +242,8 @@ struct Engine<'a, W: Workload> {
     acct: Option<Box<Accounts>>,
     /// Charged collectives some member has reached, by instance.
     joins: FxHashMap<u32, JoinState>,
+    /// Per rank: sends left that pay the model's cold start (empty without one).
+    cold_left: Vec<u32>,
 }
 
 /// How many events ahead the rank records are prefetched.
@@ -270,6 +272,10 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         )));
     }
     let n = workload.ranks() as usize;
+    let cold_left = match config.params.cold_start {
+        Some(cs) => vec![cs.messages; n],
+        None => Vec::new(),
+    };
     let mut e = Engine {
         p: config.params,
         net: config.network,
@@ -291,6 +297,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
             })
         }),
         joins: FxHashMap::default(),
+        cold_left,
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -458,7 +465,13 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
-        let c = p.cost(ev.size);
+        let mut c = p.cost(ev.size);
+        if let (Some(cs), Some(left)) = (p.cold_start, self.cold_left.get_mut(r)) {
+            if *left > 0 {
+                *left -= 1;
+                c.o_s = c.o_s.saturating_add(cs.extra(ev.size));
+            }
+        }
         let rendezvous = self.rendezvous_of(ev.size, proto);
         let copies = !(rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver);
         let per_byte = if copies {

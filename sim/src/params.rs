@@ -97,6 +97,26 @@ pub struct MsgCost {
 }
 
 /// Costs of the messages of at least `start` bytes (up to the next regime's start).
+/// A program's first sends (commchar.models.coldstart, loggp.cold_start): each
+/// rank's first `messages` sends occupy its CPU `o + O min(n, max_bytes)` longer
+/// before they leave (MPICH's shared-memory cells fault their pages in on first use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColdStart {
+    pub messages: u32,
+    pub o: u64,
+    pub big_o: u64,
+    pub max_bytes: u64,
+}
+
+impl ColdStart {
+    /// The extra cost (ps) of one cold send of `size` bytes.
+    #[inline]
+    pub fn extra(&self, size: u64) -> u64 {
+        self.o
+            .saturating_add(size.min(self.max_bytes).saturating_mul(self.big_o))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Regime {
     pub start: u64,
@@ -120,6 +140,9 @@ pub struct Params {
     pub hop: u64,
     pub rendezvous: Rendezvous,
     pub rendezvous_copy: RendezvousCopy,
+    /// A program's first sends cost more (None: they do not, or a generated
+    /// schedule, which is measured warm).
+    pub cold_start: Option<ColdStart>,
     /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
     /// empty: every message pays the global values above.
     pub regimes: Vec<Regime>,
@@ -174,6 +197,7 @@ impl Default for Params {
             hop: 0,
             rendezvous: Rendezvous::Handshake,
             rendezvous_copy: RendezvousCopy::Both,
+            cold_start: None,
             regimes: Vec::new(),
         }
     }
@@ -359,7 +383,57 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
         },
     };
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
+    p.cold_start = cold_start_from_model(loggp.get("cold_start"), path, &name)?;
     Ok(p)
+}
+
+/// Reads `loggp.cold_start` (`messages`, `o` in us, `O` in us/B, `max_bytes`), checked as
+/// the Python schema checks it; `messages` 0 or no section: None.
+fn cold_start_from_model(
+    section: Option<&Value>,
+    path: &str,
+    name: &str,
+) -> Result<Option<ColdStart>> {
+    let cs = match section {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(cs)) => cs,
+        Some(_) => {
+            return input(format!(
+                "{path}: loggp cold_start of '{name}' is not an object"
+            ))
+        }
+    };
+    let messages = match cs.get("messages").and_then(Value::as_u64) {
+        Some(m) => m,
+        None => {
+            return input(format!(
+                "{path}: loggp cold_start.messages of '{name}' is not a whole number >= 0"
+            ))
+        }
+    };
+    if messages == 0 {
+        return Ok(None);
+    }
+    let number = |key: &str| -> Result<f64> {
+        match cs.get(key).and_then(Value::as_f64) {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => input(format!(
+                "{path}: loggp cold_start.{key} of '{name}' is not a non-negative number"
+            )),
+        }
+    };
+    let max_bytes = number("max_bytes")?;
+    if max_bytes.fract() != 0.0 {
+        return input(format!(
+            "{path}: loggp cold_start.max_bytes of '{name}' is not a whole number of bytes"
+        ));
+    }
+    Ok(Some(ColdStart {
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        o: Unit::Us.to_ps(number("o")?, "cold_start.o")?,
+        big_o: Unit::Us.to_ps(number("O")?, "cold_start.O")?,
+        max_bytes: max_bytes as u64,
+    }))
 }
 
 /// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O`; us and

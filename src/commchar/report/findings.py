@@ -16,7 +16,7 @@ from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
 from commchar.models.laws import best_known_class, class_named
 from commchar.report.dataset import Entity
-from commchar.vocabulary import format_size, format_time, is_collective, op_key
+from commchar.vocabulary import LOGGP_OPS, format_size, format_time, is_collective, op_key
 from commchar.report.units import number
 
 VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
@@ -61,7 +61,24 @@ def thresholds(e: Entity) -> list[Finding]:
             out.append(Finding("threshold", e.label, (
                 f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "
                 "S: shortest message the sender cannot complete before the receiver posts its receive).")))
+    cold = _cold_start(e)
+    if cold:
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: each rank's first {cold['messages']} sends cost "
+            f"{number(cold['o'] + cold['O'] * 2048)} us more than warm ones at 2 KiB "
+            f"(o = {number(cold['o'])} us + O = {number(cold['O'], 4)} us/B, the coldstart probe): "
+            "a program of few messages runs slower than the warm parameters say, and "
+            "`commchar replay` charges it.")))
     return out
+
+
+def _cold_start(e: Entity) -> dict | None:
+    for name in ("loggp", "loggp_partial"):
+        section = e.model.data.get(name) if e.model else None
+        cold = section.get("cold_start") if isinstance(section, dict) else None
+        if isinstance(cold, dict) and cold.get("messages"):
+            return cold
+    return None
 
 
 def _evidence(e: Entity, op: str) -> str:
@@ -201,7 +218,7 @@ def model_misses(e: Entity) -> list[Finding]:
     unscored = 0
     for pt in e.points:
         key = op_key(pt["op"], pt["variant"])
-        if not pt["valid"] or key.startswith(("loggp", "rndv")) or pt["t_us"] <= 0:
+        if not pt["valid"] or key.partition(":")[0] in LOGGP_OPS or pt["t_us"] <= 0:
             continue
         if pt["oversubscribed"] and not (e.model.operation(key) or {}).get("oversubscribed_p"):
             unscored += 1  # left out of the fit: a dedicated-core model says nothing of time-sharing
