@@ -11,9 +11,10 @@
  * other traffic of the kernel's: after one barrier, ranks 0 and 1 send n bytes to each other in
  * turn, CC_COLD_SENDS times each, the receiver already waiting (as a program's
  * pivot row or halo finds it), and each rank keeps the duration of each of its
- * sends.  The timed loop then measures the same exchange warm (half a round
- * trip), and extra reports both ranks' cold durations in order; the fit
- * (commchar.models.coldstart) finds how many sends are cold and what each costs. */
+ * sends, rank 0 also each round trip.  The timed loop then measures the same
+ * exchange warm (half a round trip), and extra reports the cold durations in
+ * order; the fit (commchar.models.coldstart) finds how many sends are cold and
+ * what each costs its sender and its receiver. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +26,24 @@
 
 typedef struct {
     double send_ns[CC_COLD_SENDS];
+    /* rank 0: from its send's start to the end of its receive of the reply; less both
+     * sends, what is left is the two messages' way and their receivers' work */
+    double round_ns[CC_COLD_SENDS];
 } cc_cold_record;
 
 static void cc_cold_exchange(cc_point *pt, cc_cold_record *rec)
 {
     const int n = (int)pt->n, peer = 1 - pt->rank;
+    int64_t round_start = 0;
     for (int k = 0; k < 2 * CC_COLD_SENDS; k++) {
         if (k % 2 == pt->rank) {
             const int64_t t0 = cc_now_ns();
             CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm));
             rec->send_ns[k / 2] = (double)(cc_now_ns() - t0);
+            round_start = t0;
         } else {
             CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
+            if (pt->rank == 0) rec->round_ns[k / 2] = (double)(cc_now_ns() - round_start);
         }
     }
 }
@@ -92,6 +99,7 @@ static void cc_coldstart_extra(cc_point *pt, double main_median_us, cc_buf *json
                     MPI_STATUS_IGNORE));
     cc_cold_list(json, "cold_send_us_rank0", own->send_ns);
     cc_cold_list(json, "cold_send_us_rank1", peer->send_ns);
+    cc_cold_list(json, "cold_round_us_rank0", own->round_ns);
     free(peer);
 }
 

@@ -95,7 +95,8 @@ def test_cold_start_is_charged_to_a_generated_schedule_only_when_asked():
 
     warm = makespan("single_copy_rendezvous.json")
     assert makespan("cold_start.json") == warm
+    assert makespan("cold_start_sender_only.json") == warm
     # every path of binomial bcast at p = 4 crosses two cold sends (the root's two, or the
     # root's and its relay's), each o + O n = 1500 + 64 * 0.5 ns; the last finisher may change
-    cold = makespan("cold_start.json", "--cold-start", "on")
+    cold = makespan("cold_start_sender_only.json", "--cold-start", "on")
     assert cold - warm == pytest.approx(2 * 1532, abs=5)

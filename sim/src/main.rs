@@ -588,7 +588,8 @@ fn result_json(
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
             "rendezvous_copy": p.rendezvous_copy.name(),
             "cold_start": p.cold_start.map(|cs| json!({
-                "messages": cs.messages, "o": u(cs.o), "O": u(cs.big_o), "max_bytes": cs.max_bytes,
+                "messages": cs.messages, "o_s": u(cs.o_s), "O_s": u(cs.big_o_s),
+                "o_r": u(cs.o_r), "O_r": u(cs.big_o_r), "max_bytes": cs.max_bytes,
             })),
         },
         "makespan": u(o.makespan()),

@@ -97,23 +97,33 @@ pub struct MsgCost {
 }
 
 /// Costs of the messages of at least `start` bytes (up to the next regime's start).
-/// A program's first sends (commchar.models.coldstart, loggp.cold_start): each
-/// rank's first `messages` sends occupy its CPU `o + O min(n, max_bytes)` longer
-/// before they leave (MPICH's shared-memory cells fault their pages in on first use).
+/// A program's first messages (commchar.models.coldstart, loggp.cold_start): each
+/// rank's first `messages` sends occupy its CPU `o_s + O_s min(n, max_bytes)` longer
+/// before they leave, and its first `messages` receives `o_r + O_r min(n, max_bytes)`
+/// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColdStart {
     pub messages: u32,
-    pub o: u64,
-    pub big_o: u64,
+    pub o_s: u64,
+    pub big_o_s: u64,
+    pub o_r: u64,
+    pub big_o_r: u64,
     pub max_bytes: u64,
 }
 
 impl ColdStart {
     /// The extra cost (ps) of one cold send of `size` bytes.
     #[inline]
-    pub fn extra(&self, size: u64) -> u64 {
-        self.o
-            .saturating_add(size.min(self.max_bytes).saturating_mul(self.big_o))
+    pub fn send(&self, size: u64) -> u64 {
+        let n = size.min(self.max_bytes);
+        self.o_s.saturating_add(n.saturating_mul(self.big_o_s))
+    }
+
+    /// The extra cost (ps) of one cold receive of `size` bytes.
+    #[inline]
+    pub fn receive(&self, size: u64) -> u64 {
+        let n = size.min(self.max_bytes);
+        self.o_r.saturating_add(n.saturating_mul(self.big_o_r))
     }
 }
 
@@ -387,7 +397,8 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
     Ok(p)
 }
 
-/// Reads `loggp.cold_start` (`messages`, `o` in us, `O` in us/B, `max_bytes`), checked as
+/// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
+/// the receiver's two optional, default 0), checked as
 /// the Python schema checks it; `messages` 0 or no section: None.
 fn cold_start_from_model(
     section: Option<&Value>,
@@ -414,15 +425,18 @@ fn cold_start_from_model(
     if messages == 0 {
         return Ok(None);
     }
-    let number = |key: &str| -> Result<f64> {
-        match cs.get(key).and_then(Value::as_f64) {
-            Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
-            _ => input(format!(
-                "{path}: loggp cold_start.{key} of '{name}' is not a non-negative number"
-            )),
+    let number = |key: &str, required: bool| -> Result<f64> {
+        match cs.get(key) {
+            None | Some(Value::Null) if !required => Ok(0.0),
+            v => match v.and_then(Value::as_f64) {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+                _ => input(format!(
+                    "{path}: loggp cold_start.{key} of '{name}' is not a non-negative number"
+                )),
+            },
         }
     };
-    let max_bytes = number("max_bytes")?;
+    let max_bytes = number("max_bytes", true)?;
     if max_bytes.fract() != 0.0 {
         return input(format!(
             "{path}: loggp cold_start.max_bytes of '{name}' is not a whole number of bytes"
@@ -430,8 +444,10 @@ fn cold_start_from_model(
     }
     Ok(Some(ColdStart {
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        o: Unit::Us.to_ps(number("o")?, "cold_start.o")?,
-        big_o: Unit::Us.to_ps(number("O")?, "cold_start.O")?,
+        o_s: Unit::Us.to_ps(number("o_s", true)?, "cold_start.o_s")?,
+        big_o_s: Unit::Us.to_ps(number("O_s", true)?, "cold_start.O_s")?,
+        o_r: Unit::Us.to_ps(number("o_r", false)?, "cold_start.o_r")?,
+        big_o_r: Unit::Us.to_ps(number("O_r", false)?, "cold_start.O_r")?,
         max_bytes: max_bytes as u64,
     }))
 }

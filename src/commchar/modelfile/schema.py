@@ -182,15 +182,19 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
 
 
 def _validate_cold_start(section: Any, path: str) -> None:
-    """A program's first sends: {messages, o, O, max_bytes}; messages 0 needs nothing else."""
+    """A program's first sends: {messages, o_s, O_s, o_r, O_r, max_bytes} (o_r, O_r optional);
+    messages 0 needs nothing else."""
     _mapping(section, path)
     messages = section.get("messages")
     if not isinstance(messages, int) or isinstance(messages, bool) or messages < 0:
         raise _fail(f"{path}.messages", "expected a whole number of sends >= 0")
     if messages == 0:
         return
-    for name in ("o", "O"):
+    for name in ("o_s", "O_s"):
         _number(section.get(name), f"{path}.{name}", 0)
+    for name in ("o_r", "O_r"):
+        if section.get(name) is not None:
+            _number(section[name], f"{path}.{name}", 0)
     _bytes(section.get("max_bytes"), f"{path}.max_bytes")
 
 

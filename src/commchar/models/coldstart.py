@@ -10,9 +10,11 @@ not move it) and whether the head is slower than the tail beyond the tail's
 own scatter. Across sizes:
 
 - messages: how many sends of a rank are cold (the median over ranks and sizes);
-- o + O n: what each of them costs beyond a warm send (per size, the interquartile
-  mean of the ranks' first `messages` sends less their warm time; fitted over n
-  without negative terms).
+- o_s + O_s n: what each of them costs its sender beyond a warm send (per size, the
+  interquartile mean of the ranks' first `messages` sends less their warm time;
+  fitted over n without negative terms);
+- o_r + O_r n: what each costs its receiver, from rank 0's round trips: half of
+  what a cold round adds beyond its two sends' excess.
 
 No cold run at all gives no parameters (params_ None): the simulator then charges
 a program's first sends like any other.
@@ -30,6 +32,7 @@ from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
 
 COLD_KEYS = ("cold_send_us_rank0", "cold_send_us_rank1")
+ROUND_KEY = "cold_round_us_rank0"  # rank 0's send start to its reply's arrival
 MAX_SENDS = 4096  # the kernel probes 192; the split costs the square of what a point holds
 
 
@@ -64,12 +67,45 @@ def cold_run(d: np.ndarray, sigmas: float = 3.0) -> tuple[int, float]:
     return (c, warm) if excess > sigmas * scatter and excess > 0.0 else (0, warm)
 
 
+def _robust_mean(pool: np.ndarray) -> float:
+    """The interquartile mean (the median of a handful): neither one stall nor one of
+    the two costs that alternate in MPICH's cold run decides it."""
+    pool = pool[np.isfinite(pool)]
+    if pool.size == 0:
+        return 0.0
+    return float(trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool))
+
+
+def _excess(run: dict[str, Any], messages: int) -> tuple[float, float | None]:
+    """(a cold send's cost to its sender, to its receiver) beyond warm ones, us, at one size.
+    The receiver's: half of what a cold round trip adds beyond its two sends' excess."""
+    series, warm = run["series"], run["warm_us"]
+    send = _robust_mean(np.concatenate([d[:messages] - w for d, w in zip(series, warm)]))
+    rounds = run["rounds"]
+    if rounds is None or rounds.size <= messages or any(d.size < rounds.size for d in series):
+        return round(send, 4), None
+    warm_round = float(np.median(rounds[messages:]))
+    sends = sum(d[:messages] - w for d, w in zip(series, warm))
+    receive = _robust_mean(((rounds[:messages] - warm_round) - sends) / 2)
+    return round(send, 4), round(receive, 4)
+
+
+def _affine_nonnegative(n: np.ndarray, cost: list[float]) -> tuple[float, float]:
+    """a + b n fitted to per-size costs with a, b >= 0 (rounded for the model file)."""
+    y = np.maximum(np.asarray(cost, dtype=float), 0.0)
+    if np.unique(n).size > 1:
+        (a, b), _ = nnls(np.column_stack([np.ones_like(n), n]), y)
+    else:
+        a, b = float(y.mean()), 0.0
+    return round(float(a), 6), float(f"{b:.6g}")
+
+
 class ColdStartModel(Estimator):
     """Cold-start parameters from `coldstart` point dicts.
 
-    Fitted: params_ ({messages, o, O, max_bytes}: a count, us, us/B, bytes; None when
-    no size shows a cold run), runs_ (per size: n, each rank's cold run length and warm
-    send, and the excess of a cold send), notes_.
+    Fitted: params_ ({messages, o_s, O_s, o_r, O_r, max_bytes}: a count, us, us/B, bytes;
+    None when no size shows a cold run), runs_ (per size: n, each rank's cold run length
+    and warm send, and what a cold send costs its sender and its receiver), notes_.
     """
 
     _parameter_constraints = {"sigmas": number_in(1.0, 10.0)}
@@ -82,43 +118,44 @@ class ColdStartModel(Estimator):
         runs: list[dict[str, Any]] = []
         for pt in points:
             extra: dict = pt["extra"] if isinstance(pt.get("extra"), dict) else {}
-            series = [np.asarray(extra[k], dtype=float) for k in COLD_KEYS
-                      if isinstance(extra.get(k), list) and extra[k]]
-            series = [d[np.isfinite(d)][:MAX_SENDS] for d in series]
+            try:
+                series = [np.asarray(extra[k], dtype=float)[:MAX_SENDS] for k in COLD_KEYS
+                          if isinstance(extra.get(k), list) and extra[k]]
+                rounds = extra.get(ROUND_KEY)
+                if isinstance(rounds, list):
+                    rounds = np.asarray(rounds, dtype=float)[:MAX_SENDS]
+            except (TypeError, ValueError):
+                continue  # not numbers: not the kernel's
             if pt.get("op") != "coldstart" or not series or not pt.get("valid", True):
                 continue
-            found = [cold_run(d, self.sigmas) for d in series]
+            found = [cold_run(d[np.isfinite(d)], self.sigmas) for d in series]
             runs.append({"n": int(pt["n_bytes"]), "sends": [c for c, _ in found],
-                         "warm_us": [round(w, 4) for _, w in found], "series": series})
+                         "warm_us": [round(w, 4) for _, w in found], "series": series,
+                         "rounds": rounds if isinstance(rounds, np.ndarray) and len(series) == 2
+                         else None})
         if not runs:
             raise InputError("ColdStartModel: no valid 'coldstart' points with their send durations")
         notes: list[str] = []
         messages = int(round(float(np.median([c for run in runs for c in run["sends"]]))))
         params: dict[str, Any] | None = None
         if messages > 0:
-            # each size's cost of a cold send: the interquartile mean of every rank's first
-            # `messages` sends less its warm send (the median of a handful), so neither one
-            # stall nor one of two alternating costs decides
             for run in runs:
-                pool = np.concatenate([d[:messages] - w for d, w in zip(run["series"], run["warm_us"])])
-                mean = trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool)
-                run["excess_us"] = round(float(mean), 4)
+                run["excess_us"], run["receive_excess_us"] = _excess(run, messages)
             n = np.array([run["n"] for run in runs], dtype=float)
-            per_send = np.maximum(np.array([run["excess_us"] for run in runs]), 0.0)
-            if np.unique(n).size > 1:
-                (o, big_o), _ = nnls(np.column_stack([np.ones_like(n), n]), per_send)
-            else:
-                o, big_o = float(per_send.mean()), 0.0
-            params = {"messages": messages, "o": round(float(o), 6), "O": float(f"{big_o:.6g}"),
+            o_s, big_o_s = _affine_nonnegative(n, [run["excess_us"] for run in runs])
+            o_r, big_o_r = _affine_nonnegative(n, [run["receive_excess_us"] or 0.0 for run in runs])
+            params = {"messages": messages, "o_s": o_s, "O_s": big_o_s, "o_r": o_r, "O_r": big_o_r,
                       "max_bytes": int(n.max())}
             probed = min(d.size for run in runs for d in run["series"])
             if messages >= probed - _tail_min(probed):  # the split found no longer run
                 notes.append(f"the cold run lasts {messages} of the {probed} sends probed: "
                              "it may be longer")
+            if all(run["receive_excess_us"] is None for run in runs):
+                notes.append("no round trips recorded: the receivers' part is taken as 0")
         else:
             notes.append("no cold start: the first sends cost what warm ones do")
         for run in runs:
-            del run["series"]
+            del run["series"], run["rounds"]
         self.params_ = params
         self.runs_ = runs
         self.notes_ = notes

@@ -64,12 +64,17 @@ def thresholds(e: Entity) -> list[Finding]:
     cold = _cold_start(e)
     if cold:
         out.append(Finding("threshold", e.label, (
-            f"{e.label}: each rank's first {cold['messages']} sends cost "
-            f"{number(cold['o'] + cold['O'] * 2048)} us more than warm ones at 2 KiB "
-            f"(o = {number(cold['o'])} us + O = {number(cold['O'], 4)} us/B, the coldstart probe): "
-            "a program of few messages runs slower than the warm parameters say, and "
-            "`commchar replay` charges it.")))
+            f"{e.label}: each rank's first {cold['messages']} messages cost more than warm ones: "
+            f"at 2 KiB {number(_at(cold, 's', 2048))} us to send and {number(_at(cold, 'r', 2048))} us "
+            "to receive (the coldstart probe). A program of few messages runs slower than the "
+            "warm parameters say; `commchar replay` charges it.")))
     return out
+
+
+def _at(cold: dict, side: str, n: int) -> float:
+    """A cold message's extra cost at n bytes to its sender ('s') or receiver ('r'), us."""
+    n = min(n, cold.get("max_bytes") or n)
+    return float(cold.get(f"o_{side}") or 0.0) + float(cold.get(f"O_{side}") or 0.0) * n
 
 
 def _cold_start(e: Entity) -> dict | None:
