@@ -222,6 +222,18 @@ def test_holdout_report(tmp_path, capsys):
     assert "measured neighbours" in out
 
 
+def test_holdout_scores_the_operations_the_fit_could_fit(tmp_path, capsys):
+    # scatter measured at 0 and 1 B only: the fit skips it with a note, and the held-out
+    # check must score pingpong rather than fail on the operation the fit skipped
+    points = [pt for pt in _points() if pt["op"] == "pingpong"]
+    points += [dict(pt, op="scatter") for pt in _points() if pt["op"] == "bcast" and pt["n_bytes"] in (0, 1)]
+    path = _write_csv(tmp_path / "points.csv", points, COLUMNS)
+    code, out, err = run(["fit", "--csv", str(path), "--holdout-sizes", "3", "--call-costs", "off"], capsys)
+    assert code == 0, err
+    assert "Held-out prediction: median relative error" in out and "openmpi pingpong:send" in out
+    assert "skipped: openmpi scatter:" in " ".join(out.split())
+
+
 def test_oversubscribed_include_fits_and_marks(tmp_path, capsys):
     from commchar.modelfile import ModelFile
 

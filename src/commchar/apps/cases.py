@@ -117,9 +117,9 @@ def cases_for(options: AppSweepOptions, library: Library) -> list[Case]:
 
 def _case(options: AppSweepOptions, library: Library, config: str, n: int, p: int) -> Case:
     if options.app == "jacobi":
-        args = ("--n", str(n), "--exchange", config, "--iterations", str(options.iterations))
-        return Case("jacobi", config, n, p, args)
-    args = ("--n", str(n))
+        jacobi_args = ("--n", str(n), "--exchange", config, "--iterations", str(options.iterations))
+        return Case("jacobi", config, n, p, jacobi_args)
+    args: tuple[str, ...] = ("--n", str(n))
     env: dict[str, str] = {}
     if config == "fragmented":
         args += ("--fragment", str(options.fragment))

@@ -36,7 +36,7 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
                 for name, prediction in predict_case(store, case, model, args.collectives).items():
                     store.add_app_prediction(case["id"], model.key, name, prediction)
                 progress.advance(task)
-        predictions = {}
+        predictions: dict[int, dict[str, dict]] = {}
         for p in store.app_predictions(c["id"] for c in cases):
             if p["model_key"] == choices[_lib(cases, p["app_run_id"])].key:
                 predictions.setdefault(p["app_run_id"], {})[p["model"]] = p
@@ -60,8 +60,10 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
                    "err", "msgs ≥ S", "slowest rank: comp/comm/wait ms"):
         table.add_column(column, justify="right" if column not in ("library", "config") else "left")
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
-        gps, gp = predictions[case["id"]].get("loggps"), predictions[case["id"]].get("loggp")
-        anchor = gps or gp
+        by_model = predictions[case["id"]]
+        gps, gp = by_model.get("loggps"), by_model.get("loggp")
+        # a case is listed only with a prediction: without LogGPS's, LogGP's is there
+        anchor = gps or by_model["loggp"]
         measured = anchor["measured_s"]
         cells = [case["library"], case["config"], str(case["n"]),
                  f"{case['p']}{'*' if case['oversubscribed'] else ''}", f"{measured * 1e3:.2f}"]
@@ -70,7 +72,7 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
                       f"{100 * (pred['predicted_s'] - measured) / measured:+.1f}%"] if pred else ["–", "–"]
         messages = anchor["messages"]
         cells.append(f"{messages['at_least_S']}/{messages['count']}")
-        slowest = max((gps or gp)["ranks"], key=lambda r: r["total_s"])
+        slowest = max(anchor["ranks"], key=lambda r: r["total_s"])
         cells.append(f"{slowest['computation_s'] * 1e3:.1f}/{slowest['communication_s'] * 1e3:.1f}/"
                      f"{slowest['wait_s'] * 1e3:.1f}")
         table.add_row(*cells)

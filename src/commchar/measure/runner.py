@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from commchar import processes
 from commchar.errors import UsageError
@@ -184,7 +184,7 @@ def place_points(points: list[Point], p: int, hosts: list[Host] | None, policy: 
     policy puts on the other side of a host boundary, one more under that policy."""
     if not hosts or len(hosts) < 2:
         return [_Placed(None, points, None, {pt: "" for pt in points})]
-    jobs = []
+    jobs: list[_Placed] = []
     for which in (policy, other_policy(policy)):
         ranks = rank_hosts(hosts, p, which)
         localities = {pt: locality(pt.operation_kind, ranks) for pt in points}
@@ -321,7 +321,8 @@ class _JobRunner:
                                 f"PVM {machine.version or 'version unknown'} (ranks started by "
                                 f"{bootstrap.split(',')[0].split(';')[0][:60]})")
                         # the kernel's options with the identity of the binary that ran them
-                        options = message.get("options") if isinstance(message.get("options"), dict) else {}
+                        options = message.get("options")
+                        options = options if isinstance(options, dict) else {}
                         message["options"] = {**options, "kernel_sha256": file_sha256(self.kernel)}
                         self.store.record_job_header(job_id, message)
                         misplaced = self._misplaced(message.get("hosts"), points)
@@ -329,19 +330,16 @@ class _JobRunner:
                             kernel_error, outcome = misplaced, "misplaced"
                             break
                     elif what == "begin":
-                        in_flight = by_key.get(
-                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        in_flight = _named_point(by_key, message)
                     elif what == "point":
-                        point = by_key.get(
-                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        point = _named_point(by_key, message)
                         if point is not None and self._store_point(job_id, point, message,
                                                                    job.oversubscribed):
                             stored.add(point)
                         in_flight = None
                     elif what == "unsupported":
                         # the library lacks the call (an MPI-4 op in an MPI-3 library): recorded, not failed
-                        point = by_key.get(
-                            (message.get("op"), message.get("variant", ""), message.get("n_bytes")))
+                        point = _named_point(by_key, message)
                         if point is not None:
                             self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
                                                    self.p, point.n_bytes, "unsupported",
@@ -423,7 +421,8 @@ class _JobRunner:
             return False
         message = {**message, "p": self.p}
         summary = summarize(samples)
-        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+        extra = message.get("extra")
+        extra = extra if isinstance(extra, dict) else {}
         ci_rel = relative_ci_halfwidth(summary, float(extra.get("delay_us") or 0.0))
         target = float(message.get("precision_target") or self.options.precision)
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
@@ -441,6 +440,14 @@ class _JobRunner:
                                point.n_bytes, kind, message, self.placed.localities.get(point, ""))
         self.result.failures += 1
         self.observer.failure(self.library.name, self.p, point, kind, message)
+
+
+def _named_point(by_key: dict[tuple[str, str, int], Point], message: dict[str, Any]) -> Point | None:
+    """The point a kernel line names by (op, variant, n_bytes), or None: a line
+    that leaves one out, or names one this job does not measure, matches none."""
+    key: tuple[Any, Any, Any] = (message.get("op"), message.get("variant", ""),
+                                 message.get("n_bytes"))
+    return by_key.get(key)
 
 
 def _parse_line(line: str) -> dict | None:

@@ -1,4 +1,8 @@
-"""fit_points: measured points in, a model-file dict (docs/model-format.md) out."""
+"""fit_points: measured points in, a model-file dict (docs/model-format.md) out.
+
+fit_library is the one fitting core: it fits one library's points, applying the
+oversubscription policy once. fit_points (the model file, its provenance) and
+fit_models (the estimators for held-out predictions) both call it per library."""
 
 from __future__ import annotations
 
@@ -283,33 +287,123 @@ def imported_source(points: list[dict]) -> str | None:
     return f"imported {', '.join(tools)} output: times are the tool's means, not medians"
 
 
-def _group(points: list[dict]) -> dict[str, dict[str, list[dict]]]:
-    by: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+def _by_key(points: list[dict], key: str) -> dict[str, list[dict]]:
+    by: dict[str, list[dict]] = defaultdict(list)
     for pt in points:
-        by[pt["library"]][pt["op"]].append(pt)
+        by[pt[key]].append(pt)
     return by
+
+
+@dataclass
+class LibraryFit:
+    """One library's fit: its model-file section (None when nothing could be fitted),
+    the estimators behind its operations (held-out predictions use them), and for
+    the provenance what was skipped and what the oversubscription policy did."""
+
+    section: dict[str, Any] | None
+    estimators: dict[str, FittedOperation]
+    skipped: list[str]
+    excluded: list[dict]  # [{library, operation, p, points}] left out by the policy
+    oversubscribed_p: dict[str, list[int]]  # op key -> oversubscribed p fitted
+
+
+def fit_library(library: str, points: list[dict], *, units: str = "si",
+                penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
+                receiver_delay_us: float | None = None) -> LibraryFit:
+    """The one fitting core: one library's valid, checked points, the oversubscription
+    policy applied to them once, every operation fitted. An operation that cannot be
+    fitted is skipped with a note; so is the library when none could be."""
+    kept, excluded, fitted_over = apply_oversubscribed_policy(points, oversubscribed)
+    ops = _by_key(kept, "op")
+    skipped: list[str] = []
+    operations: dict[str, Any] = {}
+    estimators: dict[str, FittedOperation] = {}
+    versions = sorted({pt["library_version"] for pt in kept if pt["library_version"]})
+    lib: dict[str, Any] = {"version": versions[0] if versions else ""}
+    source = imported_source(kept)
+    if source:
+        lib["imported_from"] = source
+    for op, pts in sorted(ops.items()):
+        if op in LOGGP_OPS or op in UNFITTED_OPS:
+            continue
+        try:
+            if op in P2P_OPS:
+                for variant in sorted({pt["variant"] for pt in pts}):
+                    key = op_key(op, variant)
+                    operations[key], model = _fit_p2p([pt for pt in pts if pt["variant"] == variant],
+                                                      units, penalty)
+                    estimators[key] = FittedOperation(key, "p2p", variant, model)
+            else:
+                entries, cmodel = _collective_entries(op, pts, units, penalty)
+                operations.update(entries)
+                for variant in cmodel.variants_:
+                    key = op_key(op, variant)
+                    estimators[key] = FittedOperation(key, "collective", variant, cmodel)
+        except InputError as exc:
+            skipped.append(f"{library} {op}: {exc}")
+    over_p = {key: ps for (_, key), ps in fitted_over.items()}
+    for key, entry in operations.items():
+        if key in over_p:
+            entry["oversubscribed_p"] = over_p[key]
+    lib["operations"] = operations
+    found = overlaps(kept)
+    if found:  # informational, as metrics: how much of each non-blocking collective hid behind work
+        lib["nbc_overlap"] = [{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us,
+                               "t_overlap": o.t_overlap_us, "t_compute": o.t_compute_us,
+                               "overlap": round(o.fraction, 4)} for o in found]
+    loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
+    if loggp_pts:
+        try:
+            lib.update(_loggp_sections(library, loggp_pts, receiver_delay_us, operations))
+        except InputError as exc:
+            skipped.append(f"{library} loggp: {exc}")
+    if ops.get("coldstart"):
+        cold = _cold_start(ops["coldstart"], lib, skipped, library)
+        if cold is not None:
+            lib.setdefault("loggp_partial", {})["cold_start"] = cold
+    section: dict[str, Any] | None = lib
+    if not (operations or "loggp" in lib or "loggp_partial" in lib):  # the rndv probe alone gives S
+        section = None
+        skipped.append(f"{library}: no operation could be fitted")
+    return LibraryFit(section, estimators, skipped, excluded, over_p)
+
+
+def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: float | None,
+                    operations: dict[str, Any]) -> dict[str, Any]:
+    """{"loggp": ...} when every LogGP parameter was resolved, else {"loggp_partial": ...}."""
+    lg = LogGPModel(receiver_delay_us=receiver_delay_us).fit(loggp_pts)
+    section = {k: v for k, v in lg.params_.items() if v is not None}
+    for name, bracket in (("S_interval", lg.S_interval_), ("s_interval", lg.s_interval_)):
+        if bracket is not None:
+            section[name] = bracket
+    if not {"L", "o_s", "o_r", "g", "G"} <= section.keys():
+        return {"loggp_partial": section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}}
+    copy, why = rendezvous_copy(library)
+    notes = lg.notes_ + ([why] if why else [])
+    full = section | {"rendezvous_copy": copy, "notes": notes, "receiver_delay_us": lg.delay_us_}
+    if "pingpong:send" in operations:
+        regimes = size_regimes(section, operations["pingpong:send"]["segments"])
+        if regimes:
+            full["regimes"] = regimes
+    return {"loggp": full}
+
+
+def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,
+                   receiver_delay_us: dict[str, float] | None) -> dict[str, LibraryFit]:
+    """fit_library for each library of `points` (checked), in name order; invalid points left out."""
+    check_oversubscribed(oversubscribed)
+    valid = _by_key([pt for pt in points if pt["valid"]], "library")
+    return {library: fit_library(library, pts, units=units, penalty=penalty,
+                                 oversubscribed=oversubscribed,
+                                 receiver_delay_us=(receiver_delay_us or {}).get(library))
+            for library, pts in sorted(valid.items())}
 
 
 def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude"
                ) -> dict[str, dict[str, FittedOperation]]:
     """The fitted estimators per library and operation key (for predictions)."""
-    out: dict[str, dict[str, FittedOperation]] = {}
-    kept, _, _ = apply_oversubscribed_policy([pt for pt in _checked(points) if pt["valid"]], oversubscribed)
-    for library, ops in _group(kept).items():
-        fitted: dict[str, FittedOperation] = {}
-        for op, pts in ops.items():
-            if op in LOGGP_OPS or op in UNFITTED_OPS:
-                continue
-            if op in P2P_OPS:
-                for variant in sorted({pt["variant"] for pt in pts}):
-                    _, model = _fit_p2p([pt for pt in pts if pt["variant"] == variant], "si", penalty)
-                    fitted[op_key(op, variant)] = FittedOperation(op_key(op, variant), "p2p", variant, model)
-            else:
-                _, cmodel = _collective_entries(op, pts, "si", penalty)
-                for variant in cmodel.variants_:
-                    fitted[op_key(op, variant)] = FittedOperation(op_key(op, variant), "collective", variant, cmodel)
-        out[library] = fitted
-    return out
+    fits = _fit_libraries(_checked(points), "si", penalty, oversubscribed, None)
+    return {library: fit.estimators for library, fit in fits.items()}
 
 
 def _checked(points: list[dict]) -> list[dict]:
@@ -343,72 +437,14 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
     points = _checked(points)
     if not points:
         raise InputError("no points to fit")
-    valid, excluded, fitted_over = apply_oversubscribed_policy([pt for pt in points if pt["valid"]],
-                                                               oversubscribed)
-    skipped: list[str] = []
-    libraries: dict[str, Any] = {}
-    for library, ops in sorted(_group(valid).items()):
-        operations: dict[str, Any] = {}
-        versions = sorted({pt["library_version"] for opts in ops.values() for pt in opts if pt["library_version"]})
-        lib: dict[str, Any] = {"version": versions[0] if versions else ""}
-        source = imported_source([pt for opts in ops.values() for pt in opts])
-        if source:
-            lib["imported_from"] = source
-        for op, pts in sorted(ops.items()):
-            if op in LOGGP_OPS or op in UNFITTED_OPS:
-                continue
-            try:
-                if op in P2P_OPS:
-                    for variant in sorted({pt["variant"] for pt in pts}):
-                        key = op_key(op, variant)
-                        operations[key], _ = _fit_p2p([pt for pt in pts if pt["variant"] == variant], units, penalty)
-                else:
-                    entries, _ = _collective_entries(op, pts, units, penalty)
-                    operations.update(entries)
-            except InputError as exc:
-                skipped.append(f"{library} {op}: {exc}")
-        for key, entry in operations.items():
-            if (library, key) in fitted_over:
-                entry["oversubscribed_p"] = fitted_over[(library, key)]
-        lib["operations"] = operations
-        found = overlaps([pt for opts in ops.values() for pt in opts])
-        if found:  # informational, as metrics: how much of each non-blocking collective hid behind work
-            lib["nbc_overlap"] = [{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us,
-                                   "t_overlap": o.t_overlap_us, "t_compute": o.t_compute_us,
-                                   "overlap": round(o.fraction, 4)} for o in found]
-        loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
-        if loggp_pts:
-            delay = (receiver_delay_us or {}).get(library)
-            try:
-                lg = LogGPModel(receiver_delay_us=delay).fit(loggp_pts)
-                section = {k: v for k, v in lg.params_.items() if v is not None}
-                for name, bracket in (("S_interval", lg.S_interval_), ("s_interval", lg.s_interval_)):
-                    if bracket is not None:
-                        section[name] = bracket
-                if {"L", "o_s", "o_r", "g", "G"} <= section.keys():
-                    copy, why = rendezvous_copy(library)
-                    notes = lg.notes_ + ([why] if why else [])
-                    lib["loggp"] = section | {"rendezvous_copy": copy, "notes": notes,
-                                              "receiver_delay_us": lg.delay_us_}
-                    if "pingpong:send" in operations:
-                        regimes = size_regimes(section, operations["pingpong:send"]["segments"])
-                        if regimes:
-                            lib["loggp"]["regimes"] = regimes
-                else:
-                    lib["loggp_partial"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
-            except InputError as exc:
-                skipped.append(f"{library} loggp: {exc}")
-        if ops.get("coldstart"):
-            cold = _cold_start(ops["coldstart"], lib, skipped, library)
-            if cold is not None:
-                lib.setdefault("loggp_partial", {})["cold_start"] = cold
-        if operations or "loggp" in lib or "loggp_partial" in lib:
-            libraries[library] = lib  # the rndv probe alone gives S
-        else:
-            skipped.append(f"{library}: no operation could be fitted")
+    fits = _fit_libraries(points, units, penalty, oversubscribed, receiver_delay_us)
+    libraries = {library: fit.section for library, fit in fits.items() if fit.section is not None}
+    skipped = [note for fit in fits.values() for note in fit.skipped]
+    excluded = [entry for fit in fits.values() for entry in fit.excluded]
     if not libraries:
         raise InputError("nothing could be fitted: " + "; ".join(skipped)[:300])
-    over = sorted(f"{library} {key} p={q}" for (library, key), ps in fitted_over.items() for q in ps)
+    over = sorted(f"{library} {key} p={q}" for library, fit in fits.items()
+                  for key, ps in fit.oversubscribed_p.items() for q in ps)
     invalid = [pt for pt in points if not pt["valid"]]
     provenance = {
         "source": "fit",

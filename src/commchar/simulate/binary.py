@@ -75,11 +75,14 @@ def _communicate_with_progress(process: subprocess.Popen,
                                on_progress: ProgressCallback) -> tuple[str, str]:
     """stdout read whole; stderr line by line, its progress lines handed to the callback
     and the others kept (they say why a run failed)."""
+    stdout, stderr = process.stdout, process.stderr
+    if stdout is None or stderr is None:  # the caller's bug: both must be pipes
+        raise ValueError("the simulator's progress needs stdout and stderr piped")
     chunks: list[str] = []
-    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()), daemon=True)
+    reader = threading.Thread(target=lambda: chunks.append(stdout.read()), daemon=True)
     reader.start()
     kept: list[str] = []
-    for line in process.stderr:
+    for line in stderr:
         parts = line.split()
         if len(parts) == 4 and parts[0] == "progress" and parts[1].isdigit():
             total = int(parts[2]) if parts[2].isdigit() else None

@@ -232,9 +232,9 @@ def render(result: ExperimentResult, console: Console) -> None:
         for dim in DIMENSIONS:
             cells = [arch if arch == "full" else f"hypercube d={dim}", str(2**dim)]
             for congestion in (False, True):
-                delay, what = result.crossover(arch, dim, congestion)
-                cells.append(f"{delay:.3g}: {what}" if delay is not None else what)
+                crossing, what = result.crossover(arch, dim, congestion)
+                cells.append(f"{crossing:.3g}: {what}" if crossing is not None else what)
             cross.add_row(*cells)
     console.print(cross)
-    seq = ", ".join(f"N={2**d}: {t:.4g}" for d, t in result.sequential_us.items())
-    console.print(f"sequential baseline (us): {seq}", markup=False)
+    baseline = ", ".join(f"N={2**d}: {t:.4g}" for d, t in result.sequential_us.items())
+    console.print(f"sequential baseline (us): {baseline}", markup=False)

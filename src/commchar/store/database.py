@@ -211,6 +211,15 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The row id an INSERT just made. sqlite3 types lastrowid as Optional (None
+    before any INSERT); after one it is always set, so None here is a bug."""
+    row_id = cur.lastrowid
+    if row_id is None:
+        raise RuntimeError("an INSERT returned no row id")
+    return row_id
+
+
 class Store:
     """A commchar database; use as a context manager.
 
@@ -314,7 +323,7 @@ class Store:
                 " VALUES (?, 'running', ?, ?, ?)",
                 (now_utc(), commchar_version, json.dumps(host), json.dumps(options)),
             )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     @_guarded
     def set_run_status(self, run_id: int, status: str) -> None:
@@ -334,7 +343,7 @@ class Store:
                 (run_id, library, p, json.dumps(launcher_cmd), json.dumps(env),
                  int(oversubscribed), now_utc(), placement),
             )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     @_guarded
     def record_job_header(self, job_id: int, header: dict) -> None:
@@ -388,7 +397,7 @@ class Store:
                     int(refined),
                 ),
             )
-            point_id = int(cur.lastrowid)
+            point_id = inserted_id(cur)
             self._db.execute(
                 "INSERT INTO samples(point_id, t_us_json) VALUES (?, ?)",
                 (point_id, json.dumps(point["samples_us"])),
@@ -422,7 +431,7 @@ class Store:
                  json.dumps(record["trace"]) if record.get("trace") is not None else None,
                  now_utc()),
             )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     @_guarded
     def add_app_prediction(self, app_run_id: int, model_key: str, model: str,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from commchar.store.database import Store, now_utc
+from commchar.store.database import Store, inserted_id, now_utc
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS trace_predictions (
@@ -38,7 +38,7 @@ def save_prediction(store: Store, trace_id: int, doc: dict[str, Any]) -> int:
             (trace_id, now_utc(), doc["model"]["path"], doc["model"]["library"], doc["collectives"],
              float(doc["compute_scale"]), doc["topology"], int(bool(doc["congestion"])), json.dumps(doc)),
         )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def predictions(store: Store) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from commchar.errors import InputError
-from commchar.store.database import Store, now_utc
+from commchar.store.database import Store, inserted_id, now_utc
 
 TRACES_SCHEMA_VERSION = 1
 STATUSES = ("running", "complete", "failed", "timeout")
@@ -105,7 +105,7 @@ def begin_trace(store: Store, *, commchar_version: str, library: str, p: int,
             (now_utc(), "running", commchar_version, library, p, json.dumps(program),
              json.dumps(launcher_cmd), json.dumps(env), int(oversubscribed)),
         )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def add_rank(store: Store, trace_id: int, row: RankRow, trace_file: Path) -> None:
@@ -128,7 +128,7 @@ def add_rank(store: Store, trace_id: int, row: RankRow, trace_file: Path) -> Non
                 (trace_id, row.rank, row.host, row.wall_ns, row.records, int(row.finalized),
                  row.problem, trace_file.stat().st_size, size),
             )
-            with db.blobopen("trace_ranks", "file_zlib", cur.lastrowid) as blob:
+            with db.blobopen("trace_ranks", "file_zlib", inserted_id(cur)) as blob:
                 while chunk := packed.read(_CHUNK):
                     blob.write(chunk)
             db.executemany(

@@ -27,6 +27,12 @@ REC_ERROR = 2
 MEMBERS_PER_RECORD = 10
 FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
 
+
+def rank_file_number(name: str) -> int | None:
+    """The rank a file named rank-<r>.cctrace holds, or None for any other name."""
+    match = FILE_PATTERN.match(name)
+    return int(match.group(1)) if match else None
+
 HEADER_DTYPE = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
     ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),

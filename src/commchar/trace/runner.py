@@ -25,7 +25,7 @@ from commchar.measure.launch import LaunchSpec, describe_exit, program_command
 from commchar.measure.libraries import Library, linked_family
 from commchar.store import Store
 from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
-from commchar.trace.format import (FILE_PATTERN, RankTrace, Trace, TraceSummary, phase_times,
+from commchar.trace.format import (RankTrace, Trace, TraceSummary, phase_times, rank_file_number,
                                    read_rank)
 
 
@@ -190,20 +190,24 @@ def _settle(directory: Path, quiet: float = 0.5, limit: float = 10.0) -> None:
 def read_ranks(directory: Path, p: int) -> list[tuple[RankTrace | str, Path]]:
     """Each rank file of a directory with its path, parsed (partial files too) or,
     when it cannot be, the one-line reason."""
-    found = []
+    found: list[tuple[int, RankTrace | str, Path]] = []
     for path in sorted(directory.iterdir()):
-        match = FILE_PATTERN.match(path.name)
-        if not match or int(match.group(1)) >= p:
+        number = rank_file_number(path.name)
+        if number is None or number >= p:
             continue
+        rank: RankTrace | str
         try:
-            found.append((read_rank(path, allow_partial=True), path))
+            rank = read_rank(path, allow_partial=True)
         except InputError as exc:
-            found.append((str(exc).replace(str(directory) + "/", ""), path))
-    return sorted(found, key=lambda item: int(FILE_PATTERN.match(item[1].name).group(1)))
+            rank = str(exc).replace(str(directory) + "/", "")
+        found.append((number, rank, path))
+    return [(rank, path) for _, rank, path in sorted(found, key=lambda item: item[0])]
 
 
 def _rank_row(rank: RankTrace | str, path: Path) -> RankRow:
-    number = int(FILE_PATTERN.match(path.name).group(1))  # type: ignore[union-attr]
+    number = rank_file_number(path.name)
+    if number is None:  # read_ranks keeps only rank files
+        raise ValueError(f"{path.name} is not a rank file")
     if isinstance(rank, str):
         return RankRow(number, "", 0, 0, False, rank, {})
     return RankRow(number, rank.host, rank.wall_ns, len(rank.records), rank.finalized,
