@@ -15,6 +15,8 @@ static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_ti
 /* repetitions at least this long need no re-alignment before a chunk: the
  * skew left by the control messages (microseconds) is lost in them */
 #define CC_RESYNC_BELOW_NS 1e6
+/* --sync window: untimed runs whose median sizes the window */
+#define CC_ESTIMATE_RUNS 9
 
 void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
 {
@@ -55,13 +57,12 @@ static long cc_clamp(double v, long lo, long hi)
  * calls).  Rank 0 decides from the last round, broadcast to every participant:
  * the batch, and the first chunk (small, and short enough for max_time). */
 static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *batch, long *first_chunk,
-                      int *resync, double *estimate_ns)
+                      int *resync)
 {
     const double res = pt->env->timer.resolution_ns;
     const int64_t start = cc_now_ns();
     long round = 1, total = 0;
-    /* next round (0: done), batch, first chunk, resync, one batched repetition (ns) */
-    long decision[5] = {0, 1, 1, 1, 0};
+    long decision[4] = {0, 1, 1, 1}; /* next round (0: done), batch, first chunk, resync */
     double fastest = INFINITY;    /* rank 0: least per-call time of any round */
     pt->batch = 1;
     for (;;) {
@@ -95,14 +96,13 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
                 decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
                 decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
-                decision[4] = cc_clamp(ceil(fastest * (double)decision[1]), 1, 1L << 50);
             } else if (elapsed < lim->warmup_time) {
                 decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1, 2 * round);
             } else {
                 decision[0] = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
             }
         }
-        CC_MPI(MPI_Bcast(decision, 5, MPI_LONG, 0, pt->ctl));
+        CC_MPI(MPI_Bcast(decision, 4, MPI_LONG, 0, pt->ctl));
         if (decision[0] == 0) break;
         round = decision[0];
     }
@@ -110,7 +110,6 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
     *batch = decision[1];
     *first_chunk = decision[2];
     *resync = decision[3] != 0;
-    *estimate_ns = (double)decision[4];
 }
 
 static void cc_series_reserve(cc_series *s, long need, double **scratch)
@@ -202,6 +201,24 @@ static void cc_own_add(cc_own *own, const double *d, long count)
     own->n += count;
 }
 
+/* --sync window: one batched repetition's time from a few untimed runs, each
+ * started at a barrier: the median over runs of the maximum over ranks (the
+ * median, so that a rank descheduled in one run does not size every window) */
+static double cc_one_repetition_ns(cc_point *pt)
+{
+    double mine[CC_ESTIMATE_RUNS], worst[CC_ESTIMATE_RUNS];
+    for (int k = 0; k < CC_ESTIMATE_RUNS; k++) {
+        cc_prepare(pt);
+        const int64_t t0 = cc_now_ns();
+        pt->op->run(pt, pt->batch);
+        const int64_t t1 = cc_now_ns();
+        mine[k] = pt->timed ? (double)(t1 - t0) : 0.0;
+    }
+    CC_MPI(MPI_Allreduce(mine, worst, CC_ESTIMATE_RUNS, MPI_DOUBLE, MPI_MAX, pt->ctl));
+    qsort(worst, CC_ESTIMATE_RUNS, sizeof *worst, cc_cmp_ns);
+    return worst[CC_ESTIMATE_RUNS / 2];
+}
+
 /* the test fault: the last rank starts every fourth windowed repetition half a
  * window late */
 static void cc_inject_late(const cc_point *pt, const cc_window *win, long rep, int64_t at)
@@ -234,8 +251,7 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     memset(out, 0, sizeof *out);
     long chunk = 1, batch = 1;
     int resync = 1;
-    double estimate_ns = 0.0;
-    cc_warmup(pt, lim, &out->warmup, &batch, &chunk, &resync, &estimate_ns);
+    cc_warmup(pt, lim, &out->warmup, &batch, &chunk, &resync);
     pt->batch = out->batch = batch;
 
     const int root = pt->rank == 0;
@@ -251,10 +267,12 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     long decision[2] = {chunk, CC_STOP_GO};
     cc_window win;
     if (windowed) {
+        const double estimate_ns = lim->sync_window_us > 0.0 ? 0.0 : cc_one_repetition_ns(pt);
         cc_window_setup(&win, pt, estimate_ns, lim->sync_window_factor, lim->sync_window_us);
         out->windowed = 1;
         out->window_us = (double)win.length_ns * 1e-3;
         out->clock_rtt_us = (double)win.rtt_ns * 1e-3;
+        out->estimate_us = estimate_ns * 1e-3;
     }
     const int64_t start = cc_now_ns();
 

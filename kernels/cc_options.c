@@ -22,7 +22,7 @@ const char cc_usage[] =
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
     "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
     "                         window: at common times on offset-corrected clocks\n"
-    "  --sync-window-factor F window = F x the warm-up's time of one repetition (4)\n"
+    "  --sync-window-factor F window = F x an estimate of one repetition (4)\n"
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
     "  --rndv-delay-us D      receiver delay of rndv (2000)\n"

@@ -173,6 +173,8 @@ void cc_report_window(cc_buf *extra, const cc_series *s)
     cc_buf_num(extra, s->window_us);
     cc_buf_key(extra, "clock_rtt_us");
     cc_buf_num(extra, s->clock_rtt_us);
+    cc_buf_key(extra, "estimate_us");
+    cc_buf_num(extra, s->estimate_us);
     cc_buf_key(extra, "late");
     cc_buf_printf(extra, "%ld", s->late);
     cc_buf_key(extra, "redone");

@@ -9,5 +9,5 @@ static void cc_barrier_start(MPI_Comm comm)
 const cc_sync cc_sync_barrier = {"barrier", cc_barrier_start, 0};
 const cc_sync cc_sync_none = {"none", NULL, 0};
 /* untimed repetitions still start at a barrier: only the timed ones need the
- * common start time, and the warm-up's estimate sizes the window */
+ * common start time (and untimed runs at a barrier size the window) */
 const cc_sync cc_sync_window = {"window", cc_barrier_start, 1};

@@ -56,7 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " (default), none, or window: at common start times on offset-corrected"
                              " clocks, repetitions that start late redone (docs/method.md)")
     parser.add_argument("--sync-window-factor", type=float, default=DEFAULT_WINDOW_FACTOR, metavar="F",
-                        help="--sync window: each window is F times the warm-up's time of one"
+                        help="--sync window: each window is F times an estimate of one"
                              f" repetition (default {DEFAULT_WINDOW_FACTOR:g})")
     parser.add_argument("--sync-window-us", type=float, default=0.0, metavar="US",
                         help="--sync window: a fixed window of US microseconds instead (default 0: from F)")

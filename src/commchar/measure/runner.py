@@ -44,7 +44,7 @@ STDERR_TAIL_CHARS = 400
 # After the kernel's last line, how long a job may take to exit before it is stopped.
 FINALIZE_GRACE_S = 10.0
 # Start synchronizations of collectives (kernels/cc_sync.c); window: the kernel's
-# default factor over the warm-up's time of one repetition.
+# default factor over an estimate of one repetition (untimed runs).
 SYNC_METHODS = ("barrier", "none", "window")
 DEFAULT_WINDOW_FACTOR = 4.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
