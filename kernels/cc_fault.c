@@ -28,6 +28,8 @@ int cc_fault_read(cc_fault *fault, char *err, size_t errlen)
         fault->kind = CC_FAULT_CRASH;
     else if (strcmp(copy, "corrupt") == 0)
         fault->kind = CC_FAULT_CORRUPT;
+    else if (strcmp(copy, "late") == 0)
+        fault->kind = CC_FAULT_LATE;
     else
         goto malformed;
     const char *size = last + 1;
@@ -50,7 +52,7 @@ int cc_fault_read(cc_fault *fault, char *err, size_t errlen)
     return 0;
 
 malformed:
-    snprintf(err, errlen, "%s='%s' is not KIND@op[:variant]:n with KIND hang, crash or corrupt",
+    snprintf(err, errlen, "%s='%s' is not KIND@op[:variant]:n with KIND hang, crash, corrupt or late",
              CC_FAULT_ENV, spec);
     return -1;
 }

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-typedef enum { CC_FAULT_NONE, CC_FAULT_HANG, CC_FAULT_CRASH, CC_FAULT_CORRUPT } cc_fault_kind;
+/* late: under --sync window the last rank starts every fourth timed repetition
+ * half a window late (the point's late and redone counts show it) */
+typedef enum { CC_FAULT_NONE, CC_FAULT_HANG, CC_FAULT_CRASH, CC_FAULT_CORRUPT, CC_FAULT_LATE } cc_fault_kind;
 
 typedef struct cc_fault {
     cc_fault_kind kind;

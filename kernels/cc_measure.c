@@ -6,14 +6,17 @@
 #include <string.h>
 
 #include "cc_stats.h"
+#include "cc_window.h"
 
-enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME };
-static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time"};
+enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME, CC_STOP_LATE };
+static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time", "late"};
 
 #define CC_MAX_BATCH (1L << 20)
 /* repetitions at least this long need no re-alignment before a chunk: the
  * skew left by the control messages (microseconds) is lost in them */
 #define CC_RESYNC_BELOW_NS 1e6
+/* --sync window: untimed runs whose median sizes the window */
+#define CC_ESTIMATE_RUNS 9
 
 void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
 {
@@ -23,6 +26,8 @@ void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
     lim->max_time = opt->max_time / (phases > 0 ? phases : 1);
     lim->warmup_time = opt->warmup_time;
     lim->batch_threshold = opt->batch_threshold;
+    lim->sync_window_factor = opt->sync_window_factor;
+    lim->sync_window_us = opt->sync_window_us;
 }
 
 /* untimed steps of one repetition: start synchronisation, then the op's own */
@@ -141,6 +146,10 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
     } else if (elapsed >= lim->max_time && s->n >= lim->min_reps) {
         /* min-reps is a floor: a slow point still gets its fewest samples */
         decision[1] = CC_STOP_MAX_TIME;
+    } else if (s->late >= lim->max_reps || (elapsed >= lim->max_time && s->late >= lim->min_reps)) {
+        /* redoing late repetitions is bounded by what was asked: a point whose
+         * windows are too short for this machine stops, flagged, not failed */
+        decision[1] = CC_STOP_LATE;
     } else {
         /* grow geometrically (x1.5 in total), never past max-reps or max-time */
         double per_rep = elapsed / (double)s->n;
@@ -176,6 +185,67 @@ static void cc_rank_medians(const cc_point *pt, double *own, long n, double to_u
     CC_MPI(MPI_Gather(&mine, 1, MPI_DOUBLE, out->rank_median_us, 1, MPI_DOUBLE, 0, pt->ctl));
 }
 
+/* this rank's durations (ns) kept for its own median */
+typedef struct cc_own {
+    double *d;
+    long n, cap;
+} cc_own;
+
+static void cc_own_add(cc_own *own, const double *d, long count)
+{
+    if (own->n + count > own->cap) {
+        own->cap = 2 * (own->n + count);
+        own->d = cc_xrealloc(own->d, (size_t)own->cap * sizeof *own->d);
+    }
+    memcpy(own->d + own->n, d, (size_t)count * sizeof *d);
+    own->n += count;
+}
+
+/* --sync window: one batched repetition's time from a few untimed runs, each
+ * started at a barrier: the median over runs of the maximum over ranks (the
+ * median, so that a rank descheduled in one run does not size every window) */
+static double cc_one_repetition_ns(cc_point *pt)
+{
+    double mine[CC_ESTIMATE_RUNS], worst[CC_ESTIMATE_RUNS];
+    for (int k = 0; k < CC_ESTIMATE_RUNS; k++) {
+        cc_prepare(pt);
+        const int64_t t0 = cc_now_ns();
+        pt->op->run(pt, pt->batch);
+        const int64_t t1 = cc_now_ns();
+        mine[k] = pt->timed ? (double)(t1 - t0) : 0.0;
+    }
+    CC_MPI(MPI_Allreduce(mine, worst, CC_ESTIMATE_RUNS, MPI_DOUBLE, MPI_MAX, pt->ctl));
+    qsort(worst, CC_ESTIMATE_RUNS, sizeof *worst, cc_cmp_ns);
+    return worst[CC_ESTIMATE_RUNS / 2];
+}
+
+/* the test fault: the last rank starts every fourth windowed repetition half a
+ * window late */
+static void cc_inject_late(const cc_point *pt, const cc_window *win, long rep, int64_t at)
+{
+    if (pt->inject_late && pt->rank == pt->size - 1 && rep % 4 == 3)
+        while (cc_now_ns() <= at + win->length_ns / 2) {
+        }
+}
+
+/* One chunk under --sync window: repetition i starts at the common time
+ * cc_window_at(i); its duration is from that start to this rank's end, and +inf
+ * when this rank arrived late, so the max over ranks marks it late on any. */
+static void cc_window_chunk(cc_point *pt, cc_window *win, long chunk, long first_rep, double *dur)
+{
+    void (*const run)(cc_point *, long) = pt->op->run;
+    const long batch = pt->batch;
+    cc_window_schedule(win, pt);
+    for (long i = 0; i < chunk; i++) {
+        const int64_t at = cc_window_at(win, i);
+        cc_inject_late(pt, win, first_rep + i, at);
+        const int late = cc_window_wait(at);
+        run(pt, batch);
+        const int64_t t1 = cc_now_ns();
+        dur[i] = late ? INFINITY : pt->timed ? (double)(t1 - at) : 0.0;
+    }
+}
+
 void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
 {
     memset(out, 0, sizeof *out);
@@ -185,71 +255,98 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     pt->batch = out->batch = batch;
 
     const int root = pt->rank == 0;
+    const int windowed = pt->sync->windowed;
     const double to_us = pt->scale / (double)batch / 1000.0;
     void (*const sync_start)(MPI_Comm) = pt->sync->start;
     void (*const before)(cc_point *) = pt->op->before;
     void (*const run)(cc_point *, long) = pt->op->run;
     const MPI_Comm comm = pt->comm;
-    double *dur = NULL, *scratch = NULL;
-    long dur_cap = 0;
-    double *own = NULL; /* this rank's durations (ns), for its own median */
-    long own_n = 0, own_cap = 0;
+    double *dur = NULL, *maxed = NULL, *scratch = NULL;
+    long dur_cap = 0, timed_reps = 0;
+    cc_own own = {NULL, 0, 0}; /* this rank's durations (ns), for its own median */
     long decision[2] = {chunk, CC_STOP_GO};
+    cc_window win;
+    if (windowed) {
+        const double estimate_ns = lim->sync_window_us > 0.0 ? 0.0 : cc_one_repetition_ns(pt);
+        cc_window_setup(&win, pt, estimate_ns, lim->sync_window_factor, lim->sync_window_us);
+        out->windowed = 1;
+        out->window_us = (double)win.length_ns * 1e-3;
+        out->clock_rtt_us = (double)win.rtt_ns * 1e-3;
+        out->estimate_us = estimate_ns * 1e-3;
+    }
     const int64_t start = cc_now_ns();
 
     for (;;) {
         if (chunk > dur_cap) {
             dur_cap = chunk;
             dur = cc_xrealloc(dur, (size_t)dur_cap * sizeof *dur);
+            if (windowed) maxed = cc_xrealloc(maxed, (size_t)dur_cap * sizeof *maxed);
         }
-        /* one untimed repetition first: the control exchange above leaves the
-         * ranks skewed, which would otherwise land in the chunk's first sample */
-        if (resync) {
-            cc_prepare(pt);
-            run(pt, 1);
-        }
-        /* the timed region: the op's MPI calls between two timer reads */
-        for (long i = 0; i < chunk; i++) {
-            if (sync_start) sync_start(comm);
-            if (before) before(pt);
-            const int64_t t0 = cc_now_ns();
-            run(pt, batch);
-            const int64_t t1 = cc_now_ns();
-            dur[i] = (double)(t1 - t0);
-        }
-        if (!pt->timed) memset(dur, 0, (size_t)chunk * sizeof *dur);
-        if (pt->op->scope == CC_SCOPE_ALL) {
-            if (own_n + chunk > own_cap) {
-                own_cap = 2 * (own_n + chunk);
-                own = cc_xrealloc(own, (size_t)own_cap * sizeof *own);
+        long kept = chunk;
+        if (windowed) {
+            /* the start is global: no re-alignment, no barrier */
+            cc_window_chunk(pt, &win, chunk, timed_reps, dur);
+            /* every rank learns which repetitions were late, to leave them out of its own median too */
+            CC_MPI(MPI_Allreduce(dur, maxed, (int)chunk, MPI_DOUBLE, MPI_MAX, pt->ctl));
+            kept = 0;
+            for (long i = 0; i < chunk; i++) {
+                if (isinf(maxed[i])) continue;
+                dur[kept] = dur[i];
+                maxed[kept++] = maxed[i];
             }
-            memcpy(own + own_n, dur, (size_t)chunk * sizeof *dur);
-            own_n += chunk;
+            out->late += chunk - kept;
+            if (pt->op->scope == CC_SCOPE_ALL) cc_own_add(&own, dur, kept);
+            if (root) {
+                cc_series_reserve(out, out->n + kept, &scratch);
+                memcpy(out->samples_us + out->n, maxed, (size_t)kept * sizeof *maxed);
+            }
+        } else {
+            /* one untimed repetition first: the control exchange above leaves the
+             * ranks skewed, which would otherwise land in the chunk's first sample */
+            if (resync) {
+                cc_prepare(pt);
+                run(pt, 1);
+            }
+            /* the timed region: the op's MPI calls between two timer reads */
+            for (long i = 0; i < chunk; i++) {
+                if (sync_start) sync_start(comm);
+                if (before) before(pt);
+                const int64_t t0 = cc_now_ns();
+                run(pt, batch);
+                const int64_t t1 = cc_now_ns();
+                dur[i] = (double)(t1 - t0);
+            }
+            if (!pt->timed) memset(dur, 0, (size_t)chunk * sizeof *dur);
+            if (pt->op->scope == CC_SCOPE_ALL) cc_own_add(&own, dur, chunk);
+            if (root) cc_series_reserve(out, out->n + chunk, &scratch);
+            CC_MPI(MPI_Reduce(dur, root ? out->samples_us + out->n : NULL, (int)chunk, MPI_DOUBLE,
+                              MPI_MAX, 0, pt->ctl));
         }
-        if (root) cc_series_reserve(out, out->n + chunk, &scratch);
-        CC_MPI(MPI_Reduce(dur, root ? out->samples_us + out->n : NULL, (int)chunk, MPI_DOUBLE,
-                          MPI_MAX, 0, pt->ctl));
+        timed_reps += chunk;
         if (root) {
             double *fresh = out->samples_us + out->n;
-            for (long i = 0; i < chunk; i++) {
+            for (long i = 0; i < kept; i++) {
                 fresh[i] *= to_us;
                 dur[i] = fresh[i];
             }
-            cc_merge_chunk(out->sorted_us, (size_t)out->n, dur, (size_t)chunk, scratch);
-            out->n += chunk;
+            cc_merge_chunk(out->sorted_us, (size_t)out->n, dur, (size_t)kept, scratch);
+            out->n += kept;
             cc_evaluate(out, lim, pt->ci_reference_us);
             cc_decide(out, lim, (double)(cc_now_ns() - start) * 1e-9, decision);
         } else {
-            out->n += chunk;
+            out->n += kept;
         }
         CC_MPI(MPI_Bcast(decision, 2, MPI_LONG, 0, pt->ctl));
         if (decision[0] == 0) break;
+        /* the late repetitions so far are made up for by the chunks that follow */
+        out->redone = out->late;
         chunk = decision[0];
     }
     out->stop_reason = cc_stop_names[decision[1]];
-    if (pt->op->scope == CC_SCOPE_ALL) cc_rank_medians(pt, own, own_n, to_us, out);
-    free(own);
+    if (pt->op->scope == CC_SCOPE_ALL) cc_rank_medians(pt, own.d, own.n, to_us, out);
+    free(own.d);
     free(dur);
+    free(maxed);
     free(scratch);
 }
 

@@ -9,6 +9,7 @@ typedef struct cc_limits {
     double precision;
     long min_reps, max_reps;
     double max_time, warmup_time, batch_threshold;
+    double sync_window_factor, sync_window_us; /* --sync window only */
 } cc_limits;
 
 /* The result, complete on rank 0 only (the other ranks keep the counters). */
@@ -19,7 +20,15 @@ typedef struct cc_series {
     long batch, warmup;
     double median_us, ci_rel;
     int precision_met;
-    const char *stop_reason; /* precision | max_reps | max_time */
+    const char *stop_reason; /* precision | max_reps | max_time | late */
+    /* --sync window: the window, the clock offsets' round trip, the estimate, repetitions
+     * discarded as late (on any rank) and how many of them were redone; a
+     * point stops with stop_reason "late" when late reaches max_reps, or
+     * min_reps once max_time has passed */
+    int windowed;
+    double window_us, clock_rtt_us;
+    double estimate_us; /* the untimed runs' time of one batched repetition (0 with a fixed window) */
+    long late, redone;
     /* rank 0, collectives: each rank's own median duration (us), so stragglers
      * and imbalance show beside the slowest-rank samples; NULL otherwise */
     double *rank_median_us;

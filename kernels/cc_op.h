@@ -11,15 +11,20 @@
 #include "cc_options.h"
 #include "cc_timer.h"
 
-enum { CC_TAG_DATA = 1, CC_TAG_ACK = 2, CC_TAG_READY = 3 };
+enum { CC_TAG_DATA = 1, CC_TAG_ACK = 2, CC_TAG_READY = 3, CC_TAG_CLOCK = 4 };
 
 /* start synchronisation of a collective repetition, a named choice */
 typedef struct cc_sync {
     const char *name;
-    void (*start)(MPI_Comm comm); /* NULL: none */
+    /* before an untimed repetition (warm-up, verification) and, unless windowed,
+     * before every timed one; NULL: none */
+    void (*start)(MPI_Comm comm);
+    /* timed repetitions start at common times on offset-corrected clocks
+     * (cc_window.h) instead of after start() */
+    int windowed;
 } cc_sync;
 
-extern const cc_sync cc_sync_barrier, cc_sync_none;
+extern const cc_sync cc_sync_barrier, cc_sync_none, cc_sync_window;
 
 typedef enum { CC_SCOPE_PAIR, CC_SCOPE_ALL } cc_scope;
 
@@ -81,8 +86,9 @@ typedef struct cc_point {
     MPI_Request *reqs;
     int nreqs;
     MPI_Op reduce_op;
-    long window;
+    long window;  /* messages per window of bw and bibw (not the sync window) */
     int64_t delay_ns;
+    int inject_late;  /* tests: the last rank starts some windowed repetitions late */
     void *attached;
     int attached_len;
 } cc_point;

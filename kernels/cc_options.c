@@ -20,7 +20,10 @@ const char cc_usage[] =
     "  --max-time S           most seconds of measurement per point (1.0)\n"
     "  --warmup-time S        untimed warm-up per point, at least 2 calls (0.005)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
-    "  --sync barrier|none    start synchronisation of collectives (barrier)\n"
+    "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
+    "                         window: at common times on offset-corrected clocks\n"
+    "  --sync-window-factor F window = F x an estimate of one repetition (4)\n"
+    "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
     "  --rndv-delay-us D      receiver delay of rndv (2000)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
@@ -179,6 +182,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->warmup_time = 0.005;
     opt->batch_threshold = 100.0;
     opt->sync = &cc_sync_barrier;
+    opt->sync_window_factor = 4.0;
+    opt->sync_window_us = 0.0;
     opt->window = 64;
     opt->rndv_delay_us = 2000.0;
 
@@ -217,6 +222,10 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_time, err, errlen);
         else if (strcmp(name, "--batch-threshold") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e9, 0, &opt->batch_threshold, err, errlen);
+        else if (strcmp(name, "--sync-window-factor") == 0)
+            rc = cc_parse_double(name, value, 1.0, 1e6, 0, &opt->sync_window_factor, err, errlen);
+        else if (strcmp(name, "--sync-window-us") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e7, 0, &opt->sync_window_us, err, errlen);
         else if (strcmp(name, "--window") == 0)
             rc = cc_parse_long(name, value, 1, 100000, &opt->window, err, errlen);
         else if (strcmp(name, "--rndv-delay-us") == 0)
@@ -226,8 +235,10 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 opt->sync = &cc_sync_barrier;
             else if (strcmp(value, "none") == 0)
                 opt->sync = &cc_sync_none;
+            else if (strcmp(value, "window") == 0)
+                opt->sync = &cc_sync_window;
             else
-                rc = cc_fail(err, errlen, "--sync: '%s' is not barrier or none", value);
+                rc = cc_fail(err, errlen, "--sync: '%s' is not barrier, none or window", value);
         } else
             rc = cc_fail(err, errlen, "unknown option %s", name);
         if (rc) return CC_PARSE_ERROR;

@@ -23,6 +23,9 @@ typedef struct cc_options {
     long min_reps, max_reps;
     double max_time, warmup_time, batch_threshold;
     const struct cc_sync *sync;
+    /* --sync window: the window is factor x an estimate of one
+     * repetition, or sync_window_us when that is above 0 */
+    double sync_window_factor, sync_window_us;
     long window;
     double rndv_delay_us;
 } cc_options;

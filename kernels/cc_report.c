@@ -40,6 +40,10 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_num(b, opt->batch_threshold);
     cc_buf_key(b, "sync");
     cc_buf_str(b, opt->sync->name);
+    cc_buf_key(b, "sync_window_factor");
+    cc_buf_num(b, opt->sync_window_factor);
+    cc_buf_key(b, "sync_window_us");
+    cc_buf_num(b, opt->sync_window_us);
     cc_buf_key(b, "window");
     cc_buf_printf(b, "%ld", opt->window);
     cc_buf_key(b, "rndv_delay_us");
@@ -159,6 +163,25 @@ void cc_report_point(cc_buf *out, const cc_point *pt, const cc_series *s, int va
     cc_buf_append(out, extra->data, extra->len);
     cc_buf_printf(out, "}");
     cc_buf_emit(out);
+}
+
+void cc_report_window(cc_buf *extra, const cc_series *s)
+{
+    cc_buf_key(extra, "sync_window");
+    cc_buf_printf(extra, "{");
+    cc_buf_key(extra, "window_us");
+    cc_buf_num(extra, s->window_us);
+    cc_buf_key(extra, "clock_rtt_us");
+    cc_buf_num(extra, s->clock_rtt_us);
+    cc_buf_key(extra, "estimate_us");
+    cc_buf_num(extra, s->estimate_us);
+    cc_buf_key(extra, "late");
+    cc_buf_printf(extra, "%ld", s->late);
+    cc_buf_key(extra, "redone");
+    cc_buf_printf(extra, "%ld", s->redone);
+    cc_buf_key(extra, "bound_hit");
+    cc_buf_bool(extra, s->stop_reason && strcmp(s->stop_reason, "late") == 0);
+    cc_buf_printf(extra, "}");
 }
 
 void cc_report_end(cc_buf *out, size_t points, double wall_s)

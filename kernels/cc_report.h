@@ -10,6 +10,9 @@ void cc_report_header(const cc_env *env, const cc_fault *fault);
 void cc_report_begin(cc_buf *out, const cc_point *pt);
 void cc_report_point(cc_buf *out, const cc_point *pt, const cc_series *s, int valid, const char *error,
                      double wall_s, const cc_buf *extra);
+/* --sync window: the point's window, clock round trip, late and redone
+ * repetitions, as one "sync_window" object inside extra */
+void cc_report_window(cc_buf *extra, const cc_series *s);
 /* a point the library cannot measure (cc_op.unsupported): its identity and why */
 void cc_report_unsupported(cc_buf *out, const cc_point *pt, const char *why);
 void cc_report_end(cc_buf *out, size_t points, double wall_s);

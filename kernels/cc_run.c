@@ -64,6 +64,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
             }
             cc_fault_kind injected = cc_fault_at(fault, pt.op->name, pt.variant_name, pt.n);
             cc_inject_stop(injected, env->world_rank);
+            pt.inject_late = injected == CC_FAULT_LATE;
 
             cc_series series;
             memset(&series, 0, sizeof series);
@@ -78,6 +79,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_measure(&pt, &lim, &series);
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
+                if (root && series.windowed) cc_report_window(&extra, &series);
                 if (root && series.rank_median_us) { /* stragglers: each rank's own median */
                     cc_buf_key(&extra, "rank_median_us");
                     cc_buf_printf(&extra, "[");

@@ -308,3 +308,21 @@ def test_bad_inputs_the_fit_cannot_use_are_one_line(tmp_path, capsys):
     good = _write_csv(tmp_path / "points.csv", _points(), COLUMNS)
     code, _, err = run(["fit", "--csv", str(good), "--holdout-sizes", "0"], capsys)
     assert code == 2 and "--holdout-sizes must be at least 2, got 0" in err
+
+
+def test_a_series_under_two_start_synchronizations_is_refused_not_mixed(tmp_path, capsys):
+    """A barrier-started and a window-started bcast are different quantities: one fit over
+    both is refused in one line; the same points under one synchronization fit."""
+    pts = [pt | {"sync": "none" if pt["op"] == "pingpong" else "barrier", "run_id": 1} for pt in _points()]
+    window = [pt | {"sync": "window", "run_id": 2} for pt in pts if pt["op"] == "bcast"]
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(pts + window))
+    code, _, err = run(["fit", "--json", str(mixed), "--oversubscribed", "include",
+                        "--call-costs", "off"], capsys)
+    assert code != 0 and err.count("\n") == 1
+    assert "openmpi bcast mixes start synchronizations (barrier in run(s) 1; window in run(s) 2)" in err
+    alone = tmp_path / "window.json"
+    alone.write_text(json.dumps([pt for pt in pts if pt["op"] != "bcast"] + window))
+    code, out, err = run(["fit", "--json", str(alone), "--oversubscribed", "include",
+                          "--call-costs", "off"], capsys)
+    assert code == 0, err

@@ -215,6 +215,8 @@ def test_every_operation_measured_and_verified(kernel):
         (["--plan", "barrier=0", "--precision", "abc"], "--precision"),
         (["--precision", "0.1"], "--plan is required"),
         (["--plan", "pingpong:bsend=1000000000"], "bsend buffer"),
+        (["--plan", "barrier=0", "--sync", "windows"], "barrier, none or window"),
+        (["--plan", "barrier=0", "--sync-window-factor", "0.5"], "--sync-window-factor"),
     ],
 )
 def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
@@ -253,6 +255,66 @@ def test_corruption_reported_and_run_continues(kernel, fault, problem):
     assert bad["valid"] is False
     assert problem in bad["error"] and "expected" in bad["error"]
     assert all(pt["valid"] for pt in points if pt is not bad)
+
+
+WINDOW_PLAN = "allreduce:sum=8,4096;bcast=8;pingpong:send=8"
+
+
+def _window(point: dict) -> dict:
+    return point["extra"]["sync_window"]
+
+
+def test_window_sync_points_are_measured_verified_and_counted(kernel):
+    done = _launch(kernel, 2, ["--plan", WINDOW_PLAN, *FAST, "--sync", "window"])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["sync"] == "window"
+    assert records[0]["options"]["sync_window_factor"] == 4
+    points = _points(records)
+    assert len(points) == 4
+    for pt in points:
+        where = f"{pt['op']}={pt['n_bytes']}"
+        assert pt["valid"] is True and len(pt["samples_us"]) == pt["reps"], where
+        if pt["op"] == "pingpong":  # point-to-point has no start synchronisation
+            assert pt["sync"] == "none" and "sync_window" not in pt["extra"], where
+            continue
+        assert pt["sync"] == "window", where
+        w = _window(pt)
+        assert w["bound_hit"] is False and pt["stop_reason"] in {"precision", "max_reps", "max_time"}, where
+        assert pt["reps"] >= 5 and all(s > 0 for s in pt["samples_us"]), where
+        # a window holds the repetition: F x its warm-up time, plus the clocks' round trip
+        assert w["window_us"] > 0 and 0 < w["clock_rtt_us"] < w["window_us"], where
+        assert 0 <= w["redone"] <= w["late"], where
+        assert len(pt["extra"]["rank_median_us"]) == 2, where
+
+
+def test_injected_late_repetitions_are_discarded_and_redone(kernel):
+    # rank 1 starts every fourth timed repetition of allreduce:sum at 8 B half a window late
+    done = _launch(kernel, 2, ["--plan", "allreduce:sum=8,4096", *FAST, "--min-reps", "20",
+                               "--sync", "window"], fault="late@allreduce:sum:8")
+    assert done.returncode == 0, done.stderr
+    hit, other = _points(_records(done.stdout))
+    w = _window(hit)
+    assert hit["valid"] is True and hit["reps"] >= 20 and len(hit["samples_us"]) == hit["reps"]
+    # at least every fourth of all timed repetitions (kept + late) was late, none of them kept
+    assert w["late"] >= (hit["reps"] + w["late"]) // 4 >= 5
+    assert 0 < w["redone"] <= w["late"] and w["bound_hit"] is False
+    # the other size has no injected delay (its own late count is this machine's load)
+    assert other["valid"] is True and other["reps"] >= 20 and _window(other)["late"] >= 0
+
+
+def test_windows_too_short_stop_at_the_bound_with_a_flag(kernel):
+    # 1 ns windows: nearly every repetition starts late; redoing stops at max-reps late ones
+    done = _launch(kernel, 2, ["--plan", "allreduce:sum=4096", "--precision", "0.001", "--min-reps", "5",
+                               "--max-reps", "40", "--max-time", "5", "--warmup-time", "0.001",
+                               "--sync", "window", "--sync-window-us", "0.001"])
+    assert done.returncode == 0, done.stderr
+    (pt,) = _points(_records(done.stdout))
+    w = _window(pt)
+    assert w["window_us"] == pytest.approx(0.001)
+    assert pt["stop_reason"] == "late" and w["bound_hit"] is True
+    assert w["late"] >= 40 and w["redone"] <= w["late"]
+    assert pt["valid"] is True and len(pt["samples_us"]) == pt["reps"] < 40
 
 
 def test_three_processes(kernel):

@@ -272,3 +272,40 @@ def test_ctrl_c_stops_cleanly_keeps_what_was_measured_and_says_how_to_resume(tmp
         assert store.run(1)["status"] == "interrupted"
         assert len(store.points()) >= 4
         assert all(job["ended_at"] for job in store.jobs())  # the job was stopped, not orphaned
+
+
+def test_window_sync_is_stored_with_its_counts_fitted_apart_and_reported(tmp_path, mpi_libraries):
+    """--sync window through run, store, fit and report, with both libraries; rank 1 starts
+    every fourth allreduce repetition at 8 B late, so that point has late ones redone."""
+    db = tmp_path / "s.db"
+    libs = ",".join(lib.name for lib in mpi_libraries)
+    commchar("run", "--db", str(db), "--library", libs, "--ops", "allreduce:sum,bcast",
+             "--sizes", "8,1K", "--np", "2", *FAST, "--sync", "window",
+             env={"COMMCHAR_INJECT_FAULT": "late@allreduce:sum:8"})
+    with Store(db) as store:
+        points = store.points()
+        jobs = store.jobs()
+    assert {pt["library"] for pt in points} == {lib.name for lib in mpi_libraries}
+    assert len(points) == 4 * len(mpi_libraries)
+    assert all(job["kernel_options"]["sync"] == "window" for job in jobs)
+    for pt in points:
+        window = pt["extra"]["sync_window"]
+        assert pt["valid"] and pt["sync"] == "window" and window["window_us"] > 0
+        assert 0 <= window["redone"] <= window["late"]
+        if (pt["op"], pt["n_bytes"]) == ("allreduce", 8):
+            assert window["late"] > 0 and window["redone"] > 0
+    model = tmp_path / "m.json"
+    commchar("fit", "--db", str(db), "-o", str(model))
+    assert set(json.loads(model.read_text())["libraries"]) == {lib.name for lib in mpi_libraries}
+    page = tmp_path / "r.html"
+    commchar("report", "--db", str(db), "-o", str(page))
+    html = page.read_text()
+    assert "repetitions started late" in html and "Window synchronization" in html
+
+    # a barrier run of the same series in the same store: one fit over both is refused
+    commchar("run", "--db", str(db), "--library", mpi_libraries[0].name, "--ops", "allreduce:sum",
+             "--sizes", "8,1K", "--np", "2", *FAST)
+    mixed = commchar("fit", "--db", str(db), "-o", str(tmp_path / "x.json"), check=False)
+    assert mixed.returncode != 0 and "mixes start synchronizations (barrier in run(s) 2; window in run(s) 1)" in mixed.stderr
+    assert "Traceback" not in mixed.stderr
+    commchar("fit", "--db", str(db), "--run", "2", "-o", str(tmp_path / "b.json"))

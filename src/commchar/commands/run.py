@@ -19,13 +19,15 @@ from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.refine import RefineResult
-from commchar.measure.runner import SweepOptions, ops_for, run_sweep
+from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store
 from commchar.terminal import styled, sweep_progress, visible
 
 # The kernel's own bounds (kernels/cc_options.c): refused here, before any launch.
 KERNEL_MAX_REPS = 100_000_000
 KERNEL_MAX_TIME_S = 1e6
+KERNEL_MAX_WINDOW_FACTOR = 1e6
+KERNEL_MAX_WINDOW_US = 1e7
 # More ranks per core than this is almost certainly a typo; --force-np launches it anyway.
 MAX_RANKS_PER_SLOT = 64
 
@@ -49,8 +51,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-reps", type=int, default=10, help="fewest repetitions per point")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds a job may stay silent before it is killed (default 60)")
-    parser.add_argument("--sync", choices=("barrier", "none"), default="barrier",
-                        help="start synchronization before each collective repetition")
+    parser.add_argument("--sync", choices=SYNC_METHODS, default="barrier",
+                        help="start synchronization of each collective repetition: a barrier"
+                             " (default), none, or window: at common start times on offset-corrected"
+                             " clocks, repetitions that start late redone (docs/method.md)")
+    parser.add_argument("--sync-window-factor", type=float, default=DEFAULT_WINDOW_FACTOR, metavar="F",
+                        help="--sync window: each window is F times an estimate of one"
+                             f" repetition (default {DEFAULT_WINDOW_FACTOR:g})")
+    parser.add_argument("--sync-window-us", type=float, default=0.0, metavar="US",
+                        help="--sync window: a fixed window of US microseconds instead (default 0: from F)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
@@ -93,6 +102,12 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         raise UsageError(f"--max-reps {args.max_reps} is more than the kernel takes ({KERNEL_MAX_REPS})")
     if args.max_time > KERNEL_MAX_TIME_S:
         raise UsageError(f"--max-time {args.max_time:g} is more than the kernel takes ({KERNEL_MAX_TIME_S:g} s)")
+    if not (1 <= args.sync_window_factor <= KERNEL_MAX_WINDOW_FACTOR):
+        raise UsageError(f"--sync-window-factor must be between 1 and {KERNEL_MAX_WINDOW_FACTOR:g}")
+    if not (0 <= args.sync_window_us <= KERNEL_MAX_WINDOW_US):
+        raise UsageError(f"--sync-window-us must be between 0 and {KERNEL_MAX_WINDOW_US:g} microseconds")
+    if args.sync != "window" and (args.sync_window_factor != DEFAULT_WINDOW_FACTOR or args.sync_window_us):
+        raise UsageError("--sync-window-factor and --sync-window-us need --sync window")
     env = parse_env(args.env)
     options = SweepOptions(
         libraries=_libraries(args.library) if args.library is not None else None,
@@ -100,6 +115,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         np=parse_np(args.np) if args.np is not None else _default_np(),
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
+        sync_window_factor=args.sync_window_factor, sync_window_us=args.sync_window_us,
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )

@@ -43,6 +43,10 @@ OVERSUBSCRIBED_MAX_TIME_S = 0.15
 STDERR_TAIL_CHARS = 400
 # After the kernel's last line, how long a job may take to exit before it is stopped.
 FINALIZE_GRACE_S = 10.0
+# Start synchronizations of collectives (kernels/cc_sync.c); window: the kernel's
+# default factor over an estimate of one repetition (untimed runs).
+SYNC_METHODS = ("barrier", "none", "window")
+DEFAULT_WINDOW_FACTOR = 4.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
 
@@ -58,6 +62,8 @@ class SweepOptions:
     max_time: float = 1.0
     timeout: float = 60.0
     sync: str = "barrier"
+    sync_window_factor: float = DEFAULT_WINDOW_FACTOR
+    sync_window_us: float = 0.0  # above 0: a fixed window instead of the factor
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -258,7 +264,9 @@ class _JobRunner:
         max_time = min(o.max_time, OVERSUBSCRIBED_MAX_TIME_S) if oversubscribed else o.max_time
         return ["--plan", plan_argument(points, self.kernel_names), "--precision", repr(o.precision),
                 "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
-                "--max-time", repr(max_time), "--sync", o.sync]
+                "--max-time", repr(max_time), "--sync", o.sync] + (
+                    ["--sync-window-factor", repr(o.sync_window_factor),
+                     "--sync-window-us", repr(o.sync_window_us)] if o.sync == "window" else [])
 
     def _one_job(self, points: list[Point]) -> tuple[set[Point], Point | None, str | None]:
         """Run one job over `points`. Returns (stored, point that failed, launch error).
@@ -415,6 +423,13 @@ class _JobRunner:
 
     def _store_point(self, job_id: int, point: Point, message: dict, oversubscribed: bool) -> bool:
         samples = message.get("samples_us")
+        late = late_reps(message)
+        if samples == [] and late:
+            # every window was missed: nothing was measured to store, so the bound is a failure
+            self._fail(point, "late", f"all {late} repetitions started late under --sync window"
+                                      " (windows too short for this machine's load):"
+                                      " raise --sync-window-factor")
+            return False
         if not isinstance(samples, list) or not samples or not all(
                 isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in samples):
             self._fail(point, "kernel", "the kernel returned no usable samples")
@@ -448,6 +463,14 @@ def _named_point(by_key: dict[tuple[str, str, int], Point], message: dict[str, A
     key: tuple[Any, Any, Any] = (message.get("op"), message.get("variant", ""),
                                  message.get("n_bytes"))
     return by_key.get(key)
+
+
+def late_reps(point: dict) -> int:
+    """Repetitions of a --sync window point discarded because they started late on some rank."""
+    extra = point.get("extra")
+    window = extra.get("sync_window") if isinstance(extra, dict) else None
+    late = window.get("late") if isinstance(window, dict) else None
+    return late if isinstance(late, int) and not isinstance(late, bool) and late > 0 else 0
 
 
 def _parse_line(line: str) -> dict | None:

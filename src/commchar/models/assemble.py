@@ -19,7 +19,7 @@ from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.collective import CollectiveModel
 from commchar.models.hockney import HockneyModel, interval
-from commchar.models.inputs import normalise
+from commchar.models.inputs import check_one_sync, normalise
 from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
 from commchar.models.transport import rendezvous_copy
@@ -413,6 +413,7 @@ def _checked(points: list[dict]) -> list[dict]:
         clean = normalise(pt, str(where))
         clean["row"] = where
         out.append(clean)
+    check_one_sync(out)
     return out
 
 

@@ -109,6 +109,7 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
         "oversubscribed": _flag(raw.get("oversubscribed"), "oversubscribed", where, False),
         "extra": _extra(raw.get("extra"), where),
         "run_id": raw.get("run_id"),
+        "sync": str(raw.get("sync") or "").strip(),
     }
     return point
 
@@ -155,6 +156,23 @@ def check_fittable(points: list[dict], source: str) -> None:
         if len(sizes) < 2:
             raise InputError(f"{where}: too few points to fit: {library} {name} at p={p} has a single"
                              f" size ({next(iter(sizes))} B), so t_b cannot be fitted")
+
+
+def check_one_sync(points: list[dict]) -> None:
+    """A series (library, op, variant, over every p) is measured under one start
+    synchronization: a barrier's time and a window's (from a common start) are different
+    quantities, so a fit over both would describe neither. Points that do not say (CSV
+    without the column) count as any."""
+    groups: dict[tuple, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    for pt in points:
+        if pt["valid"] and pt.get("sync"):
+            groups[(pt["library"], pt["op"], pt["variant"])][pt["sync"]].add(pt.get("run_id"))
+    for (library, op, variant), syncs in sorted(groups.items()):
+        if len(syncs) > 1:
+            where = "; ".join(f"{name} in run(s) {', '.join(sorted(map(str, runs)))}"
+                              for name, runs in sorted(syncs.items()))
+            raise InputError(f"{library} {op_key(op, variant)} mixes start synchronizations ({where}):"
+                             " fit them apart (--run)")
 
 
 def read_csv(path: str | Path) -> list[dict]:

@@ -153,6 +153,28 @@ def ranks_table(entity: Entity) -> Table | None:
                         " imbalanced algorithm (the root of a rooted collective often returns first)."])
 
 
+def late_table(entity: Entity) -> Table | None:
+    """--sync window: the points where repetitions started late on some rank and were
+    redone (none shown when every window was met)."""
+    rows = []
+    for pt in entity.points:
+        window = (pt.get("extra") or {}).get("sync_window")
+        if not isinstance(window, dict) or not (window.get("late") or window.get("bound_hit")):
+            continue
+        rows.append([op_key(pt["op"], pt["variant"]), str(pt["p"]), format_size(pt["n_bytes"]),
+                     number(float(window.get("window_us") or 0.0)), str(pt["reps"]),
+                     str(window.get("late", 0)), str(window.get("redone", 0)),
+                     "yes" if window.get("bound_hit") else "no"])
+    if not rows:
+        return None
+    return Table(f"late-{entity.label}", f"{entity.label}: window synchronization, repetitions started late",
+                 ["operation", "p", "n", "window (us)", "kept", "late", "redone", "bound hit"], rows,
+                 ["Under --sync window every repetition starts at a common time on offset-corrected clocks;"
+                  " one that a rank reached after its start is discarded and redone. 'bound hit': the point"
+                  " stopped with late repetitions still to redo (as many as max-reps, or min-reps after"
+                  " max-time), so it has fewer samples than asked."])
+
+
 def laws_table(entity: Entity) -> Table | None:
     keys = [k for k in entity.keys() if is_collective(k)]
     if not keys or entity.model is None:
@@ -300,7 +322,8 @@ def cost_table(entity: Entity) -> Table | None:
 
 def entity_tables(entity: Entity, rates: Rates) -> list[Table]:
     makers = (lambda: p2p_table(entity, rates), lambda: rma_table(entity, rates),
-              lambda: overlap_table(entity), lambda: ranks_table(entity), lambda: laws_table(entity),
+              lambda: overlap_table(entity), lambda: ranks_table(entity), lambda: late_table(entity),
+              lambda: laws_table(entity),
               lambda: peaks_table(entity, rates), lambda: rcc_table(entity),
               lambda: loggp_table(entity), lambda: cost_table(entity))
     return [t for t in (make() for make in makers) if t is not None]
