@@ -256,7 +256,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                    f"{f', {result.skipped} already measured' if result.skipped else ''}"
                    f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
                    f"{result.invalid} invalid, {result.failures} failures"
-                   + (f", {result.unsupported} unsupported by the library" if result.unsupported else "")
+                   + (f", {result.unsupported} unsupported by the library"
+                      + (" or with cold buffers (the report says why)" if options.cache == "cold" else "")
+                      if result.unsupported else "")
                    + _refinement_summary(result.refined))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.
