@@ -31,7 +31,3 @@ def split_label(label: str) -> tuple[str, str | None]:
         return library, locality
     return label, None
 
-
-def cache_of(label: str) -> str:
-    """The cache mode a label names: cold for "mpich cache-cold", else warm."""
-    return "cold" if label.endswith(f" {COLD_LABEL}") else "warm"
