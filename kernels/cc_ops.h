@@ -36,5 +36,7 @@ extern const cc_op cc_op_ibcast, cc_op_iallreduce, cc_op_ialltoall, cc_op_iallga
 extern const cc_op cc_op_neighbor_allgather, cc_op_neighbor_alltoall, cc_op_ddt_pingpong, cc_op_ddt_bcast;
 /* MPI-4 persistent collectives and partitioned point-to-point (cc_ops_mpi4.c) */
 extern const cc_op cc_op_pbcast, cc_op_pallreduce, cc_op_partitioned;
+/* a program's first messages (cc_ops_coldstart.c) */
+extern const cc_op cc_op_coldstart;
 
 #endif

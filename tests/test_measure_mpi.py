@@ -66,6 +66,24 @@ def test_every_operation_is_measured_and_valid_with_every_library(full_run):
         assert version and ("Open MPI" in version or "MPICH" in version)
 
 
+def test_coldstart_points_each_had_a_fresh_job_and_kept_every_cold_send(full_run):
+    db, libraries = full_run
+    with Store(db) as store:
+        points = store.points()
+    with sqlite3.connect(db) as con:
+        per_job = dict(con.execute("SELECT job_id, COUNT(*) FROM points GROUP BY job_id"))
+        cold_jobs = list(con.execute("SELECT job_id FROM points WHERE op = 'coldstart'"))
+    assert len(cold_jobs) == 3 * len(libraries)
+    assert all(per_job[job] == 1 for (job,) in cold_jobs)  # the first traffic of its processes
+    for lib in libraries:
+        cold = [p for p in points if p["library"] == lib.name and p["op"] == "coldstart"]
+        assert sorted(p["n_bytes"] for p in cold) == [0, 8, 4096]
+        for p in cold:
+            for rank in ("cold_send_us_rank0", "cold_send_us_rank1"):
+                sends = p["extra"][rank]
+                assert len(sends) == 192 and all(t > 0 for t in sends), (lib.name, p["n_bytes"])
+
+
 def test_each_job_records_where_and_how_it_measured(full_run):
     db, libraries = full_run
     with Store(db) as store:

@@ -79,3 +79,24 @@ def test_fit_writes_the_format_both_readers_read(tmp_path):
     with pytest.raises(CommcharError, match="loggp.G"):
         save(doc, tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_cold_start_is_charged_to_a_generated_schedule_only_when_asked():
+    """A generated schedule is what the kernel measures warm: `auto` leaves the model's
+    cold start out of it (a replay, a program from its start, pays it; tests/replay.rs)."""
+    import json
+
+    def makespan(model: str, *flags: str) -> float:
+        done = subprocess.run([str(find_binary()), "--model", str(FIXTURES / "valid" / model),
+                               "--library", "lib", "--collective", "bcast:binomial", "--n", "64",
+                               "--p", "4", "--json", *flags],
+                              capture_output=True, text=True, timeout=60, check=True)
+        return json.loads(done.stdout)["makespan"]
+
+    warm = makespan("single_copy_rendezvous.json")
+    assert makespan("cold_start.json") == warm
+    assert makespan("cold_start_sender_only.json") == warm
+    # every path of binomial bcast at p = 4 crosses two cold sends (the root's two, or the
+    # root's and its relay's), each o + O n = 1500 + 64 * 0.5 ns; the last finisher may change
+    cold = makespan("cold_start_sender_only.json", "--cold-start", "on")
+    assert cold - warm == pytest.approx(2 * 1532, abs=5)

@@ -242,6 +242,9 @@ struct Engine<'a, W: Workload> {
     acct: Option<Box<Accounts>>,
     /// Charged collectives some member has reached, by instance.
     joins: FxHashMap<u32, JoinState>,
+    /// Per rank: sends and receives left that pay the model's cold start (empty without one).
+    cold_sends: Vec<u32>,
+    cold_receives: Vec<u32>,
 }
 
 /// How many events ahead the rank records are prefetched.
@@ -270,6 +273,11 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         )));
     }
     let n = workload.ranks() as usize;
+    let cold_sends = match config.params.cold_start {
+        Some(cs) => vec![cs.messages; n],
+        None => Vec::new(),
+    };
+    let cold_receives = cold_sends.clone();
     let mut e = Engine {
         p: config.params,
         net: config.network,
@@ -291,6 +299,8 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
             })
         }),
         joins: FxHashMap::default(),
+        cold_sends,
+        cold_receives,
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -458,7 +468,13 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
-        let c = p.cost(ev.size);
+        let mut c = p.cost(ev.size);
+        if let (Some(cs), Some(left)) = (p.cold_start, self.cold_sends.get_mut(r)) {
+            if *left > 0 {
+                *left -= 1;
+                c.o_s = c.o_s.saturating_add(cs.send(ev.size));
+            }
+        }
         let rendezvous = self.rendezvous_of(ev.size, proto);
         let copies = !(rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver);
         let per_byte = if copies {
@@ -626,7 +642,13 @@ impl<W: Workload> Engine<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
-        let c = p.cost(ev.size);
+        let mut c = p.cost(ev.size);
+        if let (Some(cs), Some(left)) = (p.cold_start, self.cold_receives.get_mut(r)) {
+            if *left > 0 {
+                *left -= 1;
+                c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
+            }
+        }
         let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {

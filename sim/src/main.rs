@@ -193,6 +193,13 @@ fn cli() -> Command {
                 .help("who pays O per byte of a rendezvous message: both ends (LogGOPSim; the default without a model) or the receiver alone (single-copy transports)"),
         )
         .arg(
+            Arg::new("cold-start")
+                .long("cold-start")
+                .default_value("auto")
+                .value_parser(["auto", "on", "off"])
+                .help("charge each rank's first sends the model's cold start (loggp.cold_start): auto does for --replay, a program from its start, and not for generated schedules, which the kernel measures warm"),
+        )
+        .arg(
             Arg::new("model")
                 .long("model")
                 .value_name("FILE")
@@ -313,6 +320,13 @@ fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
     };
     if let Some(copy) = m.get_one::<String>("rendezvous-copy") {
         p.rendezvous_copy = RendezvousCopy::parse(copy).expect("checked by clap");
+    }
+    let replaying = m.get_one::<String>("replay").is_some();
+    match m.get_one::<String>("cold-start").map(String::as_str) {
+        Some("on") => {}
+        Some("off") => p.cold_start = None,
+        _ if !replaying => p.cold_start = None,
+        _ => {}
     }
     Ok(p)
 }
@@ -573,6 +587,10 @@ fn result_json(
             })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
             "rendezvous_copy": p.rendezvous_copy.name(),
+            "cold_start": p.cold_start.map(|cs| json!({
+                "messages": cs.messages, "o_s": u(cs.o_s), "O_s": u(cs.big_o_s),
+                "o_r": u(cs.o_r), "O_r": u(cs.big_o_r), "max_bytes": cs.max_bytes,
+            })),
         },
         "makespan": u(o.makespan()),
         "makespan_ps": o.makespan(),

@@ -97,6 +97,36 @@ pub struct MsgCost {
 }
 
 /// Costs of the messages of at least `start` bytes (up to the next regime's start).
+/// A program's first messages (commchar.models.coldstart, loggp.cold_start): each
+/// rank's first `messages` sends occupy its CPU `o_s + O_s min(n, max_bytes)` longer
+/// before they leave, and its first `messages` receives `o_r + O_r min(n, max_bytes)`
+/// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColdStart {
+    pub messages: u32,
+    pub o_s: u64,
+    pub big_o_s: u64,
+    pub o_r: u64,
+    pub big_o_r: u64,
+    pub max_bytes: u64,
+}
+
+impl ColdStart {
+    /// The extra cost (ps) of one cold send of `size` bytes.
+    #[inline]
+    pub fn send(&self, size: u64) -> u64 {
+        let n = size.min(self.max_bytes);
+        self.o_s.saturating_add(n.saturating_mul(self.big_o_s))
+    }
+
+    /// The extra cost (ps) of one cold receive of `size` bytes.
+    #[inline]
+    pub fn receive(&self, size: u64) -> u64 {
+        let n = size.min(self.max_bytes);
+        self.o_r.saturating_add(n.saturating_mul(self.big_o_r))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Regime {
     pub start: u64,
@@ -120,6 +150,9 @@ pub struct Params {
     pub hop: u64,
     pub rendezvous: Rendezvous,
     pub rendezvous_copy: RendezvousCopy,
+    /// A program's first sends cost more (None: they do not, or a generated
+    /// schedule, which is measured warm).
+    pub cold_start: Option<ColdStart>,
     /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
     /// empty: every message pays the global values above.
     pub regimes: Vec<Regime>,
@@ -174,6 +207,7 @@ impl Default for Params {
             hop: 0,
             rendezvous: Rendezvous::Handshake,
             rendezvous_copy: RendezvousCopy::Both,
+            cold_start: None,
             regimes: Vec::new(),
         }
     }
@@ -359,7 +393,63 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
         },
     };
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
+    p.cold_start = cold_start_from_model(loggp.get("cold_start"), path, &name)?;
     Ok(p)
+}
+
+/// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
+/// the receiver's two optional, default 0), checked as
+/// the Python schema checks it; `messages` 0 or no section: None.
+fn cold_start_from_model(
+    section: Option<&Value>,
+    path: &str,
+    name: &str,
+) -> Result<Option<ColdStart>> {
+    let cs = match section {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(cs)) => cs,
+        Some(_) => {
+            return input(format!(
+                "{path}: loggp cold_start of '{name}' is not an object"
+            ))
+        }
+    };
+    let messages = match cs.get("messages").and_then(Value::as_u64) {
+        Some(m) => m,
+        None => {
+            return input(format!(
+                "{path}: loggp cold_start.messages of '{name}' is not a whole number >= 0"
+            ))
+        }
+    };
+    if messages == 0 {
+        return Ok(None);
+    }
+    let number = |key: &str, required: bool| -> Result<f64> {
+        match cs.get(key) {
+            None | Some(Value::Null) if !required => Ok(0.0),
+            v => match v.and_then(Value::as_f64) {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+                _ => input(format!(
+                    "{path}: loggp cold_start.{key} of '{name}' is not a non-negative number"
+                )),
+            },
+        }
+    };
+    let max_bytes = number("max_bytes", true)?;
+    if max_bytes.fract() != 0.0 {
+        return input(format!(
+            "{path}: loggp cold_start.max_bytes of '{name}' is not a whole number of bytes"
+        ));
+    }
+    Ok(Some(ColdStart {
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        o_s: Unit::Us.to_ps(number("o_s", true)?, "cold_start.o_s")?,
+        big_o_s: Unit::Us.to_ps(number("O_s", true)?, "cold_start.O_s")?,
+        o_r: Unit::Us.to_ps(number("o_r", false)?, "cold_start.o_r")?,
+        big_o_r: Unit::Us.to_ps(number("O_r", false)?, "cold_start.O_r")?,
+        max_bytes: max_bytes as u64,
+    }))
 }
 
 /// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O`; us and

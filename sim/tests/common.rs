@@ -24,6 +24,7 @@ pub fn params(gamma_ns: u64) -> Params {
         hop: 0,
         rendezvous: Rendezvous::Match,
         rendezvous_copy: RendezvousCopy::Both,
+        cold_start: None,
         regimes: Vec::new(),
     }
 }

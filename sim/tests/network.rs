@@ -22,6 +22,7 @@ fn pure_delay(hop: u64) -> Params {
         hop,
         rendezvous: Rendezvous::Match,
         rendezvous_copy: RendezvousCopy::Both,
+        cold_start: None,
         regimes: Vec::new(),
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
-use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
+use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
 use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
 use commchar_sim::SimError;
@@ -419,6 +419,66 @@ fn a_single_copy_rendezvous_leaves_the_senders_cpu_free() {
     assert_eq!(
         replay(&dir, &Options::default(), eager).unwrap().finish[0],
         (1500 + 9999 * 2 + 5000) * NS
+    );
+}
+
+#[test]
+fn a_ranks_first_sends_pay_the_cold_start_and_later_ones_do_not() {
+    // rank 0 sends three 1000 B messages in a row; rank 1, quick to receive, waits for each
+    let mut t = traces(2);
+    for _ in 0..3 {
+        t[0].send(SEND, 1, 1000, 7);
+        t[1].recv(0, 1000, 7);
+    }
+    let dir = write_trace("cold-start", &t);
+    let run = |cold_start| {
+        let p = Params {
+            cold_start,
+            o_r: 100 * NS,
+            big_g: 0,
+            ..params(u64::MAX, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &Options::default(), p).unwrap();
+        check_sums(&o);
+        o
+    };
+    let warm = run(None);
+    let cold = |o_r| ColdStart {
+        messages: 2,
+        o_s: 2000 * NS,
+        big_o_s: NS,
+        o_r,
+        big_o_r: 0,
+        max_bytes: 512,
+    };
+    // the first two sends are cold: 2 us + 1 ns/B up to 512 B each, before they leave
+    let senders = run(Some(cold(0)));
+    let extra = 2 * (2000 + 512) * NS;
+    assert_eq!(senders.finish[0], warm.finish[0] + extra);
+    assert_eq!(senders.finish[1], warm.finish[1] + extra);
+    assert_eq!(
+        senders.breakdown.as_ref().unwrap()[0].comm,
+        warm.breakdown.as_ref().unwrap()[0].comm + extra
+    );
+    // a cold receive of 1 us hides behind the next cold send's 2.5 us; the last
+    // message is warm, so the receiver ends as before
+    let both = run(Some(cold(1000 * NS)));
+    assert_eq!(both.finish[1], senders.finish[1]);
+    // a single cold message: its receiver's 1 us shows in full
+    let mut one = traces(2);
+    one[0].send(SEND, 1, 1000, 7);
+    one[1].recv(0, 1000, 7);
+    let dir = write_trace("cold-start-one", &one);
+    let single = |cold_start| {
+        let p = Params {
+            cold_start,
+            ..params(u64::MAX, Rendezvous::Handshake)
+        };
+        replay(&dir, &Options::default(), p).unwrap().finish[1]
+    };
+    assert_eq!(
+        single(Some(cold(1000 * NS))),
+        single(None) + (2000 + 512 + 1000) * NS
     );
 }
 

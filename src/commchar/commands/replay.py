@@ -39,6 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--congestion", choices=["on", "off"], default="off")
     parser.add_argument("--other-as-compute", action="store_true",
                         help="replay MPI calls the replay cannot follow as computation instead of refusing")
+    parser.add_argument("--cold-start", choices=["on", "off"], default="on",
+                        help="charge each rank's first sends the model's cold start (loggp.cold_start, "
+                             "the coldstart probe's fit): a traced program starts cold (default on)")
     parser.add_argument("--emit-goal", metavar="FILE", help="also write the expanded schedule as GOAL")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -70,7 +73,7 @@ def _request(args: argparse.Namespace, directory: Path, library: str | None) -> 
     return ReplayRequest(trace_dir=directory, model_path=args.model, library=library,
                          collectives=args.collectives, compute_scale=args.compute_scale,
                          topology=args.topology, congestion=args.congestion, emit_goal=args.emit_goal,
-                         other_as_compute=args.other_as_compute)
+                         other_as_compute=args.other_as_compute, cold_start=args.cold_start)
 
 
 def _show(doc: dict[str, Any], args: argparse.Namespace, console: Console) -> int:
@@ -87,6 +90,10 @@ def _bytes(s: float | None) -> str:
     return "none" if s is None else f"{int(s)} B"
 
 
+def _cold(cold: dict[str, Any] | None) -> str:
+    return "" if not cold else f", first {cold['messages']} sends a rank cold"
+
+
 def _err(pct: float | None) -> str:
     return "" if pct is None else f"{pct:+.1f}%"
 
@@ -98,7 +105,8 @@ def render(doc: dict[str, Any], console: Console) -> None:
     where = f"trace {tr['id']}" if tr.get("id") is not None else tr["dir"]
     table = Table(title=f"{where}: p={tr['p']}, {tr['calls']} MPI calls; model {doc['model']['library']} "
                         f"(S = {_bytes(doc['model']['S'])}), collectives {doc['collectives']}, "
-                        f"compute x{doc['compute_scale']:g}", title_justify="left")
+                        f"compute x{doc['compute_scale']:g}{_cold(doc['model'].get('cold_start'))}",
+                  title_justify="left")
     for col in ("rank", "measured us", "LogGPS us", "error", "LogGP us", "error"):
         table.add_column(col, justify="right")
     for a, b in zip(gps["ranks"], gp["ranks"]):

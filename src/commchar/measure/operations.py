@@ -31,6 +31,7 @@ class Operation:
     min_bytes: int = 0
     max_bytes: int | None = None  # larger sizes cannot be measured and are left out
     kernel_name: str | None = None  # the kernel's name when it differs (PVM's share MPI's names)
+    fresh_process: bool = False  # measured as the first traffic of a job of its own
 
     @property
     def in_kernel(self) -> str:
@@ -88,6 +89,8 @@ OPERATIONS: dict[str, Operation] = {
         Operation("partitioned", "p2p", unit="double", default_max_bytes=4 * MiB),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
+        # A program's first sends (cc_ops_coldstart.c): each size in a fresh job, eager sizes.
+        Operation("coldstart", "loggp", sizes=(8, 512, 2 * KiB, 8 * KiB), fresh_process=True),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
         # am_cost: single calls; am_loss: variants are the injected loss rate.

@@ -228,17 +228,32 @@ class _JobRunner:
         self.stored_names = {kernel: name for name, kernel in self.kernel_names.items()}
 
     def run(self, todo: list[Point]) -> None:
+        # a point that must be the first traffic of its processes gets a job of its own
+        alone = [[pt] for pt in todo if catalogue(self.library.transport)[pt.op].fresh_process]
+        shared = [pt for pt in todo if [pt] not in alone]
+        groups = alone + ([shared] if shared else [])
+        for at, group in enumerate(groups):
+            launch_error = self._run_group(group)
+            if launch_error is not None:
+                # The job died before measuring anything: relaunching would fail the same way.
+                later = [pt for rest in groups[at + 1:] for pt in rest]
+                for point in later:
+                    self._fail(point, "launch", launch_error)
+                self.result.launch_failures += len(later)
+                return
+
+    def _run_group(self, todo: list[Point]) -> str | None:
         remaining = list(todo)
         while remaining:
             finished, in_flight, launch_error = self._one_job(remaining)
             remaining = [pt for pt in remaining if pt not in finished and pt != in_flight]
             if launch_error is not None:
-                # The job died before measuring anything: relaunching would fail the same way.
                 for point in remaining:
                     self._fail(point, "launch", launch_error)
                 self.result.launch_failures += len(remaining)
                 self.result.launch_error = self.result.launch_error or launch_error
-                return
+                return launch_error
+        return None
 
     def _kernel_args(self, points: list[Point], oversubscribed: bool) -> list[str]:
         o = self.options

@@ -177,6 +177,25 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
     if loggp.get("call_costs") is not None:
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
+    if loggp.get("cold_start") is not None:
+        _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
+
+
+def _validate_cold_start(section: Any, path: str) -> None:
+    """A program's first sends: {messages, o_s, O_s, o_r, O_r, max_bytes} (o_r, O_r optional);
+    messages 0 needs nothing else."""
+    _mapping(section, path)
+    messages = section.get("messages")
+    if not isinstance(messages, int) or isinstance(messages, bool) or messages < 0:
+        raise _fail(f"{path}.messages", "expected a whole number of sends >= 0")
+    if messages == 0:
+        return
+    for name in ("o_s", "O_s"):
+        _number(section.get(name), f"{path}.{name}", 0)
+    for name in ("o_r", "O_r"):
+        if section.get(name) is not None:
+            _number(section[name], f"{path}.{name}", 0)
+    _bytes(section.get("max_bytes"), f"{path}.max_bytes")
 
 
 def _validate_call_costs(section: Any, path: str) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from commchar import __version__, ranges
 from commchar.errors import InputError, UsageError
+from commchar.models.coldstart import ColdStartModel
 from commchar.models.collective import CollectiveModel
 from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import normalise
@@ -375,7 +376,7 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
             lib["nbc_overlap"] = [{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us,
                                    "t_overlap": o.t_overlap_us, "t_compute": o.t_compute_us,
                                    "overlap": round(o.fraction, 4)} for o in found]
-        loggp_pts = [pt for op in LOGGP_OPS for pt in ops.get(op, [])]
+        loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
         if loggp_pts:
             delay = (receiver_delay_us or {}).get(library)
             try:
@@ -397,6 +398,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                     lib["loggp_partial"] = section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
             except InputError as exc:
                 skipped.append(f"{library} loggp: {exc}")
+        if ops.get("coldstart"):
+            cold = _cold_start(ops["coldstart"], lib, skipped, library)
+            if cold is not None:
+                lib.setdefault("loggp_partial", {})["cold_start"] = cold
         if operations or "loggp" in lib or "loggp_partial" in lib:
             libraries[library] = lib  # the rndv probe alone gives S
         else:
@@ -430,3 +435,18 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
     }
     return {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
             "provenance": provenance, "libraries": libraries}
+
+
+def _cold_start(points: list[dict], lib: dict, skipped: list[str], library: str) -> dict | None:
+    """The cold-start parameters into lib's loggp section; returned when that section
+    is missing (they then go beside the partial one)."""
+    try:
+        model = ColdStartModel().fit(points)
+    except InputError as exc:
+        skipped.append(f"{library} coldstart: {exc}")
+        return None
+    section = (model.params_ or {"messages": 0}) | {"notes": model.notes_}
+    if "loggp" in lib:
+        lib["loggp"]["cold_start"] = section
+        return None
+    return section

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from commchar.report.dataset import Entity
-from commchar.vocabulary import format_size, is_collective, key_order
+from commchar.vocabulary import LOGGP_OPS, format_size, is_collective, key_order
 from commchar.report.tables import Table
 
 BANDS = ((0, 1024, "n ≤ 1 KiB"), (1025, 64 * 1024, "1 KiB < n ≤ 64 KiB"),
@@ -61,7 +61,7 @@ def _compare_key(ref: Entity, other: Entity, key: str) -> list[BandRatio]:
 
 def band_ratios(ref: Entity, other: Entity) -> list[BandRatio]:
     keys = sorted(set(ref.keys()) & set(other.keys()), key=key_order)
-    return [br for key in keys if not key.startswith(("loggp", "rndv")) for br in _compare_key(ref, other, key)]
+    return [br for key in keys if key.partition(":")[0] not in LOGGP_OPS for br in _compare_key(ref, other, key)]
 
 
 def verdict(ref: Entity, other: Entity, ratio: float) -> str:

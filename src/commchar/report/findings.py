@@ -16,7 +16,7 @@ from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
 from commchar.models.laws import best_known_class, class_named
 from commchar.report.dataset import Entity
-from commchar.vocabulary import format_size, format_time, is_collective, op_key
+from commchar.vocabulary import LOGGP_OPS, format_size, format_time, is_collective, op_key
 from commchar.report.units import number
 
 VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
@@ -61,7 +61,29 @@ def thresholds(e: Entity) -> list[Finding]:
             out.append(Finding("threshold", e.label, (
                 f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "
                 "S: shortest message the sender cannot complete before the receiver posts its receive).")))
+    cold = _cold_start(e)
+    if cold:
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: each rank's first {cold['messages']} messages cost more than warm ones: "
+            f"at 2 KiB {number(_at(cold, 's', 2048))} us to send and {number(_at(cold, 'r', 2048))} us "
+            "to receive (the coldstart probe). A program of few messages runs slower than the "
+            "warm parameters say; `commchar replay` charges it.")))
     return out
+
+
+def _at(cold: dict, side: str, n: int) -> float:
+    """A cold message's extra cost at n bytes to its sender ('s') or receiver ('r'), us."""
+    n = min(n, cold.get("max_bytes") or n)
+    return float(cold.get(f"o_{side}") or 0.0) + float(cold.get(f"O_{side}") or 0.0) * n
+
+
+def _cold_start(e: Entity) -> dict | None:
+    for name in ("loggp", "loggp_partial"):
+        section = e.model.data.get(name) if e.model else None
+        cold = section.get("cold_start") if isinstance(section, dict) else None
+        if isinstance(cold, dict) and cold.get("messages"):
+            return cold
+    return None
 
 
 def _evidence(e: Entity, op: str) -> str:
@@ -201,7 +223,7 @@ def model_misses(e: Entity) -> list[Finding]:
     unscored = 0
     for pt in e.points:
         key = op_key(pt["op"], pt["variant"])
-        if not pt["valid"] or key.startswith(("loggp", "rndv")) or pt["t_us"] <= 0:
+        if not pt["valid"] or key.partition(":")[0] in LOGGP_OPS or pt["t_us"] <= 0:
             continue
         if pt["oversubscribed"] and not (e.model.operation(key) or {}).get("oversubscribed_p"):
             unscored += 1  # left out of the fit: a dedicated-core model says nothing of time-sharing

@@ -48,6 +48,7 @@ class ReplayRequest:
     congestion: str = "off"
     emit_goal: str | None = None
     other_as_compute: bool = False
+    cold_start: str = "on"  # charge each rank's first sends the model's cold start (on | off)
 
 
 def _pct(predicted: float, measured: float) -> float | None:
@@ -109,7 +110,7 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
 def _base_args(req: ReplayRequest, library: str) -> list[str]:
     argv = ["--replay", str(req.trace_dir), "--model", req.model_path, "--library", library, "--unit", "us",
             "--topology", req.topology, "--congestion", req.congestion,
-            f"--compute-scale={float(req.compute_scale)!r}"]
+            f"--compute-scale={float(req.compute_scale)!r}", "--cold-start", req.cold_start]
     if req.other_as_compute:
         argv.append("--other-as-compute")
     return argv
@@ -119,6 +120,8 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
     """Replays the trace under LogGPS and LogGP; the `commchar replay --json` document."""
     if req.collectives not in MODES:
         raise UsageError(f"--collectives must be one of {', '.join(MODES)}, not '{req.collectives}'")
+    if req.cold_start not in ("on", "off"):
+        raise UsageError(f"--cold-start must be on or off, not '{req.cold_start}'")
     if not (req.compute_scale >= 0 and req.compute_scale != float("inf")):
         raise UsageError(f"--compute-scale must be a non-negative number, not {req.compute_scale}")
     from commchar.modelfile import load
@@ -159,7 +162,8 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "trace": {"dir": str(req.trace_dir), "p": len(measured), "calls": listed["calls"],
                   "hosts": sorted({m["host"] for m in measured}),
                   "mpi_version": measured[0]["library"] if measured else ""},
-        "model": {"path": req.model_path, "library": library, "S": loggp.get("S")},
+        "model": {"path": req.model_path, "library": library, "S": loggp.get("S"),
+                  "cold_start": first["params"].get("cold_start")},
         "collectives": req.collectives,
         "compute_scale": req.compute_scale,
         "topology": first["topology"],

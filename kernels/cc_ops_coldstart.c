@@ -1,0 +1,140 @@
+/* coldstart: what a program's first messages cost.
+ *
+ * A library's first messages can cost far more than the warm ones every other
+ * operation measures: MPICH's shared-memory transport sends each eager message
+ * from one of its cells, and the first use of a cell faults its pages in (about
+ * 5 us a message until every cell has been used once), so a program that sends
+ * a few hundred messages in all (Gaussian elimination of N = 256) runs a tenth
+ * slower than the warm parameters predict.
+ *
+ * The runner gives this point a process of its own, so setup runs before any
+ * other traffic of the kernel's: after one barrier, ranks 0 and 1 send n bytes to each other in
+ * turn, CC_COLD_SENDS times each, the receiver already waiting (as a program's
+ * pivot row or halo finds it), and each rank keeps the duration of each of its
+ * sends, rank 0 also each round trip.  The timed loop then measures the same
+ * exchange warm (half a round trip), and extra reports the cold durations in
+ * order; the fit (commchar.models.coldstart) finds how many sends are cold and
+ * what each costs its sender and its receiver. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cc_ops.h"
+
+/* three times MPICH 4's 64 cells a rank, so the warm tail is long enough to judge */
+#define CC_COLD_SENDS 192
+
+typedef struct {
+    double send_ns[CC_COLD_SENDS];
+    /* rank 0: from its send's start to the end of its receive of the reply; less both
+     * sends, what is left is the two messages' way and their receivers' work */
+    double round_ns[CC_COLD_SENDS];
+} cc_cold_record;
+
+static void cc_cold_exchange(cc_point *pt, cc_cold_record *rec)
+{
+    const int n = (int)pt->n, peer = 1 - pt->rank;
+    int64_t round_start = 0;
+    for (int k = 0; k < 2 * CC_COLD_SENDS; k++) {
+        if (k % 2 == pt->rank) {
+            const int64_t t0 = cc_now_ns();
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm));
+            rec->send_ns[k / 2] = (double)(cc_now_ns() - t0);
+            round_start = t0;
+        } else {
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
+            if (pt->rank == 0) rec->round_ns[k / 2] = (double)(cc_now_ns() - round_start);
+        }
+    }
+}
+
+static void cc_coldstart_setup(cc_point *pt)
+{
+    cc_pair_buffers(pt);
+    cc_cold_record *rec = cc_xmalloc(sizeof *rec);
+    /* programs synchronise once before they work (their setup is not what is timed):
+     * the communicator's own first use (Open MPI sets up a peer's state then) is paid here */
+    cc_pair_fill(pt); /* a program's data is written before it is sent: no page of ours faults */
+    CC_MPI(MPI_Barrier(pt->comm));
+    cc_cold_exchange(pt, rec);
+    pt->attached = rec;
+}
+
+static void cc_coldstart_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, peer = 1 - pt->rank;
+    for (long k = 0; k < count; k++) {
+        if (pt->rank == 0) {
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm));
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
+        } else {
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm));
+        }
+    }
+}
+
+static void cc_cold_list(cc_buf *json, const char *key, const double *ns)
+{
+    cc_buf_key(json, key);
+    cc_buf_printf(json, "[");
+    for (int i = 0; i < CC_COLD_SENDS; i++) {
+        if (i) cc_buf_printf(json, ",");
+        cc_buf_printf(json, "%.3f", ns[i] / 1000.0);
+    }
+    cc_buf_printf(json, "]");
+}
+
+/* both ranks' cold send durations (us, in order) on rank 0's line */
+static void cc_coldstart_extra(cc_point *pt, double main_median_us, cc_buf *json)
+{
+    (void)main_median_us;
+    const cc_cold_record *own = pt->attached;
+    if (pt->rank == 1) {
+        CC_MPI(MPI_Send(own->send_ns, CC_COLD_SENDS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
+        return;
+    }
+    cc_cold_record *peer = cc_xmalloc(sizeof *peer);
+    CC_MPI(MPI_Recv(peer->send_ns, CC_COLD_SENDS, MPI_DOUBLE, 1, CC_TAG_DATA, pt->ctl,
+                    MPI_STATUS_IGNORE));
+    cc_cold_list(json, "cold_send_us_rank0", own->send_ns);
+    cc_cold_list(json, "cold_send_us_rank1", peer->send_ns);
+    cc_cold_list(json, "cold_round_us_rank0", own->round_ns);
+    free(peer);
+}
+
+static void cc_coldstart_cleanup(cc_point *pt)
+{
+    free(pt->attached);
+    pt->attached = NULL;
+    free(pt->sbuf);
+    free(pt->rbuf);
+    pt->sbuf = pt->rbuf = NULL;
+}
+
+static const char *cc_coldstart_check_size(size_t n, int p, int variant, char *why, size_t whylen)
+{
+    (void)variant;
+    if (p < 2) {
+        snprintf(why, whylen, "needs at least 2 processes");
+        return why;
+    }
+    if (n > INT_MAX) {
+        snprintf(why, whylen, "%zu bytes is more than one message can carry", n);
+        return why;
+    }
+    return NULL;
+}
+
+const cc_op cc_op_coldstart = {
+    .name = "coldstart",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_coldstart_check_size,
+    .setup = cc_coldstart_setup,
+    .run = cc_coldstart_run,
+    .fill = cc_pair_fill,
+    .check = cc_pair_check,
+    .extra = cc_coldstart_extra,
+    .cleanup = cc_coldstart_cleanup,
+};

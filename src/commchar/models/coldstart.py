@@ -1,0 +1,162 @@
+"""A program's first sends, from the kernel's `coldstart` points (cc_ops_coldstart.c).
+
+Each point is one fresh job in which ranks 0 and 1 sent n bytes to each other in
+turn, the receiver waiting, and kept every send's duration in order. A library
+whose first messages cost more (MPICH's shared-memory cells fault their pages in
+on first use) shows a run of slow sends and then the warm ones. Per rank and
+size the fit finds where that run ends (the split of the durations into a head
+and a tail that fits two levels best, in absolute deviations so one stall does
+not move it) and whether the head is slower than the tail beyond the tail's
+own scatter. Across sizes:
+
+- messages: how many sends of a rank are cold (the median over ranks and sizes);
+- o_s + O_s n: what each of them costs its sender beyond a warm send (per size, the
+  interquartile mean of the ranks' first `messages` sends less their warm time;
+  fitted over n without negative terms);
+- o_r + O_r n: what each costs its receiver, from rank 0's round trips: half of
+  what a cold round adds beyond its two sends' excess.
+
+No cold run at all gives no parameters (params_ None): the simulator then charges
+a program's first sends like any other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.optimize import nnls
+from scipy.stats import trim_mean
+
+from commchar.errors import InputError
+from commchar.models._base import Estimator, number_in
+
+COLD_KEYS = ("cold_send_us_rank0", "cold_send_us_rank1")
+ROUND_KEY = "cold_round_us_rank0"  # rank 0's send start to its reply's arrival
+MAX_SENDS = 4096  # the kernel probes 192; the split costs the square of what a point holds
+
+
+def _tail_min(probed: int) -> int:
+    """The shortest warm tail a split may leave (a quarter of the sends)."""
+    return max(4, probed // 4)
+
+
+def _split(d: np.ndarray, tail_min: int) -> int:
+    """The first index of the tail in the best two-level fit of `d` (L1); 0: no head."""
+    best, best_cost = 0, float(np.abs(d - np.median(d)).sum())
+    for c in range(1, d.size - tail_min + 1):
+        head, tail = d[:c], d[c:]
+        cost = float(np.abs(head - np.median(head)).sum() + np.abs(tail - np.median(tail)).sum())
+        if cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+def cold_run(d: np.ndarray, sigmas: float = 3.0) -> tuple[int, float]:
+    """(sends in the cold run, the warm send's time, us) of one rank's durations in
+    order; the run is 0 sends long when its head is not slower than the tail's scatter."""
+    tail_min = _tail_min(d.size)
+    if d.size < 2 * tail_min:
+        return 0, float(np.median(d)) if d.size else 0.0
+    c = _split(d, tail_min)
+    warm = float(np.median(d[c:]))
+    if c == 0:
+        return 0, warm
+    scatter = 1.4826 * float(np.median(np.abs(d[c:] - warm)))
+    excess = float(np.median(d[:c])) - warm
+    return (c, warm) if excess > sigmas * scatter and excess > 0.0 else (0, warm)
+
+
+def _robust_mean(pool: np.ndarray) -> float:
+    """The interquartile mean (the median of a handful): neither one stall nor one of
+    the two costs that alternate in MPICH's cold run decides it."""
+    pool = pool[np.isfinite(pool)]
+    if pool.size == 0:
+        return 0.0
+    return float(trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool))
+
+
+def _excess(run: dict[str, Any], messages: int) -> tuple[float, float | None]:
+    """(a cold send's cost to its sender, to its receiver) beyond warm ones, us, at one size.
+    The receiver's: half of what a cold round trip adds beyond its two sends' excess."""
+    series, warm = run["series"], run["warm_us"]
+    send = _robust_mean(np.concatenate([d[:messages] - w for d, w in zip(series, warm)]))
+    rounds = run["rounds"]
+    if rounds is None or rounds.size <= messages or any(d.size < rounds.size for d in series):
+        return round(send, 4), None
+    warm_round = float(np.median(rounds[messages:]))
+    sends = sum(d[:messages] - w for d, w in zip(series, warm))
+    receive = _robust_mean(((rounds[:messages] - warm_round) - sends) / 2)
+    return round(send, 4), round(receive, 4)
+
+
+def _affine_nonnegative(n: np.ndarray, cost: list[float]) -> tuple[float, float]:
+    """a + b n fitted to per-size costs with a, b >= 0 (rounded for the model file)."""
+    y = np.maximum(np.asarray(cost, dtype=float), 0.0)
+    if np.unique(n).size > 1:
+        (a, b), _ = nnls(np.column_stack([np.ones_like(n), n]), y)
+    else:
+        a, b = float(y.mean()), 0.0
+    return round(float(a), 6), float(f"{b:.6g}")
+
+
+class ColdStartModel(Estimator):
+    """Cold-start parameters from `coldstart` point dicts.
+
+    Fitted: params_ ({messages, o_s, O_s, o_r, O_r, max_bytes}: a count, us, us/B, bytes;
+    None when no size shows a cold run), runs_ (per size: n, each rank's cold run length
+    and warm send, and what a cold send costs its sender and its receiver), notes_.
+    """
+
+    _parameter_constraints = {"sigmas": number_in(1.0, 10.0)}
+
+    def __init__(self, sigmas: float = 3.0) -> None:
+        self.sigmas = sigmas
+
+    def fit(self, points: list[dict]) -> "ColdStartModel":
+        self._validate_params()
+        runs: list[dict[str, Any]] = []
+        for pt in points:
+            extra: dict = pt["extra"] if isinstance(pt.get("extra"), dict) else {}
+            try:
+                series = [np.asarray(extra[k], dtype=float)[:MAX_SENDS] for k in COLD_KEYS
+                          if isinstance(extra.get(k), list) and extra[k]]
+                rounds = extra.get(ROUND_KEY)
+                if isinstance(rounds, list):
+                    rounds = np.asarray(rounds, dtype=float)[:MAX_SENDS]
+            except (TypeError, ValueError):
+                continue  # not numbers: not the kernel's
+            if pt.get("op") != "coldstart" or not series or not pt.get("valid", True):
+                continue
+            found = [cold_run(d[np.isfinite(d)], self.sigmas) for d in series]
+            runs.append({"n": int(pt["n_bytes"]), "sends": [c for c, _ in found],
+                         "warm_us": [round(w, 4) for _, w in found], "series": series,
+                         "rounds": rounds if isinstance(rounds, np.ndarray) and len(series) == 2
+                         else None})
+        if not runs:
+            raise InputError("ColdStartModel: no valid 'coldstart' points with their send durations")
+        notes: list[str] = []
+        messages = int(round(float(np.median([c for run in runs for c in run["sends"]]))))
+        params: dict[str, Any] | None = None
+        if messages > 0:
+            for run in runs:
+                run["excess_us"], run["receive_excess_us"] = _excess(run, messages)
+            n = np.array([run["n"] for run in runs], dtype=float)
+            o_s, big_o_s = _affine_nonnegative(n, [run["excess_us"] for run in runs])
+            o_r, big_o_r = _affine_nonnegative(n, [run["receive_excess_us"] or 0.0 for run in runs])
+            params = {"messages": messages, "o_s": o_s, "O_s": big_o_s, "o_r": o_r, "O_r": big_o_r,
+                      "max_bytes": int(n.max())}
+            probed = min(d.size for run in runs for d in run["series"])
+            if messages >= probed - _tail_min(probed):  # the split found no longer run
+                notes.append(f"the cold run lasts {messages} of the {probed} sends probed: "
+                             "it may be longer")
+            if all(run["receive_excess_us"] is None for run in runs):
+                notes.append("no round trips recorded: the receivers' part is taken as 0")
+        else:
+            notes.append("no cold start: the first sends cost what warm ones do")
+        for run in runs:
+            del run["series"], run["rounds"]
+        self.params_ = params
+        self.runs_ = runs
+        self.notes_ = notes
+        return self

@@ -1,0 +1,92 @@
+"""Cold-start parameters from synthetic `coldstart` points (a run of slow first sends)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commchar.errors import InputError
+from commchar.models import fit_points
+from commchar.models.coldstart import ColdStartModel, cold_run
+
+SENDS = 192
+
+
+def _durations(rng: np.random.Generator, cold: int, cold_us: float, warm_us: float) -> list[float]:
+    warm = warm_us * np.exp(rng.normal(0, 0.05, SENDS))
+    # a cold run alternates between two costs, as MPICH's cells do (half and 1.5 times)
+    head = cold_us * np.where(np.arange(cold) % 20 < 10, 0.5, 1.5) * np.exp(rng.normal(0, 0.05, cold))
+    return list(np.concatenate([warm_us + head, warm[cold:]]))
+
+
+def _points(rng, cold: int, per_send, warm_us: float = 0.3, sizes=(8, 512, 2048, 8192),
+            per_receive=lambda n: 0.0, way_us: float = 0.2) -> list[dict]:
+    """Both ranks' sends; rank 0's round trips: its send, the way, rank 1's receive (cold or
+    not), rank 1's send, the way back, its own receive."""
+    points = []
+    for n in sizes:
+        sends = [np.array(_durations(rng, cold, per_send(n), warm_us)) for _ in (0, 1)]
+        receive = np.where(np.arange(SENDS) < cold, per_receive(n), 0.0)
+        rounds = sends[0] + sends[1] + 2 * (way_us + receive)
+        points.append({"library": "lib", "op": "coldstart", "variant": "", "p": 2, "n_bytes": n,
+                       "valid": True, "t_us": warm_us,
+                       "extra": {"cold_send_us_rank0": list(sends[0]), "cold_send_us_rank1": list(sends[1]),
+                                 "cold_round_us_rank0": list(rounds)}})
+    return points
+
+
+def test_a_run_of_slow_first_sends_is_found_with_its_cost_per_size():
+    rng = np.random.default_rng(1)
+    model = ColdStartModel().fit(_points(rng, 64, lambda n: 2.0 + 0.0005 * n))
+    p = model.params_
+    assert p["messages"] == 64
+    assert p["o_s"] == pytest.approx(2.0, rel=0.1)
+    assert p["O_s"] == pytest.approx(0.0005, rel=0.1)
+    assert p["max_bytes"] == 8192
+
+
+def test_the_receivers_part_comes_from_the_round_trips():
+    rng = np.random.default_rng(6)
+    model = ColdStartModel().fit(_points(rng, 64, lambda n: 3.0, per_receive=lambda n: 1.0 + 0.0002 * n))
+    p = model.params_
+    assert p["o_r"] == pytest.approx(1.0, rel=0.1) and p["O_r"] == pytest.approx(0.0002, rel=0.1)
+    assert p["o_s"] == pytest.approx(3.0, rel=0.1)
+
+
+def test_warm_first_sends_give_no_cold_start():
+    rng = np.random.default_rng(2)
+    model = ColdStartModel().fit(_points(rng, 0, lambda n: 0.0))
+    assert model.params_ is None
+    assert "no cold start" in model.notes_[0]
+
+
+def test_one_stall_neither_makes_a_cold_run_nor_sets_its_cost():
+    rng = np.random.default_rng(3)
+    d = np.array(_durations(rng, 0, 0.0, 0.3))
+    d[0] = 4000.0  # one first send caught by a page fault or a timer interrupt
+    c, warm = cold_run(d)
+    assert c <= 1 and warm == pytest.approx(0.3, rel=0.1)
+    points = _points(rng, 60, lambda n: 5.0)
+    points[0]["extra"]["cold_send_us_rank0"][0] = 4000.0
+    assert ColdStartModel().fit(points).params_["o_s"] == pytest.approx(5.0, rel=0.1)
+
+
+def test_a_cold_run_as_long_as_the_probe_is_flagged():
+    rng = np.random.default_rng(4)
+    model = ColdStartModel().fit(_points(rng, 150, lambda n: 3.0))
+    assert model.params_["messages"] >= 140
+    assert "may be longer" in model.notes_[0]
+
+
+def test_points_without_their_send_durations_are_refused():
+    with pytest.raises(InputError, match="coldstart"):
+        ColdStartModel().fit([{"op": "coldstart", "n_bytes": 8, "valid": True, "extra": {}}])
+
+
+def test_fit_puts_the_cold_start_in_the_loggp_section():
+    from tests.test_models_loggp import _loggp_points  # a complete loggp section to sit in
+
+    rng = np.random.default_rng(5)
+    doc = fit_points(_loggp_points(65536, rng) + _points(rng, 64, lambda n: 2.0 + 0.0005 * n))
+    cold = doc["libraries"]["lib"]["loggp"]["cold_start"]
+    assert cold["messages"] == 64 and cold["o_s"] == pytest.approx(2.0, rel=0.1)
