@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_cache.h"
 #include "cc_stats.h"
 #include "cc_window.h"
 
@@ -69,6 +70,7 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
         const int64_t round_start = cc_now_ns();
         double busy = 0.0;
         for (long i = 0; i < round; i++) {
+            cc_cache_next(pt);
             cc_prepare(pt);
             const int64_t t0 = cc_now_ns();
             pt->op->run(pt, 1);
@@ -92,7 +94,8 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
             const int representative = round >= 8 || round_s >= lim->warmup_time / 4;
             if (total >= 2 && elapsed >= lim->warmup_time && representative) {
                 decision[0] = 0;
-                decision[1] = cc_batch_for(fastest, res, lim->batch_threshold);
+                /* cold: one repetition per sample, as a batch would repeat one slot */
+                decision[1] = pt->rot.region ? 1 : cc_batch_for(fastest, res, lim->batch_threshold);
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
                 decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
                 decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
@@ -237,6 +240,7 @@ static void cc_window_chunk(cc_point *pt, cc_window *win, long chunk, long first
     const long batch = pt->batch;
     cc_window_schedule(win, pt);
     for (long i = 0; i < chunk; i++) {
+        cc_cache_next(pt); /* before the start time: cold buffers of the next slot */
         const int64_t at = cc_window_at(win, i);
         cc_inject_late(pt, win, first_rep + i, at);
         const int late = cc_window_wait(at);
@@ -304,11 +308,13 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
             /* one untimed repetition first: the control exchange above leaves the
              * ranks skewed, which would otherwise land in the chunk's first sample */
             if (resync) {
+                cc_cache_next(pt);
                 cc_prepare(pt);
                 run(pt, 1);
             }
             /* the timed region: the op's MPI calls between two timer reads */
             for (long i = 0; i < chunk; i++) {
+                cc_cache_next(pt); /* untimed: cold buffers of the next slot */
                 if (sync_start) sync_start(comm);
                 if (before) before(pt);
                 const int64_t t0 = cc_now_ns();
@@ -369,6 +375,7 @@ static void cc_corrupt_one(cc_point *pt)
 int cc_verify(cc_point *pt, int corrupt, char *err, size_t errlen)
 {
     pt->batch = 1;
+    cc_cache_next(pt); /* the slot filled is the slot used */
     if (pt->op->fill) pt->op->fill(pt);
     cc_prepare(pt);
     pt->op->run(pt, 1);

@@ -62,6 +62,10 @@ typedef struct cc_op {
     /* NULL, or a function saying why this library cannot run the op (an MPI-4
      * call in an MPI-3 library): the point is reported unsupported, not measured */
     const char *(*unsupported)(void);
+    /* NULL when run reads pt->sbuf and pt->rbuf afresh each repetition, so
+     * --cache cold can move them (cc_cache.c); else why the buffers are bound
+     * at set-up (a persistent request, a window): such a point is unsupported cold */
+    const char *bound_buffers;
 } cc_op;
 
 typedef struct cc_point {
@@ -91,6 +95,13 @@ typedef struct cc_point {
     int inject_late;  /* tests: the last rank starts some windowed repetitions late */
     void *attached;
     int attached_len;
+    /* --cache cold: the region whose slots sbuf and rbuf rotate over (cc_cache.c);
+     * region NULL when warm */
+    struct cc_rotation {
+        unsigned char *region, *own_sbuf, *own_rbuf;
+        size_t stride, rbuf_at, slots, slot;
+        size_t region_bytes; /* kept after release, for the point's report */
+    } rot;
 } cc_point;
 
 const cc_op *cc_op_find(const char *name);

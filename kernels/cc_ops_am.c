@@ -26,6 +26,9 @@
 #include "cc_ops.h"
 #include "cc_verify.h"
 
+/* why --cache cold cannot move these buffers */
+#define CC_AM_BOUND "stores land in the active-message layer's one segment"
+
 enum { CC_H_PING = 1, CC_H_PONG, CC_H_SINK, CC_H_STORED };
 #define CC_AM_PIPE_BYTES ((size_t)1 << 20)
 
@@ -297,6 +300,7 @@ const cc_op cc_op_am_rtt = {
     .check = cc_rtt_check,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 /* ---- am_store, am_get: blocking latency ----------------------------------- */
@@ -322,6 +326,7 @@ const cc_op cc_op_am_store = {
     .check = cc_am_bytes_check,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 static void cc_get_setup(cc_point *pt) { cc_am_setup_common(pt, 1); }
@@ -359,6 +364,7 @@ const cc_op cc_op_am_get = {
     .check = cc_am_bytes_check,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 /* ---- am_pipe: 1 MiB in stores of n, blocking or pipelined ------------------ */
@@ -419,6 +425,7 @@ const cc_op cc_op_am_pipe = {
     .check = cc_am_bytes_check,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 /* ---- am_exchange: both ranks store at once --------------------------------- */
@@ -459,6 +466,7 @@ const cc_op cc_op_am_exchange = {
     .check = cc_am_bytes_check,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 /* ---- am_cost: the cost of one call -------------------------------------- */
@@ -560,6 +568,7 @@ const cc_op cc_op_am_cost = {
     .fill = cc_cost_fill,
     .extra = cc_am_extra,
     .cleanup = cc_am_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };
 
 /* ---- am_loss: throughput under injected loss --------------------------- */
@@ -614,4 +623,5 @@ const cc_op cc_op_am_loss = {
     .check = cc_am_bytes_check,
     .extra = cc_am_extra,
     .cleanup = cc_loss_cleanup,
+    .bound_buffers = CC_AM_BOUND,
 };

@@ -13,6 +13,9 @@
 #include "cc_ops.h"
 #include "cc_verify.h"
 
+/* why --cache cold cannot move these buffers */
+#define CC_PERSISTENT_BOUND "a persistent request binds the buffers once per point"
+
 enum { CC_PARTITIONS = 8 };
 
 static const char *cc_mpi4_missing(void)
@@ -123,12 +126,14 @@ const cc_op cc_op_pbcast = {
     .name = "pbcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_pbcast_size,
     .setup = cc_pbcast_setup, .run = cc_persistent_run, .fill = cc_pbcast_fill, .check = cc_pbcast_check,
     .cleanup = cc_pbcast_cleanup, .unsupported = cc_mpi4_missing,
+    .bound_buffers = CC_PERSISTENT_BOUND,
 };
 
 const cc_op cc_op_pallreduce = {
     .name = "pallreduce", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_pallreduce_size,
     .setup = cc_pallreduce_setup, .run = cc_persistent_run, .fill = cc_pallreduce_fill,
     .check = cc_pallreduce_check, .cleanup = cc_pallreduce_cleanup, .unsupported = cc_mpi4_missing,
+    .bound_buffers = CC_PERSISTENT_BOUND,
 };
 
 /* ---- partitioned ping-pong: requests 0 send, 1 receive -------------------- */
@@ -182,4 +187,5 @@ const cc_op cc_op_partitioned = {
     .name = "partitioned", .scope = CC_SCOPE_PAIR, .phases = 1, .check_size = cc_partitioned_size,
     .setup = cc_partitioned_setup, .run = cc_partitioned_run, .fill = cc_pair_fill,
     .check = cc_pair_check, .cleanup = cc_partitioned_cleanup, .unsupported = cc_mpi4_missing,
+    .bound_buffers = CC_PERSISTENT_BOUND,
 };

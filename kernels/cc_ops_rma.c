@@ -262,6 +262,7 @@ static void cc_rma_extra(cc_point *pt, double main_median_us, cc_buf *json)
         .name = #opname, .variants = cc_rma_variants, .scope = CC_SCOPE_PAIR, .phases = 1,                \
         .check_size = kind_size, .setup = prefix##_setup, .run = prefix##_run, .fill = prefix##_fill,       \
         .check = prefix##_check, .extra = cc_rma_extra, .cleanup = cc_rma_cleanup,                        \
+        .bound_buffers = "the window is created over the buffers once per point",                         \
     }
 
 CC_RMA_OP(put, cc_rma_bytes, cc_put);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_cache.h"
 #include "cc_common.h"
 #include "cc_op.h"
 
@@ -26,6 +27,8 @@ const char cc_usage[] =
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
     "  --rndv-delay-us D      receiver delay of rndv (2000)\n"
+    "  --cache cold|warm      cold: each repetition uses buffers out of cache (warm)\n"
+    "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)
@@ -186,6 +189,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->sync_window_us = 0.0;
     opt->window = 64;
     opt->rndv_delay_us = 2000.0;
+    opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
+    opt->llc_source = "";
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -230,7 +235,16 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_long(name, value, 1, 100000, &opt->window, err, errlen);
         else if (strcmp(name, "--rndv-delay-us") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e7, 0, &opt->rndv_delay_us, err, errlen);
-        else if (strcmp(name, "--sync") == 0) {
+        else if (strcmp(name, "--cache") == 0) {
+            if (strcmp(value, "cold") == 0 || strcmp(value, "warm") == 0)
+                opt->cache_cold = strcmp(value, "cold") == 0;
+            else
+                rc = cc_fail(err, errlen, "--cache: '%s' is not cold or warm", value);
+        } else if (strcmp(name, "--cache-limit") == 0) {
+            if (cc_parse_size(value, &opt->cache_limit) != 0 || opt->cache_limit == 0)
+                rc = cc_fail(err, errlen, "--cache-limit: '%s' is not a whole number of bytes in [1, %zu]",
+                             value, CC_MAX_SIZE);
+        } else if (strcmp(name, "--sync") == 0) {
             if (strcmp(value, "barrier") == 0)
                 opt->sync = &cc_sync_barrier;
             else if (strcmp(value, "none") == 0)
@@ -250,6 +264,16 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     if (opt->max_reps < opt->min_reps) {
         cc_fail(err, errlen, "--max-reps %ld is below --min-reps %ld", opt->max_reps, opt->min_reps);
         return CC_PARSE_ERROR;
+    }
+    if (opt->cache_cold) {
+        opt->llc_bytes = cc_llc_bytes(&opt->llc_source);
+        /* the cache size is read from the machine, never trusted to be small */
+        if (opt->llc_bytes > opt->cache_limit / 2) {
+            cc_fail(err, errlen,
+                    "--cache cold: twice the last-level cache (%zu bytes, from %s) is more than --cache-limit %zu bytes",
+                    opt->llc_bytes, opt->llc_source, opt->cache_limit);
+            return CC_PARSE_ERROR;
+        }
     }
     if (cc_parse_plan(opt->plan_text, p, opt, err, errlen) != 0) return CC_PARSE_ERROR;
     return CC_PARSE_OK;

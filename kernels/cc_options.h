@@ -28,6 +28,10 @@ typedef struct cc_options {
     double sync_window_factor, sync_window_us;
     long window;
     double rndv_delay_us;
+    int cache_cold;          /* --cache cold: buffers rotate over a region (cc_cache.c) */
+    size_t cache_limit;      /* the most bytes a rank's region may take */
+    size_t llc_bytes;        /* the last-level cache the region must exceed twice */
+    const char *llc_source;  /* where llc_bytes came from */
 } cc_options;
 
 typedef enum { CC_PARSE_OK, CC_PARSE_HELP, CC_PARSE_ERROR } cc_parse_status;

@@ -48,6 +48,16 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_printf(b, "%ld", opt->window);
     cc_buf_key(b, "rndv_delay_us");
     cc_buf_num(b, opt->rndv_delay_us);
+    cc_buf_key(b, "cache");
+    cc_buf_str(b, opt->cache_cold ? "cold" : "warm");
+    cc_buf_key(b, "cache_limit");
+    cc_buf_printf(b, "%zu", opt->cache_limit);
+    if (opt->cache_cold) {
+        cc_buf_key(b, "llc_bytes");
+        cc_buf_printf(b, "%zu", opt->llc_bytes);
+        cc_buf_key(b, "llc_source");
+        cc_buf_str(b, opt->llc_source);
+    }
     cc_buf_key(b, "inject_fault");
     cc_buf_str(b, fault->text);
     cc_buf_printf(b, "}");
@@ -157,6 +167,10 @@ void cc_report_point(cc_buf *out, const cc_point *pt, const cc_series *s, int va
     cc_buf_str(out, error);
     cc_buf_key(out, "sync");
     cc_buf_str(out, pt->sync->name);
+    cc_buf_key(out, "cache");
+    cc_buf_str(out, pt->env->opt->cache_cold ? "cold" : "warm");
+    cc_buf_key(out, "cache_region_bytes");
+    cc_buf_printf(out, "%zu", pt->rot.region_bytes);
     cc_buf_key(out, "wall_s");
     cc_buf_num(out, wall_s);
     cc_buf_key(out, "extra");

@@ -1,9 +1,11 @@
 #include "cc_run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cc_cache.h"
 #include "cc_measure.h"
 #include "cc_report.h"
 
@@ -57,6 +59,11 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
             cc_point_init(&pt, env, entry, entry->sizes[k], ++seed);
             if (root) cc_report_begin(&out, &pt);
             const char *missing = pt.op->unsupported ? pt.op->unsupported() : NULL;
+            char why[CC_ERRLEN];
+            if (!missing && opt->cache_cold && pt.op->bound_buffers) {
+                snprintf(why, sizeof why, "--cache cold: %s", pt.op->bound_buffers);
+                missing = why;
+            }
             if (missing) { /* the same answer on every rank: nobody measures */
                 if (root) cc_report_unsupported(&out, &pt, missing);
                 points++;
@@ -76,6 +83,14 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_limits lim;
                 cc_limits_from_options(opt, pt.op->phases, &lim);
                 pt.op->setup(&pt);
+                const char *refused = cc_cache_setup(&pt, why, sizeof why);
+                if (refused) { /* the same answer on every participant */
+                    pt.op->cleanup(&pt);
+                    CC_MPI(MPI_Barrier(env->all_ctl));
+                    if (root) cc_report_unsupported(&out, &pt, refused);
+                    points++;
+                    continue;
+                }
                 cc_measure(&pt, &lim, &series);
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
@@ -89,6 +104,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                     }
                     cc_buf_printf(&extra, "]");
                 }
+                cc_cache_release(&pt);
                 pt.op->cleanup(&pt);
             }
             cc_buf_printf(&extra, "}");

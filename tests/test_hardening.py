@@ -159,8 +159,8 @@ def test_a_newer_store_is_refused_by_name(tmp_path):
     db = tmp_path / "n.db"
     store_with_points(db, sizes=2)
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
-    with pytest.raises(InputError, match="schema version 4, written by a newer commchar"):
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    with pytest.raises(InputError, match="schema version 5, written by a newer commchar"):
         Store(db, readonly=True)
     with pytest.raises(InputError, match="newer commchar"):
         Store(db)

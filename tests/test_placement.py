@@ -91,7 +91,7 @@ def test_a_schema_1_store_is_migrated_and_takes_both_localities(tmp_path):
                         oversubscribed=False, ci_rel=0.0, locality="off-node")
         assert len(store.points()) == len(before) + 1
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                                        ).fetchone()[0] == "3"
+                                        ).fetchone()[0] == "4"
         assert store.samples(point["id"])  # the samples still belong to their points
 
 

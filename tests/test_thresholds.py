@@ -108,7 +108,7 @@ def test_refined_points_are_marked_and_an_older_store_is_migrated(tmp_path):
         refined = {p["n_bytes"]: p["refined"] for p in store.points() if p["op"] == "pingpong"}
     assert refined == {0: False, 8: False, 16: False, 24: False, 20: True}
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
 
 
 def test_fit_from_the_rndv_probe_alone_gives_S_with_its_interval(tmp_path, capsys, monkeypatch):

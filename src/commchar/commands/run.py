@@ -21,6 +21,7 @@ from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.refine import RefineResult
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store
+from commchar.vocabulary import parse_size
 from commchar.terminal import styled, sweep_progress, visible
 
 # The kernel's own bounds (kernels/cc_options.c): refused here, before any launch.
@@ -28,6 +29,7 @@ KERNEL_MAX_REPS = 100_000_000
 KERNEL_MAX_TIME_S = 1e6
 KERNEL_MAX_WINDOW_FACTOR = 1e6
 KERNEL_MAX_WINDOW_US = 1e7
+KERNEL_MAX_BYTES = 1 << 40
 # More ranks per core than this is almost certainly a typo; --force-np launches it anyway.
 MAX_RANKS_PER_SLOT = 64
 
@@ -60,6 +62,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f" repetition (default {DEFAULT_WINDOW_FACTOR:g})")
     parser.add_argument("--sync-window-us", type=float, default=0.0, metavar="US",
                         help="--sync window: a fixed window of US microseconds instead (default 0: from F)")
+    parser.add_argument("--cache", choices=("warm", "cold"), default="warm",
+                        help="cold: every repetition uses send and receive buffers out of the"
+                        " last-level cache (rotated over twice its size); stored with each point and"
+                        " fitted apart from warm (default warm)")
+    parser.add_argument("--cache-limit", metavar="SIZE",
+                        help="most memory a rank's cold buffers may take, e.g. 2G (default 1 GiB);"
+                        " a point that would need more is recorded as unsupported")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
@@ -116,6 +125,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         precision=args.precision, min_reps=args.min_reps, max_reps=args.max_reps,
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
         sync_window_factor=args.sync_window_factor, sync_window_us=args.sync_window_us,
+        cache=args.cache, cache_limit=_cache_limit(args.cache_limit),
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )
@@ -124,6 +134,15 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         parse_sizes(options.sizes)  # '' is an error, not the defaults
     _check_ranks_per_core(options, args.force_np)
     return options
+
+
+def _cache_limit(text: str | None) -> int | None:
+    if text is None:
+        return None
+    limit = parse_size(text, "--cache-limit", KERNEL_MAX_BYTES)
+    if limit < 1:
+        raise UsageError("--cache-limit must be at least 1 byte")
+    return limit
 
 
 def _measures_any(library: Library, ops: str) -> bool:
@@ -253,7 +272,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                    f"{f', {result.skipped} already measured' if result.skipped else ''}"
                    f"{f', {result.retried} failed before and retried' if result.retried else ''}, "
                    f"{result.invalid} invalid, {result.failures} failures"
-                   + (f", {result.unsupported} unsupported by the library" if result.unsupported else "")
+                   + (f", {result.unsupported} unsupported by the library"
+                      + (" or with cold buffers (the report says why)" if options.cache == "cold" else "")
+                      if result.unsupported else "")
                    + _refinement_summary(result.refined))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.

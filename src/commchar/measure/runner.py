@@ -64,6 +64,8 @@ class SweepOptions:
     sync: str = "barrier"
     sync_window_factor: float = DEFAULT_WINDOW_FACTOR
     sync_window_us: float = 0.0  # above 0: a fixed window instead of the factor
+    cache: str = "warm"  # cold: every repetition's buffers out of the last-level cache
+    cache_limit: int | None = None  # bytes of a rank's cold region; None: the kernel's default
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -264,7 +266,8 @@ class _JobRunner:
         max_time = min(o.max_time, OVERSUBSCRIBED_MAX_TIME_S) if oversubscribed else o.max_time
         return ["--plan", plan_argument(points, self.kernel_names), "--precision", repr(o.precision),
                 "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
-                "--max-time", repr(max_time), "--sync", o.sync] + (
+                "--max-time", repr(max_time), "--sync", o.sync, "--cache", o.cache,
+                *(["--cache-limit", str(o.cache_limit)] if o.cache_limit is not None else [])] + (
                     ["--sync-window-factor", repr(o.sync_window_factor),
                      "--sync-window-us", repr(o.sync_window_us)] if o.sync == "window" else [])
 
@@ -351,7 +354,8 @@ class _JobRunner:
                         if point is not None:
                             self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
                                                    self.p, point.n_bytes, "unsupported",
-                                                   str(message.get("reason", "unsupported by the library")))
+                                                   str(message.get("reason", "unsupported by the library")),
+                                                   self.placed.localities.get(point, ""), self.options.cache)
                             stored.add(point)
                             self.result.unsupported += 1
                         in_flight = None
@@ -452,7 +456,8 @@ class _JobRunner:
 
     def _fail(self, point: Point, kind: str, message: str) -> None:
         self.store.add_failure(self.run_id, self.library.name, point.op, point.variant, self.p,
-                               point.n_bytes, kind, message, self.placed.localities.get(point, ""))
+                               point.n_bytes, kind, message, self.placed.localities.get(point, ""),
+                               self.options.cache)
         self.result.failures += 1
         self.observer.failure(self.library.name, self.p, point, kind, message)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from commchar import jsonio
 from commchar.errors import InputError
-from commchar.store.locality import LOCALITIES, library_label
+from commchar.store.locality import CACHE_MODES, LOCALITIES, library_label
 from commchar.vocabulary import LOGGP_OPS, op_key
 
 REQUIRED = ("op", "p", "n_bytes", "t_us")
@@ -95,10 +95,13 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     locality = str(raw.get("locality") or "").strip()
     if locality and locality not in LOCALITIES:
         raise InputError(f"{where}: locality {locality[:40]!r} is not one of {', '.join(LOCALITIES)}")
+    cache = str(raw.get("cache") or "warm").strip()
+    if cache not in CACHE_MODES:
+        raise InputError(f"{where}: cache {cache[:40]!r} is not one of {', '.join(CACHE_MODES)}")
     library = str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY
     point = {
-        # on-node and off-node measurements are fitted as two libraries side by side
-        "library": library_label(library, locality),
+        # on-node and off-node, warm and cold measurements are fitted as libraries side by side
+        "library": library_label(library, locality, cache),
         "library_version": raw.get("library_version") or "",
         "op": op,
         "variant": str(raw.get("variant") or "").strip(),
@@ -193,7 +196,7 @@ def read_csv(path: str | Path) -> list[dict]:
                 raise InputError(f"{path}: row 1 (header): missing column(s) {', '.join(missing)}")
             col = {name: i for i, name in enumerate(header)}
             key_cols = [col.get(c) for c in ("library", "op", "variant", "p", "n_bytes", "run_id",
-                                             "locality")]
+                                             "locality", "cache")]
             sample_col, time_col = col.get("sample_us"), col["t_us"] if "t_us" in col else None
             flag_cols = [col.get("valid"), col.get("oversubscribed")]
             groups: dict[tuple, tuple[dict, list[float], str, list[str]]] = {}

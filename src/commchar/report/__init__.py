@@ -128,6 +128,19 @@ def window_items(pts: list[dict]) -> list[str]:
             + "."]
 
 
+def cache_items(pts: list[dict]) -> list[str]:
+    """What cache-cold points were, when the report holds any (labelled `cache-cold`)."""
+    regions = sorted({int(pt["cache_region_bytes"]) for pt in pts
+                      if pt.get("cache") == "cold" and pt.get("cache_region_bytes")})
+    if not regions:
+        return []
+    span = format_size(regions[0]) + ("" if len(regions) == 1 else f" to {format_size(regions[-1])}")
+    return ["Libraries labelled cache-cold were measured with --cache cold: each repetition used the"
+            " next slot of send and receive buffers in a region of at least twice the last-level"
+            f" cache ({span} per rank), so none found its data in cache; their repetitions are not"
+            " batched, and they are fitted apart from warm points."]
+
+
 def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
     pts = data.points
     reps = [pt["reps"] for pt in pts]
@@ -145,6 +158,7 @@ def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
         "Point-to-point latency is half a ping-pong round trip between ranks 0 and 1; a collective "
         "repetition is timed on every rank and the slowest rank's time is kept"
         + (f"; start synchronization: {', '.join(syncs)}" if syncs else "") + ".",
+        *cache_items(pts),
         ("Precision target: 95% CI of the median within ±"
          + ", ".join(f"{100 * t:.3g}%" for t in targets) + " of it (or the time/repetition limit).")
         if targets else "No precision target recorded.",

@@ -137,4 +137,4 @@ def build_entities(data: Measurements) -> list[Entity]:
 
 
 def _label(row: dict) -> str:
-    return library_label(row["library"], row.get("locality"))
+    return library_label(row["library"], row.get("locality"), row.get("cache"))

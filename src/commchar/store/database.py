@@ -23,7 +23,8 @@ from commchar.errors import InputError
 
 # 2: points and failures carry locality, jobs their placement
 # 3: points.refined (sizes added inside a gap where the curve changes, measure/refine.py)
-SCHEMA_VERSION = 3
+# 4: points.cache and cache_region_bytes, failures.cache (--cache cold: buffers out of cache)
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # How long a write waits for a lock another process holds before it gives up with one line.
 LOCK_WAIT_S = 30.0
@@ -81,6 +82,8 @@ CREATE TABLE IF NOT EXISTS points (
     created_at TEXT NOT NULL,
     locality TEXT NOT NULL DEFAULT '',
     refined INTEGER NOT NULL DEFAULT 0,
+    cache TEXT NOT NULL DEFAULT 'warm',
+    cache_region_bytes INTEGER,
     UNIQUE (run_id, library, op, variant, p, n_bytes, locality)
 );
 CREATE TABLE IF NOT EXISTS samples (
@@ -98,7 +101,8 @@ CREATE TABLE IF NOT EXISTS failures (
     kind TEXT NOT NULL,
     message TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    locality TEXT NOT NULL DEFAULT ''
+    locality TEXT NOT NULL DEFAULT '',
+    cache TEXT NOT NULL DEFAULT 'warm'
 );
 CREATE TABLE IF NOT EXISTS app_runs (
     id INTEGER PRIMARY KEY,
@@ -135,7 +139,7 @@ POINT_COLUMNS = (
     "t_us", "t_min_us", "t_p25_us", "t_mean_us", "t_p75_us", "t_p95_us", "t_max_us",
     "t_std_us", "ci_lo_us", "ci_hi_us", "reps", "batch", "outliers", "precision_target",
     "precision_met", "valid", "invalid_reason", "oversubscribed", "sync", "locality", "refined",
-    "extra",
+    "cache", "cache_region_bytes", "extra",
 )
 
 _BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed", "refined")
@@ -374,15 +378,16 @@ class Store:
                   refined: bool = False) -> int:
         """Store one point, its statistics and its raw samples in one transaction; `locality`
         is on-node or off-node when the run spans hosts, empty on one host; `refined`: a
-        size added inside a gap where the curve changes (measure/refine.py)."""
+        size added inside a gap where the curve changes (measure/refine.py). The point's
+        cache mode and region are the kernel's (warm for a kernel that does not say)."""
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
                 " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
                 " t_std_us, ci_lo_us, ci_hi_us, outliers, outlier_rule, precision_target,"
                 " precision_met, ci_rel, stop_reason, valid, invalid_reason, oversubscribed, sync,"
-                " wall_s, extra_json, created_at, locality, refined)"
-                " VALUES (" + ",".join("?" * 35) + ")",
+                " wall_s, extra_json, created_at, locality, refined, cache, cache_region_bytes)"
+                " VALUES (" + ",".join("?" * 37) + ")",
                 (
                     run_id, job_id, library, point["op"], point.get("variant", ""), point["p"],
                     point["n_bytes"], summary["reps"], point.get("batch", 1), point.get("warmup"),
@@ -394,7 +399,7 @@ class Store:
                     point.get("stop_reason"), int(bool(point.get("valid", True))),
                     point.get("error") or None, int(oversubscribed), point.get("sync"),
                     point.get("wall_s"), json.dumps(point.get("extra") or {}), now_utc(), locality,
-                    int(refined),
+                    int(refined), point.get("cache") or "warm", point.get("cache_region_bytes"),
                 ),
             )
             point_id = inserted_id(cur)
@@ -406,12 +411,13 @@ class Store:
 
     @_guarded
     def add_failure(self, run_id: int, library: str, op: str, variant: str, p: int,
-                    n_bytes: int | None, kind: str, message: str, locality: str = "") -> None:
+                    n_bytes: int | None, kind: str, message: str, locality: str = "",
+                    cache: str = "warm") -> None:
         with self._db:
             self._db.execute(
                 "INSERT INTO failures(run_id, library, op, variant, p, n_bytes, kind, message,"
-                " created_at, locality) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (run_id, library, op, variant, p, n_bytes, kind, message, now_utc(), locality),
+                " created_at, locality, cache) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, library, op, variant, p, n_bytes, kind, message, now_utc(), locality, cache),
             )
 
     @_guarded
@@ -517,6 +523,7 @@ class Store:
                 d["extra"] = _loads(d.get("extra_json"), f"point {d['point_id']} extra", {})
                 d["library_version"] = short_version(d.get("library_version"))
                 d["locality"] = d.get("locality") or ""  # a read-only store of schema 1 has none
+                d["cache"] = d.get("cache") or "warm"  # nor one of schema < 4 a cache mode
                 for key in _BOOL_COLUMNS:
                     d[key] = bool(d.get(key))
                 point = {k: d.get(k) for k in POINT_COLUMNS}
@@ -592,7 +599,8 @@ class Store:
     def failures(self, run_ids: Iterable[int] | None = None) -> list[dict]:
         where, args = _run_filter(self, run_ids)
         rows = self._db.execute(f"SELECT * FROM failures {where} ORDER BY id", args).fetchall()
-        return [dict(r) for r in rows]
+        # a read-only store older than schema 4 measured everything warm
+        return [{**dict(r), "cache": dict(r).get("cache") or "warm"} for r in rows]
 
 
 def _migrate(db: sqlite3.Connection) -> None:
@@ -600,7 +608,9 @@ def _migrate(db: sqlite3.Connection) -> None:
     Schema 1 -> 2: locality joins the points' key (SQLite cannot change a UNIQUE
     constraint, so the table is rebuilt with every row and id kept) and the failures;
     jobs get their placement. Old points ran on one host: their locality is ''.
-    Schema 2 -> 3: points.refined, false for every point an older store holds."""
+    Schema 2 -> 3: points.refined, false for every point an older store holds.
+    Schema 3 -> 4: points.cache (and its region) and failures.cache; every point and
+    failure an older store holds was measured warm, with no region."""
     columns = {r[1] for r in db.execute("PRAGMA table_info(points)")}
     have = {t: {r[1] for r in db.execute(f"PRAGMA table_info({t})")} for t in ("failures", "jobs")}
     if not ("locality" in columns and "locality" in have["failures"] and "placement" in have["jobs"]):
@@ -611,6 +621,26 @@ def _migrate(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE points ADD COLUMN refined INTEGER NOT NULL DEFAULT 0")
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         db.commit()
+    # a schema-1 store's points were rebuilt with every column above, its failures not
+    failures = {r[1] for r in db.execute("PRAGMA table_info(failures)")}
+    if "cache" not in columns or (failures and "cache" not in failures):
+        _migrate_cache(db, columns, failures)
+
+
+def _migrate_cache(db: sqlite3.Connection, columns: set[str], failures: set[str]) -> None:
+    """Schema 3 -> 4 in one transaction: an older store's points and failures were warm."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "cache" not in columns:
+            db.execute("ALTER TABLE points ADD COLUMN cache TEXT NOT NULL DEFAULT 'warm'")
+            db.execute("ALTER TABLE points ADD COLUMN cache_region_bytes INTEGER")
+        if failures and "cache" not in failures:
+            db.execute("ALTER TABLE failures ADD COLUMN cache TEXT NOT NULL DEFAULT 'warm'")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _migrate_locality(db: sqlite3.Connection, columns: set[str], have: dict[str, set[str]]) -> None:

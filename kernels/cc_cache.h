@@ -1,0 +1,31 @@
+/* Cache-cold buffers (--cache cold): after an op's set-up, its send and receive
+ * buffers move to one slot of a region at least twice the last-level cache,
+ * and every repetition takes the next slot, so none finds its data in cache
+ * (IMB's -off_cache does the same).  The ops never know: they read pt->sbuf
+ * and pt->rbuf, which point into the slot in use. */
+#ifndef CC_CACHE_H
+#define CC_CACHE_H
+
+#include <stddef.h>
+
+#include "cc_op.h"
+
+/* when nothing says how large the last-level cache is */
+#define CC_LLC_DEFAULT_BYTES ((size_t)32 << 20)
+/* the most a rank's region may take unless --cache-limit says otherwise */
+#define CC_CACHE_LIMIT_DEFAULT ((size_t)1 << 30)
+
+/* the last-level cache of cpu0 in bytes; *source says where it was read
+ * ("sysfs", "sysconf", or "default" when neither answered) */
+size_t cc_llc_bytes(const char **source);
+
+/* After op->setup, on every participant (it talks on pt->ctl): take the
+ * region.  Returns NULL, or why the point cannot be measured cold (written
+ * into why); the answer is the same on every participant. */
+const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen);
+/* the next slot's buffers in pt->sbuf and pt->rbuf; nothing when warm */
+void cc_cache_next(cc_point *pt);
+/* give the op its own buffers back and free the region (before op->cleanup) */
+void cc_cache_release(cc_point *pt);
+
+#endif
