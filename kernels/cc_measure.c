@@ -94,8 +94,12 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
             const int representative = round >= 8 || round_s >= lim->warmup_time / 4;
             if (total >= 2 && elapsed >= lim->warmup_time && representative) {
                 decision[0] = 0;
-                /* cold: one repetition per sample, as a batch would repeat one slot */
-                decision[1] = pt->rot.region ? 1 : cc_batch_for(fastest, res, lim->batch_threshold);
+                /* cold: one repetition per sample, as a batch would repeat one slot;
+                 * window: one call per window, as ReproMPI times it (back-to-back calls
+                 * would overlap, and their mean is a throughput, not one call's time) */
+                decision[1] = pt->rot.region || pt->sync->windowed
+                                  ? 1
+                                  : cc_batch_for(fastest, res, lim->batch_threshold);
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
                 decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
                 decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
