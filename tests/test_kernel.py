@@ -282,6 +282,7 @@ def test_window_sync_points_are_measured_verified_and_counted(kernel):
         w = _window(pt)
         assert w["bound_hit"] is False and pt["stop_reason"] in {"precision", "max_reps", "max_time"}, where
         assert pt["reps"] >= 5 and all(s > 0 for s in pt["samples_us"]), where
+        assert pt["batch"] == 1, where  # one call a window: a batch's calls would overlap
         # a window holds the repetition: F x its warm-up time, plus the clocks' round trip
         assert w["window_us"] > 0 and 0 < w["clock_rtt_us"] < w["window_us"], where
         assert 0 <= w["redone"] <= w["late"], where
