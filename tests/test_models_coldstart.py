@@ -88,6 +88,17 @@ def test_one_stall_neither_makes_a_cold_run_nor_sets_its_cost():
     assert ColdStartModel().fit(points).params_["o_s"] == pytest.approx(5.0, rel=0.1)
 
 
+def test_a_first_message_alone_is_noted_but_not_charged():
+    rng = np.random.default_rng(7)
+    points = _points(rng, 0, lambda n: 0.0)
+    for pt in points:  # Open MPI's probe: one slow first send a rank, its cost varying by size
+        for rank in (0, 1):
+            pt["extra"][f"cold_send_us_rank{rank}"][0] = 10.0 + pt["n_bytes"] * 0.03
+    model = ColdStartModel().fit(points)
+    assert model.params_ is None
+    assert "only the first 1 send(s)" in model.notes_[0] and "not charged" in model.notes_[0]
+
+
 def test_a_cold_run_as_long_as_the_probe_is_flagged():
     rng = np.random.default_rng(4)
     model = ColdStartModel().fit(_points(rng, 150, lambda n: 3.0))
