@@ -7,7 +7,8 @@ from matplotlib.figure import Figure
 from commchar.report.adapters import model_views
 from commchar.report.dataset import Entity
 from commchar.report.figures import _ratio_y
-from commchar.report.tables import laws_table, one_notation_per_column
+from commchar.report.tables import laws_table
+from commchar.tables import one_notation_per_column
 
 
 def test_a_column_mixing_notations_is_written_in_one():
@@ -22,7 +23,7 @@ def test_a_column_mixing_notations_is_written_in_one():
 
 
 def test_number_cells_are_right_aligned_in_either_notation():
-    from commchar.report.html import _cell
+    from commchar.tables import _cell
     assert all('class="num"' in _cell(t) for t in ("12", "-0.5", "3.68e-04", "1.2e+04*"))
     assert 'class="num"' not in _cell("not resolved") and 'class="num"' not in _cell("–")
 

@@ -7,11 +7,11 @@ import argparse
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from commchar.apps.predict import MODELS, ModelChoice, predict_case
 from commchar.errors import InputError
 from commchar.store import Store
+from commchar.tables import Table, table_rich
 
 
 def predict_stored(args: argparse.Namespace, console: Console) -> int:
@@ -45,7 +45,7 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
     for app in ("gauss", "jacobi"):
         rows = [c for c in cases if c["app"] == app and c["id"] in predictions]
         if rows:
-            console.print(_table(app, rows, predictions))
+            console.print(table_rich(_table(app, rows, predictions)))
     return 0
 
 
@@ -54,11 +54,9 @@ def _lib(cases: list[dict], app_run_id: int) -> str:
 
 
 def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]]) -> Table:
-    table = Table(title=f"{app}: measured and predicted time of the timed phases (slowest rank)",
-                  title_justify="left")
-    for column in ("library", "config", "N", "p", "measured ms", "LogGPS ms", "err", "LogGP ms",
-                   "err", "msgs ≥ S", "slowest rank: comp/comm/wait ms"):
-        table.add_column(column, justify="right" if column not in ("library", "config") else "left")
+    headers = ["library", "config", "N", "p", "measured ms", "LogGPS ms", "err", "LogGP ms", "err", "msgs ≥ S",
+               "slowest rank: comp/comm/wait ms"]
+    rows = []
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
         by_model = predictions[case["id"]]
         gps, gp = by_model.get("loggps"), by_model.get("loggp")
@@ -75,5 +73,6 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
         slowest = max(anchor["ranks"], key=lambda r: r["total_s"])
         cells.append(f"{slowest['computation_s'] * 1e3:.1f}/{slowest['communication_s'] * 1e3:.1f}/"
                      f"{slowest['wait_s'] * 1e3:.1f}")
-        table.add_row(*cells)
-    return table
+        rows.append(cells)
+    return Table(f"app-predict-{app}", f"{app}: measured and predicted time of the timed phases (slowest rank)",
+                 headers, rows, right=frozenset(range(2, len(headers))))

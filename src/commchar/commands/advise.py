@@ -6,18 +6,17 @@ import argparse
 import dataclasses
 
 from rich.console import Console
-from rich.table import Table
 
 from commchar import jsonio, terminal
 from commchar.modelfile import Expr, load
 from commchar.predict import advise, parse_n_values, parse_p_values
 from commchar.predict.render import (
-    TextTable,
     comparison_in_p_table,
     comparison_table,
     faults_table,
     thresholds_table,
 )
+from commchar.tables import table_rich
 
 NAME = "advise"
 HELP = "compare equivalent compositions, find design faults and protocol thresholds in a model file"
@@ -31,15 +30,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--p", metavar="P", help="process counts (default: every p of the model's p range)")
     parser.add_argument("--library", metavar="L", help="only this library of the model (default: each)")
     parser.add_argument("--json", action="store_true", help="print the advice as JSON")
-
-
-def _rich(table: TextTable) -> Table:
-    out = Table(title=table.title, caption=table.caption, title_justify="left", show_lines=False)
-    for column in table.header:
-        out.add_column(column, overflow="fold")
-    for row in table.rows:
-        out.add_row(*row)
-    return out
 
 
 def _jsonable(value: object) -> object:
@@ -66,18 +56,18 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     for advice in result.libraries:
         console.rule(f"Advice for library {advice.library}")
         for comparison in advice.comparisons:
-            console.print(_rich(comparison_table(comparison)))
+            console.print(table_rich(comparison_table(comparison)))
             by_p = comparison_in_p_table(comparison)
             if by_p is not None:
-                console.print(_rich(by_p))
+                console.print(table_rich(by_p))
         for line in advice.unavailable:
             console.print(f"not compared: {line}", markup=False)
         if advice.faults:
-            console.print(_rich(faults_table(advice)))
+            console.print(table_rich(faults_table(advice)))
         else:
             console.print("No design fault: no law in p is worse than the best-known algorithm's.")
         if advice.thresholds:
-            console.print(_rich(thresholds_table(advice)))
+            console.print(table_rich(thresholds_table(advice)))
         else:
             console.print("No protocol threshold: no point-to-point operation has more than one segment.")
         for note in advice.loggp_notes:

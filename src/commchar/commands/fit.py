@@ -7,12 +7,12 @@ import math
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from commchar.errors import UsageError
 from commchar.modelfile import save
 from commchar.terminal import styled
 from commchar.models.thresholds import describe
+from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "fit"
@@ -106,13 +106,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                       f" ({model['provenance']['points']} points) written to {args.output}")
     else:
         for table in summary_tables(model):
-            console.print(table)
+            console.print(table_rich(table))
     if args.holdout_sizes is not None or args.holdout_p:
         from commchar.models.validation import holdout_errors
 
         every = 3 if args.holdout_sizes is None else args.holdout_sizes  # 0 is an error, not the default
         result = holdout_errors(points, every, args.holdout_p, penalty, args.oversubscribed)
-        console.print(holdout_table(result))
+        console.print(table_rich(holdout_table(result)))
         console.print(holdout_summary(result), markup=False)
     left = model["provenance"]["oversubscribed_excluded"]
     if left:
@@ -161,44 +161,50 @@ def summary_tables(model: dict) -> list[Table]:
 
     units = model["provenance"]["units"]
     bw, pi = units["bandwidth"], units["specific_performance"]
-    p2p = Table("library", "operation", "t_s (us)", "t_b (us/B)", f"Bw_as ({bw}) [95% CI]", "n_half (B)",
-                f"pi_s ({pi})", "R^2", "max rel res", "next regime starts in (B)",
-                title="Point-to-point: Hockney fit over all sizes (R^2 on relative error);"
-                      " Bw_as from the last regime, pi_s from the first")
-    coll = Table("library", "operation", "t_s(p)", "t_b(p)", "t_c(p)", "regimes", "regimes start in",
-                 title="Collectives: laws in p (first regime's t_s, last regime's t_b, t_c)")
-    peak = Table("library", "operation", "p", f"Bw_pag ({bw})", f"pi_pag ({pi})", "n_half_mag (B)",
-                 "r_cc(p)", f"busbw ({bw}) at largest n", title="Collectives: peak aggregated metrics")
-    loggp = Table("library", "L (us)", "o_s (us)", "o_r (us)", "g (us)", "G (us/B)", "O (us/B)",
-                  "S (B)", "s (B)", "notes", title="LogGP / LogGPS")
+    p2p: list[list[str]] = []
+    coll: list[list[str]] = []
+    peak: list[list[str]] = []
+    loggp: list[list[str]] = []
     for library, lib in model["libraries"].items():
         for key, op in lib["operations"].items():
             if op["kind"] == "p2p":
                 h = op["fit"]["hockney"]
                 m = op["metrics"]
-                p2p.add_row(library, key, _g(h["t_s"]), _g(h["t_b"]),
+                p2p.append([library, key, _g(h["t_s"]), _g(h["t_b"]),
                             f"{_g(m['Bw_as'])} {_ci(m['ci95'].get('Bw_as'))}", _g(m["n_half"]),
                             _g(m["pi_s"]), _g(h["r2"], 3), _g(h["max_rel_residual"], 2),
-                            _breaks(op["breakpoints"]))
+                            _breaks(op["breakpoints"])])
                 continue
             laws = op["laws"]
             cell = lambda t: (f"{Law(laws[t]['form'], laws[t]['params']).expr(3)}  {laws[t]['complexity']}"  # noqa: E731
                               if t in laws else "-")
-            coll.add_row(library, key, cell("t_s"), cell("t_b"), cell("t_c"), str(len(op["segments"])),
-                         _breaks(op["breakpoints"]))
+            coll.append([library, key, cell("t_s"), cell("t_b"), cell("t_c"), str(len(op["segments"])),
+                         _breaks(op["breakpoints"])])
             metrics = op["metrics"]
             pk = metrics.get("peak") or {}
             if pk:
                 rcc = ", ".join(f"{p}:{_g(r.get('r_cc'), 3)}" for p, r in metrics["per_p"].items() if "r_cc" in r)
                 bus = ", ".join(f"{p}:{_g(r.get('busbw'), 3)}" for p, r in metrics["per_p"].items() if "busbw" in r)
-                peak.add_row(library, key, f"{pk['p_range'][0]}-{pk['p_range'][1]}", _g(pk.get("Bw_pag")),
-                             _g(pk.get("pi_pag")), _g(pk.get("n_half_mag")), rcc or "-", bus or "-")
+                peak.append([library, key, f"{pk['p_range'][0]}-{pk['p_range'][1]}", _g(pk.get("Bw_pag")),
+                             _g(pk.get("pi_pag")), _g(pk.get("n_half_mag")), rcc or "-", bus or "-"])
         lg = lib.get("loggp") or lib.get("loggp_partial")
         if lg:
-            loggp.add_row(library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O")),
-                          _threshold(lg, "S"), _threshold(lg, "s"),
-                          "; ".join(lg.get("notes", [])) or "-")
-    return [t for t in (p2p, coll, peak, loggp) if t.row_count]
+            loggp.append([library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O")),
+                          _threshold(lg, "S"), _threshold(lg, "s"), "; ".join(lg.get("notes", [])) or "-"])
+    tables = [
+        Table("fit-p2p", "Point-to-point: Hockney fit over all sizes (R^2 on relative error);"
+              " Bw_as from the last regime, pi_s from the first",
+              ["library", "operation", "t_s (us)", "t_b (us/B)", f"Bw_as ({bw}) [95% CI]", "n_half (B)",
+               f"pi_s ({pi})", "R^2", "max rel res", "next regime starts in (B)"], p2p),
+        Table("fit-collectives", "Collectives: laws in p (first regime's t_s, last regime's t_b, t_c)",
+              ["library", "operation", "t_s(p)", "t_b(p)", "t_c(p)", "regimes", "regimes start in"], coll),
+        Table("fit-peaks", "Collectives: peak aggregated metrics",
+              ["library", "operation", "p", f"Bw_pag ({bw})", f"pi_pag ({pi})", "n_half_mag (B)", "r_cc(p)",
+               f"busbw ({bw}) at largest n"], peak),
+        Table("fit-loggp", "LogGP / LogGPS", ["library", "L (us)", "o_s (us)", "o_r (us)", "g (us)", "G (us/B)",
+              "O (us/B)", "S (B)", "s (B)", "notes"], loggp),
+    ]
+    return [t for t in tables if t.rows]
 
 
 def holdout_summary(result: dict) -> str:
@@ -212,8 +218,7 @@ def holdout_summary(result: dict) -> str:
 
 
 def holdout_table(result: dict) -> Table:
-    table = Table("library operation", "held-out points", "median rel. error", "max rel. error",
-                  title="Held-out prediction per operation")
-    for name, row in result["per_operation"].items():
-        table.add_row(name, str(row["points"]), f"{row['median']:.2%}", f"{row['max']:.2%}")
-    return table
+    rows = [[name, str(row["points"]), f"{row['median']:.2%}", f"{row['max']:.2%}"]
+            for name, row in result["per_operation"].items()]
+    return Table("fit-holdout", "Held-out prediction per operation",
+                 ["library operation", "held-out points", "median rel. error", "max rel. error"], rows)

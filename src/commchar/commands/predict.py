@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.table import Table
 
 from commchar import jsonio, terminal
 from commchar.modelfile import load
 from commchar.predict import parse_n_values, parse_p_values, predict
 from commchar.predict.core import PredictResult
+from commchar.tables import Table, table_rich
 from commchar.vocabulary import format_size as size, format_us as us
 
 NAME = "predict"
@@ -29,16 +29,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON list of {expr, n, p, t_us, ...} objects")
 
 
-def _table(result: PredictResult, library: str) -> Table:
+def _table(result: PredictResult, library: str, imported: str | None) -> Table:
     several = len(result.exprs) > 1
-    table = Table(title=f"Predicted time (us), library {library}", title_justify="left")
-    table.add_column("n", justify="right")
-    table.add_column("p", justify="right")
-    for expr in result.exprs:
-        table.add_column(expr, justify="right", overflow="fold")
-    if several:
-        table.add_column("cheapest", overflow="fold")
-        table.add_column("by", justify="right")
+    headers = ["n", "p", *result.exprs] + (["cheapest", "by"] if several else [])
+    rows = []
     for row in result.rows:
         if row.library != library:
             continue
@@ -46,12 +40,16 @@ def _table(result: PredictResult, library: str) -> Table:
         cells += [us(e.t_us) + (" *" if e.extrapolated else "") for e in row.estimates]
         if several:
             cells += [row.cheapest or "", f"{row.margin_pct:.1f}%" if row.margin_pct is not None else ""]
-        table.add_row(*cells)
-    if several:
-        table.caption = "by: how much cheaper than the next cheapest"
+        rows.append(cells)
+    notes = ["by: how much cheaper than the next cheapest"] if several else []
     if any(e.extrapolated for e in result.estimates if e.library == library):
-        table.caption = ((table.caption + "; ") if table.caption else "") + "* extrapolated outside the fitted range"
-    return table
+        notes.append("* extrapolated outside the fitted range")
+    if imported:  # a peer tool's means are not commchar's medians: say so beside the numbers
+        notes.append(f"model fitted from {imported}")
+    # sizes, times and margins right-aligned; the notes are short, so one caption line
+    right = frozenset(range(len(result.exprs) + 2)) | ({len(headers) - 1} if several else frozenset())
+    return Table(f"predict-{library}", f"Predicted time (us), library {library}", headers, rows,
+                 ["; ".join(notes)] if notes else [], right)
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
@@ -66,9 +64,6 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print_json(jsonio.dumps(result.as_json()))
         return 0
     for library in result.libraries:
-        table = _table(result, library)
         imported = model.data["libraries"].get(library, {}).get("imported_from")
-        if imported:  # a peer tool's means are not commchar's medians: say so beside the numbers
-            table.caption = ((table.caption + "; ") if table.caption else "") + f"model fitted from {imported}"
-        console.print(table)
+        console.print(table_rich(_table(result, library, imported)))
     return 0

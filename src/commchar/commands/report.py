@@ -7,9 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+
 
 from commchar.errors import InputError, UsageError
+from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
 NAME = "report"
@@ -51,14 +52,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror}") from None
 
-    summary = Table(title=f"commchar report: {output}", title_justify="left")
-    for column in ("library", "version", "points", "p", "failures", "wrong"):
-        summary.add_column(column, overflow="fold")
-    for e in report.entities:
-        summary.add_row(e.label, e.version[:60], str(len(e.points)),
-                        ",".join(map(str, sorted({pt["p"] for pt in e.points}))), str(len(e.failures)),
-                        str(sum(1 for pt in e.points if not pt["valid"])))
-    console.print(summary, markup=False)
+    rows = [[e.label, e.version[:60], str(len(e.points)), ",".join(map(str, sorted({pt["p"] for pt in e.points}))),
+             str(len(e.failures)), str(sum(1 for pt in e.points if not pt["valid"]))] for e in report.entities]
+    console.print(table_rich(Table("report-summary", f"commchar report: {output}",
+                                   ["library", "version", "points", "p", "failures", "wrong"], rows)))
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     counts = Counter(f.category for f in report.findings)

@@ -2,8 +2,9 @@
 design faults against the best-known algorithms, and protocol thresholds.
 
 The catalogue of equivalences is predict/catalogue.py, the root finding
-predict/roots.py, the laws in p models/laws.py; rendering is predict/render.py
-(terminal) and predict/html.py.
+predict/roots.py, the laws in p models/laws.py; predict/render.py words the
+advice as tables (commchar.tables.Table, printed by `commchar advise`) and
+predict/html.py writes the report's section with them.
 
 Returns data; `commchar advise` prints it and `advice_html` renders it.
 """

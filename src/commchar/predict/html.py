@@ -6,20 +6,12 @@ from html import escape
 
 from commchar.predict.advice import AdviceResult
 from commchar.predict.render import (
-    TextTable,
     comparison_in_p_table,
     comparison_table,
     faults_table,
     thresholds_table,
 )
-
-
-def _table(table: TextTable) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
-    return (f'<table class="commchar-advice-table"><caption>{escape(table.title)}<br>'
-            f"<small>{escape(table.caption)}</small></caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+from commchar.tables import table_html
 
 
 def _list(items: list[str]) -> str:
@@ -37,20 +29,20 @@ def advice_html(result: AdviceResult) -> str:
         parts.append(f"<h3>{escape(advice.library)}</h3>")
         parts.append("<h4>Equivalent ways to do the same job</h4>")
         for comparison in advice.comparisons:
-            parts.append(_table(comparison_table(comparison)))
+            parts.append(table_html(comparison_table(comparison)))
             by_p = comparison_in_p_table(comparison)
             if by_p is not None:
-                parts.append(_table(by_p))
+                parts.append(table_html(by_p))
         if advice.unavailable:
             parts.append("<p>Not compared (the model lacks an operation):</p>" + _list(advice.unavailable))
         parts.append("<h4>Design faults</h4>")
         if advice.faults:
-            parts.append(_table(faults_table(advice)))
+            parts.append(table_html(faults_table(advice)))
         else:
             parts.append("<p>No operation's law in p is worse than the best-known algorithm's.</p>")
         parts.append("<h4>Protocol thresholds</h4>")
         if advice.thresholds:
-            parts.append(_table(thresholds_table(advice)))
+            parts.append(table_html(thresholds_table(advice)))
         else:
             parts.append("<p>No point-to-point operation has more than one segment in this model.</p>")
         if advice.loggp_notes:

@@ -29,8 +29,9 @@ from commchar.report.figures import (FigureSpec, comparison_collectives, compari
                                      entity_figures)
 from commchar.report.findings import Finding, all_findings
 from commchar.report.locality import locality_table
-from commchar.report.tables import Table, entity_tables, failures_table, provenance_tables
+from commchar.report.tables import entity_tables, failures_table, provenance_tables
 from commchar.report.units import Rates
+from commchar.tables import Table, table_html
 from commchar.vocabulary import LOGGP_OPS, MPI_P2P_OPS, format_size
 
 ADVICE_SIZES = [8, 1024, 1 << 20]
@@ -219,7 +220,7 @@ def _build(options: ReportOptions) -> Report:
 
     def tab(table: Table) -> str:
         all_tables.append(table)
-        return html.table_html(table, f"tab-{slugify(table.slug)}")
+        return table_html(table, f"tab-{slugify(table.slug)}")
 
     t_draw = time.perf_counter()
     if not measured_any:  # application runs or traced programs alone

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
 from commchar.report.figures import COLORS, FigureSpec, plain
-from commchar.report.tables import Table
+from commchar.tables import Table
 from commchar.report.units import Rates, number
 from commchar.vocabulary import format_size
 

@@ -19,7 +19,7 @@ from typing import Callable
 from matplotlib.figure import Figure
 
 from commchar.report.figures import FigureSpec
-from commchar.report.tables import Table
+from commchar.tables import Table
 from commchar.store import Store
 
 PARTS = ("computation", "communication", "wait")

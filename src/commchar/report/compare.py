@@ -14,7 +14,7 @@ import numpy as np
 
 from commchar.report.dataset import Entity
 from commchar.vocabulary import LOGGP_OPS, format_size, is_collective, key_order
-from commchar.report.tables import Table
+from commchar.tables import Table
 
 BANDS = ((0, 1024, "n ≤ 1 KiB"), (1025, 64 * 1024, "1 KiB < n ≤ 64 KiB"),
          (64 * 1024 + 1, math.inf, "n > 64 KiB"))

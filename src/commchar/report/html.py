@@ -1,7 +1,8 @@
 """The HTML page: one self-contained file, figures inline as SVG, no script, no network.
 
 Every string that comes from the data, the environment or a file name is
-escaped here with html.escape; nothing else builds markup.
+escaped here with html.escape; only tables (commchar.tables.table_html) and the
+advice (commchar.predict.html) build markup elsewhere, escaping the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import matplotlib
 
 from commchar.report.figures import FigureSpec
 from commchar.report.findings import Finding
-from commchar.report.tables import NUMBER_CELL, Table
 
 PAGE = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -83,20 +83,6 @@ def _prefix_ids(svg: str, prefix: str) -> str:
 def figure_html(spec: FigureSpec, anchor: str) -> str:
     return (f'<figure id="{escape(anchor)}">{svg_markup(spec)}'
             f"<figcaption><strong>{escape(spec.title)}.</strong> {escape(spec.caption)}</figcaption></figure>")
-
-
-def _cell(text: str) -> str:
-    cls = ' class="num"' if NUMBER_CELL.match(text) else ""
-    return f"<td{cls}>{escape(text)}</td>"
-
-
-def table_html(table: Table, anchor: str) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
-    rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
-    notes = "".join(f'<p class="table-note">{escape(n)}</p>' for n in table.notes)
-    # The title sits above the table rather than in <caption>, which would wrap to a narrow table's width.
-    return (f'<div class="wide" id="{escape(anchor)}"><p class="table-title">{escape(table.caption)}</p>'
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{notes}")
 
 
 def findings_html(findings: list[Finding]) -> str:

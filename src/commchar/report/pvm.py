@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
-from commchar.report.tables import Table
+from commchar.tables import Table
 from commchar.report.units import Rates, number
 
 PVM_LIBRARY = "pvm"

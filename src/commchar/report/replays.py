@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from commchar.report.figures import COLORS, FigureSpec, plain
-from commchar.report.tables import Table
+from commchar.tables import Table
 
 PARTS = (("compute", "computation"), ("communication", "communication"), ("sync_wait", "synchronization wait"))
 

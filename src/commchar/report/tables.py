@@ -1,14 +1,8 @@
-"""The report's tables, in the published studies' layout, as plain strings.
-
-Cells are plain text; the HTML writer escapes them. A '*' after a number marks
-a model prediction where nothing was measured at that size.
-"""
+"""The report's tables, in the published studies' layout, as commchar.tables.Table."""
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,47 +15,9 @@ from commchar.report.dataset import Entity
 from commchar.vocabulary import REDUCTIONS, RMA_OPS, format_size, is_collective, op_key, split_key
 from commchar.report.figures import collective_keys
 from commchar.report.units import Rates, number
+from commchar.tables import Table
 
 COST_SIZES = (8, 1024, 1 << 20)
-
-
-@dataclass
-class Table:
-    slug: str
-    caption: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.rows = one_notation_per_column(self.rows)
-
-
-# a number cell: plain or scientific, '*' marking a model prediction
-NUMBER_CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[+-]\d+)?)(\*?)$")
-
-
-def one_notation_per_column(rows: list[list[str]]) -> list[list[str]]:
-    """Numbers of one column in one notation. Where `.3g` wrote some in scientific
-    notation and others plainly: large ones (1.2e+04) are written plainly (12000) when
-    every scientific one is >= 1; otherwise (6.75e-05 beside 0.000368) all are written
-    in scientific notation, with as many significant digits as the most precise had."""
-    columns = max((len(r) for r in rows), default=0)
-    out = [list(r) for r in rows]
-    for c in range(columns):
-        cells = [(i, NUMBER_CELL.match(r[c])) for i, r in enumerate(out) if c < len(r)]
-        numbers = [(i, m) for i, m in cells if m and float(m.group(1)) != 0]
-        scientific = [(i, m) for i, m in numbers if "e" in m.group(1)]
-        if not scientific or len(scientific) == len(numbers):
-            continue
-        if all(abs(float(m.group(1))) >= 1 for _, m in scientific):
-            for i, m in scientific:
-                out[i][c] = f"{float(m.group(1)):.0f}{m.group(2)}"
-            continue
-        digits = max(len(m.group(1).split("e")[0].replace("-", "").replace(".", "").lstrip("0")) for _, m in numbers)
-        for i, m in numbers:
-            out[i][c] = f"{float(m.group(1)):.{max(digits, 1) - 1}e}{m.group(2)}"
-    return out
 
 
 def _range(lo: int, hi: int | None) -> str:
