@@ -13,13 +13,13 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from commchar.errors import MeasurementError, UsageError
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, parse_env
 from commchar.measure.libraries import Library, discover, linked_family, select
 from commchar.store import Store
 from commchar.store.traces import extract_trace, trace
+from commchar.tables import Table, table_rich
 from commchar.trace import RankTrace, Trace
 from commchar.trace.runner import TraceOutcome, TraceRequest, read_ranks, trace_program
 
@@ -138,24 +138,20 @@ def _print(console: Console, outcome: TraceOutcome, library: str, p: int) -> Non
     summary = outcome.summary
     if summary is None:
         return
-    ranks = Table("rank", "host", "Init→Finalize (ms)", "in MPI (ms)", "records",
-                  title="ranks", title_justify="left")
-    for rank, (host, wall, mpi, records) in enumerate(zip(summary.hosts, summary.wall_ns,
-                                                         summary.mpi_ns, summary.records)):
-        ranks.add_row(str(rank), host, _ms(wall), _ms(mpi), str(records))
-    console.print(ranks)
-    calls = Table("call", "count", "bytes sent", "bytes received", "time (ms)",
-                  title="calls (all ranks)", title_justify="left")
-    for name, entry in summary.calls.items():
-        calls.add_row(name, str(entry["count"]), str(entry["bytes"]), str(entry["bytes2"]),
-                      _ms(entry["ns"]))
-    console.print(calls)
+    ranks = [[str(rank), host, _ms(wall), _ms(mpi), str(records)]
+             for rank, (host, wall, mpi, records) in enumerate(zip(summary.hosts, summary.wall_ns,
+                                                                  summary.mpi_ns, summary.records))]
+    console.print(table_rich(Table("trace-ranks", "ranks",
+                                   ["rank", "host", "Init→Finalize (ms)", "in MPI (ms)", "records"], ranks)))
+    calls = [[name, str(entry["count"]), str(entry["bytes"]), str(entry["bytes2"]), _ms(entry["ns"])]
+             for name, entry in summary.calls.items()]
+    console.print(table_rich(Table("trace-calls", "calls (all ranks)",
+                                   ["call", "count", "bytes sent", "bytes received", "time (ms)"], calls)))
     if summary.phases:
-        phases = Table("Pcontrol level", *(f"rank {r} (ms)" for r in range(len(summary.hosts))),
-                       title="phases (from each Pcontrol to the next)", title_justify="left")
-        for level, times in summary.phases.items():
-            phases.add_row(str(level), *map(_ms, times))
-        console.print(phases)
+        phases = [[str(level), *map(_ms, times)] for level, times in summary.phases.items()]
+        console.print(table_rich(Table("trace-phases", "phases (from each Pcontrol to the next)",
+                                       ["Pcontrol level", *(f"rank {r} (ms)" for r in range(len(summary.hosts)))],
+                                       phases)))
     if summary.others:
         named = ", ".join(f"{name} ×{count}" for name, count in summary.others.items())
         console.print(f"calls recorded but not followed (OTHER): {named}")
