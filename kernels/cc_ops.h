@@ -24,6 +24,8 @@ int cc_reduce_check(const cc_point *pt, char *err, size_t errlen);
 /* two ranks exchanging n bytes of sbuf into rbuf: each sends its own pattern and checks
  * its peer's (cc_ops_p2p.c; partitioned point-to-point and PVM's sends use them) */
 void cc_pair_buffers(cc_point *pt); /* n bytes each way, rank 0 timed, half a round trip */
+/* NULL when ranks 0 and 1 can exchange one message of n bytes at p, else why not */
+const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen);
 void cc_pair_fill(cc_point *pt);
 int cc_pair_check(const cc_point *pt, char *err, size_t errlen);
 /* the active-message layer (cc_ops_am.c) */

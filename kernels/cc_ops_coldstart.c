@@ -15,8 +15,6 @@
  * exchange warm (half a round trip), and extra reports the cold durations in
  * order; the fit (commchar.models.coldstart) finds how many sends are cold and
  * what each costs its sender and its receiver. */
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cc_ops.h"
@@ -112,25 +110,11 @@ static void cc_coldstart_cleanup(cc_point *pt)
     pt->sbuf = pt->rbuf = NULL;
 }
 
-static const char *cc_coldstart_check_size(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    if (p < 2) {
-        snprintf(why, whylen, "needs at least 2 processes");
-        return why;
-    }
-    if (n > INT_MAX) {
-        snprintf(why, whylen, "%zu bytes is more than one message can carry", n);
-        return why;
-    }
-    return NULL;
-}
-
 const cc_op cc_op_coldstart = {
     .name = "coldstart",
     .scope = CC_SCOPE_PAIR,
     .phases = 1,
-    .check_size = cc_coldstart_check_size,
+    .check_size = cc_p2p_check_size,
     .setup = cc_coldstart_setup,
     .run = cc_coldstart_run,
     .fill = cc_pair_fill,
