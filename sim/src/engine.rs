@@ -247,6 +247,19 @@ struct Engine<'a, W: Workload> {
     cold_receives: Vec<u32>,
 }
 
+/// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
+/// is empty without a cold start, so a warm model pays one bounds check.
+#[inline]
+fn take_cold(left: &mut [u32], r: usize) -> bool {
+    match left.get_mut(r) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
 /// How many events ahead the rank records are prefetched.
 const PREFETCH_AHEAD: usize = 6;
 
@@ -469,11 +482,8 @@ impl<W: Workload> Engine<'_, W> {
         }
         let s1 = ev.size.saturating_sub(1);
         let mut c = p.cost(ev.size);
-        if let (Some(cs), Some(left)) = (p.cold_start, self.cold_sends.get_mut(r)) {
-            if *left > 0 {
-                *left -= 1;
-                c.o_s = c.o_s.saturating_add(cs.send(ev.size));
-            }
+        if let Some(cs) = p.cold_start.filter(|_| take_cold(&mut self.cold_sends, r)) {
+            c.o_s = c.o_s.saturating_add(cs.send(ev.size));
         }
         let rendezvous = self.rendezvous_of(ev.size, proto);
         let copies = !(rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver);
@@ -643,11 +653,11 @@ impl<W: Workload> Engine<'_, W> {
         }
         let s1 = ev.size.saturating_sub(1);
         let mut c = p.cost(ev.size);
-        if let (Some(cs), Some(left)) = (p.cold_start, self.cold_receives.get_mut(r)) {
-            if *left > 0 {
-                *left -= 1;
-                c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
-            }
+        if let Some(cs) = p
+            .cold_start
+            .filter(|_| take_cold(&mut self.cold_receives, r))
+        {
+            c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
         }
         let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
         // the receiver idled since before the send started: the sender was late

@@ -235,9 +235,9 @@ class _JobRunner:
 
     def run(self, todo: list[Point]) -> None:
         # a point that must be the first traffic of its processes gets a job of its own
-        alone = [[pt] for pt in todo if catalogue(self.library.transport)[pt.op].fresh_process]
-        shared = [pt for pt in todo if [pt] not in alone]
-        groups = alone + ([shared] if shared else [])
+        ops = catalogue(self.library.transport)
+        shared = [pt for pt in todo if not ops[pt.op].fresh_process]
+        groups = [[pt] for pt in todo if ops[pt.op].fresh_process] + ([shared] if shared else [])
         for at, group in enumerate(groups):
             launch_error = self._run_group(group)
             if launch_error is not None:

@@ -23,6 +23,7 @@ first sends like any other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -81,12 +82,27 @@ def _robust_mean(pool: np.ndarray) -> float:
     return float(trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool))
 
 
-def _excess(run: dict[str, Any], messages: int) -> tuple[float, float | None]:
+@dataclass
+class _Probe:
+    """One coldstart point's durations (us, in order) and what each rank's split found."""
+    n: int
+    series: list[np.ndarray]  # each rank's sends
+    rounds: np.ndarray | None  # rank 0's round trips, when both ranks' sends are there
+    sends: list[int]  # each rank's cold run length
+    warm: list[float]  # each rank's warm send
+
+    def summary(self, excess: tuple[float, float | None] | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "sends": self.sends, "warm_us": [round(w, 4) for w in self.warm]}
+        if excess is not None:
+            out["excess_us"], out["receive_excess_us"] = excess
+        return out
+
+
+def _excess(probe: _Probe, messages: int) -> tuple[float, float | None]:
     """(a cold send's cost to its sender, to its receiver) beyond warm ones, us, at one size.
     The receiver's: half of what a cold round trip adds beyond its two sends' excess."""
-    series, warm = run["series"], run["warm_us"]
+    series, warm, rounds = probe.series, probe.warm, probe.rounds
     send = _robust_mean(np.concatenate([d[:messages] - w for d, w in zip(series, warm)]))
-    rounds = run["rounds"]
     if rounds is None or rounds.size <= messages or any(d.size < rounds.size for d in series):
         return round(send, 4), None
     warm_round = float(np.median(rounds[messages:]))
@@ -120,54 +136,48 @@ class ColdStartModel(Estimator):
 
     def fit(self, points: list[dict]) -> "ColdStartModel":
         self._validate_params()
-        runs: list[dict[str, Any]] = []
+        probes: list[_Probe] = []
         for pt in points:
             extra: dict = pt["extra"] if isinstance(pt.get("extra"), dict) else {}
             try:
                 series = [np.asarray(extra[k], dtype=float)[:MAX_SENDS] for k in COLD_KEYS
                           if isinstance(extra.get(k), list) and extra[k]]
                 rounds = extra.get(ROUND_KEY)
-                if isinstance(rounds, list):
-                    rounds = np.asarray(rounds, dtype=float)[:MAX_SENDS]
+                rounds = np.asarray(rounds, dtype=float)[:MAX_SENDS] if isinstance(rounds, list) else None
             except (TypeError, ValueError):
                 continue  # not numbers: not the kernel's
             if pt.get("op") != "coldstart" or not series or not pt.get("valid", True):
                 continue
             found = [cold_run(d[np.isfinite(d)], self.sigmas) for d in series]
-            runs.append({"n": int(pt["n_bytes"]), "sends": [c for c, _ in found],
-                         "warm_us": [round(w, 4) for _, w in found], "series": series,
-                         "rounds": rounds if isinstance(rounds, np.ndarray) and len(series) == 2
-                         else None})
-        if not runs:
+            probes.append(_Probe(int(pt["n_bytes"]), series, rounds if len(series) == 2 else None,
+                                 [c for c, _ in found], [w for _, w in found]))
+        if not probes:
             raise InputError("ColdStartModel: no valid 'coldstart' points with their send durations")
         notes: list[str] = []
-        messages = int(round(float(np.median([c for run in runs for c in run["sends"]]))))
+        messages = int(round(float(np.median([c for pr in probes for c in pr.sends]))))
         params: dict[str, Any] | None = None
+        excess: list[tuple[float, float | None]] | None = None
         if 0 < messages < MIN_RUN:
-            first = [float(d[0] - w) for run in runs for d, w in zip(run["series"], run["warm_us"])
-                     if d.size]
+            first = [float(d[0] - w) for pr in probes for d, w in zip(pr.series, pr.warm) if d.size]
             notes.append(f"only the first {messages} send(s) cost more ({min(first):.3g} to "
                          f"{max(first):.3g} us beyond warm across sizes and ranks): a one-time cost "
                          f"of the size's path, not a run of cold sends, so not charged")
-            messages = 0
         elif messages > 0:
-            for run in runs:
-                run["excess_us"], run["receive_excess_us"] = _excess(run, messages)
-            n = np.array([run["n"] for run in runs], dtype=float)
-            o_s, big_o_s = _affine_nonnegative(n, [run["excess_us"] for run in runs])
-            o_r, big_o_r = _affine_nonnegative(n, [run["receive_excess_us"] or 0.0 for run in runs])
+            excess = [_excess(pr, messages) for pr in probes]
+            n = np.array([pr.n for pr in probes], dtype=float)
+            o_s, big_o_s = _affine_nonnegative(n, [send for send, _ in excess])
+            o_r, big_o_r = _affine_nonnegative(n, [receive or 0.0 for _, receive in excess])
             params = {"messages": messages, "o_s": o_s, "O_s": big_o_s, "o_r": o_r, "O_r": big_o_r,
                       "max_bytes": int(n.max())}
-            probed = min(d.size for run in runs for d in run["series"])
+            probed = min(d.size for pr in probes for d in pr.series)
             if messages >= probed - _tail_min(probed):  # the split found no longer run
                 notes.append(f"the cold run lasts {messages} of the {probed} sends probed: "
                              "it may be longer")
-            if all(run["receive_excess_us"] is None for run in runs):
+            if all(receive is None for _, receive in excess):
                 notes.append("no round trips recorded: the receivers' part is taken as 0")
-        elif not notes:
+        else:
             notes.append("no cold start: the first sends cost what warm ones do")
-        for run in runs:
-            del run["series"], run["rounds"]
+        runs = [pr.summary(excess[i] if excess else None) for i, pr in enumerate(probes)]
         self.params_ = params
         self.runs_ = runs
         self.notes_ = notes
