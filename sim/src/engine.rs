@@ -296,7 +296,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         net: config.network,
         wl: workload,
         queue: EventQueue::new(),
-        free: vec![Free::default(); n],
+        free: crate::bigmem::filled(n, Free::default()),
         matcher: Matcher::new(n as u32),
         ready: Vec::new(),
         messages: 0,

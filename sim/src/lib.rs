@@ -4,9 +4,11 @@
 //!
 //! The library has no command-line code; `src/main.rs` is the binary.
 
+mod bigmem;
 pub mod engine;
 pub mod error;
 mod fxhash;
+mod links;
 pub mod matching;
 pub mod network;
 pub mod params;

@@ -151,7 +151,7 @@ impl Matcher {
         Matcher {
             posted: Fifos::default(),
             unexpected: Fifos::default(),
-            ranks: vec![empty; ranks as usize],
+            ranks: crate::bigmem::filled(ranks as usize, empty),
             uq_ends: FxHashMap::default(),
         }
     }

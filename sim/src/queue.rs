@@ -17,8 +17,17 @@
 
 use std::collections::VecDeque;
 
-/// Emptied buckets larger than this (in events) are freed rather than kept.
+/// Emptied buckets larger than this (in events) are not kept by their
+/// bucket; they wait as spares for the next bucket that grows past it.
 const KEEP_CAPACITY: usize = 1 << 16;
+
+/// Most spare vectors kept: a step where every rank acts at once holds one
+/// large list being handled and one being filled, so two spares suffice.
+const SPARES: usize = 2;
+
+/// How many events ahead of a list's reading or writing point its memory is
+/// asked for.
+const STREAM_AHEAD: usize = 16;
 
 /// Most events one run can create.
 pub const MAX_EVENTS: u64 = 1 << 60;
@@ -49,6 +58,10 @@ pub struct EventQueue<P: Copy> {
     now_time: u64,
     len: usize,
     next_seq: u64,
+    /// Large spent vectors, their pages already mapped: a bucket that grows
+    /// past KEEP_CAPACITY takes one instead of asking the system for fresh
+    /// memory (whose page faults cost a third of a 2^20-rank run's time).
+    spares: Vec<Vec<Event<P>>>,
 }
 
 impl<P: Copy> Default for EventQueue<P> {
@@ -59,6 +72,7 @@ impl<P: Copy> Default for EventQueue<P> {
             now_time: 0,
             len: 0,
             next_seq: 0,
+            spares: Vec::new(),
         }
     }
 }
@@ -107,7 +121,15 @@ impl<P: Copy> EventQueue<P> {
             }
         } else {
             let b = (64 - (time ^ self.now_time).leading_zeros()) as usize;
-            self.buckets[b].push(e);
+            let bucket = &mut self.buckets[b];
+            if bucket.len() == bucket.capacity() && bucket.len() >= KEEP_CAPACITY {
+                grow(bucket, &mut self.spares);
+            }
+            let bucket = &mut self.buckets[b];
+            bucket.push(e);
+            // a bucket fills in order, often far beyond the caches: its lines
+            // a few events ahead are asked for before they are written
+            crate::prefetch::prefetch(bucket.as_ptr().wrapping_add(bucket.len() + STREAM_AHEAD));
         }
     }
 
@@ -123,31 +145,47 @@ impl<P: Copy> EventQueue<P> {
                 .position(|b| !b.is_empty())
                 .expect("len > 0");
             let mut moving = std::mem::take(&mut self.buckets[i]);
-            let min = moving
-                .iter()
-                .map(|e| e.time)
-                .min()
-                .expect("bucket is not empty");
+            // one pass finds the earliest time and whether the events are all
+            // due then and already in sequence order (each a pass saved: a
+            // bucket holding every rank's step is larger than the caches)
+            let (mut min, mut max) = (u64::MAX, 0);
+            let (mut sorted, mut prev) = (true, 0);
+            for e in &moving {
+                min = min.min(e.time);
+                max = max.max(e.time);
+                sorted &= e.seq_kind >= prev;
+                prev = e.seq_kind;
+            }
             self.now_time = min;
-            // the earliest events stay in the bucket's own vector, which becomes
-            // the current list: a step where millions of events fall due at once
-            // (all ranks of a collective) is never copied, nor held twice
-            let buckets = &mut self.buckets;
-            moving.retain(|e| {
-                if e.time == min {
-                    return true;
-                }
-                buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
-                false
-            });
-            moving.sort_unstable_by_key(|e| e.seq_kind);
+            if min != max {
+                // the earliest events stay in the bucket's own vector, which becomes
+                // the current list: a step where millions of events fall due at once
+                // (all ranks of a collective) is never copied, nor held twice
+                let buckets = &mut self.buckets;
+                moving.retain(|e| {
+                    if e.time == min {
+                        return true;
+                    }
+                    buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
+                    false
+                });
+            }
+            if !sorted {
+                moving.sort_unstable_by_key(|e| e.seq_kind);
+            }
             let spent = std::mem::replace(&mut self.now, VecDeque::from(moving));
             // a small spent list's memory serves the bucket again; a large one is
             // given back (keeping every bucket's high-water mark costs gigabytes)
             let mut spent = Vec::from(spent);
+            spent.clear();
             if spent.capacity() <= KEEP_CAPACITY {
-                spent.clear();
                 self.buckets[i] = spent;
+            } else {
+                self.spares.push(spent);
+                // the smallest spares go first
+                self.spares
+                    .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
+                self.spares.truncate(SPARES);
             }
         }
         self.len -= 1;
@@ -158,6 +196,11 @@ impl<P: Copy> EventQueue<P> {
     /// current time (so that its memory can be asked for ahead).
     #[inline]
     pub fn peek_due(&self, k: usize) -> Option<&Event<P>> {
+        // the list is read in order, often from beyond the caches: the events
+        // after that one are asked for too
+        if let Some(later) = self.now.get(k + STREAM_AHEAD) {
+            crate::prefetch::prefetch(later);
+        }
         self.now.get(k)
     }
 
@@ -167,5 +210,22 @@ impl<P: Copy> EventQueue<P> {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// Makes room in a full `bucket`: moves its events into the largest spare
+/// when that is larger, else into a new vector twice its size (advised to use
+/// huge pages), its old vector becoming a spare.
+fn grow<P: Copy>(bucket: &mut Vec<Event<P>>, spares: &mut Vec<Vec<Event<P>>>) {
+    let mut bigger = match spares.first() {
+        Some(s) if s.capacity() > bucket.len() => spares.remove(0),
+        _ => crate::bigmem::with_capacity(2 * bucket.capacity()),
+    };
+    bigger.extend_from_slice(bucket);
+    let mut old = std::mem::replace(bucket, bigger);
+    old.clear();
+    if spares.len() < SPARES {
+        spares.push(old);
+        spares.sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
     }
 }

@@ -14,6 +14,11 @@ pub trait Topology {
     fn route(&self, src: u32, dst: u32, out: &mut Vec<u64>);
     /// An upper bound of the link ids, so that link state can live in a vector.
     fn link_ids(&self) -> u64;
+    /// Whether traffic spreads over most link ids (then their state is worth
+    /// huge pages); a fully connected network's ids are mostly never used.
+    fn links_dense(&self) -> bool {
+        true
+    }
 }
 
 /// Every pair of ranks has its own link in each direction.
@@ -35,6 +40,9 @@ impl Topology for FullyConnected {
     }
     fn link_ids(&self) -> u64 {
         self.ranks as u64 * self.ranks as u64
+    }
+    fn links_dense(&self) -> bool {
+        false
     }
 }
 

@@ -28,7 +28,7 @@ impl<S: PhaseSchedule> Phased<S> {
         let p = schedule.ranks() as usize;
         Phased {
             schedule,
-            state: vec![(0, 0); p],
+            state: crate::bigmem::filled(p, (0, 0)),
             unfinished_ranks: p as u64,
             unfinished_ops: 0,
             scratch: Vec::new(),

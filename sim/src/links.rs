@@ -1,0 +1,490 @@
+//! The busy intervals of every link, for the congested network.
+//!
+//! A link's intervals [start, end) are kept in order and apart (intervals
+//! that touch are merged). Its first four live inline in its 64-byte slot
+//! (one cache line). A link with more keeps them in a chunk of one shared
+//! arena, and its slot holds the chunk's place and length and the end of its
+//! last interval. So a reservation reaches a link's state in one
+//! step from its slot, and the common one, a message reaching the link after
+//! every interval on it, is decided from the slot alone: before, each listed
+//! link cost three dependent cache misses (slot, list header, list), which
+//! was most of a large congested run's time.
+//!
+//! Chunks hold a power of two of intervals; a full chunk moves to one twice
+//! its size, and freed chunks are reused by size. The arena sits on huge
+//! pages (bigmem), as the slots do on topologies whose links are all used.
+//!
+//! Memory follows the reservations still ahead, not the history: intervals
+//! that ended before the current time (no message can reach a link earlier)
+//! are dropped when their link is next used, and by a sweep of the listed
+//! links and of the hashed slots whenever these have doubled.
+
+use crate::fxhash::FxHashMap;
+use crate::prefetch::prefetch;
+
+/// Busy intervals kept in a link's slot.
+const INLINE: usize = 4;
+
+/// Lists up to this long are searched from the front, in order (cheaper
+/// than a search's unpredictable branches).
+const SHORT: usize = 16;
+
+/// The smallest chunk (intervals): a list starts with one more than INLINE.
+const MIN_CHUNK: usize = 8;
+
+/// The first start of a slot whose intervals are in the arena.
+const SPILLED: u64 = u64::MAX;
+
+/// A link's state: up to INLINE intervals, those in use first (an unused
+/// entry has end 0: a reservation always ends after 0); or, when the first
+/// start is SPILLED, a `Chunk` (see `Chunk::of`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
+pub struct Slot([(u64, u64); INLINE]);
+
+/// Where a listed link's intervals are, with the end of its last.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    offset: usize,
+    len: usize,
+    /// capacity MIN_CHUNK << class
+    class: u32,
+    /// index of the link in `LinkTable::listed`
+    owner: usize,
+    last_end: u64,
+}
+
+impl Chunk {
+    fn of(slot: &Slot) -> Chunk {
+        let s = &slot.0;
+        Chunk {
+            offset: s[0].1 as usize,
+            len: s[1].0 as usize,
+            class: s[1].1 as u32,
+            owner: s[2].0 as usize,
+            last_end: s[3].1,
+        }
+    }
+
+    fn store(&self, slot: &mut Slot) {
+        slot.0 = [
+            (SPILLED, self.offset as u64),
+            (self.len as u64, self.class as u64),
+            (self.owner as u64, 0),
+            (0, self.last_end),
+        ];
+    }
+
+    fn capacity(&self) -> usize {
+        MIN_CHUNK << self.class
+    }
+}
+
+/// Where a message enters a link whose busy intervals, in order and apart
+/// from each other, are `busy`; and the position of the first interval after it.
+fn first_fit(busy: &[(u64, u64)], head: u64, hold: u64) -> (usize, u64) {
+    let mut at = 0;
+    let mut enter = head;
+    while at < busy.len() {
+        let (start, end) = busy[at];
+        if end > enter && enter + hold > start {
+            enter = end;
+        } else if end > enter {
+            break;
+        }
+        at += 1;
+    }
+    (at, enter)
+}
+
+/// Inserts [enter, enter + hold) before position `at` of the first `len`
+/// intervals of `busy` (which has room for one more), merging it with the
+/// intervals it touches; returns the new count.
+fn insert(busy: &mut [(u64, u64)], len: usize, at: usize, enter: u64, hold: u64) -> usize {
+    let end = enter + hold;
+    let joins_prev = at > 0 && busy[at - 1].1 == enter;
+    let joins_next = at < len && busy[at].0 == end;
+    match (joins_prev, joins_next) {
+        (true, true) => {
+            busy[at - 1].1 = busy[at].1;
+            busy.copy_within(at + 1..len, at);
+            len - 1
+        }
+        (true, false) => {
+            busy[at - 1].1 = end;
+            len
+        }
+        (false, true) => {
+            busy[at].0 = enter;
+            len
+        }
+        (false, false) => {
+            busy.copy_within(at..len, at + 1);
+            busy[at] = (enter, end);
+            len + 1
+        }
+    }
+}
+
+/// The position of the first interval of `busy` (in order, apart) that ends
+/// after `head`. A message usually reaches a link after most of those reserved
+/// before it (they were ahead of it), so the search gallops from the back:
+/// its cost grows with the log of the intervals after the position, not with
+/// the list.
+fn first_ending_after(busy: &[(u64, u64)], head: u64) -> usize {
+    if busy.len() <= SHORT {
+        // from the back too: the back is in cache (prefetched), the front may not be
+        let mut at = busy.len();
+        while at > 0 && busy[at - 1].1 > head {
+            at -= 1;
+        }
+        return at;
+    }
+    // every interval at or after `hi` ends after `head`
+    let mut hi = busy.len();
+    let mut step = 1;
+    loop {
+        let lo = hi.saturating_sub(step);
+        if lo == 0 {
+            return busy[..hi].partition_point(|&(_, end)| end <= head);
+        }
+        if busy[lo].1 <= head {
+            return lo + 1 + busy[lo + 1..hi].partition_point(|&(_, end)| end <= head);
+        }
+        hi = lo;
+        step *= 2;
+    }
+}
+
+/// How many intervals at the front of `busy` ended by `now`.
+fn ended(busy: &[(u64, u64)], now: u64) -> usize {
+    busy.iter().take_while(|&&(_, end)| end <= now).count()
+}
+
+/// Chunks of intervals in one vector, reused by size class.
+#[derive(Default)]
+struct Arena {
+    data: Vec<(u64, u64)>,
+    /// Per class: offsets of free chunks.
+    free: Vec<Vec<usize>>,
+}
+
+impl Arena {
+    fn alloc(&mut self, class: u32) -> usize {
+        if let Some(offset) = self.free.get_mut(class as usize).and_then(Vec::pop) {
+            return offset;
+        }
+        let size = MIN_CHUNK << class;
+        let offset = self.data.len();
+        if offset + size > self.data.capacity() {
+            // grown by hand, so that the new memory is advised as huge pages too
+            let room = (2 * self.data.capacity()).max(offset + size).max(1 << 16);
+            let mut bigger = crate::bigmem::with_capacity(room);
+            bigger.extend_from_slice(&self.data);
+            self.data = bigger;
+        }
+        self.data.resize(offset + size, (0, 0));
+        offset
+    }
+
+    fn release(&mut self, offset: usize, class: u32) {
+        let c = class as usize;
+        if self.free.len() <= c {
+            self.free.resize_with(c + 1, Vec::new);
+        }
+        self.free[c].push(offset);
+    }
+
+    /// A slot holding `chunk`'s intervals (at most INLINE) in place.
+    fn inline(&self, chunk: &Chunk) -> Slot {
+        let mut slot = Slot::default();
+        slot.0[..chunk.len].copy_from_slice(&self.data[chunk.offset..chunk.offset + chunk.len]);
+        slot
+    }
+
+    /// Moves `chunk`'s intervals to a chunk of `class`.
+    fn move_to(&mut self, chunk: &mut Chunk, class: u32) {
+        let offset = self.alloc(class);
+        self.data
+            .copy_within(chunk.offset..chunk.offset + chunk.len, offset);
+        self.release(chunk.offset, chunk.class);
+        chunk.offset = offset;
+        chunk.class = class;
+    }
+}
+
+/// Fewest listed links or hashed slots before a sweep.
+pub const SWEEP_FLOOR: usize = 1 << 12;
+
+/// Every link's busy intervals.
+pub struct LinkTable {
+    /// Slots indexed by link id when the ids are few enough, else hashed.
+    dense: Vec<Slot>,
+    sparse: FxHashMap<u64, Slot>,
+    arena: Arena,
+    /// The links whose intervals are in the arena (NONE: a free entry, whose
+    /// index is in `vacant`).
+    listed: Vec<u64>,
+    vacant: Vec<usize>,
+    /// Sizes of the sparse slots and of the listed links after their last sweep.
+    swept: (usize, usize),
+    sweep_floor: usize,
+}
+
+const NONE: u64 = u64::MAX;
+
+fn slot_of<'a>(
+    dense: &'a mut [Slot],
+    sparse: &'a mut FxHashMap<u64, Slot>,
+    link: u64,
+) -> &'a mut Slot {
+    if dense.is_empty() {
+        sparse.entry(link).or_default()
+    } else {
+        &mut dense[link as usize]
+    }
+}
+
+impl LinkTable {
+    /// A table for link ids below `ids`, in a vector when `dense`, on huge
+    /// pages when `huge` too (most ids are used).
+    pub fn new(ids: u64, dense: bool, huge: bool, sweep_floor: usize) -> Self {
+        let dense = if dense {
+            // SAFETY: an all-zero slot is an empty one (Slot::default)
+            unsafe { crate::bigmem::zeroed(ids as usize, huge) }
+        } else {
+            Vec::new()
+        };
+        LinkTable {
+            dense,
+            sparse: FxHashMap::default(),
+            arena: Arena::default(),
+            listed: Vec::new(),
+            vacant: Vec::new(),
+            swept: (0, 0),
+            sweep_floor,
+        }
+    }
+
+    /// A route's links do not depend on the reservations made along it, so
+    /// the memory of the links ahead is requested early: the slot 8 links
+    /// ahead, the last intervals of a listed link's chunk 3 ahead (where a
+    /// search starts and a reservation usually goes). Links are scattered
+    /// across memory; waiting for each in turn dominated the cost.
+    #[inline]
+    pub fn prefetch(&self, route: &[u64], i: usize) {
+        if self.dense.is_empty() {
+            return;
+        }
+        if let Some(&link) = route.get(i + 8) {
+            prefetch(&self.dense[link as usize]);
+        }
+        if let Some(&link) = route.get(i + 3) {
+            let slot = &self.dense[link as usize];
+            if slot.0[0].0 == SPILLED {
+                let c = Chunk::of(slot);
+                prefetch(self.arena.data.as_ptr().wrapping_add(c.offset + c.len - 1));
+            }
+        }
+    }
+
+    /// Reserves `link` for `hold` from the first free moment at or after
+    /// `head` that is long enough; returns that moment. `now` is the current
+    /// time: intervals ended by then can delay no message.
+    #[inline]
+    pub fn reserve(&mut self, link: u64, now: u64, head: u64, hold: u64) -> u64 {
+        let slot = slot_of(&mut self.dense, &mut self.sparse, link);
+        if slot.0[0].0 == SPILLED {
+            let mut chunk = Chunk::of(slot);
+            let enter = reserve_listed(&mut self.arena, &mut chunk, now, head, hold);
+            if chunk.len <= INLINE {
+                *slot = self.arena.inline(&chunk);
+                self.arena.release(chunk.offset, chunk.class);
+                self.listed[chunk.owner] = NONE;
+                self.vacant.push(chunk.owner);
+            } else {
+                chunk.store(slot);
+            }
+            return enter;
+        }
+        let mut busy = [(0u64, 0u64); INLINE + 1];
+        let used = slot.0.iter().take_while(|&&(_, end)| end > 0).count();
+        let gone = ended(&slot.0[..used], now);
+        let mut len = used - gone;
+        busy[..len].copy_from_slice(&slot.0[gone..used]);
+        let (at, enter) = first_fit(&busy[..len], head, hold);
+        if hold > 0 {
+            len = insert(&mut busy, len, at, enter, hold);
+        }
+        if len <= INLINE {
+            slot.0.copy_from_slice(&busy[..INLINE]);
+            return enter;
+        }
+        // a fifth interval: the link's intervals move to the arena
+        let offset = self.arena.alloc(0);
+        self.arena.data[offset..offset + len].copy_from_slice(&busy[..len]);
+        let owner = match self.vacant.pop() {
+            Some(i) => {
+                self.listed[i] = link;
+                i
+            }
+            None => {
+                self.listed.push(link);
+                self.listed.len() - 1
+            }
+        };
+        let chunk = Chunk {
+            offset,
+            len,
+            class: 0,
+            owner,
+            last_end: busy[len - 1].1,
+        };
+        chunk.store(slot);
+        enter
+    }
+
+    /// Drops every interval ended by `now` from the hashed slots and the
+    /// listed links once these have doubled, so links never used again hold
+    /// no memory; chunks left mostly empty move to smaller ones.
+    pub fn sweep(&mut self, now: u64) {
+        if self.sparse.len() > (2 * self.swept.0).max(self.sweep_floor) {
+            // a slot's last interval ends last
+            self.sparse
+                .retain(|_, s| s.0[0].0 == SPILLED || s.0.iter().any(|&(_, end)| end > now));
+            self.sparse.shrink_to_fit();
+            self.swept.0 = self.sparse.len();
+        }
+        let listed = self.listed.len() - self.vacant.len();
+        if listed <= (2 * self.swept.1).max(self.sweep_floor) {
+            return;
+        }
+        let links = std::mem::take(&mut self.listed);
+        let mut kept = Vec::with_capacity(links.len() / 2);
+        for link in links.into_iter().filter(|&l| l != NONE) {
+            let slot = slot_of(&mut self.dense, &mut self.sparse, link);
+            let mut chunk = Chunk::of(slot);
+            let busy = &mut self.arena.data[chunk.offset..chunk.offset + chunk.len];
+            let gone = ended(busy, now);
+            busy.copy_within(gone.., 0);
+            chunk.len -= gone;
+            if chunk.len <= INLINE {
+                *slot = self.arena.inline(&chunk);
+                self.arena.release(chunk.offset, chunk.class);
+                continue;
+            }
+            while chunk.class > 0 && chunk.len * 4 <= chunk.capacity() {
+                let smaller = chunk.class - 1;
+                self.arena.move_to(&mut chunk, smaller);
+            }
+            chunk.owner = kept.len();
+            kept.push(link);
+            chunk.store(slot);
+        }
+        self.listed = kept;
+        self.vacant.clear();
+        self.swept.1 = self.listed.len();
+    }
+}
+
+/// Reserves a listed link (see `LinkTable::reserve`), updating its chunk.
+#[inline]
+fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hold: u64) -> u64 {
+    if chunk.len == chunk.capacity() && hold > 0 {
+        // intervals ended by `now` are dropped when room is needed, not each
+        // time the front has one: each drop moves the whole list
+        let busy = &mut arena.data[chunk.offset..chunk.offset + chunk.len];
+        let gone = busy.partition_point(|&(_, end)| end <= now);
+        busy.copy_within(gone.., 0);
+        chunk.len -= gone;
+        if chunk.len == chunk.capacity() {
+            let bigger = chunk.class + 1;
+            arena.move_to(chunk, bigger);
+        }
+    }
+    let (offset, len) = (chunk.offset, chunk.len);
+    let enter;
+    if chunk.last_end <= head {
+        // after every interval: no search, the slot alone decides
+        enter = head;
+        if hold > 0 {
+            if chunk.last_end == enter {
+                arena.data[offset + len - 1].1 = enter + hold;
+            } else {
+                arena.data[offset + len] = (enter, enter + hold);
+                chunk.len += 1;
+            }
+            chunk.last_end = enter + hold;
+        }
+    } else {
+        let busy = &mut arena.data[offset..offset + chunk.capacity()];
+        // the intervals ended by `head` cannot delay the message: its search
+        // starts after them, found from the back (see `first_ending_after`)
+        let from = first_ending_after(&busy[..len], head);
+        let (at, e) = first_fit(&busy[from..len], head, hold);
+        enter = e;
+        if hold > 0 {
+            chunk.len = insert(busy, len, from + at, enter, hold);
+            chunk.last_end = busy[chunk.len - 1].1;
+        }
+    }
+    enter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// First fit over every interval ever reserved, none merged nor dropped.
+    fn plain(busy: &mut Vec<(u64, u64)>, head: u64, hold: u64) -> u64 {
+        let mut enter = head;
+        let mut at = 0;
+        while at < busy.len() {
+            let (start, end) = busy[at];
+            if end > enter && enter + hold > start {
+                enter = end;
+            } else if end > enter {
+                break;
+            }
+            at += 1;
+        }
+        busy.insert(at, (enter, enter + hold));
+        enter
+    }
+
+    /// Reservations scattered far ahead give lists of hundreds of intervals,
+    /// which grow through the chunk sizes, shrink as time passes and are swept.
+    #[test]
+    fn long_lists_grow_shrink_and_give_the_plain_answers() {
+        for dense in [true, false] {
+            let mut table = LinkTable::new(3, dense, false, 1);
+            let mut plains = vec![Vec::new(); 3];
+            let mut state = 0x2545_f491_4f6c_dd1du64;
+            let mut rand = move |n: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % n
+            };
+            let mut now = 0;
+            for step in 0..20_000u64 {
+                // long bursts far ahead, then time catches up
+                now += if step % 4000 < 3000 {
+                    rand(2)
+                } else {
+                    rand(400)
+                };
+                let link = rand(3);
+                let head = now + rand(50_000);
+                let hold = 1 + rand(30);
+                let want = plain(&mut plains[link as usize], head, hold);
+                assert_eq!(table.reserve(link, now, head, hold), want, "step {step}");
+                table.sweep(now);
+            }
+            assert!(
+                table.arena.data.len() > 64 * MIN_CHUNK,
+                "lists grew past the smallest chunks"
+            );
+        }
+    }
+}
