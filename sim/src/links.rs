@@ -42,7 +42,7 @@ const SPILLED: u64 = u64::MAX;
 #[repr(align(64))]
 pub struct Slot([(u64, u64); INLINE]);
 
-/// Where a listed link's intervals are, with the end of its last.
+/// Where a listed link's intervals are, with the ends of its first and last.
 #[derive(Debug, Clone, Copy)]
 struct Chunk {
     offset: usize,
@@ -51,6 +51,7 @@ struct Chunk {
     class: u32,
     /// index of the link in `LinkTable::listed`
     owner: usize,
+    first_end: u64,
     last_end: u64,
 }
 
@@ -62,6 +63,7 @@ impl Chunk {
             len: s[1].0 as usize,
             class: s[1].1 as u32,
             owner: s[2].0 as usize,
+            first_end: s[3].0,
             last_end: s[3].1,
         }
     }
@@ -71,7 +73,7 @@ impl Chunk {
             (SPILLED, self.offset as u64),
             (self.len as u64, self.class as u64),
             (self.owner as u64, 0),
-            (0, self.last_end),
+            (self.first_end, self.last_end),
         ];
     }
 
@@ -156,9 +158,11 @@ fn first_ending_after(busy: &[(u64, u64)], head: u64) -> usize {
     }
 }
 
-/// How many intervals at the front of `busy` ended by `now`.
+/// How many intervals at the front of `busy` ended before `now`. One ending
+/// at `now` is kept: a reservation from `now` touches it and must merge with
+/// it, or a message holding the link for no time could slip in between.
 fn ended(busy: &[(u64, u64)], now: u64) -> usize {
-    busy.iter().take_while(|&&(_, end)| end <= now).count()
+    busy.iter().take_while(|&&(_, end)| end < now).count()
 }
 
 /// Chunks of intervals in one vector, reused by size class.
@@ -338,6 +342,7 @@ impl LinkTable {
             len,
             class: 0,
             owner,
+            first_end: busy[0].1,
             last_end: busy[len - 1].1,
         };
         chunk.store(slot);
@@ -351,7 +356,7 @@ impl LinkTable {
         if self.sparse.len() > (2 * self.swept.0).max(self.sweep_floor) {
             // a slot's last interval ends last
             self.sparse
-                .retain(|_, s| s.0[0].0 == SPILLED || s.0.iter().any(|&(_, end)| end > now));
+                .retain(|_, s| s.0[0].0 == SPILLED || s.0.iter().any(|&(_, end)| end >= now));
             self.sparse.shrink_to_fit();
             self.swept.0 = self.sparse.len();
         }
@@ -377,6 +382,7 @@ impl LinkTable {
                 let smaller = chunk.class - 1;
                 self.arena.move_to(&mut chunk, smaller);
             }
+            chunk.first_end = self.arena.data[chunk.offset].1;
             chunk.owner = kept.len();
             kept.push(link);
             chunk.store(slot);
@@ -390,17 +396,22 @@ impl LinkTable {
 /// Reserves a listed link (see `LinkTable::reserve`), updating its chunk.
 #[inline]
 fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hold: u64) -> u64 {
-    if chunk.len == chunk.capacity() && hold > 0 {
-        // intervals ended by `now` are dropped when room is needed, not each
-        // time the front has one: each drop moves the whole list
+    if chunk.first_end < now && 2 * chunk.len >= chunk.capacity() {
+        // intervals ended by `now` are dropped once the chunk is half full,
+        // not each time the front has one (each drop moves the list), nor
+        // only when it is full (links would hold twice the memory)
         let busy = &mut arena.data[chunk.offset..chunk.offset + chunk.len];
-        let gone = busy.partition_point(|&(_, end)| end <= now);
+        let gone = busy.partition_point(|&(_, end)| end < now);
         busy.copy_within(gone.., 0);
         chunk.len -= gone;
-        if chunk.len == chunk.capacity() {
-            let bigger = chunk.class + 1;
-            arena.move_to(chunk, bigger);
+        match chunk.len {
+            0 => chunk.last_end = 0,
+            _ => chunk.first_end = arena.data[chunk.offset].1,
         }
+    }
+    if chunk.len == chunk.capacity() && hold > 0 {
+        let bigger = chunk.class + 1;
+        arena.move_to(chunk, bigger);
     }
     let (offset, len) = (chunk.offset, chunk.len);
     let enter;
@@ -408,11 +419,14 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
         // after every interval: no search, the slot alone decides
         enter = head;
         if hold > 0 {
-            if chunk.last_end == enter {
+            if len > 0 && chunk.last_end == enter {
                 arena.data[offset + len - 1].1 = enter + hold;
             } else {
                 arena.data[offset + len] = (enter, enter + hold);
                 chunk.len += 1;
+                if len == 0 {
+                    chunk.first_end = enter + hold;
+                }
             }
             chunk.last_end = enter + hold;
         }
@@ -425,6 +439,7 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
         enter = e;
         if hold > 0 {
             chunk.len = insert(busy, len, from + at, enter, hold);
+            chunk.first_end = busy[0].1;
             chunk.last_end = busy[chunk.len - 1].1;
         }
     }
@@ -486,5 +501,19 @@ mod tests {
                 "lists grew past the smallest chunks"
             );
         }
+    }
+
+    /// A listed link whose intervals have all ended, reserved from the very
+    /// end of its last one: the message starts there, the list starts anew.
+    #[test]
+    fn a_reservation_after_every_interval_ended() {
+        let mut table = LinkTable::new(1, true, false, usize::MAX);
+        for i in 0..8 {
+            assert_eq!(table.reserve(0, 0, 10 * i, 5), 10 * i);
+        }
+        // every interval ended by 75, the last at exactly 75 (kept: it is touched)
+        assert_eq!(table.reserve(0, 75, 75, 5), 75);
+        assert_eq!(table.reserve(0, 75, 76, 5), 80);
+        assert_eq!(table.reserve(0, 75, 77, 1), 85);
     }
 }
