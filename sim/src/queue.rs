@@ -174,15 +174,16 @@ impl<P: Copy> EventQueue<P> {
                 moving.sort_unstable_by_key(|e| e.seq_kind);
             }
             let spent = std::mem::replace(&mut self.now, VecDeque::from(moving));
-            // a small spent list's memory serves the bucket again; a large one is
-            // given back (keeping every bucket's high-water mark costs gigabytes)
+            // a small spent list's memory serves the bucket again; a large one
+            // waits as a spare for the next bucket to grow (keeping every
+            // bucket's high-water mark would cost gigabytes)
             let mut spent = Vec::from(spent);
             spent.clear();
             if spent.capacity() <= KEEP_CAPACITY {
                 self.buckets[i] = spent;
             } else {
                 self.spares.push(spent);
-                // the smallest spares go first
+                // the largest first; beyond SPARES the smallest are given back
                 self.spares
                     .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
                 self.spares.truncate(SPARES);

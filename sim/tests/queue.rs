@@ -94,3 +94,38 @@ proptest! {
         prop_assert_eq!(q.created(), times.len() as u64);
     }
 }
+
+/// Steps of hundreds of thousands of events, as a large collective makes:
+/// buckets grow past the size they keep, take spare vectors, and events
+/// still leave in (time, sequence) order, put-back ones among them.
+#[test]
+fn large_steps_through_spare_vectors_leave_in_order() {
+    let mut q: EventQueue<u64> = EventQueue::new();
+    let step = 300_000u64;
+    for i in 0..step {
+        let seq = q.next_seq().unwrap();
+        q.push(10, seq, 0, i);
+    }
+    let mut last = (0u64, 0u64);
+    let mut popped = 0u64;
+    while let Some(e) = q.pop() {
+        assert!(
+            (e.time, e.seq()) > last || popped == 0,
+            "out of order at {popped}"
+        );
+        last = (e.time, e.seq());
+        popped += 1;
+        // each event of the first three steps makes one of the next, at one of
+        // two times; every seventh of them is put back with its old number
+        if e.time < 40 {
+            let later = e.time + 10 + (e.data % 2);
+            if e.data % 7 == 0 {
+                q.push(later, e.seq(), 0, e.data);
+            } else {
+                let seq = q.next_seq().unwrap();
+                q.push(later, seq, 0, e.data);
+            }
+        }
+    }
+    assert_eq!(popped, 4 * step, "every event leaves once");
+}
