@@ -12,8 +12,8 @@
 enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME, CC_STOP_LATE, CC_STOP_UNREACHABLE };
 static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time", "late", "unreachable"};
 /* a point stops "unreachable" once it has spent this share of max-time and
- * has this many samples, when the CI says reaching the precision would take
- * more than this many times max-time longer */
+ * has this many samples (and min-reps), when the CI says reaching the
+ * precision would take more than this many times max-time longer */
 #define CC_UNREACHABLE_AFTER 0.25
 #define CC_UNREACHABLE_MIN_REPS 100
 #define CC_UNREACHABLE_FACTOR 4.0
@@ -172,7 +172,8 @@ static void cc_evaluate(cc_series *s, const cc_limits *lim, double reference_us)
  * CI so far (its width shrinks as 1/sqrt(n)); INFINITY when it has no width to go by */
 static double cc_reps_needed(const cc_series *s, const cc_limits *lim)
 {
-    if (!(s->ci_rel < INFINITY) || s->ci_rel <= 0.0) return s->ci_rel <= 0.0 ? (double)s->n : INFINITY;
+    if (s->ci_rel <= 0.0) return (double)s->n;
+    if (!isfinite(s->ci_rel)) return INFINITY;
     const double ratio = s->ci_rel / lim->precision;
     return (double)s->n * ratio * ratio;
 }
@@ -195,6 +196,7 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
          * windows are too short for this machine's load stops, flagged, not failed */
         decision[1] = CC_STOP_LATE;
     } else if (elapsed >= lim->max_time * CC_UNREACHABLE_AFTER && s->n >= CC_UNREACHABLE_MIN_REPS &&
+               s->n >= lim->min_reps &&
                (needed - (double)s->n) * per_rep > CC_UNREACHABLE_FACTOR * lim->max_time) {
         /* far from the precision with a quarter of max-time spent: at the rate so far
          * it would take several times max-time, so the rest of max-time would end at
