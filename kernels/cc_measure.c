@@ -126,9 +126,11 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
             } else if (elapsed < lim->warmup_min_time) {
                 decision[0] = cc_clamp(ceil((lim->warmup_min_time - elapsed) * 1e9 / wall), 1, 2 * round);
             } else if (elapsed < lim->warmup_time) {
-                /* as long as the last round (at least 8 calls), within the time left */
+                /* as long as the last round, or the fewest calls that are representative
+                 * (8, or one long call), within the time left */
+                const long least = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
                 decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1,
-                                       round > 8 ? round : 8);
+                                       round > least ? round : least);
             } else {
                 decision[0] = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
             }
