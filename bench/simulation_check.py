@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Simulated (calibrated from a fitted model) against measured collective times.
 
-    commchar run --np 2 --db cal.db
+    commchar run --np 2 --db cal.db [--sync window]
     commchar fit --db cal.db -o model.json
     python bench/simulation_check.py --model model.json --db cal.db
     python bench/simulation_check.py --db cal.db --holdout 3     # refit without every 3rd size
@@ -154,6 +154,9 @@ def main() -> int:
               f"  {error:+7.1%}{'  (oversubscribed)' if over else ''}{'  (descheduled)' if spike else ''}")
     what = ("legacy (no call costs)" if args.legacy else "bare (no call costs)" if args.bare
             else "calibrated") + (f", held-out every {args.holdout}th size" if args.holdout else "")
+    syncs = sorted({str(pt.get("sync") or "barrier") for pt in points if pt["op"] in OPERATIONS})
+    print(f"measured collectives started by: {', '.join(syncs) or 'nothing'}"
+          " (a barrier's exit skew is in its small-size times; `--sync window` leaves it out)")
     verdict = 0
     for (library, over), values in sorted(errors.items()):
         where = "oversubscribed" if over else "dedicated"

@@ -21,7 +21,8 @@ LOGGP = {"L": 0.2, "o_s": 0.1, "o_r": 0.15, "g": 0.05, "G": 0.0001}
 CALL_COSTS = {"p": 2, "ops": {
     "allreduce": [{"n_min": 8, "n_max": 4096, "fixed": 0.5, "scale": 2.0},
                   {"n_min": 8192, "n_max": None, "fixed": 4.0, "scale": 3.0}],
-    "bcast": [{"n_min": 1, "n_max": None, "fixed": 0.0, "scale": 0.5}]}}
+    "bcast": [{"n_min": 1, "n_max": None, "fixed": 0.0, "scale": 0.5}],
+    "scan": [{"n_min": 8, "n_max": None, "fixed": 0.25, "per_byte": 0.0005, "scale": 1.5}]}}
 
 
 def model_with(loggp: dict) -> dict:
@@ -40,6 +41,23 @@ def test_fit_recovers_a_known_call_cost_per_regime():
         assert seg["fixed"] == pytest.approx(fixed, rel=1e-6)
         assert seg["scale"] == pytest.approx(scale, rel=1e-6)
     assert np.allclose(fit.predict(n, bare), truth, rtol=1e-9)
+
+
+def test_a_cost_per_byte_beyond_the_messages_is_found_and_kept_only_where_it_pays():
+    # Open MPI's linear scan: a copy and a temporary buffer cost per byte on top of a
+    # message whose protocol switches at 4 KiB; the two-term form cannot follow it
+    n = np.array([2.0 ** k for k in range(3, 21)])
+    bare = np.where(n < 4096, 0.3 + 0.0001 * n, 2.0 + 0.00008 * n)
+    truth = 0.2 + 0.0006 * n + 1.1 * bare
+    fit = CallCostModel().fit(n, truth, bare)
+    assert fit.terms_ == 3 and len(fit.segments_) == 1
+    (seg,) = fit.segments_
+    assert (seg["fixed"], seg["per_byte"], seg["scale"]) == (
+        pytest.approx(0.2, rel=1e-5), pytest.approx(0.0006, rel=1e-5), pytest.approx(1.1, rel=1e-5))
+    assert np.allclose(fit.predict(n, bare), truth, rtol=1e-9)
+    # without such a term the simpler form wins and the per-byte cost stays 0
+    plain = CallCostModel().fit(n, 0.2 + 1.1 * bare * (1 + 0.01 * np.sin(n)), bare)
+    assert plain.terms_ == 2 and all(s["per_byte"] == 0.0 for s in plain.segments_)
 
 
 def test_costs_stay_non_negative_where_the_collective_beats_its_messages():
@@ -61,6 +79,7 @@ def test_schema_accepts_call_costs_and_names_bad_ones():
         (("allreduce", 0, "scale"), -1.0, "scale: must be >= 0"),
         (("allreduce", 1, "n_min"), 16, "sorted, disjoint"),
         (("bcast", 0, "fixed"), "x", "fixed: expected a finite number"),
+        (("scan", 0, "per_byte"), -0.001, "per_byte: must be >= 0"),
     ]:
         bad = copy.deepcopy(CALL_COSTS)
         bad["ops"][path[0]][path[1]][path[2]] = value
@@ -85,7 +104,8 @@ def test_the_simulator_applies_call_costs_and_old_files_are_unchanged(capsys, tm
     plain.write_text(json.dumps(model_with(LOGGP)))
     costed.write_text(json.dumps(model_with({**LOGGP, "call_costs": CALL_COSTS})))
     for spec, n, fixed, scale in [("allreduce:recursive_doubling", 1024, 0.5, 2.0),
-                                  ("allreduce:ring", 65536, 4.0, 3.0), ("bcast:binomial", 64, 0.0, 0.5)]:
+                                  ("allreduce:ring", 65536, 4.0, 3.0), ("bcast:binomial", 64, 0.0, 0.5),
+                                  ("scan:linear", 4096, 0.25 + 0.0005 * 4096, 1.5)]:
         run = ("--collective", spec, "--n", str(n))
         bare = _makespan(capsys, plain, *run)
         # one exchange or message at p = 2: o_s + L + o_r + (s-1)G (ring: two of n/2)

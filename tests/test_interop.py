@@ -22,6 +22,7 @@ PEERS = Path(__file__).parent / "data" / "peers"
 OSU74 = PEERS / "osu-7.4-openmpi.txt"
 OSU53 = PEERS / "osu-5.3-openmpi.txt"
 IMB = PEERS / "imb-2021.11-openmpi.txt"
+IMB_OFF_CACHE = PEERS / "imb-2021.11-openmpi-off_cache.txt"
 COLLECTIVES = {"barrier", "bcast", "scatter", "gather", "allgather", "alltoall", "reduce", "allreduce",
                "reduce_scatter"}
 
@@ -127,6 +128,23 @@ def test_import_fit_report_predict(tmp_path, capsys, tool, path, library):
     assert code == 0, err
     html = report.read_text()
     assert f"{tool.upper()} " in html and "means]" in html and "not medians" in html
+
+
+def test_imb_off_cache_points_are_cache_cold_and_fitted_apart(tmp_path, capsys):
+    parsed = imb.parse(IMB_OFF_CACHE)
+    assert {pt.cache for pt in parsed.points} == {"cold"}
+    assert all(pt.extra["tool_cache"] == "-off_cache 16" for pt in parsed.points)
+    assert {pt.cache for pt in imb.parse(IMB).points} == {"warm"}
+    db, model = tmp_path / "peer.db", tmp_path / "model.json"
+    code, out, err = cli(capsys, "import", "imb", IMB_OFF_CACHE, IMB, "--library", "openmpi", "--db", db)
+    assert code == 2 and "import the cache-cold files on their own" in err and len(err.strip().splitlines()) == 1
+    code, out, err = cli(capsys, "import", "imb", IMB_OFF_CACHE, "--library", "openmpi", "--db", db)
+    assert code == 0, err
+    with Store(db, readonly=True) as store:
+        assert {pt["cache"] for pt in store.points()} == {"cold"}
+    code, out, err = cli(capsys, "fit", "--db", db, "--call-costs", "off", "-o", model)
+    assert code == 0, err
+    assert "openmpi-imb cache-cold" in json.loads(model.read_text())["libraries"]
 
 
 def test_bad_peer_files_are_one_line_errors(tmp_path, capsys):

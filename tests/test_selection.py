@@ -36,7 +36,12 @@ KiB, MiB = 1024, 1024 * 1024
     ("reduce_scatter", 2 * 12, 2, "reduce_scatter:recursive_halving", "recursive_halving"),
     # barrier p < 4: recursive doubling; scan: coll/basic's linear scan
     ("barrier", 0, 2, "barrier:dissemination", "recursive_doubling"),
-    ("scan", 8, 2, "scan:recursive_doubling", "basic_linear"),
+    ("scan", 8, 2, "scan:linear", "basic_linear"),
+    ("scan", MiB, 7, "scan:linear", "basic_linear"),
+    # gather, p < 4 on the per-rank block: < 2 linear_sync, < 4 basic linear, < 32 KiB binomial
+    ("gather", 2, 2, "gather:linear_sync", "linear_sync"),
+    ("gather", 4, 2, "gather:linear", "basic_linear"),
+    ("gather", 1024, 2, "gather:binomial", "binomial"),
 ])
 def test_open_mpi_tuned_decisions(op, n, p, algorithm, library_algorithm):
     choice = decide("openmpi", op, n, p)

@@ -408,7 +408,7 @@ fn build_workload(m: &ArgMatches, params: &Params, unit: Unit, call: CallCost) -
     if let Some(spec) = m.get_one::<String>("collective") {
         let alg = collectives::parse(spec)?;
         let n = *m.get_one::<u64>("n").expect("has default");
-        let c = Collective::new(alg, p, n, params.gamma)?.with_call_cost(call.fixed);
+        let c = Collective::new(alg, p, n, params.gamma)?.with_call_cost(call.first(n));
         return Ok(Built::Phased(Box::new(PhasedBox(Some(c)))));
     }
     if let Some(path) = m.get_one::<String>("goal") {
@@ -767,7 +767,8 @@ fn run(m: &ArgMatches) -> Result<()> {
         write().map_err(|e| SimError::Input(format!("cannot write trace {path}: {e}")))?;
     }
     let mut v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
-    v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed), "scale": call.scale});
+    v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed),
+        "per_byte": call.per_byte * unit.from_ps(1), "scale": call.scale});
     let u = |ps: u64| unit.from_ps(ps);
     if let Some(b) = breakdown_section(&outcome, &u) {
         v["breakdown"] = b;

@@ -534,14 +534,15 @@ fn regimes_from_model(
 }
 
 /// What one call of a collective costs beyond its messages, for calls of at
-/// least `start` bytes: `fixed` ps of CPU time on every rank before its first
-/// message, and every cost of the call's messages and reductions scaled by
+/// least `start` bytes: `fixed` ps plus `per_byte` ps per byte of CPU time on
+/// every rank before its first message, and every cost of the call's messages and reductions scaled by
 /// `scale` (a library's collective may move data cheaper or dearer than its
 /// point-to-point messages). Fitted by `commchar fit` (loggp.call_costs).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CallCost {
     pub start: u64,
     pub fixed: u64,
+    pub per_byte: f64,
     pub scale: f64,
 }
 
@@ -550,8 +551,15 @@ impl CallCost {
     pub const NONE: CallCost = CallCost {
         start: 0,
         fixed: 0,
+        per_byte: 0.0,
         scale: 1.0,
     };
+
+    /// The CPU time (ps) every rank spends in a call of `n` bytes before its first message.
+    pub fn first(&self, n: u64) -> u64 {
+        self.fixed
+            .saturating_add((self.per_byte * n as f64).round().min(u64::MAX as f64) as u64)
+    }
 }
 
 /// Per-operation call costs, looked up by operation name and size.
@@ -619,8 +627,8 @@ impl Params {
     }
 }
 
-/// Reads `libraries.<lib>.loggp.call_costs.ops` (`{op: [{n_min, n_max, fixed, scale}]}`,
-/// fixed in us); empty when the model has none (older model files).
+/// Reads `libraries.<lib>.loggp.call_costs.ops` (`{op: [{n_min, n_max, fixed, per_byte,
+/// scale}]}`, fixed in us, per_byte in us/B and optional); empty when the model has none (older model files).
 /// Tables follow the regimes' rule: sorted by n and disjoint, a size in a gap
 /// takes the regime with the nearest bound (ties: the lower).
 pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> Result<CallCosts> {
@@ -687,9 +695,14 @@ pub fn call_costs_from_model(text: &str, path: &str, library: Option<&str>) -> R
                 }
                 Some(pm) => (pm + n_min) / 2 + 1,
             };
+            let per_byte = match entry.get("per_byte") {
+                None | Some(Value::Null) => 0.0,
+                Some(_) => field("per_byte")? * Unit::Us.to_ps(1.0, "per_byte")? as f64,
+            };
             table.push(CallCost {
                 start,
                 fixed: Unit::Us.to_ps(field("fixed")?, "fixed")?,
+                per_byte,
                 scale: field("scale")?,
             });
             prev_max = Some(n_max.unwrap_or(u64::MAX));

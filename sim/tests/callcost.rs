@@ -35,7 +35,8 @@ fn model(call_costs: &str) -> String {
 const TABLE: &str = r#", "call_costs": {"p": 2, "ops": {
     "allreduce": [{"n_min": 8, "n_max": 1024, "fixed": 0.25, "scale": 2.0},
                   {"n_min": 4096, "n_max": null, "fixed": 3.0, "scale": 0.5}],
-    "bcast": [{"n_min": 1, "n_max": null, "fixed": 0.0, "scale": 1.5}]}}"#;
+    "bcast": [{"n_min": 1, "n_max": null, "fixed": 0.0, "scale": 1.5}],
+    "scan": [{"n_min": 8, "n_max": null, "fixed": 0.5, "per_byte": 0.0005, "scale": 1.0}]}}"#;
 
 #[test]
 fn lookup_follows_the_regime_rule() {
@@ -49,6 +50,9 @@ fn lookup_follows_the_regime_rule() {
     assert_eq!(at("allreduce", 1 << 30).fixed, 3_000_000);
     assert_eq!(at("bcast", 7).scale, 1.5);
     assert_eq!(at("alltoall", 64), CallCost::NONE);
+    // a per-byte cost grows the CPU time before the first message with the vector
+    assert_eq!(at("scan", 4096).first(4096), 500_000 + 2_048_000);
+    assert_eq!(at("allreduce", 4096).first(4096), 3_000_000);
 }
 
 #[test]
@@ -69,6 +73,7 @@ fn bad_tables_are_input_errors() {
         r#", "call_costs": {"ops": {"bcast": [{"n_min": 0, "fixed": 1, "scale": 1}, {"n_min": 9, "n_max": null, "fixed": 1, "scale": 1}]}}"#,
         r#", "call_costs": {"ops": {"bcast": [{"n_min": 8, "n_max": 16, "fixed": 1, "scale": 1}, {"n_min": 16, "n_max": null, "fixed": 1, "scale": 1}]}}"#,
         r#", "call_costs": {"p": 2}"#,
+        r#", "call_costs": {"ops": {"scan": [{"n_min": 0, "n_max": null, "fixed": 1, "per_byte": -0.1, "scale": 1}]}}"#,
     ] {
         let err = call_costs_from_model(&model(bad), "m.json", Some("lib")).unwrap_err();
         assert_eq!(err.exit_code(), 3, "{bad}: {err}");

@@ -154,3 +154,30 @@ fn reduce_bcast_allreduce_is_a_reduce_then_a_bcast() {
         2 * msg + 4096 * 3 * 1000
     );
 }
+
+#[test]
+fn linear_scan_is_a_chain_of_messages_and_reductions() {
+    // rank r waits for rank r-1's prefix, reduces, forwards: p-1 links in series
+    for p in [1u32, 2, 3, 7] {
+        for (n, gamma) in [(8u64, 0u64), (4096, 2)] {
+            let expect = (p as u64 - 1) * (hop(n) + n * gamma);
+            assert_eq!(run("scan:linear", p, n, gamma), expect * NS, "p={p} n={n}");
+        }
+    }
+}
+
+#[test]
+fn linear_sync_gather_asks_before_each_block() {
+    // p = 2: the root's empty request, then rank 1's block; its empty second segment
+    // leaves max(o, g + (c-1)G) after the block and is received once the root's CPU
+    // has received the block
+    let (c, n) = (512u64, 1024u64);
+    let empty = 2 * O + L; // a zero-byte message: no byte after the first
+    let second_sent = empty + O.max(1000 + (c - 1) * G);
+    let block_received = empty + hop(c);
+    let expect = (second_sent + O + L).max(block_received) + O;
+    assert_eq!(run("gather:linear_sync", 2, n, 0), expect * NS);
+    // every rank in turn: the root's requests are serialized by the blocks they ask for
+    assert!(run("gather:linear_sync", 5, 5 * c, 0) >= 4 * (empty + hop(c)) * NS);
+    assert!(run("gather:linear_sync", 2, n, 0) > run("gather:linear", 2, n, 0));
+}

@@ -16,6 +16,7 @@ pub enum Algorithm {
     ScatterLinear,
     GatherBinomial,
     GatherLinear,
+    GatherLinearSync,
     AllgatherDirect,
     AllgatherRecursiveDoubling,
     AllgatherRing,
@@ -30,6 +31,7 @@ pub enum Algorithm {
     AlltoallDirect,
     BarrierDissemination,
     ScanRecursiveDoubling,
+    ScanLinear,
 }
 
 use Algorithm::*;
@@ -48,6 +50,7 @@ const TABLE: &[(&str, bool, Algorithm, bool)] = &[
     ("scatter:linear", false, ScatterLinear, false),
     ("gather:binomial", true, GatherBinomial, false),
     ("gather:linear", false, GatherLinear, false),
+    ("gather:linear_sync", false, GatherLinearSync, false),
     (
         "allgather:recursive_doubling",
         true,
@@ -82,6 +85,7 @@ const TABLE: &[(&str, bool, Algorithm, bool)] = &[
         ScanRecursiveDoubling,
         false,
     ),
+    ("scan:linear", false, ScanLinear, false),
 ];
 
 /// Every accepted `op:algorithm` name.
@@ -338,6 +342,32 @@ impl Collective {
                     out.push(Op::send(0, c, t));
                 }
             }),
+            GatherLinearSync => {
+                // Open MPI's linear_sync gather: the root asks each rank in turn with a
+                // zero-byte message and waits for its block; each rank then sends its
+                // block and an (empty, unsegmented) second segment, collected at the end
+                if r == 0 {
+                    if k + 1 < p {
+                        let from = k + 1;
+                        out.push(Op::recv(from, c, t));
+                        out.push(Op::send(from, 0, t));
+                        Some(())
+                    } else if k + 1 == p {
+                        out.extend((1..p).map(|s| Op::recv(s, 0, t)));
+                        Some(())
+                    } else {
+                        None
+                    }
+                } else {
+                    match k {
+                        0 => out.push(Op::recv(0, 0, t)),
+                        1 => out.push(Op::send(0, c, t)),
+                        2 => out.push(Op::send(0, 0, t)),
+                        _ => return None,
+                    }
+                    Some(())
+                }
+            }
             ScatterBinomial => self.binomial_down(r, k, |child| c * sub(child), c * sub(r), out),
             BcastScatterAllgather => {
                 let scatter_phases = 1 + lg(p);
@@ -438,6 +468,23 @@ impl Collective {
                 let d = (1u32 << k) % p;
                 self.exchange(out, (r + d) % p, (r + p - d) % p, 1);
             }),
+            ScanLinear => {
+                // Open MPI's coll/basic scan: a chain; rank r receives the prefix of
+                // ranks below it, adds its own and forwards the result
+                let (receives, forwards) = (r > 0, r + 1 < p);
+                match k {
+                    0 if receives => out.push(Op::recv(r - 1, n, t)),
+                    1 if receives => {
+                        if let Some(op) = self.reduce_cost(n) {
+                            out.push(op);
+                        }
+                    }
+                    2 if forwards => out.push(Op::send(r + 1, n, t)),
+                    0..=2 => {}
+                    _ => return None,
+                }
+                Some(())
+            }
             ScanRecursiveDoubling => (k < 2 * lgp).then(|| {
                 let partner = r ^ (1 << (k / 2));
                 if partner < p {

@@ -195,9 +195,11 @@ def _render(result: dict[str, Any], console: Console) -> None:
     if params.get("rendezvous_copy"):
         table.caption += f", copied by: {params['rendezvous_copy']}"
     call = params.get("call_cost") or {}
-    if call.get("fixed") or call.get("scale", 1.0) != 1.0:
-        table.caption += (f"; per-call cost of the model: {call['fixed']:g} {unit} first, every cost above"
-                          f" x{call['scale']:.4g}")
+    if call.get("fixed") or call.get("per_byte") or call.get("scale", 1.0) != 1.0:
+        first = f"{call['fixed']:g} {unit}"
+        if call.get("per_byte"):
+            first += f" + {call['per_byte']:g} {unit}/B"
+        table.caption += f"; per-call cost of the model: {first} first, every cost above x{call['scale']:.4g}"
     console.print(table)
 
 

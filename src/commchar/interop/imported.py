@@ -24,6 +24,7 @@ class ImportedPoint:
     line: int  # where in the file, for messages
     reps: int = 0  # iterations per size, when the tool prints them
     extra: dict[str, Any] = field(default_factory=dict)  # per-rank min/max, percentiles, tool's size
+    cache: str = "warm"  # "cold": the tool rotated its buffers out of cache (IMB -off_cache)
 
 
 @dataclass

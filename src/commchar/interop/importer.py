@@ -68,6 +68,11 @@ def import_files(db: str | Path, tool: str, paths: list[str], library: str, p: i
     if p is not None and not 1 <= p <= 2**31 - 1:
         raise UsageError(f"--np {p}: must be a positive number of ranks")
     parsed = parse_files(tool, paths, p)
+    caches = {pt.cache for _, r in parsed for pt in r.points}
+    if len(caches) > 1:
+        cold = sorted({path for path, r in parsed if any(pt.cache == "cold" for pt in r.points)})
+        raise InputError(f"{', '.join(cold)} ran with buffers out of cache and the other files did not;"
+                         " import the cache-cold files on their own")
     _check_unique(parsed)
     versions = sorted({r.version for _, r in parsed if r.version})
     if len(versions) > 1:
@@ -114,7 +119,7 @@ def _point_dict(pt: ImportedPoint, path: str, tool: str, version: str) -> dict:
         "op": pt.op, "variant": pt.variant, "p": pt.p, "n_bytes": pt.n_bytes, "batch": 1,
         "precision_target": None, "precision_met": False, "stop_reason": f"imported from {tool}",
         "valid": "invalid" not in pt.extra, "error": pt.extra.get("invalid"),
-        "sync": _sync(pt, tool), "samples_us": [], "extra": extra,
+        "sync": _sync(pt, tool), "samples_us": [], "extra": extra, "cache": pt.cache,
     }
 
 

@@ -199,8 +199,9 @@ def _validate_cold_start(section: Any, path: str) -> None:
 
 
 def _validate_call_costs(section: Any, path: str) -> None:
-    """Per-call collective costs: {"ops": {op: [{n_min, n_max, fixed, scale}, ...]}}, each
-    list sorted, disjoint, only the last unbounded; fixed (us) and scale >= 0."""
+    """Per-call collective costs: {"ops": {op: [{n_min, n_max, fixed, per_byte, scale}, ...]}},
+    each list sorted, disjoint, only the last unbounded; fixed (us), per_byte (us/B, optional)
+    and scale >= 0."""
     _mapping(section, path)
     ops = _mapping(section.get("ops"), f"{path}.ops")
     if "p" in section:
@@ -225,6 +226,8 @@ def _validate_call_costs(section: Any, path: str) -> None:
                 raise _fail(f"{at}.n_max", "only the last entry may be unbounded (null)")
             for name in ("fixed", "scale"):
                 _number(entry.get(name), f"{at}.{name}", 0)
+            if entry.get("per_byte") is not None:
+                _number(entry["per_byte"], f"{at}.per_byte", 0)
             previous_max = None if n_max is None else float(n_max)
 
 

@@ -100,12 +100,14 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
                                      upper["n_min"])
                 if switch is not None:
                     lower["n_max"], upper["n_min"] = switch - 1, switch
-        ops[op] = [{"n_min": seg["n_min"], "n_max": seg["n_max"], "fixed": seg["fixed"], "scale": seg["scale"],
+        ops[op] = [{"n_min": seg["n_min"], "n_max": seg["n_max"], "fixed": seg["fixed"],
+                    "per_byte": seg["per_byte"], "scale": seg["scale"],
                     "fit": {"points": seg["points"], "max_rel_residual": seg["max_rel_residual"]}}
                    for seg in segments]
     return {"p": p, "variant": "sum for reductions", "ops": ops,
             "notes": ["fitted from the measured collectives themselves at this p: T(n) = fixed +"
-                      " scale * simulated(n) of the algorithm the library chooses (docs/models.md)"]}
+                      " per_byte * n + scale * simulated(n) of the algorithm the library chooses"
+                      " (docs/models.md)"]}
 
 
 def bare_switch(bare_at: Callable[[int], float], before: tuple[int, float], last: tuple[int, float],

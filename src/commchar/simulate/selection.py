@@ -131,7 +131,7 @@ _OMPI_ALGORITHMS: dict[str, dict[int, tuple[str, str, bool]]] = {
                   6: ("two_proc", "allgather:recursive_doubling", True)},
     "gather": {1: ("basic_linear", "gather:linear", True),
                2: ("binomial", "gather:binomial", True),
-               3: ("linear_sync", "gather:linear", False)},
+               3: ("linear_sync", "gather:linear_sync", True)},
     "scatter": {1: ("basic_linear", "scatter:linear", True),
                 2: ("binomial", "scatter:binomial", True),
                 3: ("linear_nb", "scatter:linear", True)},
@@ -248,7 +248,7 @@ def _class_rule(classes: _Classes, size: int, p: int) -> int:
 
 def _openmpi(op: str, n: int, p: int) -> tuple[str, str, bool, str]:
     if op == "scan":
-        return ("basic_linear", "scan:recursive_doubling", p == 2,
+        return ("basic_linear", "scan:linear", True,
                 "Open MPI v4.1.4 ompi/mca/coll/basic/coll_basic_scan.c (tuned has no scan)")
     function, classes = _OMPI_RULES[op]
     number = _class_rule(classes, _decided_size(op, n, p), p)
