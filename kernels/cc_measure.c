@@ -68,7 +68,8 @@ static long cc_clamp(double v, long lo, long hi)
  * At least two calls either way.  A fixed time would spend the whole cap on
  * every point: 5 ms is 25,000 calls of a 0.2 us ping-pong, where connections
  * and buffers are in place after the first few.  Rounds double until the least
- * time, then keep their length so that consecutive means compare like with like.
+ * time, then keep their length (or shrink to the fewest calls that are
+ * representative) so that consecutive means compare like with like.
  * Rank 0 decides from the rounds, broadcast to every participant: the batch,
  * and the first chunk (small, and short enough for max_time). */
 #define CC_WARMUP_STEADY 0.05
