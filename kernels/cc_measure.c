@@ -14,7 +14,7 @@ static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_ti
 /* a point stops "unreachable" once it has spent this share of max-time and
  * has this many samples (and min-reps), when the CI says reaching the
  * precision would take more than this many times max-time longer */
-#define CC_UNREACHABLE_AFTER 0.25
+#define CC_UNREACHABLE_AFTER 0.5
 #define CC_UNREACHABLE_MIN_REPS 100
 #define CC_UNREACHABLE_FACTOR 4.0
 
@@ -201,7 +201,7 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
     } else if (elapsed >= lim->max_time * CC_UNREACHABLE_AFTER && s->n >= CC_UNREACHABLE_MIN_REPS &&
                s->n >= lim->min_reps &&
                (needed - (double)s->n) * per_rep > CC_UNREACHABLE_FACTOR * lim->max_time) {
-        /* far from the precision with a quarter of max-time spent: at the rate so far
+        /* far from the precision with half of max-time spent: at the rate so far
          * it would take several times max-time, so the rest of max-time would end at
          * max_time unmet all the same (the samples are kept, the point is flagged) */
         decision[1] = CC_STOP_UNREACHABLE;

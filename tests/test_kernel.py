@@ -427,12 +427,12 @@ def test_warmup_ends_once_the_per_call_time_is_steady(kernel):
 
 
 def test_a_point_far_from_its_precision_stops_unreachable(kernel):
-    # a precision no sample spread can meet: once a quarter of max-time is spent the CI
+    # a precision no sample spread can meet: once half of max-time is spent the CI
     # says it would take far longer than max-time, so the point stops, its samples kept
     done = _launch(kernel, 2, ["--plan", "pingpong:send=65536", "--precision", "1e-9", "--min-reps", "5",
-                               "--max-time", "1", "--warmup-time", "0.001"])
+                               "--max-time", "2", "--warmup-time", "0.001"])
     assert done.returncode == 0, done.stderr
     (pt,) = _points(_records(done.stdout))
     assert pt["stop_reason"] == "unreachable" and pt["precision_met"] is False
     assert pt["reps"] >= 100 and len(pt["samples_us"]) == pt["reps"]
-    assert pt["wall_s"] < 1.0 and pt["valid"] is True
+    assert pt["wall_s"] < 2.0 and pt["valid"] is True
