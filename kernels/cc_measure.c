@@ -206,13 +206,14 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
          * max_time unmet all the same (the samples are kept, the point is flagged) */
         decision[1] = CC_STOP_UNREACHABLE;
     } else {
-        /* as many as the CI says it needs (+10%), growing at least 1/8 and at most
-         * 2x a chunk, never past max-reps or max-time: a fixed 1.5x growth
-         * overshoots the point where the precision is met by a quarter on average */
+        /* grow geometrically (x1.5 in total), never past max-reps or max-time.  Not
+         * in smaller steps towards what the CI says it needs: every chunk ends in
+         * control messages that wait for both ranks, and on a loaded machine each
+         * such wait can be a time slice (x1.125 steps made a one-sided sweep slower
+         * and meet the precision less often than x1.5) */
         long by_time = per_rep > 0.0 ? cc_clamp((lim->max_time - elapsed) / per_rep, 1, lim->max_reps)
                                      : lim->max_reps;
-        long least = (s->n + 7) / 8, most = s->n > 0 ? s->n : 1;
-        long chunk = cc_clamp(ceil(needed * 1.1) - (double)s->n, least, most);
+        long chunk = (s->n + 1) / 2;
         if (chunk > lim->max_reps - s->n) chunk = lim->max_reps - s->n;
         if (chunk > by_time) chunk = by_time;
         if (s->n + chunk < lim->min_reps) chunk = lim->min_reps - s->n;
