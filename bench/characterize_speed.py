@@ -6,25 +6,28 @@ For each MPI library: `commchar run --np 2` with default operations, sizes and
 variant, LogGP), then, where you have built them, the OSU micro-benchmarks
 (point-to-point latency, bw, bibw and the blocking collectives) and IMB-MPI1
 with its defaults, all at p = 2. Prints seconds per tool, and for commchar how
-many points met the precision target. Peers are not part of commchar: build
-them yourself and pass their locations.
+many points met the precision target and where its time went: each
+operation's points, their wall time (warm-up, measurement, verification, as
+the kernel stores it per point) and how many stopped without meeting the
+precision; the rest of the run is job launches and the runner. Peers are not
+part of commchar: build them yourself and pass their locations.
 
     python bench/characterize_speed.py [--library openmpi,mpich]
         [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR: OSU's c/mpi (7.x) or mpi (5.x) build directory
-        [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1]
+        [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1] [--by-operation]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
-
-from commchar.store import Store
 
 OSU_PT2PT = ("osu_latency", "osu_bw", "osu_bibw")
 OSU_COLLECTIVES = ("osu_barrier", "osu_bcast", "osu_scatter", "osu_gather", "osu_allgather",
@@ -39,14 +42,36 @@ def timed(argv: list[str], env: dict | None = None) -> float:
     return time.monotonic() - started
 
 
-def commchar_time(library: str) -> tuple[float, int, int]:
+def commchar_time(library: str) -> tuple[float, list[dict]]:
+    """Seconds of a default run, and its points' operation, wall time, stop reason and precision."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "speed.db"
         seconds = timed([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
                          library, "--np", "2"])
-        with Store(db) as store:
-            points = store.points()
-        return seconds, sum(p["precision_met"] for p in points), len(points)
+        # read-only, straight from the table: the store's point dicts leave out the kernel's
+        # wall time per point and its stop reason
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            con.row_factory = sqlite3.Row
+            rows = con.execute("SELECT op, wall_s, stop_reason, precision_met FROM points").fetchall()
+        return seconds, [dict(r) for r in rows]
+
+
+def by_operation(points: list[dict], seconds: float) -> list[str]:
+    """Lines of where a run's time went: per operation, slowest first, then what no point holds."""
+    ops: dict[str, list[dict]] = {}
+    for point in points:
+        ops.setdefault(point["op"], []).append(point)
+    lines = [f"  {'operation':20} {'points':>6} {'wall s':>7} {'unmet':>5}  stopped by"]
+    for op, group in sorted(ops.items(), key=lambda kv: -sum(p["wall_s"] or 0 for p in kv[1])):
+        reasons: dict[str, int] = {}
+        for point in group:
+            reasons[point["stop_reason"]] = reasons.get(point["stop_reason"], 0) + 1
+        lines.append(f"  {op:20} {len(group):6d} {sum(p['wall_s'] or 0 for p in group):7.2f} "
+                     f"{sum(not p['precision_met'] for p in group):5d}  "
+                     + ", ".join(f"{r} {k}" for r, k in sorted(reasons.items())))
+    measured = sum(p["wall_s"] or 0 for p in points)
+    lines.append(f"  {'(launches, runner)':20} {'':6} {seconds - measured:7.2f}")
+    return lines
 
 
 def osu_program(root: Path, name: str) -> Path:
@@ -72,6 +97,8 @@ def main() -> int:
         parser.add_argument(f"--osu-{lib}", type=Path)
         parser.add_argument(f"--imb-{lib}", type=Path)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--by-operation", action="store_true",
+                        help="also print where commchar's time went, per operation")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -79,9 +106,12 @@ def main() -> int:
     print(f"{'library':8} {'tool':10} {'wall s':>8}  notes")
     for library in args.library.split(","):
         for _ in range(args.repeat):
-            seconds, met, total = commchar_time(library)
-            print(f"{library:8} {'commchar':10} {seconds:8.1f}  {total} points, precision 1% met "
+            seconds, points = commchar_time(library)
+            met = sum(p["precision_met"] for p in points)
+            print(f"{library:8} {'commchar':10} {seconds:8.1f}  {len(points)} points, precision 1% met "
                   f"at {met}, medians with 95% CIs, every sample kept")
+            if args.by_operation:
+                print("\n".join(by_operation(points, seconds)))
             osu = getattr(args, f"osu_{library}")
             if osu:
                 peer = osu_time(library, osu)

@@ -9,8 +9,14 @@
 #include "cc_stats.h"
 #include "cc_window.h"
 
-enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME, CC_STOP_LATE };
-static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time", "late"};
+enum { CC_STOP_GO = 0, CC_STOP_PRECISION, CC_STOP_MAX_REPS, CC_STOP_MAX_TIME, CC_STOP_LATE, CC_STOP_UNREACHABLE };
+static const char *const cc_stop_names[] = {"", "precision", "max_reps", "max_time", "late", "unreachable"};
+/* a point stops "unreachable" once it has spent this share of max-time and
+ * has this many samples (and min-reps), when the CI says reaching the
+ * precision would take more than this many times max-time longer */
+#define CC_UNREACHABLE_AFTER 0.5
+#define CC_UNREACHABLE_MIN_REPS 100
+#define CC_UNREACHABLE_FACTOR 4.0
 
 #define CC_MAX_BATCH (1L << 20)
 /* repetitions at least this long need no re-alignment before a chunk: the
@@ -26,6 +32,7 @@ void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
     lim->max_reps = opt->max_reps;
     lim->max_time = opt->max_time / (phases > 0 ? phases : 1);
     lim->warmup_time = opt->warmup_time;
+    lim->warmup_min_time = opt->warmup_min_time < opt->warmup_time ? opt->warmup_min_time : opt->warmup_time;
     lim->batch_threshold = opt->batch_threshold;
     lim->sync_window_factor = opt->sync_window_factor;
     lim->sync_window_us = opt->sync_window_us;
@@ -54,17 +61,26 @@ static long cc_clamp(double v, long lo, long hi)
     return (long)v;
 }
 
-/* Untimed warm-up in growing rounds until warmup_time has passed (at least two
- * calls).  Rank 0 decides from the last round, broadcast to every participant:
- * the batch, and the first chunk (small, and short enough for max_time). */
-static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *batch, long *first_chunk,
-                      int *resync)
+/* Untimed warm-up in rounds, until the per-call time has settled: two
+ * consecutive representative rounds (8 calls, or a quarter of warmup_time)
+ * whose means agree within CC_WARMUP_STEADY, once warmup_min_time has passed;
+ * or, for a point that never settles, until warmup_time (the cap) has passed.
+ * At least two calls either way.  A fixed time would spend the whole cap on
+ * every point: 5 ms is 25,000 calls of a 0.2 us ping-pong, where connections
+ * and buffers are in place after the first few.  Rounds double until the least
+ * time, then keep their length (or shrink to the fewest calls that are
+ * representative) so that consecutive means compare like with like.
+ * Rank 0 decides from the rounds, broadcast to every participant: the batch,
+ * and the first chunk (small, and short enough for max_time). */
+#define CC_WARMUP_STEADY 0.05
+static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *first_chunk, int *resync)
 {
     const double res = pt->env->timer.resolution_ns;
     const int64_t start = cc_now_ns();
     long round = 1, total = 0;
-    long decision[4] = {0, 1, 1, 1}; /* next round (0: done), batch, first chunk, resync */
+    long decision[5] = {0, 1, 1, 1, 0}; /* next round (0: done), batch, first chunk, resync, steady */
     double fastest = INFINITY;    /* rank 0: least per-call time of any round */
+    double previous = -1.0;       /* rank 0: the last representative round's mean, -1: none */
     pt->batch = 1;
     for (;;) {
         const int64_t round_start = cc_now_ns();
@@ -92,7 +108,11 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
              * one), not from the first calls, which set up connections */
             const double round_s = (double)(now - round_start) * 1e-9;
             const int representative = round >= 8 || round_s >= lim->warmup_time / 4;
-            if (total >= 2 && elapsed >= lim->warmup_time && representative) {
+            const int steady = representative && previous >= 0.0 &&
+                               fabs(per_call - previous) <= CC_WARMUP_STEADY * fmin(per_call, previous);
+            if (representative) previous = per_call;
+            const int settled = steady && elapsed >= lim->warmup_min_time;
+            if (total >= 2 && representative && (settled || elapsed >= lim->warmup_time)) {
                 decision[0] = 0;
                 /* cold: one repetition per sample, as a batch would repeat one slot;
                  * window: one call per window, as ReproMPI times it (back-to-back calls
@@ -103,18 +123,27 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, long *calls, long *bat
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
                 decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
                 decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
+                decision[4] = settled;
+            } else if (elapsed < lim->warmup_min_time) {
+                decision[0] = cc_clamp(ceil((lim->warmup_min_time - elapsed) * 1e9 / wall), 1, 2 * round);
             } else if (elapsed < lim->warmup_time) {
-                decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1, 2 * round);
+                /* as long as the last round, or the fewest calls that are representative
+                 * (8, or one long call), within the time left */
+                const long least = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
+                decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1,
+                                       round > least ? round : least);
             } else {
                 decision[0] = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
             }
         }
-        CC_MPI(MPI_Bcast(decision, 4, MPI_LONG, 0, pt->ctl));
+        CC_MPI(MPI_Bcast(decision, 5, MPI_LONG, 0, pt->ctl));
         if (decision[0] == 0) break;
         round = decision[0];
     }
-    *calls = total;
-    *batch = decision[1];
+    out->warmup = total;
+    out->warmup_s = (double)(cc_now_ns() - start) * 1e-9;
+    out->warmup_steady = decision[4] != 0;
+    out->batch = decision[1];
     *first_chunk = decision[2];
     *resync = decision[3] != 0;
 }
@@ -142,10 +171,22 @@ static void cc_evaluate(cc_series *s, const cc_limits *lim, double reference_us)
     s->precision_met = s->n >= lim->min_reps && s->ci_rel <= lim->precision;
 }
 
+/* rank 0: the samples the CI needs to reach the precision, projected from the
+ * CI so far (its width shrinks as 1/sqrt(n)); INFINITY when it has no width to go by */
+static double cc_reps_needed(const cc_series *s, const cc_limits *lim)
+{
+    if (s->ci_rel <= 0.0) return (double)s->n;
+    if (!isfinite(s->ci_rel)) return INFINITY;
+    const double ratio = s->ci_rel / lim->precision;
+    return (double)s->n * ratio * ratio;
+}
+
 /* rank 0: stop (and why), or how many repetitions the next chunk has */
 static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, long decision[2])
 {
     decision[0] = 0;
+    const double per_rep = s->n > 0 ? elapsed / (double)s->n : 0.0;
+    const double needed = cc_reps_needed(s, lim);
     if (s->precision_met) {
         decision[1] = CC_STOP_PRECISION;
     } else if (s->n >= lim->max_reps) {
@@ -155,11 +196,21 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         decision[1] = CC_STOP_MAX_TIME;
     } else if (s->late >= lim->max_reps || (elapsed >= lim->max_time && s->late >= lim->min_reps)) {
         /* redoing late repetitions is bounded by what was asked: a point whose
-         * windows are too short for this machine stops, flagged, not failed */
+         * windows are too short for this machine's load stops, flagged, not failed */
         decision[1] = CC_STOP_LATE;
+    } else if (elapsed >= lim->max_time * CC_UNREACHABLE_AFTER && s->n >= CC_UNREACHABLE_MIN_REPS &&
+               s->n >= lim->min_reps &&
+               (needed - (double)s->n) * per_rep > CC_UNREACHABLE_FACTOR * lim->max_time) {
+        /* far from the precision with half of max-time spent: at the rate so far
+         * it would take several times max-time, so the rest of max-time would end at
+         * max_time unmet all the same (the samples are kept, the point is flagged) */
+        decision[1] = CC_STOP_UNREACHABLE;
     } else {
-        /* grow geometrically (x1.5 in total), never past max-reps or max-time */
-        double per_rep = elapsed / (double)s->n;
+        /* grow geometrically (x1.5 in total), never past max-reps or max-time.  Not
+         * in smaller steps towards what the CI says it needs: every chunk ends in
+         * control messages that wait for both ranks, and on a loaded machine each
+         * such wait can be a time slice (x1.125 steps made a one-sided sweep slower
+         * and meet the precision less often than x1.5) */
         long by_time = per_rep > 0.0 ? cc_clamp((lim->max_time - elapsed) / per_rep, 1, lim->max_reps)
                                      : lim->max_reps;
         long chunk = (s->n + 1) / 2;
@@ -257,10 +308,10 @@ static void cc_window_chunk(cc_point *pt, cc_window *win, long chunk, long first
 void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
 {
     memset(out, 0, sizeof *out);
-    long chunk = 1, batch = 1;
+    long chunk = 1;
     int resync = 1;
-    cc_warmup(pt, lim, &out->warmup, &batch, &chunk, &resync);
-    pt->batch = out->batch = batch;
+    cc_warmup(pt, lim, out, &chunk, &resync);
+    const long batch = pt->batch = out->batch;
 
     const int root = pt->rank == 0;
     const int windowed = pt->sync->windowed;

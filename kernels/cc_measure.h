@@ -9,6 +9,7 @@ typedef struct cc_limits {
     double precision;
     long min_reps, max_reps;
     double max_time, warmup_time, batch_threshold;
+    double warmup_min_time; /* the warm-up ends once steady, but not before this */
     double sync_window_factor, sync_window_us; /* --sync window only */
 } cc_limits;
 
@@ -18,6 +19,8 @@ typedef struct cc_series {
     double *sorted_us;
     long n, cap;
     long batch, warmup;
+    double warmup_s;   /* the warm-up's seconds */
+    int warmup_steady; /* 1: it ended settled, 0: at --warmup-time */
     double median_us, ci_rel;
     int precision_met;
     const char *stop_reason; /* precision | max_reps | max_time | late */

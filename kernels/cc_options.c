@@ -19,7 +19,8 @@ const char cc_usage[] =
     "  --min-reps N           fewest samples per point (10)\n"
     "  --max-reps N           most samples per point (100000)\n"
     "  --max-time S           most seconds of measurement per point (1.0)\n"
-    "  --warmup-time S        untimed warm-up per point, at least 2 calls (0.005)\n"
+    "  --warmup-time S        most untimed warm-up per point, at least 2 calls (0.005)\n"
+    "  --warmup-min-time S    least warm-up: it ends once the per-call time is steady (0.0005)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
     "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
     "                         window: at common times on offset-corrected clocks\n"
@@ -183,6 +184,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->max_reps = 100000;
     opt->max_time = 1.0;
     opt->warmup_time = 0.005;
+    opt->warmup_min_time = 0.0005;
     opt->batch_threshold = 100.0;
     opt->sync = &cc_sync_barrier;
     opt->sync_window_factor = 4.0;
@@ -225,6 +227,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_double(name, value, 0.0, 1e6, 1, &opt->max_time, err, errlen);
         else if (strcmp(name, "--warmup-time") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_time, err, errlen);
+        else if (strcmp(name, "--warmup-min-time") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_min_time, err, errlen);
         else if (strcmp(name, "--batch-threshold") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e9, 0, &opt->batch_threshold, err, errlen);
         else if (strcmp(name, "--sync-window-factor") == 0)

@@ -21,7 +21,7 @@ typedef struct cc_options {
     size_t nentries;
     double precision;
     long min_reps, max_reps;
-    double max_time, warmup_time, batch_threshold;
+    double max_time, warmup_time, warmup_min_time, batch_threshold;
     const struct cc_sync *sync;
     /* --sync window: the window is factor x an estimate of one
      * repetition, or sync_window_us when that is above 0 */

@@ -94,6 +94,12 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_measure(&pt, &lim, &series);
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
+                if (root) { /* how long the warm-up was, and whether it settled or hit --warmup-time */
+                    cc_buf_key(&extra, "warmup_s");
+                    cc_buf_num(&extra, series.warmup_s);
+                    cc_buf_key(&extra, "warmup_end");
+                    cc_buf_str(&extra, series.warmup_steady ? "steady" : "time");
+                }
                 if (root && series.windowed) cc_report_window(&extra, &series);
                 if (root && series.rank_median_us) { /* stragglers: each rank's own median */
                     cc_buf_key(&extra, "rank_median_us");

@@ -159,7 +159,7 @@ def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) 
         assert len(point["samples_us"]) == point["reps"], where
         assert all(s > 0 for s in point["samples_us"]), where
         assert point["batch"] >= 1 and point["warmup"] >= 2, where
-        assert point["stop_reason"] in {"precision", "max_reps", "max_time"}, where
+        assert point["stop_reason"] in {"precision", "max_reps", "max_time", "unreachable"}, where
         assert point["precision_met"] == (point["stop_reason"] == "precision"), where
         reference = point["extra"].get("delay_us", 0.0) if point["op"] == "rndv" else 0.0
         # the samples are printed rounded, and a CI width is a difference of nearly equal samples
@@ -280,7 +280,7 @@ def test_window_sync_points_are_measured_verified_and_counted(kernel):
             continue
         assert pt["sync"] == "window", where
         w = _window(pt)
-        assert w["bound_hit"] is False and pt["stop_reason"] in {"precision", "max_reps", "max_time"}, where
+        assert w["bound_hit"] is False and pt["stop_reason"] in {"precision", "max_reps", "max_time", "unreachable"}, where
         assert pt["reps"] >= 5 and all(s > 0 for s in pt["samples_us"]), where
         assert pt["batch"] == 1, where  # one call a window: a batch's calls would overlap
         # a window holds the repetition: F x its warm-up time, plus the clocks' round trip
@@ -408,3 +408,31 @@ def test_mpi4_operations_measured_or_said_unsupported(kernel):
     else:
         assert unsupported == [] and len(points) == 7
     assert all(pt["valid"] for pt in points)
+
+
+def test_warmup_ends_once_the_per_call_time_is_steady(kernel):
+    # a cap of 2 s that a fixed warm-up would spend on every point: the steady rule ends
+    # each one after its least time, once two rounds agree, and records how long it took
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=8,4096", *FAST, "--warmup-time", "2",
+                               "--warmup-min-time", "0.002"])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["warmup_min_time"] == pytest.approx(0.002)
+    points = _points(records)
+    assert len(points) == 2
+    for pt in points:
+        assert pt["extra"]["warmup_end"] == "steady", pt["extra"]
+        assert 0.002 <= pt["extra"]["warmup_s"] < 1.0, pt["extra"]
+        assert pt["valid"] is True and pt["reps"] >= 5
+
+
+def test_a_point_far_from_its_precision_stops_unreachable(kernel):
+    # a precision no sample spread can meet: once half of max-time is spent the CI
+    # says it would take far longer than max-time, so the point stops, its samples kept
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=65536", "--precision", "1e-9", "--min-reps", "5",
+                               "--max-time", "2", "--warmup-time", "0.001"])
+    assert done.returncode == 0, done.stderr
+    (pt,) = _points(_records(done.stdout))
+    assert pt["stop_reason"] == "unreachable" and pt["precision_met"] is False
+    assert pt["reps"] >= 100 and len(pt["samples_us"]) == pt["reps"]
+    assert pt["wall_s"] < 2.0 and pt["valid"] is True

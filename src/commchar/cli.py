@@ -25,10 +25,18 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _verb_modules() -> list[ModuleType]:
+def _verb_of(module_name: str) -> str:
+    """The verb a command module is expected to define (`export_model` -> `export-model`,
+    `import_` -> `import`); the module's NAME decides, this only picks what to import."""
+    return module_name.rstrip("_").replace("_", "-")
+
+
+def _verb_modules(only: str | None = None) -> list[ModuleType]:
+    """Every command module, or only the one for verb `only` (imported alone: a verb's
+    dependencies, such as scipy for fitting, are not loaded to run another)."""
     found = []
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or (only is not None and _verb_of(info.name) != only):
             continue
         module = importlib.import_module(f"commchar.commands.{info.name}")
         if hasattr(module, "NAME") and hasattr(module, "execute"):
@@ -36,7 +44,9 @@ def _verb_modules() -> list[ModuleType]:
     return found
 
 
-def build_parser() -> tuple[OneLineParser, dict[str, ModuleType]]:
+def build_parser(argv: list[str] | None = None) -> tuple[OneLineParser, dict[str, ModuleType]]:
+    """The parser; given the arguments, with the subparser of their verb alone when the first
+    names one (any other first argument, such as --help or a typo, gets every verb)."""
     parser = OneLineParser(
         prog="commchar",
         description="Measure, model, predict and simulate message-passing communication.",
@@ -44,7 +54,11 @@ def build_parser() -> tuple[OneLineParser, dict[str, ModuleType]]:
     parser.add_argument("--version", action="version", version=f"commchar {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=OneLineParser)
     verbs = {}
-    for module in _verb_modules():
+    first = argv[0] if argv else None
+    modules = _verb_modules(first) if first and not first.startswith("-") else []
+    if not any(module.NAME == first for module in modules):
+        modules = _verb_modules()
+    for module in modules:
         verb_parser = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.configure(verb_parser)
         verbs[module.NAME] = module
@@ -63,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if on_main_thread else None
     try:
-        parser, verbs = build_parser()
-        args = parser.parse_args(argv)
+        arguments = sys.argv[1:] if argv is None else argv
+        parser, verbs = build_parser(arguments)
+        args = parser.parse_args(arguments)
         if not args.verb:
             parser.print_help()
             return 2
