@@ -453,17 +453,7 @@ mod tests {
 
     /// First fit over every interval ever reserved, none merged nor dropped.
     fn plain(busy: &mut Vec<(u64, u64)>, head: u64, hold: u64) -> u64 {
-        let mut enter = head;
-        let mut at = 0;
-        while at < busy.len() {
-            let (start, end) = busy[at];
-            if end > enter && enter + hold > start {
-                enter = end;
-            } else if end > enter {
-                break;
-            }
-            at += 1;
-        }
+        let (at, enter) = first_fit(busy, head, hold);
         busy.insert(at, (enter, enter + hold));
         enter
     }
