@@ -195,12 +195,13 @@ def test_sigkill_mid_sweep_then_resume_completes_without_remeasuring(tmp_path, m
     lib = mpi_libraries[0].name
     argv = [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", lib,
             "--ops", "pingpong:send,bcast,allreduce:sum", "--sizes", "0:64K", "--np", "2",
-            "--precision", "0.01", "--max-time", "0.2"]
+            # a precision no point reaches: each runs 0.1 to 0.2 s, so the kill lands mid-sweep
+            "--precision", "0.00001", "--max-time", "0.2"]
     runner = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     deadline = time.monotonic() + 180
     while _stored_points(db) < 8 and time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.2)
+        time.sleep(0.05)
     assert runner.poll() is None, "the sweep ended before it could be killed"
     os.killpg(runner.pid, signal.SIGKILL)  # no clean-up; its orphaned job dies of a broken pipe
     runner.wait()
@@ -258,11 +259,11 @@ def test_ctrl_c_stops_cleanly_keeps_what_was_measured_and_says_how_to_resume(tmp
     db = tmp_path / "i.db"
     argv = [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
             mpi_libraries[0].name, "--ops", "pingpong:send,bcast", "--sizes", "0:64K", "--np", "2",
-            "--precision", "0.01", "--max-time", "0.2"]
+            "--precision", "0.00001", "--max-time", "0.2"]  # 0.1 to 0.2 s a point: Ctrl-C lands mid-sweep
     runner = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
     while _stored_points(db) < 4 and time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.2)
+        time.sleep(0.05)
     runner.send_signal(signal.SIGINT)
     _, stderr = runner.communicate(timeout=60)
     assert runner.returncode == 130
