@@ -47,7 +47,7 @@ const SPILLED: u64 = u64::MAX;
 #[repr(align(64))]
 pub struct Slot([(u64, u64); INLINE]);
 
-/// Where a listed link's intervals are, with the ends of its first and last.
+/// Where a listed link's intervals are, with the end of its last.
 #[derive(Debug, Clone, Copy)]
 struct Chunk {
     offset: usize,
@@ -56,7 +56,6 @@ struct Chunk {
     class: u32,
     /// index of the link in `LinkTable::listed`
     owner: usize,
-    first_end: u64,
     last_end: u64,
 }
 
@@ -68,7 +67,6 @@ impl Chunk {
             len: s[1].0 as usize,
             class: s[1].1 as u32,
             owner: s[2].0 as usize,
-            first_end: s[3].0,
             last_end: s[3].1,
         }
     }
@@ -78,7 +76,7 @@ impl Chunk {
             (SPILLED, self.offset as u64),
             (self.len as u64, self.class as u64),
             (self.owner as u64, 0),
-            (self.first_end, self.last_end),
+            (0, self.last_end),
         ];
     }
 
@@ -353,7 +351,6 @@ impl LinkTable {
             len,
             class: 0,
             owner,
-            first_end: busy[0].1,
             last_end: busy[len - 1].1,
         };
         chunk.store(slot);
@@ -421,7 +418,6 @@ impl LinkTable {
             chunk.offset = to;
             chunk.class = class;
             chunk.owner = owner;
-            chunk.first_end = self.arena.data[to].1;
             chunk.store(slot);
             to += chunk.capacity();
         }
@@ -441,7 +437,10 @@ impl LinkTable {
 /// Reserves a listed link (see `LinkTable::reserve`), updating its chunk.
 #[inline]
 fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hold: u64) -> u64 {
-    if chunk.len == chunk.capacity() && hold > 0 && chunk.first_end < now {
+    // the front of the list is read only then: it is rarely in cache (the
+    // back is, prefetched), and keeping its end in the slot cost a miss per
+    // reservation placed between intervals
+    if chunk.len == chunk.capacity() && hold > 0 && arena.data[chunk.offset].1 < now {
         // intervals ended before `now` are dropped when room is needed, not
         // each time the front has one: each drop moves the list (dropping
         // once the chunk is half full took 40% longer on a 512x512 torus
@@ -450,9 +449,8 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
         let gone = busy.partition_point(|&(_, end)| end < now);
         busy.copy_within(gone.., 0);
         chunk.len -= gone;
-        match chunk.len {
-            0 => chunk.last_end = 0,
-            _ => chunk.first_end = arena.data[chunk.offset].1,
+        if chunk.len == 0 {
+            chunk.last_end = 0;
         }
     }
     if chunk.len == chunk.capacity() && hold > 0 {
@@ -470,9 +468,6 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
             } else {
                 arena.data[offset + len] = (enter, enter + hold);
                 chunk.len += 1;
-                if len == 0 {
-                    chunk.first_end = enter + hold;
-                }
             }
             chunk.last_end = enter + hold;
         }
@@ -485,7 +480,6 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
         enter = e;
         if hold > 0 {
             chunk.len = insert(busy, len, from + at, enter, hold);
-            chunk.first_end = busy[0].1;
             chunk.last_end = busy[chunk.len - 1].1;
         }
     }
