@@ -6,7 +6,10 @@ simulated, wall time, CPU time, events per second (per wall second and per
 CPU second, i.e. on one core) and peak resident memory, measured by the
 kernel for the child process (os.wait4), and the makespan (to compare two
 builds: a change of speed must not change it), beside each case's targets.
-Wall time includes reading the workload (parsing, for the GOAL case).
+Wall time includes reading the workload (parsing, for the GOAL case). Time
+targets are judged on CPU seconds (user + system), the one-core figure: the
+machine is shared, and its load stretches wall time, not CPU time. Each
+target is printed as met or MISSED beside the case.
 
 Targets: >= 5 M events per CPU second without congestion (30 M is issue 18's
 aim, reported met or missed beside it); Rabenseifner allreduce of 1 MiB on 2^20
@@ -53,7 +56,7 @@ def congested_torus(side: int) -> list[str]:
 class Case:
     name: str
     args: list[str]
-    wall_max_s: float | None = None
+    time_max_s: float | None = None
     peak_max_mb: float | None = None
     # the events-per-second floor applies to the contention-free engine only
     rate_target: bool = True
@@ -70,13 +73,13 @@ CASES = [
          ["--collective", "alltoall:pairwise", "--p", "2048", "--n", "4096", "--topology", "torus:32x64",
           "--congestion", "on", "--hop", "50"], rate_target=False),
     Case("allreduce:rabenseifner p=2^18 1MiB", rabenseifner(2**18)),
-    Case("allreduce:rabenseifner p=2^20 1MiB", rabenseifner(2**20), wall_max_s=30, peak_max_mb=2000, quick=False),
+    Case("allreduce:rabenseifner p=2^20 1MiB", rabenseifner(2**20), time_max_s=30, peak_max_mb=2000, quick=False),
     Case("rabenseifner p=4096 torus:64x64 congestion", congested_torus(64), rate_target=False),
     Case("rabenseifner p=16384 torus:128x128 congestion", congested_torus(128), rate_target=False),
     Case("rabenseifner p=65536 torus:256x256 congestion", congested_torus(256), rate_target=False, quick=False),
     Case("rabenseifner p=2^18 torus:512x512 congestion", congested_torus(512), rate_target=False, big=True),
-    Case("rabenseifner p=2^24 1MiB", rabenseifner(2**24), wall_max_s=60, peak_max_mb=4000, big=True),
-    Case("rabenseifner p=2^20 torus:1024x1024 congestion", congested_torus(1024), wall_max_s=300,
+    Case("rabenseifner p=2^24 1MiB", rabenseifner(2**24), time_max_s=60, peak_max_mb=4000, big=True),
+    Case("rabenseifner p=2^20 torus:1024x1024 congestion", congested_torus(1024), time_max_s=300,
          rate_target=False, big=True),
     Case("GOAL rabenseifner p=2^20 (parse + simulate)", [], peak_max_mb=4580, rate_target=False, big=True,
          goal=rabenseifner(2**20)),
@@ -151,19 +154,23 @@ def main() -> int:
         per_wall = m["events"] / m["wall_s"] / 1e6
         per_cpu = m["events"] / max(m["cpu_s"], 1e-9) / 1e6
         targets = []
+
+        def judge(what: str, met: bool, failure: str) -> None:
+            targets.append(f"{what}: {'met' if met else 'MISSED'}")
+            if not met:
+                failures.append(f"{case.name}: {failure}")
+
         if case.rate_target:
-            aim = "met" if per_cpu >= 30.0 else "missed"
-            targets.append(f">= 5 Mev/s cpu (issue 18's 30: {aim})")
-            if per_cpu < 5.0:
-                failures.append(f"{case.name}: {per_cpu:.2f} M events per CPU second < 5")
-        if case.wall_max_s is not None:
-            targets.append(f"< {case.wall_max_s:.0f} s")
-            if m["wall_s"] >= case.wall_max_s:
-                failures.append(f"{case.name}: {m['wall_s']:.1f} s wall >= {case.wall_max_s:.0f} s")
+            judge(">= 5 Mev/s cpu", per_cpu >= 5.0, f"{per_cpu:.2f} M events per CPU second < 5")
+            # issue 18's aim, reported beside the floor but not a failure
+            targets.append(f"issue 18's 30 Mev/s cpu: {'met' if per_cpu >= 30.0 else 'missed'}")
+        if case.time_max_s is not None:
+            # CPU time: the one-core figure, which a shared machine's load does not inflate
+            judge(f"< {case.time_max_s:.0f} s cpu", m["cpu_s"] < case.time_max_s,
+                  f"{m['cpu_s']:.1f} s CPU >= {case.time_max_s:.0f} s")
         if case.peak_max_mb is not None:
-            targets.append(f"< {case.peak_max_mb:.0f} MB")
-            if m["peak_mb"] >= case.peak_max_mb:
-                failures.append(f"{case.name}: {m['peak_mb']:.0f} MB peak >= {case.peak_max_mb:.0f} MB")
+            judge(f"< {case.peak_max_mb:.0f} MB", m["peak_mb"] < case.peak_max_mb,
+                  f"{m['peak_mb']:.0f} MB peak >= {case.peak_max_mb:.0f} MB")
         note = f"  ({m['note']})" if "note" in m else ""
         print(f"{case.name:50} {m['events']:>12} {m['wall_s']:>8.2f} {m['cpu_s']:>8.2f} {per_wall:>10.2f} "
               f"{per_cpu:>10.2f} {m['peak_mb']:>8.0f} {m['makespan_ps']:>14}  {', '.join(targets) or '-'}{note}",
