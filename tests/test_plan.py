@@ -82,13 +82,12 @@ def test_default_sizes_stop_at_each_operations_maximum():
     assert default_sizes(4)[:4] == [0, 1, 2, 4]
 
 
-def test_one_sided_bandwidth_defaults_go_by_powers_of_four_unless_sizes_are_given():
-    pts = points_for(parse_ops("put:lock_bw,put:lock,acc:fence_bw"), None, 2)
-    assert [p.n_bytes for p in pts if p.key == "put:lock_bw"] == [0, 1, 4, 16, 64, 256, 1024, 4096,
-                                                                 16384, 65536, 262144, 1 << 20]
-    assert [p.n_bytes for p in pts if p.key == "put:lock"][:4] == [0, 1, 2, 4]
+def test_one_sided_defaults_go_by_powers_of_four_unless_sizes_are_given():
+    pts = points_for(parse_ops("put:lock,acc:fence"), None, 2)
+    assert [p.n_bytes for p in pts if p.op == "put"] == [0, 1, 4, 16, 64, 256, 1024, 4096, 16384,
+                                                         65536, 262144, 1 << 20]
     assert [p.n_bytes for p in pts if p.op == "acc"][:4] == [0, 8, 16, 64]  # whole doubles
-    given = points_for(parse_ops("put:lock_bw"), [0, 2, 8], 2)
+    given = points_for(parse_ops("put:lock"), [0, 2, 8], 2)
     assert [p.n_bytes for p in given] == [0, 2, 8]
 
 

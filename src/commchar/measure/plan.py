@@ -112,8 +112,7 @@ def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Po
         if sizes is not None:
             requested = sizes
         else:
-            factor = 4 if opv.variant in op.coarse_variants else 2
-            requested = list(op.sizes) if op.sizes else default_sizes(op.default_max_bytes, factor)
+            requested = list(op.sizes) if op.sizes else default_sizes(op.default_max_bytes, op.size_factor)
         if op.unit == "none":
             requested = [0]
         seen: set[int] = set()
