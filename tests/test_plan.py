@@ -82,15 +82,6 @@ def test_default_sizes_stop_at_each_operations_maximum():
     assert default_sizes(4)[:4] == [0, 1, 2, 4]
 
 
-def test_one_sided_defaults_go_by_powers_of_four_unless_sizes_are_given():
-    pts = points_for(parse_ops("put:lock,acc:fence"), None, 2)
-    assert [p.n_bytes for p in pts if p.op == "put"] == [0, 1, 4, 16, 64, 256, 1024, 4096, 16384,
-                                                         65536, 262144, 1 << 20]
-    assert [p.n_bytes for p in pts if p.op == "acc"][:4] == [0, 8, 16, 64]  # whole doubles
-    given = points_for(parse_ops("put:lock"), [0, 2, 8], 2)
-    assert [p.n_bytes for p in given] == [0, 2, 8]
-
-
 def test_plan_argument_groups_by_operation_in_order():
     pts = points_for(parse_ops("bcast,reduce:sum"), [0, 16], 2)
     assert plan_argument(pts) == "bcast=0,16;reduce:sum=0,16"

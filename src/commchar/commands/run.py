@@ -42,8 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--library", help="comma-separated libraries (default: every one found)")
     parser.add_argument("--ops", help="operations, e.g. pingpong,bcast,reduce:nop (default: all)")
     parser.add_argument("--sizes", help="sizes, e.g. 0:4M, 0,8,1K, 1K:1M:x4 (default: 0 and powers "
-                        "of two to 4 MiB point-to-point, 1 MiB collectives; powers of four to 1 MiB "
-                        "one-sided)")
+                        "of two to 4 MiB point-to-point, 1 MiB collectives)")
     parser.add_argument("--np", help="process counts, e.g. 2,4,8 or 2:8 (default: 2, 3, 4 and the "
                         "powers of two up to the cores)")
     parser.add_argument("--precision", type=float, default=0.01,

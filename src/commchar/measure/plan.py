@@ -112,7 +112,7 @@ def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Po
         if sizes is not None:
             requested = sizes
         else:
-            requested = list(op.sizes) if op.sizes else default_sizes(op.default_max_bytes, op.size_factor)
+            requested = list(op.sizes) if op.sizes else default_sizes(op.default_max_bytes)
         if op.unit == "none":
             requested = [0]
         seen: set[int] = set()
@@ -128,12 +128,8 @@ def points_for(ops: list[OpVariant], sizes: list[int] | None, p: int) -> list[Po
     return planned
 
 
-def default_sizes(max_bytes: int, factor: int = 2) -> list[int]:
-    sizes, size = [0], 1
-    while size <= max_bytes:
-        sizes.append(size)
-        size *= factor
-    return sizes
+def default_sizes(max_bytes: int) -> list[int]:
+    return [0] + [1 << k for k in range(max_bytes.bit_length()) if (1 << k) <= max_bytes]
 
 
 def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = None) -> str:
