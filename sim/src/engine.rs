@@ -10,6 +10,7 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
+use crate::flows::{Due, FlowMsg};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
@@ -35,6 +36,9 @@ enum Kind {
     SendLocal,
     MsgSync,
     MsgLocal,
+    /// Flow level: a message's last byte leaves the network (`id`: flow,
+    /// `size`: version), unless the flow's rate changed since.
+    FlowDone,
 }
 
 /// How a message's sender completes: by its size against S, always at the
@@ -80,6 +84,7 @@ impl Kind {
             8 => Kind::SendLocal,
             9 => Kind::MsgSync,
             10 => Kind::MsgLocal,
+            11 => Kind::FlowDone,
             _ => unreachable!("only engine kinds are queued"),
         }
     }
@@ -245,6 +250,8 @@ struct Engine<'a, W: Workload> {
     /// Per rank: sends and receives left that pay the model's cold start (empty without one).
     cold_sends: Vec<u32>,
     cold_receives: Vec<u32>,
+    /// Flow level: scratch of the finish times a start or end changed.
+    due: Vec<Due>,
 }
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
@@ -314,6 +321,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         joins: FxHashMap::default(),
         cold_sends,
         cold_receives,
+        due: Vec::new(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -349,6 +357,7 @@ impl<W: Workload> Engine<'_, W> {
                 Kind::SendLocal => self.on_send(t, &ev, Proto::Local),
                 Kind::MsgSync => self.on_msg(t, &ev, Proto::Sync),
                 Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
+                Kind::FlowDone => self.on_flow_done(t, &ev),
             }?;
             if let Some(later) = kept {
                 self.queue.push(later, event.seq(), event.kind(), ev);
@@ -498,10 +507,15 @@ impl<W: Workload> Engine<'_, W> {
             .saturating_add(p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
         let depart = t.saturating_add(c.o_s);
-        let transit = self
-            .net
-            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
-        let arrive = depart.saturating_add(p.l).saturating_add(transit);
+        let arrive = if self.net.is_flow_level() {
+            None
+        } else {
+            let transit = self
+                .net
+                .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
+            Some(depart.saturating_add(p.l).saturating_add(transit))
+        };
+        let tail = c.o_s.saturating_add(p.l);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
             *a.slot(ev.id) = [t, NOT_YET];
@@ -521,7 +535,24 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        self.schedule(arrive, kind, msg)?;
+        match arrive {
+            Some(arrive) => self.schedule(arrive, kind, msg)?,
+            None => {
+                let flow = FlowMsg {
+                    size: msg.size,
+                    rank: msg.rank,
+                    peer: msg.peer,
+                    tag: msg.tag,
+                    id: msg.id,
+                    kind: kind as u8,
+                    tail,
+                };
+                let mut due = std::mem::take(&mut self.due);
+                self.net.start_flow(t, s1, c.big_g, flow, &mut due);
+                self.schedule_flows(&mut due)?;
+                self.due = due;
+            }
+        }
         if rendezvous {
             self.rendezvous += 1;
         } else {
@@ -659,16 +690,22 @@ impl<W: Workload> Engine<'_, W> {
         {
             c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
         }
-        let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
+        // flow level: the message arrives whole, its bytes' time spent in the
+        // network, and the receiver's CPU then handles them at O per byte (as
+        // SimGrid's network time plus its per-byte receive overhead)
+        let streamed = if self.net.is_flow_level() {
+            0
+        } else {
+            s1.saturating_mul(c.big_g)
+        };
+        let per_byte = s1.saturating_mul(c.big_o).max(streamed);
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {
             Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
             None => 0,
         };
         let end = t.saturating_add(c.o_r).saturating_add(per_byte);
-        self.free[r].gr = t
-            .saturating_add(self.p.g)
-            .saturating_add(s1.saturating_mul(c.big_g));
+        self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
         match self.matcher.match_posted(ev.rank, ev.peer, ev.tag) {
@@ -694,6 +731,42 @@ impl<W: Workload> Engine<'_, W> {
                 self.matcher.add_unexpected(ev.rank, e);
             }
         }
+        Ok(None)
+    }
+
+    /// Flow level: queues each flow's finish as last computed.
+    fn schedule_flows(&mut self, due: &mut Vec<Due>) -> Result<()> {
+        for d in due.drain(..) {
+            let ev = Pending {
+                size: d.version as u64,
+                rank: 0,
+                peer: 0,
+                tag: 0,
+                id: d.id,
+            };
+            self.schedule(d.time, Kind::FlowDone, ev)?;
+        }
+        Ok(())
+    }
+
+    /// Flow level: a flow's last byte at t, unless its finish moved since this
+    /// event was queued; the message then arrives after its tail.
+    fn on_flow_done(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+        if !self.net.flow_is_current(ev.id, ev.size as u32) {
+            return Ok(None);
+        }
+        let mut due = std::mem::take(&mut self.due);
+        let m = self.net.finish_flow(t, ev.id, &mut due);
+        self.schedule_flows(&mut due)?;
+        self.due = due;
+        let msg = Pending {
+            size: m.size,
+            rank: m.rank,
+            peer: m.peer,
+            tag: m.tag,
+            id: m.id,
+        };
+        self.schedule(t.saturating_add(m.tail), Kind::from_u8(m.kind), msg)?;
         Ok(None)
     }
 
