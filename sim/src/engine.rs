@@ -39,6 +39,8 @@ enum Kind {
     /// Flow level: a message's last byte leaves the network (`id`: flow,
     /// `size`: version), unless the flow's rate changed since.
     FlowDone,
+    /// Flow level: the rates found again after the flows started or ended now.
+    FlowSettle,
 }
 
 /// How a message's sender completes: by its size against S, always at the
@@ -85,6 +87,7 @@ impl Kind {
             9 => Kind::MsgSync,
             10 => Kind::MsgLocal,
             11 => Kind::FlowDone,
+            12 => Kind::FlowSettle,
             _ => unreachable!("only engine kinds are queued"),
         }
     }
@@ -358,6 +361,7 @@ impl<W: Workload> Engine<'_, W> {
                 Kind::MsgSync => self.on_msg(t, &ev, Proto::Sync),
                 Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
                 Kind::FlowDone => self.on_flow_done(t, &ev),
+                Kind::FlowSettle => self.on_flow_settle(t),
             }?;
             if let Some(later) = kept {
                 self.queue.push(later, event.seq(), event.kind(), ev);
@@ -547,10 +551,9 @@ impl<W: Workload> Engine<'_, W> {
                     kind: kind as u8,
                     tail,
                 };
-                let mut due = std::mem::take(&mut self.due);
-                self.net.start_flow(t, s1, c.big_g, flow, &mut due);
-                self.schedule_flows(&mut due)?;
-                self.due = due;
+                if self.net.start_flow(t, s1, c.big_g, flow) {
+                    self.schedule_settle(t)?;
+                }
             }
         }
         if rendezvous {
@@ -734,8 +737,22 @@ impl<W: Workload> Engine<'_, W> {
         Ok(None)
     }
 
-    /// Flow level: queues each flow's finish as last computed.
-    fn schedule_flows(&mut self, due: &mut Vec<Due>) -> Result<()> {
+    /// Flow level: one settle of the rates at t, after the events already queued for t.
+    fn schedule_settle(&mut self, t: u64) -> Result<()> {
+        let none = Pending {
+            size: 0,
+            rank: 0,
+            peer: 0,
+            tag: 0,
+            id: 0,
+        };
+        self.schedule(t, Kind::FlowSettle, none)
+    }
+
+    /// Flow level: the rates found again; each flow whose finish moved gets an event.
+    fn on_flow_settle(&mut self, t: u64) -> Result<Option<u64>> {
+        let mut due = std::mem::take(&mut self.due);
+        self.net.settle_flows(t, &mut due);
         for d in due.drain(..) {
             let ev = Pending {
                 size: d.version as u64,
@@ -746,7 +763,8 @@ impl<W: Workload> Engine<'_, W> {
             };
             self.schedule(d.time, Kind::FlowDone, ev)?;
         }
-        Ok(())
+        self.due = due;
+        Ok(None)
     }
 
     /// Flow level: a flow's last byte at t, unless its finish moved since this
@@ -755,10 +773,10 @@ impl<W: Workload> Engine<'_, W> {
         if !self.net.flow_is_current(ev.id, ev.size as u32) {
             return Ok(None);
         }
-        let mut due = std::mem::take(&mut self.due);
-        let m = self.net.finish_flow(t, ev.id, &mut due);
-        self.schedule_flows(&mut due)?;
-        self.due = due;
+        let (m, settle) = self.net.finish_flow(t, ev.id);
+        if settle {
+            self.schedule_settle(t)?;
+        }
         let msg = Pending {
             size: m.size,
             rank: m.rank,

@@ -49,6 +49,8 @@ struct Flow {
     rate: f64,
     since: u64,
     version: u32,
+    /// Its place in `active`.
+    at: usize,
     msg: FlowMsg,
 }
 
@@ -69,6 +71,8 @@ pub struct FlowNet {
     /// Scratch of progressive filling, kept to reuse its memory.
     load: FxHashMap<u64, (f64, u32)>,
     peak: usize,
+    /// Flows started or ended since the rates were last found.
+    dirty: bool,
 }
 
 impl FlowNet {
@@ -81,6 +85,7 @@ impl FlowNet {
             active: Vec::new(),
             load: FxHashMap::default(),
             peak: 0,
+            dirty: false,
         }
     }
 
@@ -90,18 +95,10 @@ impl FlowNet {
     }
 
     /// Starts a flow of `bytes` over `links` at `now`, at most one byte per
-    /// `gap` ps; the finish times that changed (the new flow's among them) are
-    /// appended to `due`.
-    pub fn start(
-        &mut self,
-        now: u64,
-        links: &[u64],
-        bytes: u64,
-        gap: u64,
-        msg: FlowMsg,
-        due: &mut Vec<Due>,
-    ) {
-        self.advance(now);
+    /// `gap` ps. Its rate, and the others', are found by the next `settle`,
+    /// which must come at `now`: true when this start asks for one (the first
+    /// change since the last), so the many sends of one instant cost one settle.
+    pub fn start(&mut self, now: u64, links: &[u64], bytes: u64, gap: u64, msg: FlowMsg) -> bool {
         let flow = Flow {
             links: links.to_vec(),
             cap: bytes_per_ps(gap),
@@ -109,6 +106,7 @@ impl FlowNet {
             rate: f64::NAN, // differs from every rate: the new flow is always due
             since: now,
             version: 0,
+            at: self.active.len(),
             msg,
         };
         let id = match self.free.pop() {
@@ -123,7 +121,7 @@ impl FlowNet {
         };
         self.active.push(id);
         self.peak = self.peak.max(self.active.len());
-        self.reallocate(now, due);
+        !std::mem::replace(&mut self.dirty, true)
     }
 
     /// Whether (id, version) is the flow's finish as last computed.
@@ -131,20 +129,26 @@ impl FlowNet {
         matches!(self.flows.get(id as usize), Some(Some(f)) if f.version == version)
     }
 
-    /// Ends flow `id` at `now` (its current finish) and returns its message;
-    /// the others' new finish times are appended to `due`.
-    pub fn finish(&mut self, now: u64, id: u32, due: &mut Vec<Due>) -> FlowMsg {
+    /// Ends flow `id` at `now` (its current finish) and returns its message,
+    /// and whether a `settle` at `now` is needed (as for `start`).
+    pub fn finish(&mut self, now: u64, id: u32) -> (FlowMsg, bool) {
+        // the others move on at their rates up to now before any rate changes
         self.advance(now);
         let flow = self.flows[id as usize].take().expect("a current flow");
         self.free.push(id);
-        let at = self
-            .active
-            .iter()
-            .position(|&a| a == id)
-            .expect("in flight");
-        self.active.swap_remove(at);
+        self.active.swap_remove(flow.at);
+        if let Some(&moved) = self.active.get(flow.at) {
+            self.flows[moved as usize].as_mut().expect("active").at = flow.at;
+        }
+        (flow.msg, !std::mem::replace(&mut self.dirty, true))
+    }
+
+    /// Finds every rate again after the starts and ends at `now`; the finish
+    /// times that changed are appended to `due`.
+    pub fn settle(&mut self, now: u64, due: &mut Vec<Due>) {
+        self.advance(now);
         self.reallocate(now, due);
-        flow.msg
+        self.dirty = false;
     }
 
     /// Moves every flow's bytes on to `now` at its current rate.
@@ -161,8 +165,6 @@ impl FlowNet {
     /// Max-min fair rates by progressive filling; flows whose rate changed get
     /// a new version and finish time.
     fn reallocate(&mut self, now: u64, due: &mut Vec<Due>) {
-        // the flows in a fixed order, so ties and rounding never depend on history
-        self.active.sort_unstable();
         self.load.clear();
         for &id in &self.active {
             for &l in &self.flows[id as usize].as_ref().expect("active").links {
@@ -274,6 +276,17 @@ mod tests {
         }
     }
 
+    /// Starts a flow and settles at once (one start an instant).
+    fn begin(net: &mut FlowNet, now: u64, links: &[u64], bytes: u64, gap: u64, due: &mut Vec<Due>) {
+        net.start(now, links, bytes, gap, msg());
+        net.settle(now, due);
+    }
+
+    fn end(net: &mut FlowNet, now: u64, id: u32, due: &mut Vec<Due>) {
+        net.finish(now, id);
+        net.settle(now, due);
+    }
+
     fn latest(due: &[Due], id: u32) -> Due {
         *due.iter().rev().find(|d| d.id == id).expect("due")
     }
@@ -282,7 +295,7 @@ mod tests {
     fn a_flow_alone_takes_its_bytes_times_g() {
         let mut net = FlowNet::new(10);
         let mut due = Vec::new();
-        net.start(100, &[1, 2, 3], 50, 10, msg(), &mut due);
+        begin(&mut net, 100, &[1, 2, 3], 50, 10, &mut due);
         assert_eq!(
             due,
             vec![Due {
@@ -297,14 +310,14 @@ mod tests {
     fn two_flows_on_one_link_each_get_half_and_the_survivor_speeds_up() {
         let mut net = FlowNet::new(1);
         let mut due = Vec::new();
-        net.start(0, &[7], 100, 1, msg(), &mut due);
-        net.start(0, &[7, 8], 100, 1, msg(), &mut due);
+        begin(&mut net, 0, &[7], 100, 1, &mut due);
+        begin(&mut net, 0, &[7, 8], 100, 1, &mut due);
         // both at half rate: 200 ps each
         assert_eq!(latest(&due, 0).time, 200);
         assert_eq!(latest(&due, 1).time, 200);
         assert!(net.is_current(0, latest(&due, 0).version));
         due.clear();
-        net.finish(200, 0, &mut due);
+        end(&mut net, 200, 0, &mut due);
         // flow 1 had finished too at 200: nothing left, due now
         assert_eq!(latest(&due, 1).time, 200);
     }
@@ -313,14 +326,14 @@ mod tests {
     fn a_later_flow_slows_the_first_for_the_time_they_share() {
         let mut net = FlowNet::new(1);
         let mut due = Vec::new();
-        net.start(0, &[1], 100, 1, msg(), &mut due); // alone: done at 100
-        net.start(50, &[1], 100, 1, msg(), &mut due); // from 50 both at 1/2
-                                                      // flow 0: 50 bytes left at 50, at 1/2 -> 150; flow 1: 50 bytes by 150, then alone 50 more -> 200
+        begin(&mut net, 0, &[1], 100, 1, &mut due); // alone: done at 100
+        begin(&mut net, 50, &[1], 100, 1, &mut due); // from 50 both at 1/2
+                                                     // flow 0: 50 bytes left at 50, at 1/2 -> 150; flow 1: 50 bytes by 150, then alone 50 more -> 200
         let f0 = latest(&due, 0);
         assert_eq!(f0.time, 150);
         assert!(!net.is_current(0, 1) && net.is_current(0, f0.version));
         due.clear();
-        net.finish(150, 0, &mut due);
+        end(&mut net, 150, 0, &mut due);
         assert_eq!(latest(&due, 1).time, 200);
     }
 
@@ -330,9 +343,9 @@ mod tests {
         // links 3: all three at 1/2 (link 1 and link 2 each split between two)
         let mut net = FlowNet::new(1);
         let mut due = Vec::new();
-        net.start(0, &[1], 1000, 1, msg(), &mut due);
-        net.start(0, &[1, 2], 1000, 1, msg(), &mut due);
-        net.start(0, &[2, 3], 1000, 1, msg(), &mut due);
+        begin(&mut net, 0, &[1], 1000, 1, &mut due);
+        begin(&mut net, 0, &[1, 2], 1000, 1, &mut due);
+        begin(&mut net, 0, &[2, 3], 1000, 1, &mut due);
         for id in 0..3 {
             assert_eq!(latest(&due, id).time, 2000);
         }
@@ -340,10 +353,10 @@ mod tests {
         // three get 1/3 each, the fourth takes link 2's remaining 2/3
         let mut net = FlowNet::new(3);
         let mut due = Vec::new();
-        net.start(0, &[1], 300, 3, msg(), &mut due);
-        net.start(0, &[1], 300, 3, msg(), &mut due);
-        net.start(0, &[1, 2], 300, 3, msg(), &mut due);
-        net.start(0, &[2], 300, 3, msg(), &mut due);
+        begin(&mut net, 0, &[1], 300, 3, &mut due);
+        begin(&mut net, 0, &[1], 300, 3, &mut due);
+        begin(&mut net, 0, &[1, 2], 300, 3, &mut due);
+        begin(&mut net, 0, &[2], 300, 3, &mut due);
         assert_eq!(latest(&due, 0).time, 2700); // 300 bytes at 1/9 byte/ps
         assert_eq!(latest(&due, 3).time, 1350); // at 2/9
     }
@@ -353,21 +366,33 @@ mod tests {
         // a link of 1 byte/ps; a small message's own G is 4 ps/byte
         let mut net = FlowNet::new(1);
         let mut due = Vec::new();
-        net.start(0, &[1], 100, 4, msg(), &mut due); // alone: 400 ps
-        net.start(0, &[1], 300, 1, msg(), &mut due); // gets 3/4 of the link
+        begin(&mut net, 0, &[1], 100, 4, &mut due); // alone: 400 ps
+        begin(&mut net, 0, &[1], 300, 1, &mut due); // gets 3/4 of the link
         assert_eq!(latest(&due, 0).time, 400);
         assert_eq!(latest(&due, 1).time, 400);
+    }
+
+    #[test]
+    fn the_starts_of_one_instant_ask_for_one_settle() {
+        let mut net = FlowNet::new(1);
+        assert!(net.start(0, &[1], 100, 1, msg()));
+        assert!(!net.start(0, &[1], 100, 1, msg()));
+        let mut due = Vec::new();
+        net.settle(0, &mut due);
+        assert_eq!(due.len(), 2);
+        assert!(due.iter().all(|d| d.time == 200));
+        assert!(net.finish(200, 1).1);
     }
 
     #[test]
     fn infinite_bandwidth_ends_every_flow_at_once_and_ids_are_reused() {
         let mut net = FlowNet::new(0);
         let mut due = Vec::new();
-        net.start(5, &[1], 1 << 40, 0, msg(), &mut due);
+        begin(&mut net, 5, &[1], 1 << 40, 0, &mut due);
         assert_eq!(due[0].time, 5);
-        net.finish(5, 0, &mut due);
+        end(&mut net, 5, 0, &mut due);
         due.clear();
-        net.start(9, &[1], 1, 0, msg(), &mut due);
+        begin(&mut net, 9, &[1], 1, 0, &mut due);
         assert_eq!(due[0].id, 0);
         assert_eq!(net.peak(), 1);
     }

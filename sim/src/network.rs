@@ -74,15 +74,8 @@ impl Network {
 
     /// Flow level: a message's `bytes` start along its route at `now`, one per
     /// `gap` ps at most; it arrives `msg.tail` plus the route's hops after its
-    /// last byte. Finish times that changed are appended to `due`.
-    pub fn start_flow(
-        &mut self,
-        now: u64,
-        bytes: u64,
-        gap: u64,
-        mut msg: FlowMsg,
-        due: &mut Vec<Due>,
-    ) {
+    /// last byte. True when a `settle_flows` at `now` must follow.
+    pub fn start_flow(&mut self, now: u64, bytes: u64, gap: u64, mut msg: FlowMsg) -> bool {
         let mut route = std::mem::take(&mut self.route);
         route.clear();
         // a message travels from its sender (the flow's `peer`) to `rank`, out of
@@ -93,11 +86,22 @@ impl Network {
         route.push(nics.saturating_add(2 * msg.rank as u64 + 1));
         let hops = self.topo.hops(msg.peer, msg.rank) as u64;
         msg.tail = msg.tail.saturating_add(self.hop.saturating_mul(hops));
+        let settle = self
+            .flows
+            .as_mut()
+            .expect("a flow-level network")
+            .start(now, &route, bytes, gap, msg);
+        self.route = route;
+        settle
+    }
+
+    /// Flow level: every rate found again after the starts and ends at `now`;
+    /// finish times that changed are appended to `due`.
+    pub fn settle_flows(&mut self, now: u64, due: &mut Vec<Due>) {
         self.flows
             .as_mut()
             .expect("a flow-level network")
-            .start(now, &route, bytes, gap, msg, due);
-        self.route = route;
+            .settle(now, due);
     }
 
     /// Flow level: whether this finish event is the flow's latest.
@@ -107,12 +111,13 @@ impl Network {
             .is_some_and(|f| f.is_current(id, version))
     }
 
-    /// Flow level: flow `id` ends at `now`; returns its message.
-    pub fn finish_flow(&mut self, now: u64, id: u32, due: &mut Vec<Due>) -> FlowMsg {
+    /// Flow level: flow `id` ends at `now`; its message, and whether a
+    /// `settle_flows` at `now` must follow.
+    pub fn finish_flow(&mut self, now: u64, id: u32) -> (FlowMsg, bool) {
         self.flows
             .as_mut()
             .expect("a flow-level network")
-            .finish(now, id, due)
+            .finish(now, id)
     }
 
     /// Flow level: most messages ever in flight together (0 otherwise).
