@@ -14,7 +14,7 @@ use crate::flows::{Due, FlowMsg};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
-use crate::params::{Params, Rendezvous, RendezvousCopy};
+use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::workload::{OpKind, Ready, Workload};
 
@@ -511,15 +511,10 @@ impl<W: Workload> Engine<'_, W> {
             .saturating_add(p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
         let depart = t.saturating_add(c.o_s);
-        let arrive = if self.net.is_flow_level() {
-            None
-        } else {
-            let transit = self
-                .net
-                .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
-            Some(depart.saturating_add(p.l).saturating_add(transit))
-        };
-        let tail = c.o_s.saturating_add(p.l);
+        let transit = self
+            .net
+            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
+        let arrive = depart.saturating_add(p.l).saturating_add(transit);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
             *a.slot(ev.id) = [t, NOT_YET];
@@ -539,22 +534,10 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        match arrive {
-            Some(arrive) => self.schedule(arrive, kind, msg)?,
-            None => {
-                let flow = FlowMsg {
-                    size: msg.size,
-                    rank: msg.rank,
-                    peer: msg.peer,
-                    tag: msg.tag,
-                    id: msg.id,
-                    kind: kind as u8,
-                    tail,
-                };
-                if self.net.start_flow(t, s1, c.big_g, flow) {
-                    self.schedule_settle(t)?;
-                }
-            }
+        if self.net.is_flow_level() {
+            self.start_flow(t, s1, c, kind, msg)?;
+        } else {
+            self.schedule(arrive, kind, msg)?;
         }
         if rendezvous {
             self.rendezvous += 1;
@@ -735,6 +718,24 @@ impl<W: Workload> Engine<'_, W> {
             }
         }
         Ok(None)
+    }
+
+    /// Flow level: the message's s-1 bytes start through the network at t, the
+    /// send's start; it arrives o_s + L (and the hops) after its last byte.
+    fn start_flow(&mut self, t: u64, s1: u64, c: MsgCost, kind: Kind, msg: Pending) -> Result<()> {
+        let flow = FlowMsg {
+            size: msg.size,
+            rank: msg.rank,
+            peer: msg.peer,
+            tag: msg.tag,
+            id: msg.id,
+            kind: kind as u8,
+            tail: c.o_s.saturating_add(self.p.l),
+        };
+        if self.net.start_flow(t, s1, c.big_g, flow) {
+            self.schedule_settle(t)?;
+        }
+        Ok(())
     }
 
     /// Flow level: one settle of the rates at t, after the events already queued for t.
