@@ -774,7 +774,7 @@ impl<W: Workload> Engine<'_, W> {
         if !self.net.flow_is_current(ev.id, ev.size as u32) {
             return Ok(None);
         }
-        let (m, settle) = self.net.finish_flow(t, ev.id);
+        let (m, settle) = self.net.finish_flow(ev.id);
         if settle {
             self.schedule_settle(t)?;
         }

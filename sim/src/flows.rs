@@ -70,7 +70,6 @@ pub struct FlowNet {
     active: Vec<u32>,
     /// Scratch of progressive filling, kept to reuse its memory.
     load: FxHashMap<u64, (f64, u32)>,
-    peak: usize,
     /// Flows started or ended since the rates were last found.
     dirty: bool,
 }
@@ -84,14 +83,8 @@ impl FlowNet {
             free: Vec::new(),
             active: Vec::new(),
             load: FxHashMap::default(),
-            peak: 0,
             dirty: false,
         }
-    }
-
-    /// Most flows ever in flight together.
-    pub fn peak(&self) -> usize {
-        self.peak
     }
 
     /// Starts a flow of `bytes` over `links` at `now`, at most one byte per
@@ -120,7 +113,6 @@ impl FlowNet {
             }
         };
         self.active.push(id);
-        self.peak = self.peak.max(self.active.len());
         !std::mem::replace(&mut self.dirty, true)
     }
 
@@ -129,11 +121,11 @@ impl FlowNet {
         matches!(self.flows.get(id as usize), Some(Some(f)) if f.version == version)
     }
 
-    /// Ends flow `id` at `now` (its current finish) and returns its message,
-    /// and whether a `settle` at `now` is needed (as for `start`).
-    pub fn finish(&mut self, now: u64, id: u32) -> (FlowMsg, bool) {
-        // the others move on at their rates up to now before any rate changes
-        self.advance(now);
+    /// Ends flow `id` now (at its current finish) and returns its message, and
+    /// whether a `settle` now is needed (as for `start`).
+    pub fn finish(&mut self, id: u32) -> (FlowMsg, bool) {
+        // the others keep their rates up to the settle at this same instant,
+        // which moves their bytes on
         let flow = self.flows[id as usize].take().expect("a current flow");
         self.free.push(id);
         self.active.swap_remove(flow.at);
@@ -283,7 +275,7 @@ mod tests {
     }
 
     fn end(net: &mut FlowNet, now: u64, id: u32, due: &mut Vec<Due>) {
-        net.finish(now, id);
+        net.finish(id);
         net.settle(now, due);
     }
 
@@ -381,7 +373,7 @@ mod tests {
         net.settle(0, &mut due);
         assert_eq!(due.len(), 2);
         assert!(due.iter().all(|d| d.time == 200));
-        assert!(net.finish(200, 1).1);
+        assert!(net.finish(1).1);
     }
 
     #[test]
@@ -394,6 +386,5 @@ mod tests {
         due.clear();
         begin(&mut net, 9, &[1], 1, 0, &mut due);
         assert_eq!(due[0].id, 0);
-        assert_eq!(net.peak(), 1);
     }
 }

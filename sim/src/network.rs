@@ -111,18 +111,13 @@ impl Network {
             .is_some_and(|f| f.is_current(id, version))
     }
 
-    /// Flow level: flow `id` ends at `now`; its message, and whether a
-    /// `settle_flows` at `now` must follow.
-    pub fn finish_flow(&mut self, now: u64, id: u32) -> (FlowMsg, bool) {
+    /// Flow level: flow `id` ends now; its message, and whether a
+    /// `settle_flows` now must follow.
+    pub fn finish_flow(&mut self, id: u32) -> (FlowMsg, bool) {
         self.flows
             .as_mut()
             .expect("a flow-level network")
-            .finish(now, id)
-    }
-
-    /// Flow level: most messages ever in flight together (0 otherwise).
-    pub fn peak_flows(&self) -> usize {
-        self.flows.as_ref().map_or(0, FlowNet::peak)
+            .finish(id)
     }
 
     pub fn topology_name(&self) -> String {
