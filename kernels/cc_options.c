@@ -27,7 +27,7 @@ const char cc_usage[] =
     "  --sync-window-factor F window = F x an estimate of one repetition (4)\n"
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
-    "  --rndv-delay-us D      receiver delay of rndv (2000)\n"
+    "  --rndv-delay-us D      receiver delay of rndv (500)\n"
     "  --cache cold|warm      cold: each repetition uses buffers out of cache (warm)\n"
     "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
@@ -190,7 +190,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->sync_window_factor = 4.0;
     opt->sync_window_us = 0.0;
     opt->window = 64;
-    opt->rndv_delay_us = 2000.0;
+    opt->rndv_delay_us = 500.0;
     opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
     opt->llc_source = "";
 

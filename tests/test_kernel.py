@@ -203,7 +203,7 @@ def test_every_operation_measured_and_verified(kernel):
     assert extra["prttm_us"] > 0 and extra["prttmd_us"] > extra["prtt1_us"]
     assert set(extra) >= {"o_s_us", "o_r_us", "gap_us"}
     rndv = next(pt for pt in points if pt["op"] == "rndv")
-    assert rndv["extra"]["delay_us"] == 2000
+    assert rndv["extra"]["delay_us"] == 500
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,7 @@ def test_jacobi_app(capsys):
     (["--collective", "bcast", "--L", "-1"], 2, "not a non-negative time"),
     (["--goal", "/nonexistent.goal"], 2, "cannot read GOAL file"),
     (["--collective", "bcast", "--goal", "x"], 2, "exactly one"),
+    (["--collective", "bcast", "--congestion", "flow", "--G", "0"], 2, "--congestion flow"),
 ])
 def test_bad_input_is_one_line(capsys, argv, code, needle):
     got, err = one_line_error(capsys, ["simulate", *argv])
@@ -190,7 +191,7 @@ def test_aggregation_experiment(capsys, tmp_path: Path):
     for name in ("aggregation_elapsed.png", "aggregation_speedup.svg"):
         assert (tmp_path / name).stat().st_size > 1000
     # on a fully connected machine the direct method wins once delays are long
-    full32 = [c for c in result["crossovers"] if c["arch"] == "full" and c["N"] == 32 and not c["congestion"]]
+    full32 = [c for c in result["crossovers"] if c["arch"] == "full" and c["N"] == 32 and c["congestion"] == "off"]
     assert full32[0]["crossover_delay_us"] is not None and full32[0]["after"] == "direct faster"
 
 
@@ -225,16 +226,34 @@ def test_aggregation_costs_are_flags_and_rank_the_methods(tmp_path: Path, capsys
     assert result["settings"]["value_cost_us"] == 1 and result["settings"]["overhead_us"] == 0.01
     cube = {(p["method"], p["congestion"]): p["elapsed_us"] for p in result["points"]
             if p["arch"] == "hypercube" and p["N"] == 32}
-    assert cube[("direct", False)] < cube[("butterfly", False)] == cube[("butterfly", True)]
-    assert cube[("butterfly", True)] < cube[("direct", True)] < result["sequential_us"]["32"]
+    assert cube[("direct", "off")] < cube[("butterfly", "off")] == cube[("butterfly", "on")]
+    assert cube[("butterfly", "on")] < cube[("direct", "on")] < result["sequential_us"]["32"]
+    assert {p["congestion"] for p in result["points"]} == {"off", "on"}  # flow needs a bandwidth
     from commchar.simulate.experiment import AggregationExperiment
 
     argv = AggregationExperiment(bandwidth_bytes_per_us=8, value_cost_us=2)._args(
-        32, 32, "hypercube:5", "direct", True, 10.0)
+        32, 32, "hypercube:5", "direct", "on", 10.0)
     assert argv[argv.index("--G") + 1] == "0.125" and argv[argv.index("--O") + 1] == "0.25"
     capsys.readouterr()
     assert main(["simulate", "--experiment", "aggregation", "--value-cost", "-1"]) == 2
     assert "--value-cost" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_flow_level_congestion_in_the_aggregation_experiment(tmp_path: Path):
+    """Given a bandwidth, the experiment adds the flow-level network: the butterfly's
+    messages have their links to themselves under every model, and the direct
+    method's, sharing bandwidth, stay near the congestion-free times where a link
+    held for each message's whole delay makes them queue."""
+    assert main(["simulate", "--experiment", "aggregation", "--delays", "10", "--bandwidth", "8",
+                 "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text())
+    cube = {(p["method"], p["congestion"]): p["elapsed_us"] for p in result["points"]
+            if p["arch"] == "hypercube" and p["N"] == 32}
+    assert {c for _, c in cube} == {"off", "on", "flow"}
+    assert cube[("butterfly", "off")] == cube[("butterfly", "on")] == cube[("butterfly", "flow")]
+    assert abs(cube[("direct", "flow")] / cube[("direct", "off")] - 1) < 0.05
+    assert cube[("direct", "flow")] * 2 < cube[("direct", "on")]
 
 
 def test_a_long_run_reports_progress_and_the_same_result() -> None:

@@ -10,10 +10,11 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
+use crate::flows::{Due, FlowMsg};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
-use crate::params::{Params, Rendezvous, RendezvousCopy};
+use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::workload::{OpKind, Ready, Workload};
 
@@ -35,6 +36,11 @@ enum Kind {
     SendLocal,
     MsgSync,
     MsgLocal,
+    /// Flow level: a message's last byte leaves the network (`id`: flow,
+    /// `size`: version), unless the flow's rate changed since.
+    FlowDone,
+    /// Flow level: the rates found again after the flows started or ended now.
+    FlowSettle,
 }
 
 /// How a message's sender completes: by its size against S, always at the
@@ -80,6 +86,8 @@ impl Kind {
             8 => Kind::SendLocal,
             9 => Kind::MsgSync,
             10 => Kind::MsgLocal,
+            11 => Kind::FlowDone,
+            12 => Kind::FlowSettle,
             _ => unreachable!("only engine kinds are queued"),
         }
     }
@@ -245,6 +253,8 @@ struct Engine<'a, W: Workload> {
     /// Per rank: sends and receives left that pay the model's cold start (empty without one).
     cold_sends: Vec<u32>,
     cold_receives: Vec<u32>,
+    /// Flow level: scratch of the finish times a start or end changed.
+    due: Vec<Due>,
 }
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
@@ -314,6 +324,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         joins: FxHashMap::default(),
         cold_sends,
         cold_receives,
+        due: Vec::new(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -349,6 +360,8 @@ impl<W: Workload> Engine<'_, W> {
                 Kind::SendLocal => self.on_send(t, &ev, Proto::Local),
                 Kind::MsgSync => self.on_msg(t, &ev, Proto::Sync),
                 Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
+                Kind::FlowDone => self.on_flow_done(t, &ev),
+                Kind::FlowSettle => self.on_flow_settle(t),
             }?;
             if let Some(later) = kept {
                 self.queue.push(later, event.seq(), event.kind(), ev);
@@ -521,7 +534,11 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        self.schedule(arrive, kind, msg)?;
+        if self.net.is_flow_level() {
+            self.start_flow(t, s1, c, kind, msg)?;
+        } else {
+            self.schedule(arrive, kind, msg)?;
+        }
         if rendezvous {
             self.rendezvous += 1;
         } else {
@@ -659,16 +676,22 @@ impl<W: Workload> Engine<'_, W> {
         {
             c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
         }
-        let per_byte = s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g));
+        // flow level: the message arrives whole, its bytes' time spent in the
+        // network, and the receiver's CPU then handles them at O per byte (as
+        // SimGrid's network time plus its per-byte receive overhead)
+        let streamed = if self.net.is_flow_level() {
+            0
+        } else {
+            s1.saturating_mul(c.big_g)
+        };
+        let per_byte = s1.saturating_mul(c.big_o).max(streamed);
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {
             Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
             None => 0,
         };
         let end = t.saturating_add(c.o_r).saturating_add(per_byte);
-        self.free[r].gr = t
-            .saturating_add(self.p.g)
-            .saturating_add(s1.saturating_mul(c.big_g));
+        self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
         match self.matcher.match_posted(ev.rank, ev.peer, ev.tag) {
@@ -694,6 +717,75 @@ impl<W: Workload> Engine<'_, W> {
                 self.matcher.add_unexpected(ev.rank, e);
             }
         }
+        Ok(None)
+    }
+
+    /// Flow level: the message's s-1 bytes start through the network at t, the
+    /// send's start; it arrives o_s + L (and the hops) after its last byte.
+    fn start_flow(&mut self, t: u64, s1: u64, c: MsgCost, kind: Kind, msg: Pending) -> Result<()> {
+        let flow = FlowMsg {
+            size: msg.size,
+            rank: msg.rank,
+            peer: msg.peer,
+            tag: msg.tag,
+            id: msg.id,
+            kind: kind as u8,
+            tail: c.o_s.saturating_add(self.p.l),
+        };
+        if self.net.start_flow(t, s1, c.big_g, flow) {
+            self.schedule_settle(t)?;
+        }
+        Ok(())
+    }
+
+    /// Flow level: one settle of the rates at t, after the events already queued for t.
+    fn schedule_settle(&mut self, t: u64) -> Result<()> {
+        let none = Pending {
+            size: 0,
+            rank: 0,
+            peer: 0,
+            tag: 0,
+            id: 0,
+        };
+        self.schedule(t, Kind::FlowSettle, none)
+    }
+
+    /// Flow level: the rates found again; each flow whose finish moved gets an event.
+    fn on_flow_settle(&mut self, t: u64) -> Result<Option<u64>> {
+        let mut due = std::mem::take(&mut self.due);
+        self.net.settle_flows(t, &mut due);
+        for d in due.drain(..) {
+            let ev = Pending {
+                size: d.version as u64,
+                rank: 0,
+                peer: 0,
+                tag: 0,
+                id: d.id,
+            };
+            self.schedule(d.time, Kind::FlowDone, ev)?;
+        }
+        self.due = due;
+        Ok(None)
+    }
+
+    /// Flow level: a flow's last byte at t, unless its finish moved since this
+    /// event was queued; the message then arrives after its tail.
+    fn on_flow_done(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+        if !self.net.flow_is_current(ev.id, ev.size as u32) {
+            return Ok(None);
+        }
+        let (m, settle) = self.net.finish_flow(ev.id);
+        if settle {
+            self.schedule_settle(t)?;
+        }
+        let msg = Pending {
+            size: m.size,
+            rank: m.rank,
+            peer: m.peer,
+            tag: m.tag,
+            id: m.id,
+        };
+        self.schedule(t.saturating_add(m.tail), Kind::from_u8(m.kind), msg)?;
         Ok(None)
     }
 

@@ -7,6 +7,7 @@
 mod bigmem;
 pub mod engine;
 pub mod error;
+pub mod flows;
 mod fxhash;
 mod links;
 pub mod matching;

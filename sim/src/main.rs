@@ -153,8 +153,9 @@ fn cli() -> Command {
             Arg::new("congestion")
                 .long("congestion")
                 .default_value("off")
-                .value_parser(["on", "off"])
-                .help("links carry one message at a time per direction"),
+                .value_parser(["on", "off", "flow"])
+                .help("on: links carry one message at a time per direction; flow: messages \
+                       crossing a link share its bandwidth (max-min fair, needs G > 0)"),
         )
         .arg(time("hop", "latency per network hop (default 0)"))
         .arg(
@@ -553,7 +554,7 @@ fn result_json(
     o: &Outcome,
     desc: &str,
     topo: &str,
-    congestion: bool,
+    congestion: &str,
     p: &Params,
     unit: Unit,
     wall: f64,
@@ -576,7 +577,8 @@ fn result_json(
         "workload": desc,
         "ranks": o.ranks,
         "topology": topo,
-        "congestion": congestion,
+        "congestion": congestion != "off",
+        "congestion_model": match congestion { "on" => "links", "flow" => "flow", _ => "none" },
         "unit": unit.name(),
         "params": {
             "L": u(p.l), "o_s": u(p.o_s), "o_r": u(p.o_r), "g": u(p.g), "G": u(p.big_g), "O": u(p.big_o),
@@ -620,7 +622,11 @@ fn print_text(v: &Value) {
     println!(
         "topology      {} (congestion {})",
         v["topology"].as_str().unwrap_or(""),
-        if v["congestion"] == true { "on" } else { "off" }
+        match v["congestion_model"].as_str() {
+            Some("links") => "on",
+            Some("flow") => "flow level",
+            _ => "off",
+        }
     );
     println!("makespan      {:.3} {unit}", f(&v["makespan"]));
     let fin = &v["finish"];
@@ -711,10 +717,23 @@ fn run(m: &ArgMatches) -> Result<()> {
     let topo_spec = m.get_one::<String>("topology").expect("has default");
     let topo = topology::parse(topo_spec, ranks)?;
     let topo_name = topo.name();
-    let congestion = m.get_one::<String>("congestion").map(String::as_str) == Some("on");
+    let congestion = m
+        .get_one::<String>("congestion")
+        .expect("has default")
+        .as_str();
+    let network = match congestion {
+        // a link moves bytes as fast as the fastest message does alone
+        "flow" if params.fastest_gap_per_byte() == 0 => {
+            return Err(SimError::Usage(
+                "--congestion flow shares bandwidth, and G = 0 gives links none to share: give --G or a model with G".into(),
+            ))
+        }
+        "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
+        mode => Network::new(topo, params.hop, mode == "on"),
+    };
     let trace_path = m.get_one::<String>("trace");
     let config = Config {
-        network: Network::new(topo, params.hop, congestion),
+        network,
         params: params.clone(),
         trace_limit: trace_path.map(|_| TRACE_LIMIT),
     };

@@ -7,8 +7,8 @@
 //! keeps its busy intervals; a message takes the first free gap at or after
 //! its head's arrival, so a message reserved later but reaching a link earlier
 //! is not queued behind one still on its way. Reservations are made in event
-//! order, so the result is deterministic. There is no flow-level bandwidth
-//! sharing.
+//! order, so the result is deterministic. The flow-level alternative, where
+//! messages on a link share its bandwidth, is `--congestion flow` (flows.rs).
 //!
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which
@@ -17,6 +17,7 @@
 //! constant per link of its route, and memory follows the reservations still
 //! ahead, not the history.
 
+use crate::flows::{Due, FlowMsg, FlowNet};
 use crate::links::{LinkTable, SWEEP_FLOOR};
 use crate::topology::Topology;
 
@@ -30,6 +31,7 @@ pub struct Network {
     congestion: bool,
     links: LinkTable,
     route: Vec<u64>,
+    flows: Option<FlowNet>,
 }
 
 impl Network {
@@ -53,7 +55,69 @@ impl Network {
             congestion,
             links,
             route: Vec::new(),
+            flows: None,
         }
+    }
+
+    /// The flow-level network: links, and each NIC's sending and receiving
+    /// sides, of `link_gap` picoseconds per byte shared max-min fairly by the
+    /// messages crossing them, plus `hop` of latency per link.
+    pub fn with_flows(topo: Box<dyn Topology>, hop: u64, link_gap: u64) -> Self {
+        let mut net = Self::new(topo, hop, false);
+        net.flows = Some(FlowNet::new(link_gap));
+        net
+    }
+
+    pub fn is_flow_level(&self) -> bool {
+        self.flows.is_some()
+    }
+
+    /// Flow level: a message's `bytes` start along its route at `now`, one per
+    /// `gap` ps at most; it arrives `msg.tail` plus the route's hops after its
+    /// last byte. True when a `settle_flows` at `now` must follow.
+    pub fn start_flow(&mut self, now: u64, bytes: u64, gap: u64, mut msg: FlowMsg) -> bool {
+        let mut route = std::mem::take(&mut self.route);
+        route.clear();
+        // a message travels from its sender (the flow's `peer`) to `rank`, out of
+        // the sender's NIC and into the receiver's, which messages share as links
+        let nics = self.topo.link_ids();
+        route.push(nics.saturating_add(2 * msg.peer as u64));
+        self.topo.route(msg.peer, msg.rank, &mut route);
+        route.push(nics.saturating_add(2 * msg.rank as u64 + 1));
+        let hops = self.topo.hops(msg.peer, msg.rank) as u64;
+        msg.tail = msg.tail.saturating_add(self.hop.saturating_mul(hops));
+        let settle = self
+            .flows
+            .as_mut()
+            .expect("a flow-level network")
+            .start(now, &route, bytes, gap, msg);
+        self.route = route;
+        settle
+    }
+
+    /// Flow level: every rate found again after the starts and ends at `now`;
+    /// finish times that changed are appended to `due`.
+    pub fn settle_flows(&mut self, now: u64, due: &mut Vec<Due>) {
+        self.flows
+            .as_mut()
+            .expect("a flow-level network")
+            .settle(now, due);
+    }
+
+    /// Flow level: whether this finish event is the flow's latest.
+    pub fn flow_is_current(&self, id: u32, version: u32) -> bool {
+        self.flows
+            .as_ref()
+            .is_some_and(|f| f.is_current(id, version))
+    }
+
+    /// Flow level: flow `id` ends now; its message, and whether a
+    /// `settle_flows` now must follow.
+    pub fn finish_flow(&mut self, id: u32) -> (FlowMsg, bool) {
+        self.flows
+            .as_mut()
+            .expect("a flow-level network")
+            .finish(id)
     }
 
     pub fn topology_name(&self) -> String {

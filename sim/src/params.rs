@@ -182,6 +182,15 @@ impl Params {
         }
     }
 
+    /// The smallest G of the model (global and every regime): a link's bandwidth
+    /// under the flow-level network.
+    pub fn fastest_gap_per_byte(&self) -> u64 {
+        match self.regimes.iter().map(|r| r.cost.big_g).min() {
+            Some(g) => g, // the regimes cover every size: the global G is not used
+            None => self.big_g,
+        }
+    }
+
     fn cost_globals(&self) -> MsgCost {
         MsgCost {
             o_s: self.o_s,

@@ -101,3 +101,69 @@ proptest! {
         prop_assert_eq!(on, off);
     }
 }
+
+fn run_goal_flows(text: &str, topo: &str, gap_ps_per_byte: u64) -> Vec<u64> {
+    let mut g = GoalGraph::parse(text, "t", NS).unwrap();
+    let p = commchar_sim::workload::Workload::ranks(&g);
+    let params = Params {
+        big_g: gap_ps_per_byte,
+        ..pure_delay(0)
+    };
+    let net = Network::with_flows(topology::parse(topo, p).unwrap(), 0, gap_ps_per_byte);
+    engine::run(
+        Config {
+            params,
+            network: net,
+            trace_limit: None,
+        },
+        &mut g,
+    )
+    .unwrap()
+    .finish
+}
+
+#[test]
+fn flows_sharing_a_link_split_its_bandwidth_until_the_shorter_ends() {
+    // on a 3-cube 0->3 crosses 0->1 and 1->3, and 1->7 crosses 1->3 and 3->7:
+    // they share link 1->3 only. 1000 and 3000 bytes at 1 ns a byte: both at half
+    // rate until the first is done at 2 us, the second alone for its last 2000 bytes.
+    let text = "num_ranks 8\nrank 0 {\na: send 1001b to 3 tag 0\n}\nrank 1 {\nb: send 3001b to 7 tag 0\n}\n\
+                rank 2 {\n}\nrank 3 {\nx: recv 1001b from 0 tag 0\n}\nrank 4 {\n}\nrank 5 {\n}\nrank 6 {\n}\n\
+                rank 7 {\ny: recv 3001b from 1 tag 0\n}\n";
+    let finish = run_goal_flows(text, "hypercube:3", 1000);
+    assert_eq!((finish[3], finish[7]), (2000 * NS, 4000 * NS));
+    // alone on the same routes: 1 and 3 us
+    let alone = "num_ranks 8\nrank 0 {\na: send 1001b to 3 tag 0\n}\nrank 1 {\n}\nrank 2 {\n}\n\
+                 rank 3 {\nx: recv 1001b from 0 tag 0\n}\nrank 4 {\n}\nrank 5 {\n}\nrank 6 {\n}\nrank 7 {\n}\n";
+    assert_eq!(run_goal_flows(alone, "hypercube:3", 1000)[3], 1000 * NS);
+}
+
+#[test]
+fn flows_that_share_no_link_give_the_congestion_free_times() {
+    // a ring shift, twice: every NIC sends one message and receives one at a time
+    let mut text = String::from("num_ranks 6\n");
+    for r in 0..6 {
+        let (next, prev) = ((r + 1) % 6, (r + 5) % 6);
+        text += &format!(
+            "rank {r} {{\na: send 4001b to {next} tag 0\nb: recv 4001b from {prev} tag 0\n\
+             c: send 4001b to {next} tag 1\nd: recv 4001b from {prev} tag 1\nc requires b\nd requires b\n}}\n"
+        );
+    }
+    let flows = run_goal_flows(&text, "full", 250);
+    let mut g = GoalGraph::parse(&text, "t", NS).unwrap();
+    let off = engine::run(
+        Config {
+            params: Params {
+                big_g: 250,
+                ..pure_delay(0)
+            },
+            network: Network::new(topology::parse("full", 6).unwrap(), 0, false),
+            trace_limit: None,
+        },
+        &mut g,
+    )
+    .unwrap()
+    .finish;
+    assert_eq!(flows, off);
+    assert_eq!(flows[0], 2000 * NS);
+}

@@ -36,7 +36,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compute-scale", type=float, default=1.0, metavar="X",
                         help="multiply the computation between MPI calls by X (0.5: a CPU twice as fast)")
     parser.add_argument("--topology", default="full", help="full, hypercube[:D], torus:AxB[xC], fattree:K")
-    parser.add_argument("--congestion", choices=["on", "off"], default="off")
+    parser.add_argument("--congestion", choices=["on", "off", "flow"], default="off",
+                        help="on: a link carries one message at a time; flow: messages on a link "
+                             "share its bandwidth (see commchar simulate --help)")
     parser.add_argument("--other-as-compute", action="store_true",
                         help="replay MPI calls the replay cannot follow as computation instead of refusing")
     parser.add_argument("--cold-start", choices=["on", "off"], default="on",

@@ -44,8 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exchange", choices=["direct", "butterfly"], help="jacobi: exchange method")
     net = parser.add_argument_group("network")
     net.add_argument("--topology", default="full", help="full, hypercube[:D], torus:8x8[x8], fattree:K")
-    net.add_argument("--congestion", choices=["on", "off"], default="off",
-                     help="on: a link carries one message at a time per direction")
+    net.add_argument("--congestion", choices=["on", "off", "flow"], default="off",
+                     help="on: a link carries one message at a time per direction; flow: messages "
+                          "crossing a link share its bandwidth max-min fairly (needs G > 0)")
     cost = parser.add_argument_group("cost model (LogGOPS; LogGOPSim's defaults in ns)")
     cost.add_argument("--unit", choices=["ns", "us"], default="ns", help="unit of the times given and printed")
     for flag, text in _TIME_FLAGS:
@@ -169,13 +170,16 @@ def _positive_int(text: str, flag: str) -> str:
     return text
 
 
+_CONGESTION_NAMES = {"none": "off", "links": "on", "flow": "flow level"}
+
+
 def _render(result: dict[str, Any], console: Console) -> None:
     unit = result["unit"]
     fin = result["finish"]
     perf = result["performance"]
-    table = Table(title=f"{result['workload']} on {result['topology']} "
-                        f"(congestion {'on' if result['congestion'] else 'off'})", title_justify="left",
-                  show_header=False)
+    congestion = _CONGESTION_NAMES[result["congestion_model"]]
+    table = Table(title=f"{result['workload']} on {result['topology']} (congestion {congestion})",
+                  title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     table.add_row("makespan", f"{result['makespan']:.3f} {unit}")

@@ -19,9 +19,8 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
 from commchar.models.regimes import SegmentedHockneyModel
-from commchar.models.thresholds import rendezvous_bracket
+from commchar.models.thresholds import DEFAULT_DELAY_US as DEFAULT_RNDV_DELAY_US, rendezvous_bracket
 
-DEFAULT_RNDV_DELAY_US = 2000.0
 DELAY_KEYS = ("delay_us", "rndv_delay_us", "receiver_delay_us", "D_us")
 
 

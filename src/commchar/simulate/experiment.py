@@ -9,8 +9,10 @@ aggregation`: one arithmetic operation takes `op_cost`; a message costs
 `overhead` of CPU time at each end, plus `value_cost` per value it carries at
 each end (the simulator's per-byte O = value_cost / 8 for 8-byte values), plus
 its bytes over `bandwidth` on the wire (G = 1 / bandwidth; unlimited by
-default), and `delay` per link it crosses (L = g = 0). With congestion on a link
-carries one message at a time per direction.
+default), and `delay` per link it crosses (L = g = 0). Congestion is off, on (a
+link carries one message at a time per direction, held for the delay and the
+message's bytes) or, given a bandwidth, flow (the messages crossing a link share
+its bandwidth max-min fairly, and the delay is latency only, as in SimGrid).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from commchar.simulate.binary import run_simulator
 DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 DIMENSIONS = (2, 3, 4, 5)
 METHODS = ("direct", "butterfly")
+# the simulator's --congestion: ignored, one message per link at a time, shared bandwidth
+CONGESTION_TITLES = {"off": "congestion off", "on": "congestion on (one message per link)",
+                     "flow": "flow level (shared bandwidth)"}
 VALUE_BYTES = 8  # the simulated Jacobi sends doubles
 
 
@@ -49,7 +54,7 @@ class Point:
     arch: str  # "hypercube" or "full"
     dim: int
     method: str
-    congestion: bool
+    congestion: str  # "off", "on" or "flow"
     delay_us: float
     elapsed_us: float
 
@@ -61,15 +66,19 @@ class ExperimentResult:
     points: list[Point] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
 
-    def elapsed(self, arch: str, dim: int, method: str, congestion: bool) -> list[float]:
+    @property
+    def congestion_modes(self) -> list[str]:
+        return [m for m in CONGESTION_TITLES if any(p.congestion == m for p in self.points)]
+
+    def elapsed(self, arch: str, dim: int, method: str, congestion: str) -> list[float]:
         chosen = {p.delay_us: p.elapsed_us for p in self.points
                   if (p.arch, p.dim, p.method, p.congestion) == (arch, dim, method, congestion)}
         return [chosen[d] for d in self.delays_us]
 
-    def speedup(self, arch: str, dim: int, method: str, congestion: bool) -> list[float]:
+    def speedup(self, arch: str, dim: int, method: str, congestion: str) -> list[float]:
         return [self.sequential_us[dim] / t for t in self.elapsed(arch, dim, method, congestion)]
 
-    def crossover(self, arch: str, dim: int, congestion: bool) -> tuple[float | None, str]:
+    def crossover(self, arch: str, dim: int, congestion: str) -> tuple[float | None, str]:
         """The delay at which the faster method changes (log-interpolated), and what happens there."""
         direct = self.elapsed(arch, dim, "direct", congestion)
         butterfly = self.elapsed(arch, dim, "butterfly", congestion)
@@ -88,7 +97,7 @@ class ExperimentResult:
         crossovers = []
         for arch in ("hypercube", "full"):
             for dim in DIMENSIONS:
-                for congestion in (False, True):
+                for congestion in self.congestion_modes:
                     delay, what = self.crossover(arch, dim, congestion)
                     crossovers.append({"arch": arch, "N": 2**dim, "dim": dim, "congestion": congestion,
                                        "crossover_delay_us": delay, "after": what})
@@ -129,11 +138,16 @@ class AggregationExperiment:
         self.value_cost_us = value_cost_us
         self.bandwidth = bandwidth_bytes_per_us  # bytes per us = MB/s; None: unlimited
 
-    def _args(self, unknowns: int, p: int, topology: str, method: str, congestion: bool,
+    @property
+    def congestion_modes(self) -> tuple[str, ...]:
+        # flow-level sharing needs a bandwidth to share
+        return ("off", "on", "flow") if self.bandwidth else ("off", "on")
+
+    def _args(self, unknowns: int, p: int, topology: str, method: str, congestion: str,
               delay_us: float) -> list[str]:
         return ["--app", "jacobi", "--unknowns", str(unknowns), "--p", str(p), "--iterations",
                 str(self.iterations), "--exchange", method, "--op-cost", repr(self.op_cost_us),
-                "--topology", topology, "--congestion", "on" if congestion else "off", "--unit", "us",
+                "--topology", topology, "--congestion", congestion, "--unit", "us",
                 "--L", "0", "--g", "0", "--G", repr(1.0 / self.bandwidth if self.bandwidth else 0.0),
                 "--O", repr(self.value_cost_us / VALUE_BYTES), "--o", repr(self.overhead_us),
                 "--hop", repr(delay_us), "--S", str(2**62)]
@@ -146,14 +160,14 @@ class AggregationExperiment:
                      "G = 1/bandwidth; delay per link; 8-byte values"})
         jobs = [(arch, dim, method, congestion, delay)
                 for arch in ("hypercube", "full") for dim in DIMENSIONS for method in METHODS
-                for congestion in (False, True) for delay in self.delays_us]
+                for congestion in self.congestion_modes for delay in self.delays_us]
         progress = Progress(TextColumn("aggregation experiment"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                             TimeRemainingColumn(), console=console, transient=True, disable=console is None)
         with progress:
             task = progress.add_task("runs", total=len(jobs) + len(DIMENSIONS))
             for dim in DIMENSIONS:
                 n = 2**dim
-                seq = run_simulator(self._args(n, 1, "full", "direct", False, 1.0))
+                seq = run_simulator(self._args(n, 1, "full", "direct", "off", 1.0))
                 result.sequential_us[dim] = float(seq["makespan"])
                 progress.advance(task)
             for arch, dim, method, congestion, delay in jobs:
@@ -180,9 +194,10 @@ class AggregationExperiment:
         written = [outdir / "results.json"]
         written[0].write_text(json.dumps(result.as_json(), indent=1))
         for quantity in ("elapsed", "speedup"):
-            fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+            modes = result.congestion_modes
+            fig, axes = plt.subplots(len(modes), 2, figsize=(11, 4 * len(modes)), sharex=True, squeeze=False)
             for col, arch in enumerate(("hypercube", "full")):
-                for row, congestion in enumerate((False, True)):
+                for row, congestion in enumerate(modes):
                     ax = axes[row][col]
                     for dim in DIMENSIONS:
                         for method, style in (("direct", "-"), ("butterfly", "--")):
@@ -192,7 +207,7 @@ class AggregationExperiment:
                                     color=f"C{dim - 2}", label=f"N={2**dim} {method}")
                     ax.set_xscale("log")
                     ax.set_yscale("log")
-                    ax.set_title(f"{arch}, congestion {'on' if congestion else 'off'}")
+                    ax.set_title(f"{arch}, {CONGESTION_TITLES[congestion]}")
                     ax.set_xlabel("communication delay per link (us)")
                     ax.set_ylabel("elapsed time (us)" if quantity == "elapsed" else "speedup over sequential")
                     ax.grid(True, which="both", alpha=0.3)
@@ -210,9 +225,9 @@ class AggregationExperiment:
 
 def render(result: ExperimentResult, console: Console) -> None:
     """Prints the elapsed times, speedups and crossover delays."""
-    for congestion in (False, True):
+    for congestion in result.congestion_modes:
         for arch in ("hypercube", "full"):
-            table = Table(title=f"{arch}, congestion {'on' if congestion else 'off'}: elapsed us direct / butterfly "
+            table = Table(title=f"{arch}, {CONGESTION_TITLES[congestion]}: elapsed us direct / butterfly "
                                 "(speedup over sequential)", title_justify="left")
             table.add_column("delay us", justify="right")
             for dim in DIMENSIONS:
@@ -226,12 +241,12 @@ def render(result: ExperimentResult, console: Console) -> None:
                 table.add_row(*cells)
             console.print(table)
     cross = Table(title="crossover delay (us) where the faster method changes", title_justify="left")
-    for col in ("architecture", "N", "congestion off", "congestion on"):
+    for col in ("architecture", "N", *(CONGESTION_TITLES[m] for m in result.congestion_modes)):
         cross.add_column(col, justify="right")
     for arch in ("hypercube", "full"):
         for dim in DIMENSIONS:
             cells = [arch if arch == "full" else f"hypercube d={dim}", str(2**dim)]
-            for congestion in (False, True):
+            for congestion in result.congestion_modes:
                 crossing, what = result.crossover(arch, dim, congestion)
                 cells.append(f"{crossing:.3g}: {what}" if crossing is not None else what)
             cross.add_row(*cells)

@@ -168,6 +168,7 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "compute_scale": req.compute_scale,
         "topology": first["topology"],
         "congestion": first["congestion"],
+        "congestion_model": first["congestion_model"],
         "signatures": rows,
         "warnings": [r["warning"] for r in rows if r["warning"]],
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,

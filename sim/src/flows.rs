@@ -1,0 +1,390 @@
+//! The flow-level network (`--congestion flow`): the messages crossing a link
+//! at the same time share its bandwidth, max-min fairly, as SimGrid's network
+//! model does with equal weights.
+//!
+//! A message is a flow of its (s-1) bytes along its route, from the moment its
+//! send starts. A flow alone moves one byte per G of its size; a link (one per
+//! direction) carries one byte per the smallest G of the model. Whenever a flow starts or ends, the rates of all flows in
+//! flight are found again by progressive filling: the link with the least
+//! bandwidth per unfrozen flow fixes the rate of the flows crossing it, which
+//! are then frozen and their share taken from their other links, until every
+//! flow has a rate (a flow is also frozen at its own G). A flow whose rate changes gets a new finish time and a new
+//! version; its old finish event is ignored when it comes.
+//!
+//! A message arrives when its last byte is in, a tail of o_s + L + hops after
+//! its flow ends; the receiver's CPU then pays o_r + (s-1)O, and a rendezvous
+//! sender is released then, as SimGrid completes a communication with its last
+//! byte. Alone on its route, a flow ends (s-1)G after it started: with O = 0
+//! and eager messages the times are those of `--congestion off` exactly. The
+//! LogGP network instead starts the receiver's CPU at the first byte, busy for
+//! max((s-1)O, (s-1)G), and releases a rendezvous sender (s-1)G earlier.
+//!
+//! Cost: each start or end recomputes every flow in flight, O(flows x route
+//! length x bottleneck levels); this model is for studies of contention on
+//! thousands of ranks, not for the million-rank runs of the other two.
+
+use crate::fxhash::FxHashMap;
+
+/// What the engine needs back when a flow ends (its message, as queued).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowMsg {
+    pub size: u64,
+    pub rank: u32,
+    pub peer: u32,
+    pub tag: u32,
+    pub id: u32,
+    pub kind: u8,
+    /// Time from the flow's last byte leaving to the message's arrival
+    /// (send overhead, latency and hops).
+    pub tail: u64,
+}
+
+struct Flow {
+    links: Vec<u64>,
+    /// Bytes per picosecond it moves alone (1/G).
+    cap: f64,
+    /// Bytes still to move as of `since`.
+    remaining: f64,
+    /// Bytes per picosecond.
+    rate: f64,
+    since: u64,
+    version: u32,
+    /// Its place in `active`.
+    at: usize,
+    msg: FlowMsg,
+}
+
+/// A flow's finish as now computed: an event for (id, version) at `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    pub id: u32,
+    pub version: u32,
+    pub time: u64,
+}
+
+pub struct FlowNet {
+    /// Bytes per picosecond of a link; infinite when G = 0.
+    capacity: f64,
+    flows: Vec<Option<Flow>>,
+    free: Vec<u32>,
+    active: Vec<u32>,
+    /// Scratch of progressive filling, kept to reuse its memory.
+    load: FxHashMap<u64, (f64, u32)>,
+    /// Flows started or ended since the rates were last found.
+    dirty: bool,
+}
+
+impl FlowNet {
+    /// `link_gap`: a link's G in picoseconds per byte.
+    pub fn new(link_gap: u64) -> Self {
+        FlowNet {
+            capacity: bytes_per_ps(link_gap),
+            flows: Vec::new(),
+            free: Vec::new(),
+            active: Vec::new(),
+            load: FxHashMap::default(),
+            dirty: false,
+        }
+    }
+
+    /// Starts a flow of `bytes` over `links` at `now`, at most one byte per
+    /// `gap` ps. Its rate, and the others', are found by the next `settle`,
+    /// which must come at `now`: true when this start asks for one (the first
+    /// change since the last), so the many sends of one instant cost one settle.
+    pub fn start(&mut self, now: u64, links: &[u64], bytes: u64, gap: u64, msg: FlowMsg) -> bool {
+        let flow = Flow {
+            links: links.to_vec(),
+            cap: bytes_per_ps(gap),
+            remaining: bytes as f64,
+            rate: f64::NAN, // differs from every rate: the new flow is always due
+            since: now,
+            version: 0,
+            at: self.active.len(),
+            msg,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.flows[id as usize] = Some(flow);
+                id
+            }
+            None => {
+                self.flows.push(Some(flow));
+                (self.flows.len() - 1) as u32
+            }
+        };
+        self.active.push(id);
+        !std::mem::replace(&mut self.dirty, true)
+    }
+
+    /// Whether (id, version) is the flow's finish as last computed.
+    pub fn is_current(&self, id: u32, version: u32) -> bool {
+        matches!(self.flows.get(id as usize), Some(Some(f)) if f.version == version)
+    }
+
+    /// Ends flow `id` now (at its current finish) and returns its message, and
+    /// whether a `settle` now is needed (as for `start`).
+    pub fn finish(&mut self, id: u32) -> (FlowMsg, bool) {
+        // the others keep their rates up to the settle at this same instant,
+        // which moves their bytes on
+        let flow = self.flows[id as usize].take().expect("a current flow");
+        self.free.push(id);
+        self.active.swap_remove(flow.at);
+        if let Some(&moved) = self.active.get(flow.at) {
+            self.flows[moved as usize].as_mut().expect("active").at = flow.at;
+        }
+        (flow.msg, !std::mem::replace(&mut self.dirty, true))
+    }
+
+    /// Finds every rate again after the starts and ends at `now`; the finish
+    /// times that changed are appended to `due`.
+    pub fn settle(&mut self, now: u64, due: &mut Vec<Due>) {
+        self.advance(now);
+        self.reallocate(now, due);
+        self.dirty = false;
+    }
+
+    /// Moves every flow's bytes on to `now` at its current rate.
+    fn advance(&mut self, now: u64) {
+        for &id in &self.active {
+            let f = self.flows[id as usize].as_mut().expect("active");
+            if f.rate.is_finite() && f.rate > 0.0 && now > f.since {
+                f.remaining = (f.remaining - f.rate * (now - f.since) as f64).max(0.0);
+            }
+            f.since = now;
+        }
+    }
+
+    /// Max-min fair rates by progressive filling; flows whose rate changed get
+    /// a new version and finish time.
+    fn reallocate(&mut self, now: u64, due: &mut Vec<Due>) {
+        self.load.clear();
+        for &id in &self.active {
+            for &l in &self.flows[id as usize].as_ref().expect("active").links {
+                let e = self.load.entry(l).or_insert((self.capacity, 0));
+                e.1 += 1;
+            }
+        }
+        let mut rates: Vec<f64> = vec![f64::NAN; self.active.len()];
+        let mut frozen_now: Vec<usize> = Vec::new();
+        let mut left = self.active.len();
+        while left > 0 {
+            let mut share = f64::INFINITY;
+            for &(cap, users) in self.load.values() {
+                if users > 0 {
+                    share = share.min(cap / users as f64);
+                }
+            }
+            for (k, &id) in self.active.iter().enumerate() {
+                if rates[k].is_nan() {
+                    share = share.min(self.flows[id as usize].as_ref().expect("active").cap);
+                }
+            }
+            frozen_now.clear();
+            for (k, &id) in self.active.iter().enumerate() {
+                if !rates[k].is_nan() {
+                    continue;
+                }
+                let f = self.flows[id as usize].as_ref().expect("active");
+                let bottlenecked = f.cap <= share
+                    || f.links.iter().any(|l| {
+                        let (cap, users) = self.load[l];
+                        cap / users as f64 <= share
+                    });
+                if bottlenecked {
+                    rates[k] = share;
+                    frozen_now.push(k);
+                }
+            }
+            for &k in &frozen_now {
+                let f = self.flows[self.active[k] as usize]
+                    .as_ref()
+                    .expect("active");
+                for l in &f.links {
+                    let e = self.load.get_mut(l).expect("counted");
+                    e.0 = (e.0 - share).max(0.0);
+                    e.1 -= 1;
+                }
+            }
+            // the link that set `share` is among the frozen flows' links
+            assert!(
+                !frozen_now.is_empty(),
+                "progressive filling freezes a flow each round"
+            );
+            left -= frozen_now.len();
+        }
+        for (k, &id) in self.active.iter().enumerate() {
+            let f = self.flows[id as usize].as_mut().expect("active");
+            if rates[k] == f.rate {
+                continue;
+            }
+            f.rate = rates[k];
+            f.version = f.version.wrapping_add(1);
+            let span = if f.remaining <= 0.0 || f.rate.is_infinite() {
+                0
+            } else {
+                whole_ps(f.remaining / f.rate)
+            };
+            due.push(Due {
+                id,
+                version: f.version,
+                time: now.saturating_add(span),
+            });
+        }
+    }
+}
+
+fn bytes_per_ps(gap: u64) -> f64 {
+    if gap == 0 {
+        f64::INFINITY
+    } else {
+        1.0 / gap as f64
+    }
+}
+
+/// Picoseconds a transfer of `x` ps takes, rounded up, but not for the last
+/// bits of a division that was exact (300 bytes at 1/9 byte/ps is 2700 ps).
+fn whole_ps(x: f64) -> u64 {
+    let near = x.round();
+    if (x - near).abs() <= 1e-9 * near.max(1.0) {
+        near as u64
+    } else {
+        x.ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg() -> FlowMsg {
+        FlowMsg {
+            size: 0,
+            rank: 0,
+            peer: 0,
+            tag: 0,
+            id: 0,
+            kind: 0,
+            tail: 0,
+        }
+    }
+
+    /// Starts a flow and settles at once (one start an instant).
+    fn begin(net: &mut FlowNet, now: u64, links: &[u64], bytes: u64, gap: u64, due: &mut Vec<Due>) {
+        net.start(now, links, bytes, gap, msg());
+        net.settle(now, due);
+    }
+
+    fn end(net: &mut FlowNet, now: u64, id: u32, due: &mut Vec<Due>) {
+        net.finish(id);
+        net.settle(now, due);
+    }
+
+    fn latest(due: &[Due], id: u32) -> Due {
+        *due.iter().rev().find(|d| d.id == id).expect("due")
+    }
+
+    #[test]
+    fn a_flow_alone_takes_its_bytes_times_g() {
+        let mut net = FlowNet::new(10);
+        let mut due = Vec::new();
+        begin(&mut net, 100, &[1, 2, 3], 50, 10, &mut due);
+        assert_eq!(
+            due,
+            vec![Due {
+                id: 0,
+                version: 1,
+                time: 600
+            }]
+        );
+    }
+
+    #[test]
+    fn two_flows_on_one_link_each_get_half_and_the_survivor_speeds_up() {
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        begin(&mut net, 0, &[7], 100, 1, &mut due);
+        begin(&mut net, 0, &[7, 8], 100, 1, &mut due);
+        // both at half rate: 200 ps each
+        assert_eq!(latest(&due, 0).time, 200);
+        assert_eq!(latest(&due, 1).time, 200);
+        assert!(net.is_current(0, latest(&due, 0).version));
+        due.clear();
+        end(&mut net, 200, 0, &mut due);
+        // flow 1 had finished too at 200: nothing left, due now
+        assert_eq!(latest(&due, 1).time, 200);
+    }
+
+    #[test]
+    fn a_later_flow_slows_the_first_for_the_time_they_share() {
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        begin(&mut net, 0, &[1], 100, 1, &mut due); // alone: done at 100
+        begin(&mut net, 50, &[1], 100, 1, &mut due); // from 50 both at 1/2
+                                                     // flow 0: 50 bytes left at 50, at 1/2 -> 150; flow 1: 50 bytes by 150, then alone 50 more -> 200
+        let f0 = latest(&due, 0);
+        assert_eq!(f0.time, 150);
+        assert!(!net.is_current(0, 1) && net.is_current(0, f0.version));
+        due.clear();
+        end(&mut net, 150, 0, &mut due);
+        assert_eq!(latest(&due, 1).time, 200);
+    }
+
+    #[test]
+    fn max_min_gives_the_unshared_capacity_to_the_flow_not_bottlenecked() {
+        // flows A and B share link 1; B and C share link 2, and C also crosses
+        // links 3: all three at 1/2 (link 1 and link 2 each split between two)
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        begin(&mut net, 0, &[1], 1000, 1, &mut due);
+        begin(&mut net, 0, &[1, 2], 1000, 1, &mut due);
+        begin(&mut net, 0, &[2, 3], 1000, 1, &mut due);
+        for id in 0..3 {
+            assert_eq!(latest(&due, id).time, 2000);
+        }
+        // three flows on link 1 and one on link 2 alone with a fourth: the
+        // three get 1/3 each, the fourth takes link 2's remaining 2/3
+        let mut net = FlowNet::new(3);
+        let mut due = Vec::new();
+        begin(&mut net, 0, &[1], 300, 3, &mut due);
+        begin(&mut net, 0, &[1], 300, 3, &mut due);
+        begin(&mut net, 0, &[1, 2], 300, 3, &mut due);
+        begin(&mut net, 0, &[2], 300, 3, &mut due);
+        assert_eq!(latest(&due, 0).time, 2700); // 300 bytes at 1/9 byte/ps
+        assert_eq!(latest(&due, 3).time, 1350); // at 2/9
+    }
+
+    #[test]
+    fn a_flow_slower_than_the_link_leaves_the_rest_to_the_others() {
+        // a link of 1 byte/ps; a small message's own G is 4 ps/byte
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        begin(&mut net, 0, &[1], 100, 4, &mut due); // alone: 400 ps
+        begin(&mut net, 0, &[1], 300, 1, &mut due); // gets 3/4 of the link
+        assert_eq!(latest(&due, 0).time, 400);
+        assert_eq!(latest(&due, 1).time, 400);
+    }
+
+    #[test]
+    fn the_starts_of_one_instant_ask_for_one_settle() {
+        let mut net = FlowNet::new(1);
+        assert!(net.start(0, &[1], 100, 1, msg()));
+        assert!(!net.start(0, &[1], 100, 1, msg()));
+        let mut due = Vec::new();
+        net.settle(0, &mut due);
+        assert_eq!(due.len(), 2);
+        assert!(due.iter().all(|d| d.time == 200));
+        assert!(net.finish(1).1);
+    }
+
+    #[test]
+    fn infinite_bandwidth_ends_every_flow_at_once_and_ids_are_reused() {
+        let mut net = FlowNet::new(0);
+        let mut due = Vec::new();
+        begin(&mut net, 5, &[1], 1 << 40, 0, &mut due);
+        assert_eq!(due[0].time, 5);
+        end(&mut net, 5, 0, &mut due);
+        due.clear();
+        begin(&mut net, 9, &[1], 1, 0, &mut due);
+        assert_eq!(due[0].id, 0);
+    }
+}
