@@ -121,7 +121,12 @@ impl<T: Copy> Drop for Mapped<T> {
     fn drop(&mut self) {
         if self.cap > 0 {
             // SAFETY: the memory is ours and no longer used
-            unsafe { system::unmap(self.ptr as *mut u8, self.cap * std::mem::size_of::<T>().max(1)) };
+            unsafe {
+                system::unmap(
+                    self.ptr as *mut u8,
+                    self.cap * std::mem::size_of::<T>().max(1),
+                )
+            };
         }
     }
 }
@@ -148,7 +153,14 @@ mod system {
     const MREMAP_MAYMOVE: i32 = 1;
     const FAILED: *mut u8 = !0 as *mut u8;
     extern "C" {
-        fn mmap(addr: *mut u8, length: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *mut u8;
+        fn mmap(
+            addr: *mut u8,
+            length: usize,
+            prot: i32,
+            flags: i32,
+            fd: i32,
+            offset: i64,
+        ) -> *mut u8;
         fn mremap(old: *mut u8, old_size: usize, new_size: usize, flags: i32, ...) -> *mut u8;
         fn munmap(addr: *mut u8, length: usize) -> i32;
         fn madvise(addr: *mut std::ffi::c_void, length: usize, advice: i32) -> i32;
@@ -165,7 +177,14 @@ mod system {
     /// the `old` bytes at `p` (0: none, `p` unused).
     pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
         let q = if old == 0 {
-            mmap(std::ptr::null_mut(), new, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0)
+            mmap(
+                std::ptr::null_mut(),
+                new,
+                PROT_READ_WRITE,
+                MAP_PRIVATE_ANONYMOUS,
+                -1,
+                0,
+            )
         } else {
             mremap(p, old, new, MREMAP_MAYMOVE)
         };
@@ -250,7 +269,10 @@ mod tests {
                 a[i] = (i as u64, 2 * i as u64);
             }
         }
-        assert!(a.iter().enumerate().all(|(i, &v)| v == (i as u64, 2 * i as u64)));
+        assert!(a
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == (i as u64, 2 * i as u64)));
         // sizes of several huge pages, shrunk then grown again (the mapping
         // must stay one piece for the kernel to remap it)
         for n in [300_000usize, 1000] {

@@ -371,7 +371,9 @@ impl LinkTable {
             self.swept.0 = self.sparse.len();
         }
         let listed = self.listed.len() - self.vacant.len();
-        if listed > (2 * self.swept.1).max(self.sweep_floor) || self.arena.data.len() > self.arena_limit {
+        if listed > (2 * self.swept.1).max(self.sweep_floor)
+            || self.arena.data.len() > self.arena_limit
+        {
             self.sweep_listed(now);
         }
     }
@@ -386,7 +388,10 @@ impl LinkTable {
     /// the last sweep kept.
     fn sweep_listed(&mut self, now: u64) {
         let mut kept: Vec<(usize, u64)> = Vec::with_capacity(self.listed.len() - self.vacant.len());
-        for link in std::mem::take(&mut self.listed).into_iter().filter(|&l| l != NONE) {
+        for link in std::mem::take(&mut self.listed)
+            .into_iter()
+            .filter(|&l| l != NONE)
+        {
             let slot = slot_of(&mut self.dense, &mut self.sparse, link);
             let mut chunk = Chunk::of(slot);
             let busy = &mut self.arena.data[chunk.offset..chunk.offset + chunk.len];
@@ -549,7 +554,11 @@ mod tests {
         };
         for round in 0..6u64 {
             // 50 lists of 1000 intervals (chunks of 1024), or 6400 of 6 (chunks of 8)
-            let (lists, len) = if round % 2 == 0 { (50, 1000) } else { (6400, 6) };
+            let (lists, len) = if round % 2 == 0 {
+                (50, 1000)
+            } else {
+                (6400, 6)
+            };
             for l in 0..lists {
                 for i in 0..len {
                     let link = (round * 7000 + l) % 20_000;
@@ -559,7 +568,10 @@ mod tests {
             now += 100_000; // the burst is over
         }
         let burst = 50 * 1024;
-        assert!(peak <= burst + burst / 4, "the arena peaked at {peak} intervals, a burst needs {burst}");
+        assert!(
+            peak <= burst + burst / 4,
+            "the arena peaked at {peak} intervals, a burst needs {burst}"
+        );
     }
 
     /// A listed link whose intervals have all ended, reserved from the very
