@@ -70,6 +70,8 @@ pub struct FlowNet {
     active: Vec<u32>,
     /// Scratch of progressive filling, kept to reuse its memory.
     load: FxHashMap<u64, (f64, u32)>,
+    rates: Vec<f64>,
+    frozen_now: Vec<usize>,
     /// Flows started or ended since the rates were last found.
     dirty: bool,
 }
@@ -83,6 +85,8 @@ impl FlowNet {
             free: Vec::new(),
             active: Vec::new(),
             load: FxHashMap::default(),
+            rates: Vec::new(),
+            frozen_now: Vec::new(),
             dirty: false,
         }
     }
@@ -164,8 +168,12 @@ impl FlowNet {
                 e.1 += 1;
             }
         }
-        let mut rates: Vec<f64> = vec![f64::NAN; self.active.len()];
-        let mut frozen_now: Vec<usize> = Vec::new();
+        // scratch kept between settles: a fresh vector of a million rates
+        // would be pages mapped and zeroed at every settle
+        let mut rates = std::mem::take(&mut self.rates);
+        rates.clear();
+        rates.resize(self.active.len(), f64::NAN);
+        let mut frozen_now = std::mem::take(&mut self.frozen_now);
         let mut left = self.active.len();
         while left > 0 {
             let mut share = f64::INFINITY;
@@ -230,6 +238,8 @@ impl FlowNet {
                 time: now.saturating_add(span),
             });
         }
+        self.rates = rates;
+        self.frozen_now = frozen_now;
     }
 }
 

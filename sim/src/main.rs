@@ -725,7 +725,7 @@ fn run(m: &ArgMatches) -> Result<()> {
         // a link moves bytes as fast as the fastest message does alone
         "flow" if params.fastest_gap_per_byte() == 0 => {
             return Err(SimError::Usage(
-                "--congestion flow shares bandwidth, and G = 0 gives links none to share: give --G or a model with G".into(),
+                "--congestion flow needs G > 0 (from the model or --G): with G = 0 links have no bandwidth to share".into(),
             ))
         }
         "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
