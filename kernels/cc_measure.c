@@ -165,6 +165,9 @@ static void cc_evaluate(cc_series *s, const cc_limits *lim, double reference_us)
     cc_ci ci = cc_median_ci(s->sorted_us, (size_t)s->n);
     double below = ci.median - ci.lo, above = ci.hi - ci.median;
     double widest = below > above ? below : above;
+    /* samples come in whole timer ticks: order statistics that agree to the tick
+     * (a VM's clock may tick every 20 ns) bound the median no closer than half of one */
+    if (widest < 0.5 * s->tick_us) widest = 0.5 * s->tick_us;
     double scale = ci.median > reference_us ? ci.median : reference_us;
     s->median_us = ci.median;
     s->ci_rel = scale > 0.0 ? widest / scale : INFINITY;
@@ -316,6 +319,7 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     const int root = pt->rank == 0;
     const int windowed = pt->sync->windowed;
     const double to_us = pt->scale / (double)batch / 1000.0;
+    out->tick_us = pt->env->timer.resolution_ns * to_us;
     void (*const sync_start)(MPI_Comm) = pt->sync->start;
     void (*const before)(cc_point *) = pt->op->before;
     void (*const run)(cc_point *, long) = pt->op->run;

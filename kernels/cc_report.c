@@ -161,6 +161,8 @@ void cc_report_point(cc_buf *out, const cc_point *pt, const cc_series *s, int va
     cc_buf_bool(out, s->precision_met);
     cc_buf_key(out, "ci_rel");
     cc_buf_num(out, s->ci_rel);
+    cc_buf_key(out, "tick_us");
+    cc_buf_num(out, s->tick_us);
     cc_buf_key(out, "stop_reason");
     cc_buf_str(out, s->stop_reason ? s->stop_reason : "");
     cc_buf_key(out, "valid");

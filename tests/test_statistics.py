@@ -64,3 +64,13 @@ def test_the_kernels_ci_ranks_are_pythons(tmp_path):
     differ = [n for n in range(1, top + 1)
               if tuple(int(r) - 1 for r in lines[n - 1].split()) != median_ci_ranks(n)]
     assert differ == [], f"{len(differ)} sample counts differ, the first {differ[:5]}"
+
+
+def test_no_ci_is_narrower_than_half_a_timer_tick():
+    # samples that agree to the tick: the order statistics give a CI of no width
+    s = summarize([7.77] * 500 + [7.79] * 10)
+    assert relative_ci_halfwidth(s) == 0
+    assert relative_ci_halfwidth(s, tick_us=0.02) == pytest.approx(0.01 / 7.77)
+    # a wider CI is not touched by a small tick
+    wide = summarize([1.0, 2.0, 3.0, 4.0, 5.0] * 20)
+    assert relative_ci_halfwidth(wide, tick_us=0.02) == relative_ci_halfwidth(wide)

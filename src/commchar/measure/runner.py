@@ -442,7 +442,9 @@ class _JobRunner:
         summary = summarize(samples)
         extra = message.get("extra")
         extra = extra if isinstance(extra, dict) else {}
-        ci_rel = relative_ci_halfwidth(summary, float(extra.get("delay_us") or 0.0))
+        tick = message.get("tick_us")
+        tick = float(tick) if isinstance(tick, (int, float)) and math.isfinite(tick) and tick >= 0 else 0.0
+        ci_rel = relative_ci_halfwidth(summary, float(extra.get("delay_us") or 0.0), tick)
         target = float(message.get("precision_target") or self.options.precision)
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,

@@ -51,12 +51,15 @@ def summarize(samples: list[float] | np.ndarray) -> dict:
     }
 
 
-def relative_ci_halfwidth(summary: dict, reference_us: float = 0.0) -> float:
+def relative_ci_halfwidth(summary: dict, reference_us: float = 0.0, tick_us: float = 0.0) -> float:
     """The larger side of the median's CI, relative to the median, or to
     `reference_us` when that is larger: the rendezvous probe judges its short
-    eager sends against the receiver's delay, as the kernel's stopping rule does."""
+    eager sends against the receiver's delay, as the kernel's stopping rule does.
+    No side is taken narrower than half a timer tick of one sample (`tick_us`):
+    order statistics that agree to the tick bound the median no closer."""
     median = summary["t_us"]
     yardstick = max(median, reference_us)
+    side = max(median - summary["ci_lo_us"], summary["ci_hi_us"] - median, tick_us / 2)
     if yardstick <= 0:
-        return math.inf if summary["ci_hi_us"] > summary["ci_lo_us"] else 0.0
-    return max(median - summary["ci_lo_us"], summary["ci_hi_us"] - median) / yardstick
+        return math.inf if side > 0 else 0.0
+    return side / yardstick
