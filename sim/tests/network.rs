@@ -27,20 +27,26 @@ fn pure_delay(hop: u64) -> Params {
     }
 }
 
-fn run_goal(text: &str, topo: &str, congestion: bool, hop: u64) -> Vec<u64> {
+/// Each rank's finish time for a GOAL schedule, with the network `net` builds for its ranks.
+fn finish_times(text: &str, params: Params, net: impl FnOnce(u32) -> Network) -> Vec<u64> {
     let mut g = GoalGraph::parse(text, "t", NS).unwrap();
-    let p = commchar_sim::workload::Workload::ranks(&g);
-    let net = Network::new(topology::parse(topo, p).unwrap(), hop, congestion);
+    let network = net(commchar_sim::workload::Workload::ranks(&g));
     engine::run(
         Config {
-            params: pure_delay(hop),
-            network: net,
+            params,
+            network,
             trace_limit: None,
         },
         &mut g,
     )
     .unwrap()
     .finish
+}
+
+fn run_goal(text: &str, topo: &str, congestion: bool, hop: u64) -> Vec<u64> {
+    finish_times(text, pure_delay(hop), |p| {
+        Network::new(topology::parse(topo, p).unwrap(), hop, congestion)
+    })
 }
 
 #[test]
@@ -102,24 +108,18 @@ proptest! {
     }
 }
 
-fn run_goal_flows(text: &str, topo: &str, gap_ps_per_byte: u64) -> Vec<u64> {
-    let mut g = GoalGraph::parse(text, "t", NS).unwrap();
-    let p = commchar_sim::workload::Workload::ranks(&g);
-    let params = Params {
+/// Pure delay but for G: a link moves one byte per `gap_ps_per_byte`.
+fn with_gap(gap_ps_per_byte: u64) -> Params {
+    Params {
         big_g: gap_ps_per_byte,
         ..pure_delay(0)
-    };
-    let net = Network::with_flows(topology::parse(topo, p).unwrap(), 0, gap_ps_per_byte);
-    engine::run(
-        Config {
-            params,
-            network: net,
-            trace_limit: None,
-        },
-        &mut g,
-    )
-    .unwrap()
-    .finish
+    }
+}
+
+fn run_goal_flows(text: &str, topo: &str, gap_ps_per_byte: u64) -> Vec<u64> {
+    finish_times(text, with_gap(gap_ps_per_byte), |p| {
+        Network::with_flows(topology::parse(topo, p).unwrap(), 0, gap_ps_per_byte)
+    })
 }
 
 #[test]
@@ -150,20 +150,9 @@ fn flows_that_share_no_link_give_the_congestion_free_times() {
         );
     }
     let flows = run_goal_flows(&text, "full", 250);
-    let mut g = GoalGraph::parse(&text, "t", NS).unwrap();
-    let off = engine::run(
-        Config {
-            params: Params {
-                big_g: 250,
-                ..pure_delay(0)
-            },
-            network: Network::new(topology::parse("full", 6).unwrap(), 0, false),
-            trace_limit: None,
-        },
-        &mut g,
-    )
-    .unwrap()
-    .finish;
+    let off = finish_times(&text, with_gap(250), |p| {
+        Network::new(topology::parse("full", p).unwrap(), 0, false)
+    });
     assert_eq!(flows, off);
     assert_eq!(flows[0], 2000 * NS);
 }
