@@ -16,7 +16,8 @@ aim, reported met or missed beside it); Rabenseifner allreduce of 1 MiB on 2^20
 ranks in < 30 s and < 2 GB; with --big: the same on 2^24 ranks in < 60 s and
 < 4 GB, on a 512x512 torus with congestion (no target: the step between the
 256x256 and 1024x1024 cases, to see how the cost grows), on a 1024x1024 torus
-with congestion in < 300 s, and its GOAL text
+with congestion in < 300 s (one message per link, and the flow-level
+network), and its GOAL text
 (generated with --emit-goal, deleted afterwards) in less memory than
 LogGOPSim's 4.58 GB.
 
@@ -48,8 +49,9 @@ def rabenseifner(p: int) -> list[str]:
     return ["--collective", "allreduce:rabenseifner", "--p", str(p), "--n", MIB]
 
 
-def congested_torus(side: int) -> list[str]:
-    return [*rabenseifner(side * side), "--topology", f"torus:{side}x{side}", "--congestion", "on", "--hop", "50"]
+def congested_torus(side: int, model: str = "on") -> list[str]:
+    """`model`: "on" (one message per link at a time) or "flow" (messages on a link share its bandwidth)."""
+    return [*rabenseifner(side * side), "--topology", f"torus:{side}x{side}", "--congestion", model, "--hop", "50"]
 
 
 @dataclass
@@ -77,9 +79,13 @@ CASES = [
     Case("rabenseifner p=4096 torus:64x64 congestion", congested_torus(64), rate_target=False),
     Case("rabenseifner p=16384 torus:128x128 congestion", congested_torus(128), rate_target=False),
     Case("rabenseifner p=65536 torus:256x256 congestion", congested_torus(256), rate_target=False, quick=False),
+    Case("rabenseifner p=65536 torus:256x256 flow-level", congested_torus(256, "flow"), rate_target=False,
+         quick=False),
     Case("rabenseifner p=2^18 torus:512x512 congestion", congested_torus(512), rate_target=False, big=True),
     Case("rabenseifner p=2^24 1MiB", rabenseifner(2**24), time_max_s=60, peak_max_mb=4000, big=True),
     Case("rabenseifner p=2^20 torus:1024x1024 congestion", congested_torus(1024), time_max_s=300,
+         rate_target=False, big=True),
+    Case("rabenseifner p=2^20 torus:1024x1024 flow-level", congested_torus(1024, "flow"), time_max_s=300,
          rate_target=False, big=True),
     Case("GOAL rabenseifner p=2^20 (parse + simulate)", [], peak_max_mb=4580, rate_target=False, big=True,
          goal=rabenseifner(2**20)),

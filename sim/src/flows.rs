@@ -19,9 +19,11 @@
 //! LogGP network instead starts the receiver's CPU at the first byte, busy for
 //! max((s-1)O, (s-1)G), and releases a rendezvous sender (s-1)G earlier.
 //!
-//! Cost: each start or end recomputes every flow in flight, O(flows x route
-//! length x bottleneck levels); this model is for studies of contention on
-//! thousands of ranks, not for the million-rank runs of the other two.
+//! Cost: each instant with starts or ends recomputes every flow in flight,
+//! O(flows x route length x bottleneck levels). A link is given a dense
+//! number when a flow first crosses it (and gives it back when the last
+//! leaves), so that recomputation indexes arrays instead of hashing each
+//! link of each route three times, which was most of its cost.
 
 use crate::fxhash::FxHashMap;
 
@@ -40,7 +42,8 @@ pub struct FlowMsg {
 }
 
 struct Flow {
-    links: Vec<u64>,
+    /// Dense numbers of the links of its route (see `LinkNumbers`).
+    links: Vec<u32>,
     /// Bytes per picosecond it moves alone (1/G).
     cap: f64,
     /// Bytes still to move as of `since`.
@@ -68,8 +71,10 @@ pub struct FlowNet {
     flows: Vec<Option<Flow>>,
     free: Vec<u32>,
     active: Vec<u32>,
-    /// Scratch of progressive filling, kept to reuse its memory.
-    load: FxHashMap<u64, (f64, u32)>,
+    numbers: LinkNumbers,
+    /// Per link number: capacity left and flows not yet frozen (scratch of
+    /// progressive filling, kept to reuse its memory).
+    load: Vec<(f64, u32)>,
     rates: Vec<f64>,
     frozen_now: Vec<usize>,
     /// Flows started or ended since the rates were last found.
@@ -84,7 +89,8 @@ impl FlowNet {
             flows: Vec::new(),
             free: Vec::new(),
             active: Vec::new(),
-            load: FxHashMap::default(),
+            numbers: LinkNumbers::default(),
+            load: Vec::new(),
             rates: Vec::new(),
             frozen_now: Vec::new(),
             dirty: false,
@@ -97,7 +103,7 @@ impl FlowNet {
     /// change since the last), so the many sends of one instant cost one settle.
     pub fn start(&mut self, now: u64, links: &[u64], bytes: u64, gap: u64, msg: FlowMsg) -> bool {
         let flow = Flow {
-            links: links.to_vec(),
+            links: links.iter().map(|&l| self.numbers.take(l)).collect(),
             cap: bytes_per_ps(gap),
             remaining: bytes as f64,
             rate: f64::NAN, // differs from every rate: the new flow is always due
@@ -131,6 +137,9 @@ impl FlowNet {
         // the others keep their rates up to the settle at this same instant,
         // which moves their bytes on
         let flow = self.flows[id as usize].take().expect("a current flow");
+        for &n in &flow.links {
+            self.numbers.give_back(n);
+        }
         self.free.push(id);
         self.active.swap_remove(flow.at);
         if let Some(&moved) = self.active.get(flow.at) {
@@ -162,10 +171,10 @@ impl FlowNet {
     /// a new version and finish time.
     fn reallocate(&mut self, now: u64, due: &mut Vec<Due>) {
         self.load.clear();
+        self.load.resize(self.numbers.len(), (self.capacity, 0));
         for &id in &self.active {
             for &l in &self.flows[id as usize].as_ref().expect("active").links {
-                let e = self.load.entry(l).or_insert((self.capacity, 0));
-                e.1 += 1;
+                self.load[l as usize].1 += 1;
             }
         }
         // scratch kept between settles: a fresh vector of a million rates
@@ -177,7 +186,7 @@ impl FlowNet {
         let mut left = self.active.len();
         while left > 0 {
             let mut share = f64::INFINITY;
-            for &(cap, users) in self.load.values() {
+            for &(cap, users) in &self.load {
                 if users > 0 {
                     share = share.min(cap / users as f64);
                 }
@@ -194,8 +203,8 @@ impl FlowNet {
                 }
                 let f = self.flows[id as usize].as_ref().expect("active");
                 let bottlenecked = f.cap <= share
-                    || f.links.iter().any(|l| {
-                        let (cap, users) = self.load[l];
+                    || f.links.iter().any(|&l| {
+                        let (cap, users) = self.load[l as usize];
                         cap / users as f64 <= share
                     });
                 if bottlenecked {
@@ -207,8 +216,8 @@ impl FlowNet {
                 let f = self.flows[self.active[k] as usize]
                     .as_ref()
                     .expect("active");
-                for l in &f.links {
-                    let e = self.load.get_mut(l).expect("counted");
+                for &l in &f.links {
+                    let e = &mut self.load[l as usize];
                     e.0 = (e.0 - share).max(0.0);
                     e.1 -= 1;
                 }
@@ -240,6 +249,88 @@ impl FlowNet {
         }
         self.rates = rates;
         self.frozen_now = frozen_now;
+    }
+}
+
+/// Link ids below this are numbered through a vector indexed by id (4 bytes
+/// per id up to the highest seen); larger ids, as a fully connected network
+/// of many ranks has, through a hash map.
+const DIRECT_IDS: u64 = 1 << 25;
+
+/// Dense numbers for the links flows cross now: a link keeps its number while
+/// some flow crosses it, and a number given back serves the next new link.
+#[derive(Default)]
+struct LinkNumbers {
+    /// Per link id below DIRECT_IDS: its number plus one, 0 for none.
+    direct: Vec<u32>,
+    hashed: FxHashMap<u64, u32>,
+    /// Per number: its link and how many flows cross it.
+    links: Vec<(u64, u32)>,
+    unused: Vec<u32>,
+}
+
+impl LinkNumbers {
+    fn lookup(&self, link: u64) -> Option<u32> {
+        if link < DIRECT_IDS {
+            match self.direct.get(link as usize) {
+                Some(&n) if n > 0 => Some(n - 1),
+                _ => None,
+            }
+        } else {
+            self.hashed.get(&link).copied()
+        }
+    }
+
+    fn set(&mut self, link: u64, n: Option<u32>) {
+        if link < DIRECT_IDS {
+            let i = link as usize;
+            if i >= self.direct.len() {
+                self.direct.resize((i + 1).next_power_of_two(), 0);
+            }
+            self.direct[i] = n.map_or(0, |n| n + 1);
+        } else {
+            match n {
+                Some(n) => self.hashed.insert(link, n),
+                None => self.hashed.remove(&link),
+            };
+        }
+    }
+
+    /// `link`'s number, one more flow counted on it.
+    fn take(&mut self, link: u64) -> u32 {
+        let n = match self.lookup(link) {
+            Some(n) => n,
+            None => {
+                let n = match self.unused.pop() {
+                    Some(n) => n,
+                    None => {
+                        self.links.push((0, 0));
+                        (self.links.len() - 1) as u32
+                    }
+                };
+                self.links[n as usize] = (link, 0);
+                self.set(link, Some(n));
+                n
+            }
+        };
+        self.links[n as usize].1 += 1;
+        n
+    }
+
+    /// One flow fewer on number `n`; the last frees it.
+    fn give_back(&mut self, n: u32) {
+        let entry = &mut self.links[n as usize];
+        entry.1 -= 1;
+        if entry.1 == 0 {
+            let link = entry.0;
+            self.set(link, None);
+            self.unused.push(n);
+        }
+    }
+
+    /// Numbers given so far (the highest in use plus one, at most).
+    fn len(&self) -> usize {
+        self.links.len()
     }
 }
 
@@ -384,6 +475,27 @@ mod tests {
         assert_eq!(due.len(), 2);
         assert!(due.iter().all(|d| d.time == 200));
         assert!(net.finish(1).1);
+    }
+
+    #[test]
+    fn link_numbers_follow_the_flows_crossing_and_far_ids_share_as_near_ones() {
+        let far = DIRECT_IDS + 12345;
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        // a far link (hashed) shared by two flows halves their rates as a near one does
+        begin(&mut net, 0, &[far, 3], 100, 1, &mut due);
+        begin(&mut net, 0, &[far], 100, 1, &mut due);
+        assert_eq!(latest(&due, 0).time, 200);
+        assert_eq!(latest(&due, 1).time, 200);
+        assert_eq!(net.numbers.len(), 2);
+        end(&mut net, 200, 0, &mut due);
+        end(&mut net, 200, 1, &mut due);
+        assert!(net.numbers.lookup(far).is_none() && net.numbers.lookup(3).is_none());
+        // the numbers given back serve the next links: none is added
+        due.clear();
+        begin(&mut net, 300, &[7, far + 1], 10, 1, &mut due);
+        assert_eq!(net.numbers.len(), 2);
+        assert_eq!(due.last().expect("due").time, 310);
     }
 
     #[test]

@@ -15,8 +15,6 @@
 //! walk memory in order: a binary heap over millions of events spent most of
 //! its time in cache misses.
 
-use std::collections::VecDeque;
-
 /// Emptied buckets larger than this (in events) are not kept by their
 /// bucket; they wait as spares for the next bucket that grows past it.
 const KEEP_CAPACITY: usize = 1 << 16;
@@ -51,8 +49,11 @@ impl<P: Copy> Event<P> {
 }
 
 pub struct EventQueue<P: Copy> {
-    /// Events at the current time, in sequence order.
-    now: VecDeque<Event<P>>,
+    /// Events at the current time, in sequence order, from `head` on (those
+    /// before it were popped). A vector read from a moving position, not a
+    /// ring: reading and indexing it cost no wrap-around arithmetic.
+    now: Vec<Event<P>>,
+    head: usize,
     /// buckets[i]: events whose time differs from `now_time` first in bit i-1.
     buckets: Vec<Vec<Event<P>>>,
     now_time: u64,
@@ -67,7 +68,8 @@ pub struct EventQueue<P: Copy> {
 impl<P: Copy> Default for EventQueue<P> {
     fn default() -> Self {
         EventQueue {
-            now: VecDeque::new(),
+            now: Vec::new(),
+            head: 0,
             buckets: (0..65).map(|_| Vec::new()).collect(),
             now_time: 0,
             len: 0,
@@ -97,6 +99,7 @@ impl<P: Copy> EventQueue<P> {
         self.next_seq
     }
 
+    #[inline]
     pub fn push(&mut self, time: u64, seq: u64, kind: u8, data: P) {
         debug_assert!(kind < 16 && seq < MAX_EVENTS);
         assert!(
@@ -111,21 +114,13 @@ impl<P: Copy> EventQueue<P> {
         };
         self.len += 1;
         if time == self.now_time {
-            // a new event has the highest sequence number; keep the order anyway
-            match self.now.back() {
-                Some(b) if b.seq_kind > e.seq_kind => {
-                    let at = self.now.partition_point(|x| x.seq_kind < e.seq_kind);
-                    self.now.insert(at, e);
-                }
-                _ => self.now.push_back(e),
-            }
+            self.push_now(e);
         } else {
             let b = (64 - (time ^ self.now_time).leading_zeros()) as usize;
             let bucket = &mut self.buckets[b];
             if bucket.len() == bucket.capacity() && bucket.len() >= KEEP_CAPACITY {
                 grow(bucket, &mut self.spares);
             }
-            let bucket = &mut self.buckets[b];
             bucket.push(e);
             // a bucket fills in order, often far beyond the caches: its lines
             // a few events ahead are asked for before they are written
@@ -133,64 +128,94 @@ impl<P: Copy> EventQueue<P> {
         }
     }
 
+    /// Queues an event due at the current time.
+    fn push_now(&mut self, e: Event<P>) {
+        if self.now.len() == self.now.capacity() && self.head >= self.now.len() / 2 {
+            // the popped events' room serves again rather than the list
+            // doubling: a list of every rank's step is gigabytes at 2^24 ranks
+            self.now.copy_within(self.head.., 0);
+            self.now.truncate(self.now.len() - self.head);
+            self.head = 0;
+        }
+        // a new event has the highest sequence number; keep the order anyway
+        match self.now.last() {
+            Some(b) if b.seq_kind > e.seq_kind => {
+                let at =
+                    self.head + self.now[self.head..].partition_point(|x| x.seq_kind < e.seq_kind);
+                self.now.insert(at, e);
+            }
+            _ => self.now.push(e),
+        }
+    }
+
     /// The earliest event (by time, then sequence number).
+    #[inline]
     pub fn pop(&mut self) -> Option<Event<P>> {
-        if self.len == 0 {
-            return None;
+        if self.head == self.now.len() {
+            if self.len == 0 {
+                return None;
+            }
+            self.refill();
         }
-        if self.now.is_empty() {
-            let i = self
-                .buckets
-                .iter()
-                .position(|b| !b.is_empty())
-                .expect("len > 0");
-            let mut moving = std::mem::take(&mut self.buckets[i]);
-            // one pass finds the earliest time and whether the events are all
-            // due then and already in sequence order (each a pass saved: a
-            // bucket holding every rank's step is larger than the caches)
-            let (mut min, mut max) = (u64::MAX, 0);
-            let (mut sorted, mut prev) = (true, 0);
-            for e in &moving {
-                min = min.min(e.time);
-                max = max.max(e.time);
-                sorted &= e.seq_kind >= prev;
-                prev = e.seq_kind;
-            }
-            self.now_time = min;
-            if min != max {
-                // the earliest events stay in the bucket's own vector, which becomes
-                // the current list: a step where millions of events fall due at once
-                // (all ranks of a collective) is never copied, nor held twice
-                let buckets = &mut self.buckets;
-                moving.retain(|e| {
-                    if e.time == min {
-                        return true;
-                    }
-                    buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
-                    false
-                });
-            }
-            if !sorted {
-                moving.sort_unstable_by_key(|e| e.seq_kind);
-            }
-            let spent = std::mem::replace(&mut self.now, VecDeque::from(moving));
-            // a small spent list's memory serves the bucket again; a large one
-            // waits as a spare for the next bucket to grow (keeping every
-            // bucket's high-water mark would cost gigabytes)
-            let mut spent = Vec::from(spent);
-            spent.clear();
-            if spent.capacity() <= KEEP_CAPACITY {
-                self.buckets[i] = spent;
-            } else {
-                self.spares.push(spent);
-                // the largest first; beyond SPARES the smallest are given back
-                self.spares
-                    .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
-                self.spares.truncate(SPARES);
-            }
-        }
+        let e = self.now[self.head];
+        self.head += 1;
         self.len -= 1;
-        self.now.pop_front()
+        Some(e)
+    }
+
+    /// Makes the earliest non-empty bucket's earliest events the current list
+    /// (the current list is empty, the queue is not).
+    #[inline(never)]
+    fn refill(&mut self) {
+        let i = self
+            .buckets
+            .iter()
+            .position(|b| !b.is_empty())
+            .expect("len > 0");
+        let mut moving = std::mem::take(&mut self.buckets[i]);
+        // one pass finds the earliest time and whether the events are all
+        // due then and already in sequence order (each a pass saved: a
+        // bucket holding every rank's step is larger than the caches)
+        let (mut min, mut max) = (u64::MAX, 0);
+        let (mut sorted, mut prev) = (true, 0);
+        for e in &moving {
+            min = min.min(e.time);
+            max = max.max(e.time);
+            sorted &= e.seq_kind >= prev;
+            prev = e.seq_kind;
+        }
+        self.now_time = min;
+        if min != max {
+            // the earliest events stay in the bucket's own vector, which becomes
+            // the current list: a step where millions of events fall due at once
+            // (all ranks of a collective) is never copied, nor held twice
+            let buckets = &mut self.buckets;
+            moving.retain(|e| {
+                if e.time == min {
+                    return true;
+                }
+                buckets[(64 - (e.time ^ min).leading_zeros()) as usize].push(*e);
+                false
+            });
+        }
+        if !sorted {
+            moving.sort_unstable_by_key(|e| e.seq_kind);
+        }
+        let mut spent = std::mem::replace(&mut self.now, moving);
+        self.head = 0;
+        // a small spent list's memory serves the bucket again; a large one
+        // waits as a spare for the next bucket to grow (keeping every
+        // bucket's high-water mark would cost gigabytes)
+        spent.clear();
+        if spent.capacity() <= KEEP_CAPACITY {
+            self.buckets[i] = spent;
+        } else {
+            self.spares.push(spent);
+            // the largest first; beyond SPARES the smallest are given back
+            self.spares
+                .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
+            self.spares.truncate(SPARES);
+        }
     }
 
     /// The event `k` places behind the next one to pop, if it is due at the
@@ -199,10 +224,9 @@ impl<P: Copy> EventQueue<P> {
     pub fn peek_due(&self, k: usize) -> Option<&Event<P>> {
         // the list is read in order, often from beyond the caches: the events
         // after that one are asked for too
-        if let Some(later) = self.now.get(k + STREAM_AHEAD) {
-            crate::prefetch::prefetch(later);
-        }
-        self.now.get(k)
+        let at = self.head + k;
+        crate::prefetch::prefetch(self.now.as_ptr().wrapping_add(at + STREAM_AHEAD));
+        self.now.get(at)
     }
 
     pub fn len(&self) -> usize {
@@ -217,6 +241,8 @@ impl<P: Copy> EventQueue<P> {
 /// Makes room in a full `bucket`: moves its events into the largest spare
 /// when that is larger, else into a new vector twice its size (advised to use
 /// huge pages), its old vector becoming a spare.
+#[cold]
+#[inline(never)]
 fn grow<P: Copy>(bucket: &mut Vec<Event<P>>, spares: &mut Vec<Vec<Event<P>>>) {
     let mut bigger = match spares.first() {
         Some(s) if s.capacity() > bucket.len() => spares.remove(0),
