@@ -373,6 +373,7 @@ impl<W: Workload> Engine<'_, W> {
         Ok(())
     }
 
+    #[inline(always)]
     fn schedule(&mut self, time: u64, kind: Kind, ev: Pending) -> Result<()> {
         let Some(seq) = self.queue.next_seq() else {
             return Err(SimError::Usage(format!(

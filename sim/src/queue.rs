@@ -99,7 +99,7 @@ impl<P: Copy> EventQueue<P> {
         self.next_seq
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: u64, seq: u64, kind: u8, data: P) {
         debug_assert!(kind < 16 && seq < MAX_EVENTS);
         assert!(

@@ -52,7 +52,18 @@ impl<S: PhaseSchedule> Phased<S> {
             if !self.scratch.is_empty() {
                 self.state[r].1 = self.scratch.len() as u32;
                 self.unfinished_ops += self.scratch.len() as u64;
-                out.extend(self.scratch.iter().map(|op| (rank, *op)));
+                // field by field: a whole-record copy went through the stack
+                // in two overlapping halves, and the second waited for the first
+                for op in &self.scratch {
+                    let op = Op {
+                        kind: op.kind,
+                        peer: op.peer,
+                        tag: op.tag,
+                        size: op.size,
+                        id: op.id,
+                    };
+                    out.push((rank, op));
+                }
                 return;
             }
         }
