@@ -24,8 +24,10 @@ const KEEP_CAPACITY: usize = 1 << 16;
 const SPARES: usize = 2;
 
 /// How many events ahead of a list's reading or writing point its memory is
-/// asked for.
-const STREAM_AHEAD: usize = 16;
+/// asked for: 2.5 KB, as far as a memory access takes while a few dozen
+/// events are handled (16 left the writes to a 2^20-rank step's bucket
+/// waiting for memory).
+const STREAM_AHEAD: usize = 64;
 
 /// Most events one run can create.
 pub const MAX_EVENTS: u64 = 1 << 60;
