@@ -23,7 +23,7 @@ LogGOPSim's 4.58 GB.
 
     python3 bench/sim_bench.py            # the standard cases
     python3 bench/sim_bench.py --quick    # without the 2^20-rank case
-    python3 bench/sim_bench.py --big      # also the 2^24, 2^18 and 2^20 torus and GOAL cases (long; run with nice)
+    python3 bench/sim_bench.py --big      # also the 2^24, 2^18 and 2^20 torus (both networks) and GOAL cases (long; run with nice)
     COMMCHAR_SIM=path/to/commchar-sim python3 bench/sim_bench.py --only torus   # another binary, some cases
 """
 
