@@ -128,16 +128,17 @@ def _points(records: list[dict]) -> list[dict]:
     return [r for r in records if r["type"] == "point"]
 
 
-def _ci_rel(samples: list[float], reference: float = 0.0) -> float:
+def _ci_rel(samples: list[float], reference: float = 0.0, tick_us: float = 0.0) -> float:
     """The stopping rule's statistic, computed independently of the kernel
-    (relative to max(median, reference): rndv's reference is its delay)."""
+    (relative to max(median, reference): rndv's reference is its delay; no
+    side narrower than half a timer tick of one sample, docs/kernel-protocol.md)."""
     xs = sorted(samples)
     n = len(xs)
     root = 1.96 * math.sqrt(n)
     lo = min(max(math.floor((n - root) / 2), 1), n)
     hi = min(max(math.ceil(1 + (n + root) / 2), 1), n)
     median = statistics.median(xs)
-    return max(median - xs[lo - 1], xs[hi - 1] - median) / max(median, reference)
+    return max(median - xs[lo - 1], xs[hi - 1] - median, tick_us / 2) / max(median, reference)
 
 
 def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) -> None:
@@ -164,7 +165,7 @@ def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) 
         reference = point["extra"].get("delay_us", 0.0) if point["op"] == "rndv" else 0.0
         # the samples are printed rounded, and a CI width is a difference of nearly equal samples
         assert point["ci_rel"] == pytest.approx(
-            _ci_rel(point["samples_us"], reference), rel=1e-5, abs=1e-9), where
+            _ci_rel(point["samples_us"], reference, point["tick_us"]), rel=1e-5, abs=1e-9), where
         assert point["precision_met"] == (point["ci_rel"] <= precision), where
         assert point["wall_s"] > 0, where
         assert point["sync"] == ("barrier" if point["op"] in COLLECTIVES else "none"), where
