@@ -280,19 +280,21 @@ impl LinkTable {
     }
 
     /// A route's links do not depend on the reservations made along it, so
-    /// the memory of the links ahead is requested early: the slot 8 links
-    /// ahead, the last intervals of a listed link's chunk 3 ahead (where a
-    /// search starts and a reservation usually goes). Links are scattered
-    /// across memory; waiting for each in turn dominated the cost.
+    /// the memory of the links ahead is requested early: the slot 16 links
+    /// ahead, the last intervals of a listed link's chunk 6 ahead (where a
+    /// search starts and a reservation usually goes; reading the chunk's
+    /// place needs the slot, which 8 and 3 links ahead was often still on
+    /// its way). Links are scattered across memory; waiting for each in turn
+    /// dominated the cost.
     #[inline]
     pub fn prefetch(&self, route: &[u64], i: usize) {
         if self.dense.is_empty() {
             return;
         }
-        if let Some(&link) = route.get(i + 8) {
+        if let Some(&link) = route.get(i + 16) {
             prefetch(&self.dense[link as usize]);
         }
-        if let Some(&link) = route.get(i + 3) {
+        if let Some(&link) = route.get(i + 6) {
             let slot = &self.dense[link as usize];
             if slot.0[0].0 == SPILLED {
                 let c = Chunk::of(slot);
