@@ -10,15 +10,15 @@ collectives at p=3 (oversubscribed).
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
-import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from commchar.measure.statistics import relative_ci_halfwidth, summarize
 
 pytestmark = pytest.mark.mpi
 
@@ -128,19 +128,6 @@ def _points(records: list[dict]) -> list[dict]:
     return [r for r in records if r["type"] == "point"]
 
 
-def _ci_rel(samples: list[float], reference: float = 0.0, tick_us: float = 0.0) -> float:
-    """The stopping rule's statistic, computed independently of the kernel
-    (relative to max(median, reference): rndv's reference is its delay; no
-    side narrower than half a timer tick of one sample, docs/kernel-protocol.md)."""
-    xs = sorted(samples)
-    n = len(xs)
-    root = 1.96 * math.sqrt(n)
-    lo = min(max(math.floor((n - root) / 2), 1), n)
-    hi = min(max(math.ceil(1 + (n + root) / 2), 1), n)
-    median = statistics.median(xs)
-    return max(median - xs[lo - 1], xs[hi - 1] - median, tick_us / 2) / max(median, reference)
-
-
 def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) -> None:
     assert records[0]["type"] == "header"
     assert records[-1]["type"] == "end"
@@ -163,9 +150,11 @@ def _check_stream(records: list[dict], p: int, min_reps: int, precision: float) 
         assert point["stop_reason"] in {"precision", "max_reps", "max_time", "unreachable"}, where
         assert point["precision_met"] == (point["stop_reason"] == "precision"), where
         reference = point["extra"].get("delay_us", 0.0) if point["op"] == "rndv" else 0.0
-        # the samples are printed rounded, and a CI width is a difference of nearly equal samples
-        assert point["ci_rel"] == pytest.approx(
-            _ci_rel(point["samples_us"], reference, point["tick_us"]), rel=1e-5, abs=1e-9), where
+        # the stopping rule's statistic recomputed from the samples by the runner's code (whose
+        # CI ranks are the kernel's, test_statistics.py); the samples are printed rounded, and a
+        # CI width is a difference of nearly equal samples
+        recomputed = relative_ci_halfwidth(summarize(point["samples_us"]), reference, point["tick_us"])
+        assert point["ci_rel"] == pytest.approx(recomputed, rel=1e-5, abs=1e-9), where
         assert point["precision_met"] == (point["ci_rel"] <= precision), where
         assert point["wall_s"] > 0, where
         assert point["sync"] == ("barrier" if point["op"] in COLLECTIVES else "none"), where
