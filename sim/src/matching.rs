@@ -7,11 +7,13 @@
 //! can match it. A wildcard receive walks its rank's unexpected messages in
 //! arrival order.
 //!
-//! Most ranks of a collective hold at most one posted receive and one
-//! unexpected message at a time; that one lives inline in the rank's record
-//! and never touches the hash table. A second entry moves it into the FIFOs.
-//! A rank's record is one cache line (64 bytes): the ends of its arrival-order
-//! list, needed only once its messages are in the FIFOs, are kept aside.
+//! Most ranks of a collective hold one posted receive or one unexpected
+//! message at a time; that one lives inline in the rank's record and never
+//! touches the hash table. A second entry of its queue moves it into the
+//! FIFOs; an entry of the other queue goes to the FIFOs while the slot is
+//! taken. A rank's record is half a cache line (32 bytes, 512 MB at 2^24
+//! ranks): the ends of its arrival-order list, needed only once its messages
+//! are in the FIFOs, and its count of wildcard receives are kept aside.
 
 use crate::fxhash::FxHashMap;
 
@@ -104,17 +106,23 @@ impl Fifos {
     }
 }
 
-/// One rank's queue sizes and inline entries.
+/// One rank's queue sizes and inline entry.
 #[derive(Clone, Copy)]
-#[repr(align(64))]
+#[repr(align(32))]
 struct RankQueues {
-    posted_inline: Entry,
-    unexpected_inline: Entry,
-    /// Counts, with `INLINE` set while the single entry is the inline one.
+    /// The entry of the queue whose count has `INLINE` set, if one has.
+    inline: Entry,
+    /// Counts, with `INLINE` set while the queue's single entry is the inline one.
     posted: u32,
     unexpected: u32,
-    /// Wildcard receives posted (messages look at wildcard FIFOs only then).
-    wild_posted: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<RankQueues>() == 32);
+
+impl RankQueues {
+    fn inline_free(&self) -> bool {
+        (self.posted | self.unexpected) & INLINE == 0
+    }
 }
 
 const INLINE: u32 = 1 << 31;
@@ -124,6 +132,9 @@ pub struct Matcher {
     posted: Fifos,
     unexpected: Fifos,
     ranks: Vec<RankQueues>,
+    /// Per rank with wildcard receives posted, how many (messages look at
+    /// wildcard FIFOs only then).
+    wild_posted: FxHashMap<u32, u32>,
     /// Per rank with unexpected messages in the FIFOs: the oldest and newest (arrival order).
     uq_ends: FxHashMap<u32, (u32, u32)>,
 }
@@ -142,16 +153,15 @@ impl Matcher {
             aux: 0,
         };
         let empty = RankQueues {
-            posted_inline: none,
-            unexpected_inline: none,
+            inline: none,
             posted: 0,
             unexpected: 0,
-            wild_posted: 0,
         };
         Matcher {
             posted: Fifos::default(),
             unexpected: Fifos::default(),
             ranks: crate::bigmem::filled(ranks as usize, empty),
+            wild_posted: FxHashMap::default(),
             uq_ends: FxHashMap::default(),
         }
     }
@@ -171,13 +181,13 @@ impl Matcher {
             return None;
         }
         if rq.posted & INLINE != 0 {
-            let e = rq.posted_inline;
+            let e = rq.inline;
             if !matches(&e, src, tag) {
                 return None;
             }
             rq.posted = 0;
             if e.src == ANY || e.tag == ANY {
-                rq.wild_posted -= 1;
+                self.unpost_wild(rank);
             }
             return Some(e);
         }
@@ -198,33 +208,44 @@ impl Matcher {
             }
         };
         consider(&self.posted, src, tag);
-        if self.ranks[rank as usize].wild_posted > 0 {
+        if !self.wild_posted.is_empty() && self.wild_posted.contains_key(&rank) {
             consider(&self.posted, ANY, tag);
             consider(&self.posted, src, ANY);
             consider(&self.posted, ANY, ANY);
         }
         let (_, s, t) = best?;
         if s == ANY || t == ANY {
-            self.ranks[rank as usize].wild_posted -= 1;
+            self.unpost_wild(rank);
         }
         let idx = self.posted.pop_front(rank, s, t);
         Some(self.posted.nodes[idx as usize].entry)
     }
 
+    fn unpost_wild(&mut self, rank: u32) {
+        let left = self
+            .wild_posted
+            .get_mut(&rank)
+            .expect("a posted wildcard receive is counted");
+        *left -= 1;
+        if *left == 0 {
+            self.wild_posted.remove(&rank);
+        }
+    }
+
     /// Queues a receive at `rank` that found no message.
     pub fn post(&mut self, rank: u32, e: Entry) {
-        let rq = &mut self.ranks[rank as usize];
         if e.src == ANY || e.tag == ANY {
-            rq.wild_posted += 1;
+            *self.wild_posted.entry(rank).or_insert(0) += 1;
         }
-        if rq.posted == 0 {
-            rq.posted_inline = e;
+        let rq = &mut self.ranks[rank as usize];
+        if rq.posted == 0 && rq.inline_free() {
+            rq.inline = e;
             rq.posted = INLINE | 1;
             return;
         }
         if rq.posted & INLINE != 0 {
             rq.posted = 1;
-            let old = rq.posted_inline;
+            let old = rq.inline;
             self.posted.push(rank, old);
         }
         self.ranks[rank as usize].posted += 1;
@@ -238,7 +259,7 @@ impl Matcher {
             return None;
         }
         if rq.unexpected & INLINE != 0 {
-            let e = rq.unexpected_inline;
+            let e = rq.inline;
             if !matches(&e, src, tag) {
                 return None;
             }
@@ -297,14 +318,14 @@ impl Matcher {
     /// Queues a message at `rank` that found no receive.
     pub fn add_unexpected(&mut self, rank: u32, e: Entry) {
         let rq = &mut self.ranks[rank as usize];
-        if rq.unexpected == 0 {
-            rq.unexpected_inline = e;
+        if rq.unexpected == 0 && rq.inline_free() {
+            rq.inline = e;
             rq.unexpected = INLINE | 1;
             return;
         }
         if rq.unexpected & INLINE != 0 {
             rq.unexpected = 1;
-            let old = rq.unexpected_inline;
+            let old = rq.inline;
             self.push_unexpected(rank, old);
         }
         self.ranks[rank as usize].unexpected += 1;
