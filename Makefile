@@ -27,8 +27,9 @@ $(BIN)/commchar: pyproject.toml
 kernels: python mpi pvm
 	$(BIN)/commchar build
 
+# the plain build, then the profile-optimized binary commchar runs (scripts/build-sim.sh)
 sim:
-	$(CARGO) build --release --quiet --manifest-path sim/Cargo.toml
+	CARGO=$(CARGO) scripts/build-sim.sh
 
 browser:
 	@scripts/ensure-deps.sh browser

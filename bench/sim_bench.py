@@ -40,8 +40,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BINARY = Path(os.environ.get("COMMCHAR_SIM") or
-              Path(__file__).resolve().parents[1] / "sim" / "target" / "release" / "commchar-sim")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from commchar.simulate.binary import default_binary  # noqa: E402  (the path above first)
+
+BINARY = Path(os.environ.get("COMMCHAR_SIM") or default_binary())
 MIB = str(2**20)
 
 

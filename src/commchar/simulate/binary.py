@@ -15,6 +15,8 @@ from commchar.errors import CommcharError, InputError, UsageError
 ENV_VAR = "COMMCHAR_SIM"
 _REPO = Path(__file__).resolve().parents[3]
 DEFAULT_BINARY = _REPO / "sim" / "target" / "release" / "commchar-sim"
+# scripts/build-sim.sh: the same code optimized from a profile of its own runs
+OPTIMIZED_BINARY = _REPO / "sim" / "target" / "pgo" / "commchar-sim"
 MAX_CAUSE_CHARS = 400
 
 
@@ -24,10 +26,21 @@ class SimulationError(CommcharError):
     exit_code = 1
 
 
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def default_binary() -> Path:
+    """The newer of the profile-optimized and the plain build: a plain `cargo build` after a
+    source change is never shadowed by an older optimized binary."""
+    built = [b for b in (OPTIMIZED_BINARY, DEFAULT_BINARY) if _executable(b)]
+    return max(built, key=lambda b: b.stat().st_mtime) if built else DEFAULT_BINARY
+
+
 def find_binary() -> Path:
-    """The simulator binary: $COMMCHAR_SIM, else sim/target/release/commchar-sim."""
-    path = Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else DEFAULT_BINARY
-    if not (path.is_file() and os.access(path, os.X_OK)):
+    """The simulator binary: $COMMCHAR_SIM, else the newest build under sim/target."""
+    path = Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else default_binary()
+    if not _executable(path):
         raise SimulationError(f"simulator binary not found at {path}: run `make sim` to build it")
     return path
 
