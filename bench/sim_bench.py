@@ -25,14 +25,23 @@ LogGOPSim's 4.58 GB.
     python3 bench/sim_bench.py --quick    # without the 2^20-rank case
     python3 bench/sim_bench.py --big      # also the 2^24, 2^18 and 2^20 torus (both networks) and GOAL cases (long; run with nice)
     COMMCHAR_SIM=path/to/commchar-sim python3 bench/sim_bench.py --only torus   # another binary, some cases
+    python3 bench/sim_bench.py --baseline path/to/old/commchar-sim [--rounds 3]
+
+With --baseline, each case runs the baseline binary and this one in turn,
+--rounds times, and prints the median of the baseline/this CPU-time ratios
+beside this binary's median round (a shared machine moves one run by tens of
+percent; alternating within one sitting and taking the median of the ratios
+is what holds). A makespan that differs between the two is a failure.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -94,12 +103,12 @@ CASES = [
 ]
 
 
-def measure(args: list[str]) -> dict:
+def measure(args: list[str], binary: Path) -> dict:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    child = subprocess.Popen([str(BINARY), *args, "--json", "--rendezvous", "match"],
+    child = subprocess.Popen([str(binary), *args, "--json", "--rendezvous", "match"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = child.communicate()
     wall = time.perf_counter() - start
@@ -117,8 +126,10 @@ def measure(args: list[str]) -> dict:
     }
 
 
-def measure_goal(case: Case) -> dict:
-    """Writes the case's GOAL text to a scratch directory, replays it, deletes it."""
+@contextlib.contextmanager
+def goal_args(case: Case):
+    """Writes the case's GOAL text to a scratch directory and yields the arguments that replay
+    it, with a note of its size; deletes it afterwards."""
     scratch = Path(tempfile.mkdtemp(prefix="sim_bench_", dir=os.environ.get("TMPDIR", "/tmp")))
     try:
         free_gb = shutil.disk_usage(scratch).free / 1e9
@@ -131,11 +142,28 @@ def measure_goal(case: Case) -> dict:
         if done.returncode != 0:
             raise SystemExit(f"sim_bench: --emit-goal failed: {done.stderr.strip()}")
         generate = time.perf_counter() - start
-        m = measure(["--goal", str(path)])
-        m["note"] = f"{path.stat().st_size / 1e9:.1f} GB of text, written in {generate:.0f} s"
-        return m
+        yield ["--goal", str(path)], f"{path.stat().st_size / 1e9:.1f} GB of text, written in {generate:.0f} s"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def alternate(args: list[str], baseline: Path, rounds: int, failures: list[str], name: str) -> tuple[dict, str]:
+    """Runs the baseline and this binary in turn `rounds` times: this binary's median round (by CPU
+    time), and what to print of the comparison (a differing makespan is added to `failures`)."""
+    ours, theirs = [], []
+    for _ in range(rounds):
+        theirs.append(measure(args, baseline))
+        ours.append(measure(args, BINARY))
+    ratios = [b["cpu_s"] / max(m["cpu_s"], 1e-9) for b, m in zip(theirs, ours)]
+    same = {m["makespan_ps"] for m in ours + theirs} == {ours[0]["makespan_ps"]}
+    if not same:
+        failures.append(f"{name}: the makespan differs from the baseline's")
+    median_round = sorted(ours, key=lambda m: m["cpu_s"])[len(ours) // 2]
+    base_cpu = statistics.median(b["cpu_s"] for b in theirs)
+    base_mb = max(b["peak_mb"] for b in theirs)
+    return median_round, (f"  | baseline {base_cpu:.2f} s cpu, {base_mb:.0f} MB; median ratio "
+                          f"{statistics.median(ratios):.2f} over {rounds} rounds"
+                          f"{'' if same else ', makespan DIFFERS'}")
 
 
 def main() -> int:
@@ -144,21 +172,32 @@ def main() -> int:
     parser.add_argument("--big", action="store_true",
                         help="also the 2^24-rank, 2^18- and 2^20-rank torus and 2^20-rank GOAL cases (minutes each)")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
+    parser.add_argument("--baseline", type=Path, help="another build to run in turn with this one")
+    parser.add_argument("--rounds", type=int, default=3, help="with --baseline: runs of each (default 3)")
     opts = parser.parse_args()
-    if not BINARY.exists():
-        print(f"sim_bench: {BINARY} is missing: run `make sim`", file=sys.stderr)
+    for binary in (BINARY, opts.baseline):
+        if binary is not None and not binary.exists():
+            print(f"sim_bench: {binary} is missing{': run `make sim`' if binary == BINARY else ''}",
+                  file=sys.stderr)
+            return 2
+    if opts.rounds < 1:
+        print("sim_bench: --rounds must be at least 1", file=sys.stderr)
         return 2
     print(f"load average before: {os.getloadavg()[0]:.2f} (cores are shared; CPU time is the one-core figure)")
     header = (f"{'case':50} {'events':>12} {'wall s':>8} {'cpu s':>8} {'Mev/s wall':>10} {'Mev/s cpu':>10} "
               f"{'peak MB':>8} {'makespan ps':>14}  targets")
     print(header)
-    failures = []
+    failures: list[str] = []
     for case in CASES:
         if (opts.quick and not case.quick) or (case.big and not opts.big):
             continue
         if opts.only and opts.only not in case.name:
             continue
-        m = measure_goal(case) if case.goal else measure(case.args)
+        with goal_args(case) if case.goal else contextlib.nullcontext((case.args, "")) as (args, note):
+            if opts.baseline is None:
+                m, versus = measure(args, BINARY), ""
+            else:
+                m, versus = alternate(args, opts.baseline, opts.rounds, failures, case.name)
         per_wall = m["events"] / m["wall_s"] / 1e6
         per_cpu = m["events"] / max(m["cpu_s"], 1e-9) / 1e6
         targets = []
@@ -179,10 +218,9 @@ def main() -> int:
         if case.peak_max_mb is not None:
             judge(f"< {case.peak_max_mb:.0f} MB", m["peak_mb"] < case.peak_max_mb,
                   f"{m['peak_mb']:.0f} MB peak >= {case.peak_max_mb:.0f} MB")
-        note = f"  ({m['note']})" if "note" in m else ""
         print(f"{case.name:50} {m['events']:>12} {m['wall_s']:>8.2f} {m['cpu_s']:>8.2f} {per_wall:>10.2f} "
-              f"{per_cpu:>10.2f} {m['peak_mb']:>8.0f} {m['makespan_ps']:>14}  {', '.join(targets) or '-'}{note}",
-              flush=True)
+              f"{per_cpu:>10.2f} {m['peak_mb']:>8.0f} {m['makespan_ps']:>14}  {', '.join(targets) or '-'}"
+              f"{f'  ({note})' if note else ''}{versus}", flush=True)
     for f in failures:
         print(f"MISSED {f}")
     print("all targets met" if not failures else f"{len(failures)} target(s) missed")

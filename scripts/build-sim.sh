@@ -3,7 +3,7 @@
 #   sim/target/release/commchar-sim  a plain release build (cargo test and clippy use it);
 #   sim/target/pgo/commchar-sim      the same code optimized from a profile of its own runs
 #                                    (profile-guided optimization, as rustc and CPython ship),
-#                                    about 1.15x faster; what commchar runs when it is the newer.
+#                                    11-13% fewer instructions; what commchar runs when it is the newer.
 # The profile comes from the workloads below, chosen to cross every hot path: each collective
 # algorithm, the large runs of bench/sim_bench.py scaled down, both congestion models, an
 # application, a GOAL file and a timeline. Results do not depend on the build (same code, same
