@@ -158,10 +158,11 @@ def alternate(args: list[str], baseline: Path, rounds: int, failures: list[str],
     same = {m["makespan_ps"] for m in ours + theirs} == {ours[0]["makespan_ps"]}
     if not same:
         failures.append(f"{name}: the makespan differs from the baseline's")
-    median_round = sorted(ours, key=lambda m: m["cpu_s"])[len(ours) // 2]
-    base_cpu = statistics.median(b["cpu_s"] for b in theirs)
-    base_mb = max(b["peak_mb"] for b in theirs)
-    return median_round, (f"  | baseline {base_cpu:.2f} s cpu, {base_mb:.0f} MB; median ratio "
+    def median_round(runs: list[dict]) -> dict:
+        return sorted(runs, key=lambda m: m["cpu_s"])[len(runs) // 2]
+
+    base = median_round(theirs)
+    return median_round(ours), (f"  | baseline {base['cpu_s']:.2f} s cpu, {base['peak_mb']:.0f} MB; median ratio "
                           f"{statistics.median(ratios):.2f} over {rounds} rounds"
                           f"{'' if same else ', makespan DIFFERS'}")
 

@@ -61,7 +61,7 @@ def _points(rng: np.random.Generator) -> list[dict]:
 
 def test_fit_writes_valid_regimes_the_simulator_uses(tmp_path):
     from commchar.modelfile import validate
-    from commchar.simulate.binary import DEFAULT_BINARY
+    from commchar.simulate.binary import SimulationError, find_binary
 
     model = fit_points(_points(np.random.default_rng(5)))
     validate(model)
@@ -71,11 +71,13 @@ def test_fit_writes_valid_regimes_the_simulator_uses(tmp_path):
     assert eager["G"] == pytest.approx(0.0003, rel=0.02)
     one_kib = eager["o_s"] + section["L"] + eager["o_r"] + 1023 * eager["G"]
     assert one_kib == pytest.approx(0.5 + 0.0003 * 1024, rel=0.02)
-    if not DEFAULT_BINARY.exists():
-        pytest.fail("simulator not built: run `make sim`")
+    try:
+        sim = find_binary()  # the build commchar runs
+    except SimulationError as exc:
+        pytest.fail(str(exc))
     path = tmp_path / "m.json"
     path.write_text(json.dumps(model))
-    out = subprocess.run([str(DEFAULT_BINARY), "--model", str(path), "--unit", "us", "--collective",
+    out = subprocess.run([str(sim), "--model", str(path), "--unit", "us", "--collective",
                           "bcast:binomial", "--n", "1024", "--p", "2", "--json"],
                          capture_output=True, text=True, check=True)
     # one eager message: the regime's cost, not the long-message G (the simulator

@@ -35,12 +35,12 @@ def result(sim: Path, args: list[str]) -> dict:
                     reason="no profile-optimized build (scripts/build-sim.sh needs llvm-profdata)")
 @pytest.mark.parametrize("args", WORKLOADS, ids=" ".join)
 def test_the_optimized_build_computes_what_the_plain_build_does(args):
-    assert result(binary.OPTIMIZED_BINARY, args) == result(binary.DEFAULT_BINARY, args)
+    assert result(binary.OPTIMIZED_BINARY, args) == result(binary.PLAIN_BINARY, args)
 
 
 def test_the_newer_build_is_run(monkeypatch, tmp_path: Path):
     plain, optimized = tmp_path / "release" / "commchar-sim", tmp_path / "pgo" / "commchar-sim"
-    monkeypatch.setattr(binary, "DEFAULT_BINARY", plain)
+    monkeypatch.setattr(binary, "PLAIN_BINARY", plain)
     monkeypatch.setattr(binary, "OPTIMIZED_BINARY", optimized)
     monkeypatch.delenv(binary.ENV_VAR, raising=False)
     assert binary.default_binary() == plain  # nothing built: the plain path, for the error

@@ -208,6 +208,7 @@ impl Matcher {
             }
         };
         consider(&self.posted, src, tag);
+        // no hashing at all in the common run without wildcard receives
         if !self.wild_posted.is_empty() && self.wild_posted.contains_key(&rank) {
             consider(&self.posted, ANY, tag);
             consider(&self.posted, src, ANY);

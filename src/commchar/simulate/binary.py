@@ -14,7 +14,8 @@ from commchar.errors import CommcharError, InputError, UsageError
 
 ENV_VAR = "COMMCHAR_SIM"
 _REPO = Path(__file__).resolve().parents[3]
-DEFAULT_BINARY = _REPO / "sim" / "target" / "release" / "commchar-sim"
+# `cargo build --release`: what `cargo test` uses
+PLAIN_BINARY = _REPO / "sim" / "target" / "release" / "commchar-sim"
 # scripts/build-sim.sh: the same code optimized from a profile of its own runs
 OPTIMIZED_BINARY = _REPO / "sim" / "target" / "pgo" / "commchar-sim"
 MAX_CAUSE_CHARS = 400
@@ -33,8 +34,8 @@ def _executable(path: Path) -> bool:
 def default_binary() -> Path:
     """The newer of the profile-optimized and the plain build: a plain `cargo build` after a
     source change is never shadowed by an older optimized binary."""
-    built = [b for b in (OPTIMIZED_BINARY, DEFAULT_BINARY) if _executable(b)]
-    return max(built, key=lambda b: b.stat().st_mtime) if built else DEFAULT_BINARY
+    built = [b for b in (OPTIMIZED_BINARY, PLAIN_BINARY) if _executable(b)]
+    return max(built, key=lambda b: b.stat().st_mtime) if built else PLAIN_BINARY
 
 
 def find_binary() -> Path:
