@@ -41,7 +41,6 @@ import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from build_compare import alternate  # noqa: E402  (bench/, the script's own directory)
 from commchar.simulate.binary import default_binary  # noqa: E402  (the path above first)
 
 BINARY = Path(os.environ.get("COMMCHAR_SIM") or default_binary())
@@ -118,7 +118,7 @@ def measure(args: list[str], binary: Path) -> dict:
     result = json.loads(out)
     return {
         "events": result["events"],
-        "makespan_ps": result["makespan_ps"],
+        "makespan": result["makespan_ps"],
         "wall_s": wall,
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         # the simulator's own VmHWM (RUSAGE_CHILDREN's maxrss is the largest child so far)
@@ -145,26 +145,6 @@ def goal_args(case: Case):
         yield ["--goal", str(path)], f"{path.stat().st_size / 1e9:.1f} GB of text, written in {generate:.0f} s"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def alternate(args: list[str], baseline: Path, rounds: int, failures: list[str], name: str) -> tuple[dict, str]:
-    """Runs the baseline and this binary in turn `rounds` times: this binary's median round (by CPU
-    time), and what to print of the comparison (a differing makespan is added to `failures`)."""
-    ours, theirs = [], []
-    for _ in range(rounds):
-        theirs.append(measure(args, baseline))
-        ours.append(measure(args, BINARY))
-    ratios = [b["cpu_s"] / max(m["cpu_s"], 1e-9) for b, m in zip(theirs, ours)]
-    same = {m["makespan_ps"] for m in ours + theirs} == {ours[0]["makespan_ps"]}
-    if not same:
-        failures.append(f"{name}: the makespan differs from the baseline's")
-    def median_round(runs: list[dict]) -> dict:
-        return sorted(runs, key=lambda m: m["cpu_s"])[len(runs) // 2]
-
-    base = median_round(theirs)
-    return median_round(ours), (f"  | baseline {base['cpu_s']:.2f} s cpu, {base['peak_mb']:.0f} MB; median ratio "
-                          f"{statistics.median(ratios):.2f} over {rounds} rounds"
-                          f"{'' if same else ', makespan DIFFERS'}")
 
 
 def main() -> int:
@@ -198,7 +178,10 @@ def main() -> int:
             if opts.baseline is None:
                 m, versus = measure(args, BINARY), ""
             else:
-                m, versus = alternate(args, opts.baseline, opts.rounds, failures, case.name)
+                compared = alternate(lambda binary: measure(args, binary), BINARY, opts.baseline, opts.rounds)
+                m, versus = compared.ours, compared.describe("peak_mb", "MB")
+                if not compared.same_makespan:
+                    failures.append(f"{case.name}: the makespan differs from the baseline's")
         per_wall = m["events"] / m["wall_s"] / 1e6
         per_cpu = m["events"] / max(m["cpu_s"], 1e-9) / 1e6
         targets = []
@@ -220,7 +203,7 @@ def main() -> int:
             judge(f"< {case.peak_max_mb:.0f} MB", m["peak_mb"] < case.peak_max_mb,
                   f"{m['peak_mb']:.0f} MB peak >= {case.peak_max_mb:.0f} MB")
         print(f"{case.name:50} {m['events']:>12} {m['wall_s']:>8.2f} {m['cpu_s']:>8.2f} {per_wall:>10.2f} "
-              f"{per_cpu:>10.2f} {m['peak_mb']:>8.0f} {m['makespan_ps']:>14}  {', '.join(targets) or '-'}"
+              f"{per_cpu:>10.2f} {m['peak_mb']:>8.0f} {m['makespan']:>14}  {', '.join(targets) or '-'}"
               f"{f'  ({note})' if note else ''}{versus}", flush=True)
     for f in failures:
         print(f"MISSED {f}")
