@@ -27,9 +27,10 @@ $(BIN)/commchar: pyproject.toml
 kernels: python mpi pvm
 	$(BIN)/commchar build
 
-# the plain build, then the profile-optimized binary commchar runs (scripts/build-sim.sh)
-sim:
-	CARGO=$(CARGO) scripts/build-sim.sh
+# the plain build, then the profile-optimized binary commchar runs (scripts/build-sim.sh;
+# its training replays a trace that the project's Python writes)
+sim: python
+	CARGO=$(CARGO) PYTHON=$(BIN)/python scripts/build-sim.sh
 
 browser:
 	@scripts/ensure-deps.sh browser

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from commchar.simulate import binary
+from commchar.trace.synthetic import exchange_program
 
 WORKLOADS = [
     *(["--collective", alg, "--p", "16", "--n", "4096"] for alg in
@@ -31,11 +32,29 @@ def result(sim: Path, args: list[str]) -> dict:
     return out
 
 
-@pytest.mark.skipif(not binary.OPTIMIZED_BINARY.exists(),
-                    reason="no profile-optimized build (scripts/build-sim.sh needs llvm-profdata)")
+needs_optimized = pytest.mark.skipif(not binary.OPTIMIZED_BINARY.exists(),
+                                     reason="no profile-optimized build (scripts/build-sim.sh needs llvm-profdata)")
+
+
+@needs_optimized
 @pytest.mark.parametrize("args", WORKLOADS, ids=" ".join)
 def test_the_optimized_build_computes_what_the_plain_build_does(args):
     assert result(binary.OPTIMIZED_BINARY, args) == result(binary.PLAIN_BINARY, args)
+
+
+@needs_optimized
+@pytest.mark.parametrize("mode", ["expanded", "charged"])
+def test_the_optimized_build_replays_a_trace_as_the_plain_build_does(tmp_path: Path, mode: str):
+    trace = tmp_path / "trace"
+    exchange_program(trace, p=4, iterations=500, allreduce_every=10)
+    args = ["--replay", str(trace), "--unit", "us", "--S", "65535", "--collectives", mode]
+    if mode == "charged":
+        costs = tmp_path / "costs.json"
+        costs.write_text(json.dumps({"format": "commchar-replay-costs", "unit": "us", "collectives": [
+            {"call": "allreduce", "p": 4, "n": 64, "cost": 5.0}]}))
+        args += ["--replay-costs", str(costs)]
+    plain = result(binary.PLAIN_BINARY, args)
+    assert plain["messages"] > 0 and result(binary.OPTIMIZED_BINARY, args) == plain
 
 
 def test_the_newer_build_is_run(monkeypatch, tmp_path: Path):
