@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from build_compare import alternate  # noqa: E402  (bench/, the script's own directory)
 from commchar.simulate.binary import default_binary  # noqa: E402  (the path above first)
-from commchar.trace.synthetic import exchange_program  # noqa: E402
+from commchar.trace.synthetic import exchange_program, write_allreduce_costs  # noqa: E402
 
 BINARY = Path(os.environ.get("COMMCHAR_SIM") or default_binary())
 
@@ -92,9 +92,7 @@ def main() -> int:
         for mode in ("expanded", "charged"):
             extra = ["--collectives", mode]
             if mode == "charged":
-                costs = Path(tmp) / "costs.json"
-                costs.write_text(json.dumps({"format": "commchar-replay-costs", "unit": "us", "collectives": [
-                    {"call": "allreduce", "p": args.p, "n": 64, "cost": 5.0}]}))
+                costs = write_allreduce_costs(Path(tmp) / "costs.json", args.p)
                 extra += ["--replay-costs", str(costs)]
             versus = ""
             if args.baseline is None:

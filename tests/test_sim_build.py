@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from commchar.simulate import binary
-from commchar.trace.synthetic import exchange_program
+from commchar.trace.synthetic import exchange_program, write_allreduce_costs
 
 WORKLOADS = [
     *(["--collective", alg, "--p", "16", "--n", "4096"] for alg in
@@ -49,9 +49,7 @@ def test_the_optimized_build_replays_a_trace_as_the_plain_build_does(tmp_path: P
     exchange_program(trace, p=4, iterations=500, allreduce_every=10)
     args = ["--replay", str(trace), "--unit", "us", "--S", "65535", "--collectives", mode]
     if mode == "charged":
-        costs = tmp_path / "costs.json"
-        costs.write_text(json.dumps({"format": "commchar-replay-costs", "unit": "us", "collectives": [
-            {"call": "allreduce", "p": 4, "n": 64, "cost": 5.0}]}))
+        costs = write_allreduce_costs(tmp_path / "costs.json", 4)
         args += ["--replay-costs", str(costs)]
     plain = result(binary.PLAIN_BINARY, args)
     assert plain["messages"] > 0 and result(binary.OPTIMIZED_BINARY, args) == plain

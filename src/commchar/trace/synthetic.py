@@ -10,6 +10,7 @@ every few iterations and a Pcontrol phase mark halfway.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from commchar.trace import format as fmt
 
 SEND, RECV, ALLREDUCE = fmt.CALL_IDS["Send"], fmt.CALL_IDS["Recv"], fmt.CALL_IDS["Allreduce"]
 T_INIT_NS = 1_000_000
+ALLREDUCE_BYTES = 64  # exchange_program's Allreduce
 
 
 def write_rank(path: Path, rank: int, size: int, records: np.ndarray, *, t_finalize_ns: int,
@@ -65,7 +67,7 @@ def exchange_program(directory: Path, *, p: int = 2, iterations: int, sizes: tup
         rec["t_start"][:, 1] = start + 2 * compute_ns + call_ns
         if allreduce_every:
             rec["call"][:, 2] = ALLREDUCE
-            rec["bytes"][:, 2] = rec["bytes2"][:, 2] = 64
+            rec["bytes"][:, 2] = rec["bytes2"][:, 2] = ALLREDUCE_BYTES
             rec["aux"][:, 2] = 1
             rec["t_start"][:, 2] = start + 2 * compute_ns + 2 * call_ns
         rec["t_end"] = rec["t_start"] + call_ns
@@ -84,3 +86,11 @@ def exchange_program(directory: Path, *, p: int = 2, iterations: int, sizes: tup
         write_rank(directory / f"rank-{rank}.cctrace", rank, p, flat,
                    t_finalize_ns=int(T_INIT_NS + iterations * step + compute_ns))
     return total
+
+
+def write_allreduce_costs(path: Path, p: int, cost_us: float = 5.0) -> Path:
+    """Writes a replay-costs file (docs/trace-format.md) charging exchange_program's
+    Allreduce on p ranks `cost_us`, for a replay with --collectives charged."""
+    path.write_text(json.dumps({"format": "commchar-replay-costs", "unit": "us", "collectives": [
+        {"call": "allreduce", "p": p, "n": ALLREDUCE_BYTES, "cost": cost_us}]}))
+    return path
