@@ -26,39 +26,49 @@ pub fn with_capacity<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// A vector of `n` all-zero elements whose pages are only mapped when first
-/// touched (a sparse use stays small), advised to use huge pages when `huge`.
+/// An array of `n` all-zero elements whose pages are only mapped when first
+/// touched (a sparse use stays small), advised to use huge pages when `huge`
+/// (before any page is touched: an allocator that clears the memory itself,
+/// as Rust's does for alignments over 16 bytes, leaves it on small pages).
 ///
 /// # Safety
 /// The all-zero bit pattern must be a valid `T`.
-pub unsafe fn zeroed<T>(n: usize, huge: bool) -> Vec<T> {
-    if n == 0 || std::mem::size_of::<T>() == 0 {
-        return Vec::new();
+pub unsafe fn zeroed<T: Copy>(n: usize, huge: bool) -> Mapped<T> {
+    let mut a = Mapped {
+        huge,
+        ..Mapped::default()
+    };
+    if n > 0 && std::mem::size_of::<T>() > 0 {
+        a.set_capacity(n);
+        // SAFETY: fresh memory reads as zeros, a valid T (the caller's promise)
+        unsafe { system::clear_fresh(a.ptr as *mut u8, n * std::mem::size_of::<T>()) };
     }
-    let layout = std::alloc::Layout::array::<T>(n).expect("array size fits memory");
-    // SAFETY: the layout is not empty; zeroed memory is a valid T (the caller's promise)
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout) as *mut T;
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        if huge {
-            advise(p as usize, layout.size());
-        }
-        Vec::from_raw_parts(p, n, n)
-    }
+    a.len = n;
+    a
 }
 
+/// Huge pages are whole 2 MiB pages at 2 MiB boundaries.
+const HUGE_PAGE: usize = 2 << 20;
+
 /// A growable array of plain values in memory of its own, which grows and
-/// shrinks in place: on Linux a mapping that is remapped (its pages move, none
-/// is copied), elsewhere a reallocation. A vector that doubles copies itself
-/// and is held twice meanwhile: for an array of gigabytes, that doubled the
-/// peak memory of a run.
+/// shrinks without being copied: on Linux a range of address space reserved
+/// at a huge-page boundary, whose pages cost memory once the array reaches
+/// them and are given back as it shrinks; a range outgrown moves whole (its
+/// pages, never its contents) to one twice as large. Elsewhere, a
+/// reallocation. A vector that doubles copies itself and is held twice
+/// meanwhile: for an array of gigabytes, that doubled the peak memory of a
+/// run. And an array remapped to whatever address the kernel chose split its
+/// huge pages: most of a 3 GB arena ended up on 4 KiB pages, a TLB miss
+/// (a two-level page walk in a virtual machine) on nearly every access.
 pub struct Mapped<T: Copy> {
     ptr: *mut T,
     len: usize,
-    /// elements that fit in the memory held
+    /// elements that fit in the usable memory
     cap: usize,
+    /// bytes of address space held at `ptr`, the usable part first
+    reserved: usize,
+    /// whether the memory is advised to use huge pages
+    huge: bool,
 }
 
 impl<T: Copy> Default for Mapped<T> {
@@ -67,6 +77,8 @@ impl<T: Copy> Default for Mapped<T> {
             ptr: std::ptr::NonNull::dangling().as_ptr(),
             len: 0,
             cap: 0,
+            reserved: 0,
+            huge: true,
         }
     }
 }
@@ -100,18 +112,29 @@ impl<T: Copy> Mapped<T> {
     fn set_capacity(&mut self, n: usize) {
         let size = std::mem::size_of::<T>().max(1);
         let old = self.cap * size;
-        let new = (n * size).next_multiple_of(4096);
-        self.ptr = if new == 0 {
-            // SAFETY: the memory of `old` bytes is ours
-            unsafe { system::unmap(self.ptr as *mut u8, old) };
-            std::ptr::NonNull::dangling().as_ptr()
-        } else {
-            // SAFETY: as above; `new` is not 0
-            unsafe { system::remap(self.ptr as *mut u8, old, new) as *mut T }
-        };
-        if new > old && new >= HUGE {
-            // SAFETY: the mapping is ours, `new` bytes long
-            unsafe { system::advise_all(self.ptr as *mut u8, new) };
+        let bytes = n.checked_mul(size).expect("array size fits memory");
+        // huge-page multiples once huge pages are worth it, so that the last is whole
+        let huge = self.huge && bytes >= HUGE;
+        let new = bytes.next_multiple_of(if huge { HUGE_PAGE } else { 4096 });
+        let base = self.ptr as *mut u8;
+        // SAFETY: [base, base + reserved) is ours, its first `old` bytes usable
+        unsafe {
+            if new <= self.reserved {
+                if new < old {
+                    system::decommit(base.add(new), old - new);
+                }
+            } else {
+                let reserve = new.max(2 * self.reserved);
+                let to = system::reserve(reserve);
+                if self.reserved > 0 {
+                    system::relocate(base, old, self.reserved, to);
+                }
+                self.ptr = to as *mut T;
+                self.reserved = reserve;
+            }
+            if huge && new > old {
+                system::advise_huge(self.ptr as *mut u8, new);
+            }
         }
         self.cap = new / size;
     }
@@ -119,14 +142,9 @@ impl<T: Copy> Mapped<T> {
 
 impl<T: Copy> Drop for Mapped<T> {
     fn drop(&mut self) {
-        if self.cap > 0 {
-            // SAFETY: the memory is ours and no longer used
-            unsafe {
-                system::unmap(
-                    self.ptr as *mut u8,
-                    self.cap * std::mem::size_of::<T>().max(1),
-                )
-            };
+        if self.reserved > 0 {
+            // SAFETY: the address space is ours and no longer used
+            unsafe { system::release(self.ptr as *mut u8, self.reserved) };
         }
     }
 }
@@ -148,9 +166,12 @@ impl<T: Copy> std::ops::DerefMut for Mapped<T> {
 
 #[cfg(target_os = "linux")]
 mod system {
+    use super::HUGE_PAGE;
     const PROT_READ_WRITE: i32 = 0x1 | 0x2;
-    const MAP_PRIVATE_ANONYMOUS: i32 = 0x02 | 0x20;
-    const MREMAP_MAYMOVE: i32 = 1;
+    const MAP_PRIVATE_ANONYMOUS_NORESERVE: i32 = 0x02 | 0x20 | 0x4000;
+    const MREMAP_MAYMOVE_FIXED: i32 = 1 | 2;
+    const MADV_DONTNEED: i32 = 4;
+    const MADV_HUGEPAGE: i32 = 14;
     const FAILED: *mut u8 = !0 as *mut u8;
     extern "C" {
         fn mmap(
@@ -166,38 +187,65 @@ mod system {
         fn madvise(addr: *mut std::ffi::c_void, length: usize, advice: i32) -> i32;
     }
 
-    /// Advises huge pages for the whole mapping: advice on part of it would
-    /// split it, and a mapping in parts can no longer be remapped.
-    pub unsafe fn advise_all(p: *mut u8, bytes: usize) {
-        const MADV_HUGEPAGE: i32 = 14;
+    fn out_of_memory(bytes: usize) -> ! {
+        let layout = std::alloc::Layout::from_size_align(bytes, 4096).expect("page multiple");
+        std::alloc::handle_alloc_error(layout)
+    }
+
+    /// `bytes` of address space at a huge-page boundary, in one mapping whose
+    /// pages cost memory only once touched. (Made usable piece by piece with
+    /// `mprotect`, it became one mapping per piece, never merged, and a long
+    /// run that shrinks and regrows its arena would near the kernel's limit
+    /// of mappings.)
+    pub unsafe fn reserve(bytes: usize) -> *mut u8 {
+        let span = bytes + HUGE_PAGE;
+        let p = mmap(
+            std::ptr::null_mut(),
+            span,
+            PROT_READ_WRITE,
+            MAP_PRIVATE_ANONYMOUS_NORESERVE,
+            -1,
+            0,
+        );
+        if p == FAILED {
+            out_of_memory(bytes);
+        }
+        let start = (p as usize).next_multiple_of(HUGE_PAGE) as *mut u8;
+        let head = start as usize - p as usize;
+        if head > 0 {
+            munmap(p, head);
+        }
+        munmap(start.add(bytes), span - head - bytes);
+        start
+    }
+
+    /// Gives memory back, its range still reserved (it reads as zeros again).
+    pub unsafe fn decommit(p: *mut u8, bytes: usize) {
+        madvise(p as *mut std::ffi::c_void, bytes, MADV_DONTNEED);
+    }
+
+    /// Moves the first `used` bytes of the reservation at `from` (`reserved`
+    /// bytes) to the reservation at `to`, their pages whole, and gives back
+    /// the old range.
+    pub unsafe fn relocate(from: *mut u8, used: usize, reserved: usize, to: *mut u8) {
+        if used > 0 && mremap(from, used, used, MREMAP_MAYMOVE_FIXED, to) == FAILED {
+            out_of_memory(used);
+        }
+        if reserved > used {
+            munmap(from.add(used), reserved - used);
+        }
+    }
+
+    pub unsafe fn release(p: *mut u8, bytes: usize) {
+        munmap(p, bytes);
+    }
+
+    pub unsafe fn advise_huge(p: *mut u8, bytes: usize) {
         madvise(p as *mut std::ffi::c_void, bytes, MADV_HUGEPAGE);
     }
 
-    /// Memory of `new` bytes (a multiple of the page) holding the first of
-    /// the `old` bytes at `p` (0: none, `p` unused).
-    pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
-        let q = if old == 0 {
-            mmap(
-                std::ptr::null_mut(),
-                new,
-                PROT_READ_WRITE,
-                MAP_PRIVATE_ANONYMOUS,
-                -1,
-                0,
-            )
-        } else {
-            mremap(p, old, new, MREMAP_MAYMOVE)
-        };
-        if q == FAILED {
-            let layout = std::alloc::Layout::from_size_align(new, 4096).expect("page multiple");
-            std::alloc::handle_alloc_error(layout);
-        }
-        q
-    }
-
-    pub unsafe fn unmap(p: *mut u8, bytes: usize) {
-        munmap(p, bytes);
-    }
+    /// Fresh anonymous memory reads as zeros already.
+    pub unsafe fn clear_fresh(_p: *mut u8, _bytes: usize) {}
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -208,23 +256,30 @@ mod system {
         Layout::from_size_align(bytes, 4096).expect("page multiple")
     }
 
-    pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
-        let q = if old == 0 {
-            std::alloc::alloc(layout(new))
-        } else {
-            std::alloc::realloc(p, layout(old), new)
-        };
+    pub unsafe fn reserve(bytes: usize) -> *mut u8 {
+        let q = std::alloc::alloc(layout(bytes));
         if q.is_null() {
-            std::alloc::handle_alloc_error(layout(new));
+            std::alloc::handle_alloc_error(layout(bytes));
         }
         q
     }
 
-    pub unsafe fn unmap(p: *mut u8, bytes: usize) {
+    pub unsafe fn decommit(_p: *mut u8, _bytes: usize) {}
+
+    pub unsafe fn relocate(from: *mut u8, used: usize, reserved: usize, to: *mut u8) {
+        std::ptr::copy_nonoverlapping(from, to, used);
+        std::alloc::dealloc(from, layout(reserved));
+    }
+
+    pub unsafe fn release(p: *mut u8, bytes: usize) {
         std::alloc::dealloc(p, layout(bytes));
     }
 
-    pub unsafe fn advise_all(_p: *mut u8, _bytes: usize) {}
+    pub unsafe fn advise_huge(_p: *mut u8, _bytes: usize) {}
+
+    pub unsafe fn clear_fresh(p: *mut u8, bytes: usize) {
+        std::ptr::write_bytes(p, 0, bytes);
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -256,8 +311,8 @@ fn advise(_start: usize, _bytes: usize) {}
 mod tests {
     use super::Mapped;
 
-    /// Growing (remapped, the pages moved), cutting and shrinking keep the
-    /// contents; a dropped array gives its memory back.
+    /// Growing (past its reserved range: the pages moved), cutting and
+    /// shrinking keep the contents; a dropped array gives its memory back.
     #[test]
     fn a_mapped_array_keeps_its_contents_as_it_grows_and_shrinks() {
         let mut a: Mapped<(u64, u64)> = Mapped::default();
@@ -286,5 +341,99 @@ mod tests {
         a.resize(0, (0, 0));
         a.shrink_to(0);
         assert!(a.is_empty());
+        // grown again from nothing, inside the range still reserved
+        a.resize(5000, (3, 3));
+        assert!(a.iter().all(|&v| v == (3, 3)));
+    }
+
+    /// A zeroed array reads as zeros everywhere and keeps what is written.
+    #[test]
+    fn a_zeroed_array_reads_zeros_and_keeps_what_is_written() {
+        for (n, huge) in [
+            (1usize, false),
+            (1000, true),
+            (3 << 20, true),
+            (3 << 20, false),
+        ] {
+            // SAFETY: zero is a valid u64
+            let mut a: Mapped<[u64; 8]> = unsafe { super::zeroed(n, huge) };
+            assert_eq!(a.len(), n);
+            assert!(a.iter().all(|v| *v == [0; 8]));
+            a[n - 1][7] = 5;
+            a[0][0] = 6;
+            assert_eq!((a[0][0], a[n - 1][7]), (6, 5));
+        }
+    }
+
+    /// The slots of a congested torus are a zeroed array of 64-byte records:
+    /// asked for huge pages before anything touched them, they get them.
+    /// (Rust's allocator clears memory of alignments over 16 bytes itself, so
+    /// the slots used to be all on 4 KiB pages, and most of the link arena
+    /// too, its huge pages split by remapping it to unaligned addresses.)
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_large_array_gets_huge_pages_where_the_kernel_has_them() {
+        let enabled = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if !enabled.contains("[always]") && !enabled.contains("[madvise]") {
+            eprintln!("transparent huge pages are off here: nothing to check");
+            return;
+        }
+        let fallbacks = || {
+            let stat = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
+            stat.lines()
+                .find_map(|l| l.strip_prefix("thp_fault_fallback "))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let before = fallbacks();
+        #[derive(Clone, Copy)]
+        #[repr(align(64))]
+        struct Record([u64; 8]);
+        let records = 1 << 20; // 64 MiB
+                               // SAFETY: zero is a valid Record
+        let mut slots: Mapped<Record> = unsafe { super::zeroed(records, true) };
+        let mut grown: Mapped<(u64, u64)> = Mapped::default();
+        for i in 0..records {
+            slots[i].0[0] = i as u64;
+            grown.resize(i + 1, (i as u64, 0));
+        }
+        // KiB on huge pages in the mappings over [p, p + bytes)
+        let huge_kib = |p: *const u8, bytes: usize| -> u64 {
+            let span = p as usize..p as usize + bytes;
+            let maps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+            let (mut inside, mut kib) = (false, 0);
+            for line in maps.lines() {
+                let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+                if let Some((lo, hi)) = range {
+                    if let (Ok(lo), Ok(hi)) =
+                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                    {
+                        inside = lo < span.end && span.start < hi;
+                        continue;
+                    }
+                }
+                if let Some(v) = line.strip_prefix("AnonHugePages:").filter(|_| inside) {
+                    kib += v.trim().trim_end_matches(" kB").parse::<u64>().unwrap_or(0);
+                }
+            }
+            kib
+        };
+        let (slots_kib, grown_kib) = (
+            huge_kib(slots.as_ptr() as *const u8, records * 64),
+            huge_kib(grown.as_ptr() as *const u8, records * 16),
+        );
+        if fallbacks() > before {
+            eprintln!("the kernel had no huge page to give: nothing to check");
+            return;
+        }
+        assert!(
+            slots_kib >= 32 << 10,
+            "64 MiB of slots, {slots_kib} KiB on huge pages"
+        );
+        assert!(
+            grown_kib >= 8 << 10,
+            "16 MiB grown by doubling, {grown_kib} KiB on huge pages"
+        );
     }
 }

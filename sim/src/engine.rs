@@ -13,7 +13,7 @@ use crate::error::{Result, SimError};
 use crate::flows::{Due, FlowMsg};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
-use crate::network::Network;
+use crate::network::{Network, Transit};
 use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::workload::{OpKind, Ready, Workload};
@@ -255,7 +255,35 @@ struct Engine<'a, W: Workload> {
     cold_receives: Vec<u32>,
     /// Flow level: scratch of the finish times a start or end changed.
     due: Vec<Due>,
+    /// Congestion on: messages sent whose routes are still to be reserved
+    /// (`reserve_routes`), the earliest time one of them can arrive, and
+    /// scratch for their delays.
+    sent: Vec<Sent>,
+    sent_bound: u64,
+    delays: Vec<u64>,
 }
+
+/// A message whose route is still to be reserved: its way through the
+/// network, and its arrival event with the sequence number it took when it
+/// was sent (so that same-time events keep the order they had when every
+/// message was queued as it was sent).
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    transit: Transit,
+    seq: u64,
+    kind: Kind,
+    msg: Pending,
+}
+
+impl AsRef<Transit> for Sent {
+    fn as_ref(&self) -> &Transit {
+        &self.transit
+    }
+}
+
+/// Most messages whose routes are reserved in one batch (a batch ends
+/// sooner when an arrival may be due).
+const TRANSIT_BATCH: usize = 1024;
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
 /// is empty without a cold start, so a warm model pays one bounds check.
@@ -325,6 +353,9 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         cold_sends,
         cold_receives,
         due: Vec::new(),
+        sent: Vec::new(),
+        sent_bound: u64::MAX,
+        delays: Vec::new(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -336,7 +367,16 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
 
 impl<W: Workload> Engine<'_, W> {
     fn main_loop(&mut self) -> Result<()> {
-        while let Some(event) = self.queue.pop() {
+        loop {
+            if !self.sent.is_empty()
+                && (self.sent.len() >= TRANSIT_BATCH
+                    || self.queue.next_time().is_none_or(|t| t >= self.sent_bound))
+            {
+                self.reserve_routes();
+            }
+            let Some(event) = self.queue.pop() else {
+                break;
+            };
             // events due together touch ranks scattered over memory: the
             // records of the one handled a few places later are asked for now
             if let Some(ahead) = self.queue.peek_due(PREFETCH_AHEAD) {
@@ -381,8 +421,35 @@ impl<W: Workload> Engine<'_, W> {
             )));
         };
         self.queue.push(time, seq, kind as u8, ev);
-        self.peak_queue = self.peak_queue.max(self.queue.len());
+        self.note_queued();
         Ok(())
+    }
+
+    /// Keeps the largest number of events waiting, messages whose routes are
+    /// still to be reserved among them (as if they were queued when sent).
+    #[inline(always)]
+    fn note_queued(&mut self) {
+        self.peak_queue = self.peak_queue.max(self.queue.len() + self.sent.len());
+    }
+
+    /// Reserves the routes of the messages sent since the last batch, in the
+    /// order they were sent, and queues their arrivals. Nothing else reads
+    /// the links, and no arrival is due before `sent_bound`, so a batch
+    /// reserved before the first event at or after that time gives every
+    /// message the delay it would have had when it was sent.
+    fn reserve_routes(&mut self) {
+        self.delays.clear();
+        self.net.transits(&self.sent, &mut self.delays);
+        for (s, &delay) in self.sent.iter().zip(&self.delays) {
+            let arrive = s
+                .transit
+                .depart
+                .saturating_add(self.p.l)
+                .saturating_add(delay);
+            self.queue.push(arrive, s.seq, s.kind as u8, s.msg);
+        }
+        self.sent.clear();
+        self.sent_bound = u64::MAX;
     }
 
     /// Queues newly ready operations, per rank sends before receives before
@@ -512,10 +579,6 @@ impl<W: Workload> Engine<'_, W> {
             .saturating_add(p.g)
             .saturating_add(s1.saturating_mul(c.big_g));
         let depart = t.saturating_add(c.o_s);
-        let transit = self
-            .net
-            .transit(ev.rank, ev.peer, t, depart, s1.saturating_mul(c.big_g));
-        let arrive = depart.saturating_add(p.l).saturating_add(transit);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
             *a.slot(ev.id) = [t, NOT_YET];
@@ -537,7 +600,18 @@ impl<W: Workload> Engine<'_, W> {
         };
         if self.net.is_flow_level() {
             self.start_flow(t, s1, c, kind, msg)?;
+        } else if self.net.reserves_links() {
+            let transit = Transit {
+                src: ev.rank,
+                dst: ev.peer,
+                now: t,
+                depart,
+                serialization: s1.saturating_mul(c.big_g),
+            };
+            self.send_reserving(transit, kind, msg)?;
         } else {
+            let transit = self.net.least_transit(ev.rank, ev.peer);
+            let arrive = depart.saturating_add(self.p.l).saturating_add(transit);
             self.schedule(arrive, kind, msg)?;
         }
         if rendezvous {
@@ -546,6 +620,30 @@ impl<W: Workload> Engine<'_, W> {
             self.wl.done(ev.rank, ev.id, &mut self.ready);
         }
         Ok(None)
+    }
+
+    /// Congestion on: the message's route is reserved with the next batch
+    /// (`reserve_routes`); its sequence number is taken now.
+    fn send_reserving(&mut self, transit: Transit, kind: Kind, msg: Pending) -> Result<()> {
+        let Some(seq) = self.queue.next_seq() else {
+            return Err(SimError::Usage(format!(
+                "the run needs more than {MAX_EVENTS} events"
+            )));
+        };
+        let least = self.net.least_transit(transit.src, transit.dst);
+        let earliest = transit
+            .depart
+            .saturating_add(self.p.l)
+            .saturating_add(least);
+        self.sent_bound = self.sent_bound.min(earliest);
+        self.sent.push(Sent {
+            transit,
+            seq,
+            kind,
+            msg,
+        });
+        self.note_queued();
+        Ok(())
     }
 
     /// A rendezvous send is matched at time t on the receiver, `late` after

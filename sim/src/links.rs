@@ -30,10 +30,6 @@ use crate::prefetch::prefetch;
 /// Busy intervals kept in a link's slot.
 const INLINE: usize = 4;
 
-/// Lists up to this long are searched from the front, in order (cheaper
-/// than a search's unpredictable branches).
-const SHORT: usize = 16;
-
 /// The smallest chunk (intervals): a list starts with one more than INLINE.
 const MIN_CHUNK: usize = 8;
 
@@ -132,33 +128,37 @@ fn insert(busy: &mut [(u64, u64)], len: usize, at: usize, enter: u64, hold: u64)
 }
 
 /// The position of the first interval of `busy` (in order, apart) that ends
-/// after `head`. A message usually reaches a link after most of those reserved
-/// before it (they were ahead of it), so the search gallops from the back:
-/// its cost grows with the log of the intervals after the position, not with
-/// the list.
-fn first_ending_after(busy: &[(u64, u64)], head: u64) -> usize {
-    if busy.len() <= SHORT {
-        // from the back too: the back is in cache (prefetched), the front may not be
-        let mut at = busy.len();
-        while at > 0 && busy[at - 1].1 > head {
-            at -= 1;
+/// after `head`, searched outward from `guess`: its cost grows with the log of
+/// the distance between the two. A message reaching the links of a straight
+/// run lands about as far from the back of each link's intervals as of the
+/// last (the same messages hold neighbouring links at about the same time):
+/// on a 512x512 torus the distance was the same in 77% of the searches and
+/// within one in 97%, where a third of the searches went 16 to 63 intervals
+/// back. Without a guess (`busy.len()`), the search starts from the back: a
+/// message usually reaches a link after most of those reserved before it.
+fn first_ending_after(busy: &[(u64, u64)], head: u64, guess: usize) -> usize {
+    let len = busy.len();
+    let g = guess.min(len);
+    if g < len && busy[g].1 <= head {
+        // after g: gallop forward; every interval before `lo` ends by `head`
+        let mut lo = g + 1;
+        let mut step = 1;
+        while lo + step <= len && busy[lo + step - 1].1 <= head {
+            lo += step;
+            step *= 2;
         }
-        return at;
+        let hi = (lo + step).min(len);
+        return lo + busy[lo..hi].partition_point(|&(_, end)| end <= head);
     }
-    // every interval at or after `hi` ends after `head`
-    let mut hi = busy.len();
+    // at or before g: gallop back; the answer is at most `hi`
+    let mut hi = g;
     let mut step = 1;
-    loop {
-        let lo = hi.saturating_sub(step);
-        if lo == 0 {
-            return busy[..hi].partition_point(|&(_, end)| end <= head);
-        }
-        if busy[lo].1 <= head {
-            return lo + 1 + busy[lo + 1..hi].partition_point(|&(_, end)| end <= head);
-        }
-        hi = lo;
+    while hi >= step && busy[hi - step].1 > head {
+        hi -= step;
         step *= 2;
     }
+    let lo = if hi >= step { hi - step + 1 } else { 0 };
+    lo + busy[lo..hi].partition_point(|&(_, end)| end <= head)
 }
 
 /// How many intervals at the front of `busy` ended before `now`. One ending
@@ -229,7 +229,7 @@ pub const SWEEP_FLOOR: usize = 1 << 12;
 /// Every link's busy intervals.
 pub struct LinkTable {
     /// Slots indexed by link id when the ids are few enough, else hashed.
-    dense: Vec<Slot>,
+    dense: crate::bigmem::Mapped<Slot>,
     sparse: FxHashMap<u64, Slot>,
     arena: Arena,
     /// The links whose intervals are in the arena (NONE: a free entry, whose
@@ -241,12 +241,16 @@ pub struct LinkTable {
     sweep_floor: usize,
     /// Arena size (intervals) beyond which the listed links are swept.
     arena_limit: usize,
+    /// How far from the back of its link's intervals the last search of the
+    /// current route ended (0 before the first: from the back), where the
+    /// next starts.
+    finger: usize,
 }
 
 const NONE: u64 = u64::MAX;
 
 fn slot_of<'a>(
-    dense: &'a mut [Slot],
+    dense: &'a mut crate::bigmem::Mapped<Slot>,
     sparse: &'a mut FxHashMap<u64, Slot>,
     link: u64,
 ) -> &'a mut Slot {
@@ -265,7 +269,7 @@ impl LinkTable {
             // SAFETY: an all-zero slot is an empty one (Slot::default)
             unsafe { crate::bigmem::zeroed(ids as usize, huge) }
         } else {
-            Vec::new()
+            crate::bigmem::Mapped::default()
         };
         LinkTable {
             dense,
@@ -276,16 +280,19 @@ impl LinkTable {
             swept: (0, 0),
             sweep_floor,
             arena_limit: sweep_floor.saturating_mul(MIN_CHUNK),
+            finger: 0,
         }
     }
 
     /// A route's links do not depend on the reservations made along it, so
-    /// the memory of the links ahead is requested early: the slot 16 links
-    /// ahead, the last intervals of a listed link's chunk 6 ahead (where a
-    /// search starts and a reservation usually goes; reading the chunk's
-    /// place needs the slot, which 8 and 3 links ahead was often still on
-    /// its way). Links are scattered across memory; waiting for each in turn
-    /// dominated the cost.
+    /// the memory of the links ahead (`route` may be several routes end to
+    /// end) is requested early: the slot 16 links ahead; 6 ahead, the last
+    /// intervals of a listed link's chunk (where a reservation after every
+    /// interval goes) and those where the route's last search ended, as far
+    /// from the back (where this one will likely end: see
+    /// `first_ending_after`). Reading the chunk's place needs the slot, which
+    /// 8 and 3 links ahead was often still on its way. Links are scattered
+    /// across memory; waiting for each in turn dominated the cost.
     #[inline]
     pub fn prefetch(&self, route: &[u64], i: usize) {
         if self.dense.is_empty() {
@@ -298,9 +305,20 @@ impl LinkTable {
             let slot = &self.dense[link as usize];
             if slot.0[0].0 == SPILLED {
                 let c = Chunk::of(slot);
-                prefetch(self.arena.data.as_ptr().wrapping_add(c.offset + c.len - 1));
+                let data = self.arena.data.as_ptr();
+                prefetch(data.wrapping_add(c.offset + c.len - 1));
+                if self.finger > 0 && self.finger < c.len {
+                    let at = c.offset + c.len - self.finger;
+                    prefetch(data.wrapping_add(at - 1));
+                    prefetch(data.wrapping_add(at));
+                }
             }
         }
+    }
+
+    /// A new route: its first search starts from the back.
+    pub fn start_route(&mut self) {
+        self.finger = 0;
     }
 
     /// Reserves `link` for `hold` from the first free moment at or after
@@ -311,7 +329,14 @@ impl LinkTable {
         let slot = slot_of(&mut self.dense, &mut self.sparse, link);
         if slot.0[0].0 == SPILLED {
             let mut chunk = Chunk::of(slot);
-            let enter = reserve_listed(&mut self.arena, &mut chunk, now, head, hold);
+            let enter = reserve_listed(
+                &mut self.arena,
+                &mut chunk,
+                &mut self.finger,
+                now,
+                head,
+                hold,
+            );
             if chunk.len <= INLINE {
                 *slot = self.arena.inline(&chunk);
                 self.arena.release(chunk.offset, chunk.class);
@@ -443,7 +468,14 @@ impl LinkTable {
 
 /// Reserves a listed link (see `LinkTable::reserve`), updating its chunk.
 #[inline]
-fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hold: u64) -> u64 {
+fn reserve_listed(
+    arena: &mut Arena,
+    chunk: &mut Chunk,
+    finger: &mut usize,
+    now: u64,
+    head: u64,
+    hold: u64,
+) -> u64 {
     // the front of the list is read only then: it is rarely in cache (the
     // back is, prefetched), and keeping its end in the slot cost a miss per
     // reservation placed between intervals
@@ -481,8 +513,10 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
     } else {
         let busy = &mut arena.data[offset..offset + chunk.capacity()];
         // the intervals ended by `head` cannot delay the message: its search
-        // starts after them, found from the back (see `first_ending_after`)
-        let from = first_ending_after(&busy[..len], head);
+        // starts after them, found from where the route's last search ended
+        let guess = len.saturating_sub(*finger);
+        let from = first_ending_after(&busy[..len], head, guess);
+        *finger = len - from;
         let (at, e) = first_fit(&busy[from..len], head, hold);
         enter = e;
         if hold > 0 {
@@ -496,6 +530,27 @@ fn reserve_listed(arena: &mut Arena, chunk: &mut Chunk, now: u64, head: u64, hol
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Wherever the search starts, it finds the first interval ending after
+        /// the head, as a plain search of the whole list does.
+        #[test]
+        fn a_search_from_any_guess_finds_the_first_interval_ending_after(
+            gaps in prop::collection::vec((1u64..20, 1u64..20), 0..300),
+            head in 0u64..12_000,
+            guess in 0usize..400,
+        ) {
+            let mut busy = Vec::new();
+            let mut t = 0;
+            for (gap, len) in gaps {
+                busy.push((t + gap, t + gap + len));
+                t += gap + len;
+            }
+            let want = busy.partition_point(|&(_, end)| end <= head);
+            prop_assert_eq!(first_ending_after(&busy, head, guess), want);
+        }
+    }
 
     /// First fit over every interval ever reserved, none merged nor dropped.
     fn plain(busy: &mut Vec<(u64, u64)>, head: u64, hold: u64) -> u64 {

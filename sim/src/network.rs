@@ -6,9 +6,12 @@
 //! serialization (s-1)G, its head moving on after the hop latency. Each link
 //! keeps its busy intervals; a message takes the first free gap at or after
 //! its head's arrival, so a message reserved later but reaching a link earlier
-//! is not queued behind one still on its way. Reservations are made in event
-//! order, so the result is deterministic. The flow-level alternative, where
-//! messages on a link share its bandwidth, is `--congestion flow` (flows.rs).
+//! is not queued behind one still on its way. Reservations are made in the
+//! order messages are sent, so the result is deterministic; the engine hands
+//! them over in batches (`transits`), the routes laid end to end so that the
+//! links of the next messages are read from memory while earlier ones are
+//! placed. The flow-level alternative, where messages on a link share its
+//! bandwidth, is `--congestion flow` (flows.rs).
 //!
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which
@@ -31,7 +34,28 @@ pub struct Network {
     congestion: bool,
     links: LinkTable,
     route: Vec<u64>,
+    /// A batch's routes one after the other, and where each ends.
+    routes: Vec<u64>,
+    route_ends: Vec<usize>,
     flows: Option<FlowNet>,
+}
+
+/// A message whose route is still to be reserved (congestion on): it left
+/// `src` for `dst` at `depart`, was sent at `now`, and holds each link for
+/// the hop latency plus `serialization`.
+#[derive(Debug, Clone, Copy)]
+pub struct Transit {
+    pub src: u32,
+    pub dst: u32,
+    pub now: u64,
+    pub depart: u64,
+    pub serialization: u64,
+}
+
+impl AsRef<Transit> for Transit {
+    fn as_ref(&self) -> &Transit {
+        self
+    }
 }
 
 impl Network {
@@ -55,6 +79,8 @@ impl Network {
             congestion,
             links,
             route: Vec::new(),
+            routes: Vec::new(),
+            route_ends: Vec::new(),
             flows: None,
         }
     }
@@ -124,6 +150,56 @@ impl Network {
         self.topo.name()
     }
 
+    /// Whether messages reserve the links of their routes (congestion on, one
+    /// message per link at a time), so that their delays can be found in
+    /// batches (`transits`).
+    pub fn reserves_links(&self) -> bool {
+        self.congestion
+    }
+
+    /// The least delay the network adds to a message from `src` to `dst`
+    /// (its hops, without waiting for a link).
+    pub fn least_transit(&self, src: u32, dst: u32) -> u64 {
+        (self.topo.hops(src, dst) as u64).saturating_mul(self.hop)
+    }
+
+    /// The delays of a batch of messages, as `transit` gives them one by one
+    /// in the batch's order (appended to `delays`). The routes are laid end to
+    /// end, so that the memory of the links ahead is asked for across message
+    /// boundaries: one message at a time, the first links of every route were
+    /// waited for in turn.
+    pub fn transits<M: AsRef<Transit>>(&mut self, batch: &[M], delays: &mut Vec<u64>) {
+        if !self.congestion {
+            let least = batch.iter().map(|m| m.as_ref());
+            delays.extend(least.map(|m| self.least_transit(m.src, m.dst)));
+            return;
+        }
+        let mut routes = std::mem::take(&mut self.routes);
+        let mut ends = std::mem::take(&mut self.route_ends);
+        routes.clear();
+        ends.clear();
+        for m in batch.iter().map(AsRef::as_ref) {
+            self.topo.route(m.src, m.dst, &mut routes);
+            ends.push(routes.len());
+        }
+        let mut at = 0;
+        for (m, &end) in batch.iter().map(AsRef::as_ref).zip(&ends) {
+            debug_assert!(m.now <= m.depart);
+            self.links.sweep(m.now);
+            let mut head = m.depart;
+            let hold = self.hop + m.serialization;
+            self.links.start_route();
+            while at < end {
+                self.links.prefetch(&routes, at);
+                head = self.links.reserve(routes[at], m.now, head, hold) + self.hop;
+                at += 1;
+            }
+            delays.push(head - m.depart);
+        }
+        self.routes = routes;
+        self.route_ends = ends;
+    }
+
     /// The delay the network adds to a message leaving `src` at `depart`
     /// (time at which its head reaches `dst`, minus `depart`); `now` is the
     /// current time, before which no message is ever sent again.
@@ -135,22 +211,16 @@ impl Network {
         depart: u64,
         serialization: u64,
     ) -> u64 {
-        if !self.congestion {
-            return self.topo.hops(src, dst) as u64 * self.hop;
-        }
-        debug_assert!(now <= depart);
-        self.links.sweep(now);
-        let mut route = std::mem::take(&mut self.route);
-        route.clear();
-        self.topo.route(src, dst, &mut route);
-        let mut head = depart;
-        let hold = self.hop + serialization;
-        for i in 0..route.len() {
-            self.links.prefetch(&route, i);
-            head = self.links.reserve(route[i], now, head, hold) + self.hop;
-        }
-        self.route = route;
-        head - depart
+        let mut delay = Vec::with_capacity(1);
+        let message = Transit {
+            src,
+            dst,
+            now,
+            depart,
+            serialization,
+        };
+        self.transits(&[message], &mut delay);
+        delay[0]
     }
 }
 
@@ -197,6 +267,8 @@ mod tests {
     }
 
     proptest! {
+        /// Messages reserved one by one (`transit`) or in batches of any size
+        /// (`transits`, as the engine does) get the plain model's delays.
         #[test]
         fn merged_inline_and_swept_intervals_give_the_plain_answers(
             spec in prop::sample::select(vec!["torus:4x3", "hypercube:4", "full", "fattree:4"]),
@@ -204,6 +276,7 @@ mod tests {
             // (src, dst, time step, delay to departure, serialization)
             msgs in prop::collection::vec((0u32..12, 0u32..12, 0u64..3, 0u64..5, 0u64..40), 1..400),
             dense in any::<bool>(),
+            batch in 1usize..40,
         ) {
             let ranks = 12;
             let mut net = Network::with_limits(
@@ -213,13 +286,26 @@ mod tests {
             let mut reference = Reference { links: FxHashMap::default() };
             let mut now = 0;
             let mut route = Vec::new();
-            for (src, dst, step, delay, ser) in msgs {
+            let (mut wanted, mut pending) = (Vec::new(), Vec::new());
+            for (i, (src, dst, step, delay, ser)) in msgs.iter().copied().enumerate() {
                 now += step;
                 let (src, dst) = (src % ranks, dst % ranks);
                 route.clear();
                 topo.route(src, dst, &mut route);
-                let want = reference.transit(&route, now + delay, hop, hop + ser);
-                prop_assert_eq!(net.transit(src, dst, now, now + delay, ser), want);
+                wanted.push(reference.transit(&route, now + delay, hop, hop + ser));
+                let message = Transit { src, dst, now, depart: now + delay, serialization: ser };
+                if batch == 1 {
+                    prop_assert_eq!(net.transit(src, dst, now, now + delay, ser), wanted[i]);
+                } else {
+                    pending.push(message);
+                }
+            }
+            let mut got = Vec::new();
+            for chunk in pending.chunks(batch) {
+                net.transits(chunk, &mut got);
+            }
+            if batch > 1 {
+                prop_assert_eq!(got, wanted);
             }
         }
     }

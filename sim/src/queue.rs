@@ -65,6 +65,19 @@ pub struct EventQueue<P: Copy> {
     /// past KEEP_CAPACITY takes one instead of asking the system for fresh
     /// memory (whose page faults cost a third of a 2^20-rank run's time).
     spares: Vec<Vec<Event<P>>>,
+    /// The earliest non-empty bucket as `next_time` scanned it, until a push
+    /// into the buckets (the refill that follows needs no second pass).
+    scanned: Option<Scan>,
+}
+
+/// A bucket's index, earliest and latest times, and whether its events are in
+/// sequence order.
+#[derive(Debug, Clone, Copy)]
+struct Scan {
+    bucket: usize,
+    min: u64,
+    max: u64,
+    sorted: bool,
 }
 
 impl<P: Copy> Default for EventQueue<P> {
@@ -77,6 +90,7 @@ impl<P: Copy> Default for EventQueue<P> {
             len: 0,
             next_seq: 0,
             spares: Vec::new(),
+            scanned: None,
         }
     }
 }
@@ -119,6 +133,7 @@ impl<P: Copy> EventQueue<P> {
             self.push_now(e);
         } else {
             let b = (64 - (time ^ self.now_time).leading_zeros()) as usize;
+            self.scanned = None;
             let bucket = &mut self.buckets[b];
             if bucket.len() == bucket.capacity() && bucket.len() >= KEEP_CAPACITY {
                 grow(bucket, &mut self.spares);
@@ -169,23 +184,16 @@ impl<P: Copy> EventQueue<P> {
     /// (the current list is empty, the queue is not).
     #[inline(never)]
     fn refill(&mut self) {
-        let i = self
-            .buckets
-            .iter()
-            .position(|b| !b.is_empty())
-            .expect("len > 0");
+        let Scan {
+            bucket: i,
+            min,
+            max,
+            sorted,
+        } = match self.scanned.take() {
+            Some(scan) => scan,
+            None => self.scan(),
+        };
         let mut moving = std::mem::take(&mut self.buckets[i]);
-        // one pass finds the earliest time and whether the events are all
-        // due then and already in sequence order (each a pass saved: a
-        // bucket holding every rank's step is larger than the caches)
-        let (mut min, mut max) = (u64::MAX, 0);
-        let (mut sorted, mut prev) = (true, 0);
-        for e in &moving {
-            min = min.min(e.time);
-            max = max.max(e.time);
-            sorted &= e.seq_kind >= prev;
-            prev = e.seq_kind;
-        }
         self.now_time = min;
         if min != max {
             // the earliest events stay in the bucket's own vector, which becomes
@@ -217,6 +225,52 @@ impl<P: Copy> EventQueue<P> {
             self.spares
                 .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
             self.spares.truncate(SPARES);
+        }
+    }
+
+    /// The time of the next event to pop, if any. The current time does not
+    /// move: events may still be pushed for any time from it on.
+    pub fn next_time(&mut self) -> Option<u64> {
+        if self.head < self.now.len() {
+            return Some(self.now_time);
+        }
+        if self.len == 0 {
+            return None;
+        }
+        let scan = match self.scanned {
+            Some(scan) => scan,
+            None => {
+                let scan = self.scan();
+                self.scanned = Some(scan);
+                scan
+            }
+        };
+        Some(scan.min)
+    }
+
+    /// The earliest non-empty bucket (the queue is not empty): one pass finds
+    /// its earliest and latest times and whether its events are in sequence
+    /// order (each a pass saved: a bucket holding every rank's step is larger
+    /// than the caches).
+    fn scan(&self) -> Scan {
+        let bucket = self
+            .buckets
+            .iter()
+            .position(|b| !b.is_empty())
+            .expect("len > 0");
+        let (mut min, mut max) = (u64::MAX, 0);
+        let (mut sorted, mut prev) = (true, 0);
+        for e in &self.buckets[bucket] {
+            min = min.min(e.time);
+            max = max.max(e.time);
+            sorted &= e.seq_kind >= prev;
+            prev = e.seq_kind;
+        }
+        Scan {
+            bucket,
+            min,
+            max,
+            sorted,
         }
     }
 

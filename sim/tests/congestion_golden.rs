@@ -50,7 +50,10 @@ const MACHINES: &[(u32, &[&str])] = &[
 ];
 
 /// Eager with hops; rendezvous (handshake) with hops; hops of zero, where a
-/// link is held for the serialization alone.
+/// link is held for the serialization alone; no latency nor overhead, with and
+/// without hops, where a message arrives when it is sent or just after (the
+/// engine reserves routes in batches, before the first event at or after the
+/// earliest arrival: there, same-time order decides).
 fn variants() -> Vec<(&'static str, Params)> {
     let mut hop = params(1);
     hop.hop = 100 * NS;
@@ -76,11 +79,17 @@ fn variants() -> Vec<(&'static str, Params)> {
             cost: cost(200, 9),
         },
     ];
+    let mut tight = params(0);
+    (tight.l, tight.o_s, tight.o_r, tight.g) = (0, 0, 0, 0);
+    let mut tight_hop = tight.clone();
+    tight_hop.hop = NS;
     vec![
         ("eager", hop),
         ("rendezvous", rdv),
         ("nohop", no_hop),
         ("regimes", regimes),
+        ("tight", tight),
+        ("tight-hop", tight_hop),
     ]
 }
 

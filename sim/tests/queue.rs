@@ -7,11 +7,13 @@ use proptest::prelude::*;
 
 /// An action: push an event `delay` after the current time (a new event, or
 /// when `again`, one reusing the sequence number of the last event popped),
-/// or pop one.
+/// pop one, or ask when the next is due (which must not move the current
+/// time: an event may still be pushed for any time from the last popped).
 #[derive(Debug, Clone)]
 enum Action {
     Push { delay: u64, again: bool },
     Pop,
+    Peek,
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -23,6 +25,7 @@ fn action() -> impl Strategy<Value = Action> {
         )
             .prop_map(|(delay, again)| Action::Push { delay, again }),
         Just(Action::Pop),
+        Just(Action::Peek),
     ]
 }
 
@@ -64,6 +67,10 @@ proptest! {
                         }
                         (g, w) => prop_assert!(false, "queue gave {:?}, model {:?}", g, w),
                     }
+                }
+                Action::Peek => {
+                    let want = model.iter().map(|e| e.0).min();
+                    prop_assert_eq!(q.next_time(), want);
                 }
             }
             prop_assert_eq!(q.len(), model.len());
