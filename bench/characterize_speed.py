@@ -14,10 +14,21 @@ part of commchar: build them yourself and pass their locations.
 
     python bench/characterize_speed.py [--library openmpi,mpich]
         [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR: OSU's c/mpi (7.x) or mpi (5.x) build directory
-        [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1] [--by-operation]
+        [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1] [--by-operation] [--peer-operations]
 
 With --repeat N, commchar and the peers run in turn N times and the median of
 the N ratios is printed: on a shared machine one run moves by tens of percent.
+
+Each commchar run also prints the time an ideal stopping rule would still
+have spent measuring its points: every point stopped at exactly the
+precision target (the CI's half-width taken to shrink as one over the
+square root of the samples), with no warm-up, job launch or runner. No
+method that gives every point's median to that precision can measure the
+same points in less; where it exceeds a peer's time, a ratio of 1.0 needs
+fewer points, not a better method. With --peer-operations, commchar also
+runs on the OSU suite's own operations alone (standard-mode ping-pong, bw,
+bibw and the nine blocking collectives, reductions summing doubles), its
+own default sizes, for a like-for-like ratio.
 """
 
 from __future__ import annotations
@@ -36,6 +47,9 @@ from pathlib import Path
 OSU_PT2PT = ("osu_latency", "osu_bw", "osu_bibw")
 OSU_COLLECTIVES = ("osu_barrier", "osu_bcast", "osu_scatter", "osu_gather", "osu_allgather",
                    "osu_alltoall", "osu_reduce", "osu_allreduce", "osu_reduce_scatter")
+# what the OSU programs above measure, as commchar operations
+OSU_OPERATIONS = ("pingpong:send,bw,bibw,barrier,bcast,scatter,gather,allgather,alltoall,"
+                  "reduce:sum,allreduce:sum,reduce_scatter:sum")
 LAUNCH = {"openmpi": ["mpirun.openmpi", "-np", "2"], "mpich": ["mpiexec.mpich", "-n", "2"]}
 
 
@@ -46,18 +60,42 @@ def timed(argv: list[str], env: dict | None = None) -> float:
     return time.monotonic() - started
 
 
-def commchar_time(library: str) -> tuple[float, list[dict]]:
-    """Seconds of a default run, and its points' operation, wall time, stop reason and precision."""
+def commchar_time(library: str, ops: str | None = None) -> tuple[float, list[dict]]:
+    """Seconds of a default run (of `ops` only, if given), and its points' operation, wall time,
+    stop reason, precision (target, met, reached) and warm-up time."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "speed.db"
         seconds = timed([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
-                         library, "--np", "2"])
+                         library, "--np", "2", *(["--ops", ops] if ops else [])])
         # read-only, straight from the table: the store's point dicts leave out the kernel's
         # wall time per point and its stop reason
         with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
             con.row_factory = sqlite3.Row
-            rows = con.execute("SELECT op, wall_s, stop_reason, precision_met FROM points").fetchall()
+            rows = con.execute("SELECT op, wall_s, stop_reason, precision_met, precision_target, "
+                               "ci_rel, json_extract(extra_json, '$.warmup_s') AS warmup_s "
+                               "FROM points").fetchall()
         return seconds, [dict(r) for r in rows]
+
+
+def ideal_stop_seconds(points: list[dict]) -> float:
+    """The measuring time of `points` had each stopped at exactly its precision target: its wall
+    time less its warm-up, cut by (reached / target)^2 where it went beyond (a CI's half-width
+    shrinks as one over the square root of the samples), whole where it fell short."""
+    total = 0.0
+    for point in points:
+        measuring = max(0.0, (point["wall_s"] or 0.0) - (point["warmup_s"] or 0.0))
+        reached, target = point["ci_rel"], point["precision_target"]
+        if reached is not None and target and reached < target:
+            measuring *= (reached / target) ** 2
+        total += measuring
+    return total
+
+
+def commchar_line(library: str, tool: str, seconds: float, points: list[dict]) -> str:
+    met = sum(p["precision_met"] for p in points)
+    return (f"{library:8} {tool:10} {seconds:8.1f}  {len(points)} points, precision 1% met at {met} "
+            f"({100 * met / max(len(points), 1):.1f}%, target >= 99%), medians with 95% CIs, every "
+            f"sample kept; an ideal stop would still measure {ideal_stop_seconds(points):.1f} s")
 
 
 def by_operation(points: list[dict], seconds: float) -> list[str]:
@@ -103,37 +141,42 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--by-operation", action="store_true",
                         help="also print where commchar's time went, per operation")
+    parser.add_argument("--peer-operations", action="store_true",
+                        help="also time commchar on the OSU suite's own operations alone")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 
     print(f"{'library':8} {'tool':10} {'wall s':>8}  notes")
     for library in args.library.split(","):
-        ratios: dict[str, list[float]] = {"OSU": [], "IMB-MPI1": []}
+        ratios: dict[str, list[float]] = {"OSU": [], "IMB-MPI1": [], "OSU on its own operations": []}
         for _ in range(args.repeat):
             seconds, points = commchar_time(library)
-            met = sum(p["precision_met"] for p in points)
-            print(f"{library:8} {'commchar':10} {seconds:8.1f}  {len(points)} points, precision 1% met "
-                  f"at {met} ({100 * met / max(len(points), 1):.1f}%, target >= 99%), medians with "
-                  f"95% CIs, every sample kept")
+            print(commchar_line(library, "commchar", seconds, points))
             if args.by_operation:
                 print("\n".join(by_operation(points, seconds)))
+            like = commchar_time(library, OSU_OPERATIONS) if args.peer_operations else None
+            if like:
+                print(commchar_line(library, "commchar", like[0], like[1]) + "; the OSU suite's operations")
             osu = getattr(args, f"osu_{library}")
             if osu:
                 peer = osu_time(library, osu)
                 ratios["OSU"].append(seconds / peer)
                 print(f"{library:8} {'OSU':10} {peer:8.1f}  "
                       f"{len(OSU_PT2PT) + len(OSU_COLLECTIVES)} programs, means only;"
-                      f" commchar/OSU ratio {seconds / peer:.2f}")
+                      f" commchar/OSU ratio {seconds / peer:.2f}"
+                      + (f", on OSU's operations {like[0] / peer:.2f}" if like else ""))
+                if like:
+                    ratios["OSU on its own operations"].append(like[0] / peer)
             imb = getattr(args, f"imb_{library}")
             if imb:
                 peer = timed(LAUNCH[library] + [str(imb)])
                 ratios["IMB-MPI1"].append(seconds / peer)
                 print(f"{library:8} {'IMB-MPI1':10} {peer:8.1f}  "
                       f"defaults, t_min/t_max/t_avg only; commchar/IMB ratio {seconds / peer:.2f}")
-        for peer, values in ratios.items():
+        for name, values in ratios.items():
             if len(values) > 1:  # the machine's load moves single runs by tens of percent
-                print(f"{library:8} commchar/{peer} median of {len(values)} alternated runs: "
+                print(f"{library:8} commchar/{name} median of {len(values)} alternated runs: "
                       f"{statistics.median(values):.2f} (target <= 1.0)")
     return 0
 
