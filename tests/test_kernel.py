@@ -419,8 +419,9 @@ def test_warmup_ends_once_the_per_call_time_is_steady(kernel):
 def test_a_point_far_from_its_precision_stops_unreachable(kernel):
     # a precision no sample spread can meet: once half of max-time is spent the CI
     # says it would take far longer than max-time, so the point stops, its samples kept
+    # (max-reps out of reach: a 64 KiB ping-pong of 10 us took the default 100000 in 1 s)
     done = _launch(kernel, 2, ["--plan", "pingpong:send=65536", "--precision", "1e-9", "--min-reps", "5",
-                               "--max-time", "2", "--warmup-time", "0.001"])
+                               "--max-reps", "100000000", "--max-time", "2", "--warmup-time", "0.001"])
     assert done.returncode == 0, done.stderr
     (pt,) = _points(_records(done.stdout))
     assert pt["stop_reason"] == "unreachable" and pt["precision_met"] is False
