@@ -415,14 +415,18 @@ impl<W: Workload> Engine<'_, W> {
 
     #[inline(always)]
     fn schedule(&mut self, time: u64, kind: Kind, ev: Pending) -> Result<()> {
-        let Some(seq) = self.queue.next_seq() else {
-            return Err(SimError::Usage(format!(
-                "the run needs more than {MAX_EVENTS} events"
-            )));
-        };
+        let seq = self.next_seq()?;
         self.queue.push(time, seq, kind as u8, ev);
         self.note_queued();
         Ok(())
+    }
+
+    /// A new event's sequence number (its place among same-time events).
+    #[inline(always)]
+    fn next_seq(&mut self) -> Result<u64> {
+        self.queue
+            .next_seq()
+            .ok_or_else(|| SimError::Usage(format!("the run needs more than {MAX_EVENTS} events")))
     }
 
     /// Keeps the largest number of events waiting, messages whose routes are
@@ -625,11 +629,7 @@ impl<W: Workload> Engine<'_, W> {
     /// Congestion on: the message's route is reserved with the next batch
     /// (`reserve_routes`); its sequence number is taken now.
     fn send_reserving(&mut self, transit: Transit, kind: Kind, msg: Pending) -> Result<()> {
-        let Some(seq) = self.queue.next_seq() else {
-            return Err(SimError::Usage(format!(
-                "the run needs more than {MAX_EVENTS} events"
-            )));
-        };
+        let seq = self.next_seq()?;
         let least = self.net.least_transit(transit.src, transit.dst);
         let earliest = transit
             .depart
