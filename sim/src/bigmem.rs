@@ -282,30 +282,20 @@ mod system {
     }
 }
 
-#[cfg(target_os = "linux")]
+/// Advises the whole huge pages inside [start, start + bytes) (madvise needs
+/// an aligned start), when the range is large enough to be worth it.
 fn advise(start: usize, bytes: usize) {
-    const PAGE: usize = 2 << 20;
-    const MADV_HUGEPAGE: i32 = 14;
-    extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, length: usize, advice: i32) -> i32;
-    }
     if bytes < HUGE {
         return;
     }
-    // only whole huge pages inside the allocation (madvise needs an aligned start)
-    let first = start.next_multiple_of(PAGE);
-    let last = (start + bytes) / PAGE * PAGE;
+    let first = start.next_multiple_of(HUGE_PAGE);
+    let last = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
     if last > first {
         // SAFETY: the range lies inside memory this process owns; advice
         // changes no content and its failure is harmless (the hint is ignored)
-        unsafe {
-            madvise(first as *mut std::ffi::c_void, last - first, MADV_HUGEPAGE);
-        }
+        unsafe { system::advise_huge(first as *mut u8, last - first) };
     }
 }
-
-#[cfg(not(target_os = "linux"))]
-fn advise(_start: usize, _bytes: usize) {}
 
 #[cfg(test)]
 mod tests {

@@ -33,8 +33,8 @@ pub struct Network {
     hop: u64,
     congestion: bool,
     links: LinkTable,
-    route: Vec<u64>,
-    /// A batch's routes one after the other, and where each ends.
+    /// Scratch: a batch's routes one after the other (a flow's alone), and
+    /// where each ends.
     routes: Vec<u64>,
     route_ends: Vec<usize>,
     flows: Option<FlowNet>,
@@ -78,7 +78,6 @@ impl Network {
             hop,
             congestion,
             links,
-            route: Vec::new(),
             routes: Vec::new(),
             route_ends: Vec::new(),
             flows: None,
@@ -102,7 +101,7 @@ impl Network {
     /// `gap` ps at most; it arrives `msg.tail` plus the route's hops after its
     /// last byte. True when a `settle_flows` at `now` must follow.
     pub fn start_flow(&mut self, now: u64, bytes: u64, gap: u64, mut msg: FlowMsg) -> bool {
-        let mut route = std::mem::take(&mut self.route);
+        let mut route = std::mem::take(&mut self.routes);
         route.clear();
         // a message travels from its sender (the flow's `peer`) to `rank`, out of
         // the sender's NIC and into the receiver's, which messages share as links
@@ -117,7 +116,7 @@ impl Network {
             .as_mut()
             .expect("a flow-level network")
             .start(now, &route, bytes, gap, msg);
-        self.route = route;
+        self.routes = route;
         settle
     }
 
@@ -163,8 +162,9 @@ impl Network {
         (self.topo.hops(src, dst) as u64).saturating_mul(self.hop)
     }
 
-    /// The delays of a batch of messages, as `transit` gives them one by one
-    /// in the batch's order (appended to `delays`). The routes are laid end to
+    /// The delays of a batch of messages (appended to `delays`): for each, in
+    /// the batch's order, the time at which its head reaches `dst` minus its
+    /// departure; no message is ever sent again before its `now`. The routes are laid end to
     /// end, so that the memory of the links ahead is asked for across message
     /// boundaries: one message at a time, the first links of every route were
     /// waited for in turn.
@@ -198,29 +198,6 @@ impl Network {
         }
         self.routes = routes;
         self.route_ends = ends;
-    }
-
-    /// The delay the network adds to a message leaving `src` at `depart`
-    /// (time at which its head reaches `dst`, minus `depart`); `now` is the
-    /// current time, before which no message is ever sent again.
-    pub fn transit(
-        &mut self,
-        src: u32,
-        dst: u32,
-        now: u64,
-        depart: u64,
-        serialization: u64,
-    ) -> u64 {
-        let mut delay = Vec::with_capacity(1);
-        let message = Transit {
-            src,
-            dst,
-            now,
-            depart,
-            serialization,
-        };
-        self.transits(&[message], &mut delay);
-        delay[0]
     }
 }
 
@@ -267,8 +244,8 @@ mod tests {
     }
 
     proptest! {
-        /// Messages reserved one by one (`transit`) or in batches of any size
-        /// (`transits`, as the engine does) get the plain model's delays.
+        /// Messages reserved one by one or in batches of any size (as the
+        /// engine does) get the plain model's delays.
         #[test]
         fn merged_inline_and_swept_intervals_give_the_plain_answers(
             spec in prop::sample::select(vec!["torus:4x3", "hypercube:4", "full", "fattree:4"]),
@@ -286,27 +263,20 @@ mod tests {
             let mut reference = Reference { links: FxHashMap::default() };
             let mut now = 0;
             let mut route = Vec::new();
-            let (mut wanted, mut pending) = (Vec::new(), Vec::new());
-            for (i, (src, dst, step, delay, ser)) in msgs.iter().copied().enumerate() {
+            let (mut wanted, mut sent) = (Vec::new(), Vec::new());
+            for (src, dst, step, delay, ser) in msgs {
                 now += step;
                 let (src, dst) = (src % ranks, dst % ranks);
                 route.clear();
                 topo.route(src, dst, &mut route);
                 wanted.push(reference.transit(&route, now + delay, hop, hop + ser));
-                let message = Transit { src, dst, now, depart: now + delay, serialization: ser };
-                if batch == 1 {
-                    prop_assert_eq!(net.transit(src, dst, now, now + delay, ser), wanted[i]);
-                } else {
-                    pending.push(message);
-                }
+                sent.push(Transit { src, dst, now, depart: now + delay, serialization: ser });
             }
             let mut got = Vec::new();
-            for chunk in pending.chunks(batch) {
+            for chunk in sent.chunks(batch) {
                 net.transits(chunk, &mut got);
             }
-            if batch > 1 {
-                prop_assert_eq!(got, wanted);
-            }
+            prop_assert_eq!(got, wanted);
         }
     }
 }
