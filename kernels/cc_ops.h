@@ -5,6 +5,8 @@
 #include "cc_op.h"
 
 extern const cc_op cc_op_pingpong, cc_op_bw, cc_op_bibw, cc_op_rndv, cc_op_loggp;
+/* multi-pair bandwidth and message rate over every rank (cc_ops_mbw.c) */
+extern const cc_op cc_op_mbw;
 extern const cc_op cc_op_barrier, cc_op_bcast, cc_op_scatter, cc_op_gather, cc_op_allgather,
     cc_op_alltoall, cc_op_reduce, cc_op_allreduce, cc_op_reduce_scatter, cc_op_scan;
 /* The collectives' buffers and verification (root 0; rbuf, sbuf and n/p blocks as

@@ -48,6 +48,7 @@ class Operation:
         return -(-max(n, self.min_bytes) // quantum) * quantum
 
 
+MBW_SIZES = tuple(8 * 4 ** k for k in range(9)) + (MiB,)  # 8 B .. 512 KiB by 4, and 1 MiB
 _AM_BULK = tuple(1 << k for k in range(4, 23))  # 16 B to 4 MiB, as the study measured
 AM_LOSS_RATES = ("0", "0.001", "0.01", "0.05", "0.1")
 
@@ -58,6 +59,10 @@ OPERATIONS: dict[str, Operation] = {
                   default_max_bytes=4 * MiB),
         Operation("bw", "p2p", default_max_bytes=4 * MiB),
         Operation("bibw", "p2p", default_max_bytes=4 * MiB),
+        # Every rank at once (cc_ops_mbw.c): p/2 pairs stream windows as bw does, so it is
+        # measured at every p, like a collective; n is one message. It feeds the model's
+        # concurrency section (models/concurrency.py) and is asked for by name (--ops mbw).
+        Operation("mbw", "collective", sizes=MBW_SIZES, in_default=False),
         Operation("barrier", "collective", unit="none"),
         Operation("bcast", "collective"),
         Operation("scatter", "collective", unit="per_rank"),
