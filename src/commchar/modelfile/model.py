@@ -227,6 +227,12 @@ class ModelFile:
         params.setdefault("O", 0.0)
         return params
 
+    def concurrency(self, library: str) -> dict[str, Any] | None:
+        """The node's shared resource (G_node us/B, c_node us, ...; docs/models.md) or None."""
+        self._library(library)
+        raw = self.data["libraries"][library].get("concurrency")
+        return dict(raw) if raw is not None else None
+
     # --- prediction -------------------------------------------------------------
 
     def segment_index(self, library: str, key: str, n: float) -> int:

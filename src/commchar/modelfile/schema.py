@@ -252,6 +252,21 @@ def _validate_loggp_regimes(regimes: Any, path: str) -> None:
         previous_max = None if n_max is None else float(n_max)
 
 
+def _validate_concurrency(section: Any, path: str) -> None:
+    """The node's shared resource (models/concurrency.py): G_node > 0 (us per byte of every
+    message between ranks of one node), c_node >= 0 (us per message); B_node, when given,
+    is 1 / G_node."""
+    _mapping(section, path)
+    g_node = _number(section.get("G_node"), f"{path}.G_node", 0)
+    if g_node <= 0:
+        raise _fail(f"{path}.G_node", "must be > 0 (a node of infinite bandwidth has no section)")
+    _number(section.get("c_node", 0), f"{path}.c_node", 0)
+    if "B_node" in section:
+        b_node = _number(section["B_node"], f"{path}.B_node", 0)
+        if abs(b_node * g_node - 1) > 1e-6:
+            raise _fail(f"{path}.B_node", f"must be 1 / G_node ({1 / g_node:g}), found {b_node:g}")
+
+
 def validate(d: Any) -> None:
     """Check a decoded model file; raise ModelError naming the JSON path of the first problem.
 
@@ -301,3 +316,5 @@ def validate_library(name: str, library: Any) -> None:
         _validate_loggp(library["loggp"], f"{path}.loggp")
     if library.get("loggp_partial") is not None:
         _validate_loggp(library["loggp_partial"], f"{path}.loggp_partial", required=())
+    if library.get("concurrency") is not None:
+        _validate_concurrency(library["concurrency"], f"{path}.concurrency")

@@ -18,6 +18,7 @@ from commchar import __version__, ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.collective import CollectiveModel
+from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
 from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import check_one_sync, normalise
 from commchar.models.laws import ONE_P_NOTE
@@ -324,7 +325,7 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     if source:
         lib["imported_from"] = source
     for op, pts in sorted(ops.items()):
-        if op in LOGGP_OPS or op in UNFITTED_OPS:
+        if op in LOGGP_OPS or op in UNFITTED_OPS or op == CONCURRENCY_OP:
             continue
         try:
             if op in P2P_OPS:
@@ -361,6 +362,11 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         cold = _cold_start(ops["coldstart"], lib, skipped, library)
         if cold is not None:
             lib.setdefault("loggp_partial", {})["cold_start"] = cold
+    if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
+        concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
+        if concurrency is not None:
+            lib["concurrency"] = concurrency | ({"oversubscribed_p": over_p[CONCURRENCY_OP]}
+                                                if CONCURRENCY_OP in over_p else {})
     section: dict[str, Any] | None = lib
     if not (operations or "loggp" in lib or "loggp_partial" in lib):  # the rndv probe alone gives S
         section = None
