@@ -29,7 +29,10 @@ KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",))  # links the a
 # the same kernel with PVM's operations (kernels/pvm/), for the pvm library (its own build directory)
 PVM_KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",), make_args=("WITH_PVM=1",))
 TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
-APPS = Component("apps", ("jacobi", "gauss"), uses=("kernels",))
+# the validation programs (apps/loop_common.h), one communication pattern each in a timed loop
+LOOPS = ("pingpong_loop", "ring_sendrecv", "ring_replace", "allreduce_loop", "halo2d", "alltoall_loop",
+         "master_worker")
+APPS = Component("apps", ("jacobi", "gauss", *LOOPS), uses=("kernels",))
 COMPONENTS = (KERNEL, TRACER, APPS)
 
 
