@@ -114,6 +114,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         result = holdout_errors(points, every, args.holdout_p, penalty, args.oversubscribed)
         console.print(table_rich(holdout_table(result)))
         console.print(holdout_summary(result), markup=False)
+    missed = missed_points(model)
+    if missed:
+        console.print(styled(("missed by more than 10%:", "red"), " " + "; ".join(missed)))
     left = model["provenance"]["oversubscribed_excluded"]
     if left:
         ps = sorted({q for e in left for q in e["p"]})
@@ -165,8 +168,10 @@ def summary_tables(model: dict) -> list[Table]:
     coll: list[list[str]] = []
     peak: list[list[str]] = []
     loggp: list[list[str]] = []
+    errors: list[list[str]] = []
     for library, lib in model["libraries"].items():
         for key, op in lib["operations"].items():
+            errors.append(_error_row(library, key, op))
             if op["kind"] == "p2p":
                 h = op["fit"]["hockney"]
                 m = op["metrics"]
@@ -192,6 +197,10 @@ def summary_tables(model: dict) -> list[Table]:
             loggp.append([library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O")),
                           _threshold(lg, "S"), _threshold(lg, "s"), "; ".join(lg.get("notes", [])) or "-"])
     tables = [
+        Table("fit-errors", "Relative error of each model at its own measured points (in-sample), at sizes held"
+              " out of a second fit, and of the mean fit (the replay's) at the measured means",
+              ["library", "operation", "regimes", "in-sample median", "in-sample max", "> 10%",
+               "held-out median", "held-out max", "mean fit median", "mean fit max"], errors),
         Table("fit-p2p", "Point-to-point: Hockney fit over all sizes (R^2 on relative error);"
               " Bw_as from the last regime, pi_s from the first",
               ["library", "operation", "t_s (us)", "t_b (us/B)", f"Bw_as ({bw}) [95% CI]", "n_half (B)",
@@ -205,6 +214,35 @@ def summary_tables(model: dict) -> list[Table]:
               "O (us/B)", "S (B)", "s (B)", "notes"], loggp),
     ]
     return [t for t in tables if t.rows]
+
+
+def _pct(errors: dict | None, name: str) -> str:
+    value = (errors or {}).get(name)
+    return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else "-"
+
+
+def _error_row(library: str, key: str, op: dict) -> list[str]:
+    errors = op.get("errors") or {}
+    inside = errors.get("in_sample")
+    worst = (inside or {}).get("worst") or {}
+    at = f" at {worst['n_bytes']} B" if "n_bytes" in worst else ""
+    over = (inside or {}).get("over_10pct")
+    return [library, key, str(len(op["segments"])), _pct(inside, "median"), _pct(inside, "max") + at,
+            "-" if over is None else str(over), _pct(errors.get("held_out"), "median"),
+            _pct(errors.get("held_out"), "max"), _pct(errors.get("mean_in_sample"), "median"),
+            _pct(errors.get("mean_in_sample"), "max")]
+
+
+def missed_points(model: dict) -> list[str]:
+    """'library operation: k of N points' for every operation missing a measured point by more than 10%."""
+    out = []
+    for library, lib in model["libraries"].items():
+        for key, op in lib["operations"].items():
+            inside = (op.get("errors") or {}).get("in_sample") or {}
+            if inside.get("over_10pct"):
+                out.append(f"{library} {key}: {inside['over_10pct']} of {inside['points']} points"
+                           f" (largest {100 * inside['max']:.0f}% at {inside['worst']['n_bytes']} B)")
+    return out
 
 
 def holdout_summary(result: dict) -> str:

@@ -68,6 +68,7 @@ class _Operation:
     p_range: tuple[float, float] | None
     laws: dict[str, Any] | None
     oversubscribed_p: tuple[float, ...] = ()
+    mean_segments: tuple[Segment, ...] = ()  # the fit of the means (`mean`), empty when absent
 
 
 def _segment_index(segments: tuple[Segment, ...], n: float) -> int:
@@ -79,6 +80,15 @@ def _segment_index(segments: tuple[Segment, ...], n: float) -> int:
         if distance < best_distance:  # ties go to the lower segment
             best, best_distance = i, distance
     return best
+
+
+STATISTICS = ("median", "mean")
+
+
+def _pick(op: _Operation, statistic: str) -> tuple[Segment, ...]:
+    if statistic not in STATISTICS:
+        raise ModelError(f"statistic must be one of {', '.join(STATISTICS)}, found {statistic!r}")
+    return op.mean_segments if statistic == "mean" and op.mean_segments else op.segments
 
 
 def _fmt(x: float) -> str:
@@ -113,10 +123,9 @@ class ModelFile:
             self._library(library)
 
     @staticmethod
-    def _build(lib: str, key: str, op: dict[str, Any]) -> _Operation:
-        path = f"libraries.{lib}.operations.{key}"
+    def _segments(path: str, raw: list[dict[str, Any]]) -> tuple[Segment, ...]:
         segments = []
-        for i, seg in enumerate(op["segments"]):
+        for i, seg in enumerate(raw):
             here = f"{path}.segments[{i}]"
             segments.append(Segment(
                 n_min=float(seg["n_min"]),
@@ -125,12 +134,20 @@ class ModelFile:
                 t_b=term_expr(seg["t_b"], f"{here}.t_b"),
                 t_c=term_expr(seg["t_c"], f"{here}.t_c") if "t_c" in seg else Number(0.0),
             ))
+        return tuple(segments)
+
+    @classmethod
+    def _build(cls, lib: str, key: str, op: dict[str, Any]) -> _Operation:
+        path = f"libraries.{lib}.operations.{key}"
+        segments = cls._segments(f"{path}.segments", op["segments"])
+        mean = op.get("mean")
+        mean_segments = cls._segments(f"{path}.mean.segments", mean["segments"]) if isinstance(mean, dict) else ()
         kind = op.get("kind") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
         n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
         p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
         oversubscribed = tuple(float(x) for x in op.get("oversubscribed_p") or ())
-        return _Operation(key, kind, tuple(segments), n_range, p_range, op.get("laws"),  # type: ignore[arg-type]
-                          oversubscribed)
+        return _Operation(key, kind, segments, n_range, p_range, op.get("laws"),  # type: ignore[arg-type]
+                          oversubscribed, mean_segments)
 
     # --- what the model holds -------------------------------------------------
 
@@ -198,9 +215,10 @@ class ModelFile:
         """`p2p` or `collective`."""
         return self._op(library, key).kind
 
-    def segments(self, library: str, key: str) -> tuple[Segment, ...]:
-        """The operation's segments, sorted by n."""
-        return self._op(library, key).segments
+    def segments(self, library: str, key: str, statistic: str = "median") -> tuple[Segment, ...]:
+        """The operation's segments, sorted by n: the fit of the medians, or with statistic
+        "mean" the fit of the means where the file has one (else the medians')."""
+        return _pick(self._op(library, key), statistic)
 
     def n_range(self, library: str, key: str) -> tuple[float, float] | None:
         """The n the fit saw, or None when the file does not say."""
@@ -235,26 +253,31 @@ class ModelFile:
 
     # --- prediction -------------------------------------------------------------
 
-    def segment_index(self, library: str, key: str, n: float) -> int:
+    def segment_index(self, library: str, key: str, n: float, statistic: str = "median") -> int:
         """Index of the segment covering n; in a gap or outside, the one with the nearest bound."""
-        return _segment_index(self._op(library, key).segments, n)
+        return _segment_index(_pick(self._op(library, key), statistic), n)
 
-    def time(self, library: str, key: str, n: float, p: float) -> Prediction:
+    def time(self, library: str, key: str, n: float, p: float, statistic: str = "median") -> Prediction:
         """Predicted time in us of operation `key` at message length n (bytes) and p processes.
 
         n follows the convention of reference models.md section 2 for the
         operation. Outside the fitted n_range/p_range the prediction carries a
-        warning. ModelError for an unknown operation, a term that is not a
-        finite number at p, or n < 0 / p < 1.
+        warning. `statistic`: "median" (the typical call: latency tables) or "mean"
+        (the expected cost of a call, tail included: what a program's sum of calls
+        pays), from the operation's `mean` fit where it has one, else the median's.
+        ModelError for an unknown operation, a term that is not a finite number at p,
+        or n < 0 / p < 1.
         """
         if not (math.isfinite(n) and n >= 0):
             raise ModelError(f"message length must be a finite number >= 0, found {n!r}")
         if not (math.isfinite(p) and p >= 1):
             raise ModelError(f"process count must be >= 1, found {p!r}")
         op = self._op(library, key)
-        index = _segment_index(op.segments, n)
-        segment = op.segments[index]
-        path = f"libraries.{library}.operations.{op.key}.segments[{index}]"
+        segments = _pick(op, statistic)
+        index = _segment_index(segments, n)
+        segment = segments[index]
+        where = "mean.segments" if segments is op.mean_segments else "segments"
+        path = f"libraries.{library}.operations.{op.key}.{where}[{index}]"
         try:
             t_us = segment.time(n, p)
         except ModelError as exc:

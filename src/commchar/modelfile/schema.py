@@ -139,9 +139,14 @@ def _validate_operation(op: Any, path: str) -> None:
         _range(op["n_range"], f"{path}.n_range", 0)
     p_range = _range(op["p_range"], f"{path}.p_range", 1, MAX_P) if "p_range" in op else None
     _validate_segments(op["segments"], f"{path}.segments", p_range)
-    for info in ("metrics", "fit"):
+    for info in ("metrics", "fit", "errors"):
         if info in op:
             _mapping(op[info], f"{path}.{info}")
+    if "mean" in op:
+        mean = _mapping(op["mean"], f"{path}.mean")
+        if "segments" not in mean:
+            raise _fail(f"{path}.mean", "missing 'segments'")
+        _validate_segments(mean["segments"], f"{path}.mean.segments", p_range)
     if "laws" in op:
         laws = _mapping(op["laws"], f"{path}.laws")
         for term, law in laws.items():
@@ -154,6 +159,7 @@ def _validate_operation(op: Any, path: str) -> None:
 
 
 RENDEZVOUS_COPIES = ("both", "receiver")
+REGIME_STATISTICS = ("mean", "median")
 
 
 def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQUIRED) -> None:
@@ -173,8 +179,11 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
                 raise _fail(here, f"[{low:g}, {high:g}) does not hold {name} = {loggp[name]:g}")
     if loggp.get("rendezvous_copy") is not None and loggp["rendezvous_copy"] not in RENDEZVOUS_COPIES:
         raise _fail(f"{path}.rendezvous_copy", f"expected one of {', '.join(RENDEZVOUS_COPIES)}")
-    if loggp.get("regimes") is not None:
-        _validate_loggp_regimes(loggp["regimes"], f"{path}.regimes")
+    for name in ("regimes", "regimes_median"):
+        if loggp.get(name) is not None:
+            _validate_loggp_regimes(loggp[name], f"{path}.{name}")
+    if loggp.get("regimes_statistic") not in (None, *REGIME_STATISTICS):
+        raise _fail(f"{path}.regimes_statistic", f"expected one of {', '.join(REGIME_STATISTICS)}")
     if loggp.get("call_costs") is not None:
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
     if loggp.get("cold_start") is not None:

@@ -46,10 +46,12 @@ def solve(m: Moments, nonneg: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     return a, b, np.maximum(rss, 0.0)
 
 
-def relative_fit(x: np.ndarray, y: np.ndarray, nonneg: bool = True) -> tuple[float, float]:
-    """a, b minimising sum ((a + b x - y) / y)^2."""
+def relative_fit(x: np.ndarray, y: np.ndarray, nonneg: bool = True,
+                 noise: np.ndarray | None = None) -> tuple[float, float]:
+    """a, b minimising sum ((a + b x - y) / (y s))^2, s the relative noise (1 when None)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     scale = max(float(np.max(np.abs(x))), 1.0)
-    a, b, _ = solve(moments(x / scale, y, 1.0 / (y * y)), nonneg)
+    w = 1.0 / (y * y) if noise is None else 1.0 / (y * y * noise * noise)
+    a, b, _ = solve(moments(x / scale, y, w), nonneg)
     return float(a), float(b) / scale

@@ -29,7 +29,7 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.overlap import overlaps
-from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel
+from commchar.models.regimes import DEFAULT_PENALTY, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
@@ -38,6 +38,9 @@ FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer t
 
 
 OVERSUBSCRIBED_POLICIES = ("exclude", "include")
+# A measured point the model misses by more than this is counted (errors.*.over_10pct) and
+# reported in red (report/findings.py).
+MISS_LIMIT = 0.10
 
 
 def check_oversubscribed(policy: str) -> str:
@@ -132,13 +135,12 @@ def _hockney_summary(h: HockneyModel, units: str) -> dict[str, Any]:
     return out
 
 
-def _fit_p2p(pts: list[dict], units: str, penalty: float) -> tuple[dict[str, Any], SegmentedHockneyModel]:
-    n = np.array([pt["n_bytes"] for pt in pts], float)
-    t = np.array([pt["t_us"] for pt in pts], float)
-    model = SegmentedHockneyModel(max_segments=5, penalty=penalty).fit(n, t)
-    spike = {(size, time) for _, size, time in model.outliers_}
-    kept = np.array([(a, b) not in spike for a, b in zip(n, t)])
-    single = HockneyModel().fit(n[kept], t[kept])
+# Point-to-point regimes: as many as the noise asks for (one size may be one); the default
+# run measures 24 planned sizes and up to ~30 refined ones.
+P2P_MAX_SEGMENTS = 12
+
+
+def _p2p_segments(model: SegmentedHockneyModel) -> list[dict[str, Any]]:
     segments = []
     for i, s in enumerate(model.segments_):
         h = s["fits"][0]
@@ -147,17 +149,81 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float) -> tuple[dict[str, Any
             "t_s": h.t_s_, "t_b": h.t_b_,
             "fit": {**h.quality_, "ci95": {"t_s": h.ci_["t_s"], "t_b": h.ci_["t_b"]}},
         })
+    return segments
+
+
+def _selection(model: SegmentedHockneyModel) -> dict[str, Any]:
+    """How the number of regimes was chosen (docs/models.md "Protocol regimes")."""
+    if model.selection_ == "bic":
+        return {"rule": "bic", "penalty": model.penalty, "bic": {str(k): v for k, v in model.bic_.items()}}
+    return {"rule": model.selection_, "noise_floor": model.noise_floor, "confidence": model.confidence,
+            "max_z": MAX_Z, "chi2": {str(k): v for k, v in model.chi2_.items()}}
+
+
+def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray) -> SegmentedHockneyModel:
+    return SegmentedHockneyModel(max_segments=P2P_MAX_SEGMENTS, min_sizes=1).fit(n, t, noise=noise)
+
+
+def _fit_p2p(pts: list[dict], units: str, penalty: float
+             ) -> tuple[dict[str, Any], SegmentedHockneyModel, SegmentedHockneyModel | None]:
+    """One point-to-point operation's entry: segments of the medians, chosen by their noise,
+    and (when every point knows its mean) a `mean` fit of the means beside them."""
+    n = np.array([pt["n_bytes"] for pt in pts], float)
+    t = np.array([pt["t_us"] for pt in pts], float)
+    noise = np.array([pt.get("noise") or 0.0 for pt in pts], float)
+    model = _segmented(n, t, noise)
+    spike = {(size, time) for _, size, time in model.outliers_}
+    kept = np.array([(a, b) not in spike for a, b in zip(n, t)])
+    single = HockneyModel().fit(n[kept], t[kept])
+    segments = _p2p_segments(model)
     ps = sorted({pt["p"] for pt in pts})
     entry = {
         "kind": "p2p", "n_range": [int(n.min()), int(n.max())], "p_range": [ps[0], ps[-1]],
         "segments": segments,
         "metrics": _p2p_metrics(model, units),
         "fit": {"hockney": _hockney_summary(single, units), "points": int(n.size),
-                "regimes": len(segments), "bic": {str(k): v for k, v in model.bic_.items()},
+                "regimes": len(segments), "selection": _selection(model),
                 "outliers": _outliers(model.outliers_)},
         "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
     }
-    return entry, model
+    mean_model = None
+    means = [pt.get("t_mean_us") for pt in pts]
+    if all(isinstance(m, float) and m > 0 for m in means):
+        tm = np.array(means, float)
+        mean_noise = np.array([pt.get("mean_noise") or 0.0 for pt in pts], float)
+        mean_model = _segmented(n, tm, mean_noise)
+        entry["mean"] = {
+            "segments": _p2p_segments(mean_model),
+            "fit": {"points": int(n.size), "regimes": len(mean_model.segments_),
+                    "selection": _selection(mean_model), "outliers": _outliers(mean_model.outliers_)},
+            "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in mean_model.breakpoints_],
+        }
+    return entry, model, mean_model
+
+
+def _relative_errors(predicted: np.ndarray, measured: np.ndarray, n: np.ndarray, p: np.ndarray
+                     ) -> dict[str, Any]:
+    err = np.abs(predicted - measured) / measured
+    worst = int(np.argmax(err))
+    return {"median": float(np.median(err)), "max": float(err[worst]), "points": int(err.size),
+            "over_10pct": int(np.count_nonzero(err > MISS_LIMIT)),
+            "worst": {"n_bytes": int(n[worst]), "p": int(p[worst]), "t_us": float(measured[worst]),
+                      "predicted_us": float(predicted[worst])}}
+
+
+def _in_sample(estimator: "FittedOperation", pts: list[dict], outliers: list[dict], time_key: str
+               ) -> dict[str, Any] | None:
+    """The operation's relative errors at its own measured points (spikes left out of the fit
+    are listed in fit.outliers, not scored)."""
+    left_out = {(o["n_bytes"], o["t_us"]) for o in outliers}
+    use = [pt for pt in pts if isinstance(pt.get(time_key), float) and pt[time_key] > 0
+           and (pt["n_bytes"], pt[time_key]) not in left_out]
+    if not use:
+        return None
+    n = np.array([pt["n_bytes"] for pt in use], float)
+    p = np.array([pt["p"] for pt in use], float)
+    t = np.array([pt[time_key] for pt in use], float)
+    return _relative_errors(np.asarray(estimator.predict(n, p), float), t, n, p)
 
 
 def _few_p_note(ps: list[int]) -> str:
@@ -331,15 +397,23 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
             if op in P2P_OPS:
                 for variant in sorted({pt["variant"] for pt in pts}):
                     key = op_key(op, variant)
-                    operations[key], model = _fit_p2p([pt for pt in pts if pt["variant"] == variant],
-                                                      units, penalty)
+                    mine = [pt for pt in pts if pt["variant"] == variant]
+                    entry, model, mean_model = _fit_p2p(mine, units, penalty)
                     estimators[key] = FittedOperation(key, "p2p", variant, model)
+                    errors = {"in_sample": _in_sample(estimators[key], mine, entry["fit"]["outliers"], "t_us")}
+                    if mean_model is not None:
+                        errors["mean_in_sample"] = _in_sample(FittedOperation(key, "p2p", variant, mean_model),
+                                                              mine, entry["mean"]["fit"]["outliers"], "t_mean_us")
+                    operations[key] = entry | {"errors": errors}
             else:
                 entries, cmodel = _collective_entries(op, pts, units, penalty)
                 operations.update(entries)
                 for variant in cmodel.variants_:
                     key = op_key(op, variant)
                     estimators[key] = FittedOperation(key, "collective", variant, cmodel)
+                    mine = [pt for pt in pts if pt["variant"] == variant]
+                    operations[key]["errors"] = {"in_sample": _in_sample(
+                        estimators[key], mine, operations[key]["fit"]["outliers"], "t_us")}
         except InputError as exc:
             skipped.append(f"{library} {op}: {exc}")
     over_p = {key: ps for (_, key), ps in fitted_over.items()}
@@ -388,9 +462,15 @@ def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: floa
     notes = lg.notes_ + ([why] if why else [])
     full = section | {"rendezvous_copy": copy, "notes": notes, "receiver_delay_us": lg.delay_us_}
     if "pingpong:send" in operations:
-        regimes = size_regimes(section, operations["pingpong:send"]["segments"])
-        if regimes:
-            full["regimes"] = regimes
+        # the simulator prices each message from `regimes`: a program pays the mean of its calls
+        send = operations["pingpong:send"]
+        median = size_regimes(section, send["segments"])
+        mean = size_regimes(section, send["mean"]["segments"]) if "mean" in send else None
+        if mean or median:
+            full["regimes"] = mean or median
+            full["regimes_statistic"] = "mean" if mean else "median"
+        if mean and median:
+            full["regimes_median"] = median
     return {"loggp": full}
 
 
@@ -425,7 +505,8 @@ def _checked(points: list[dict]) -> list[dict]:
 
 def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
                runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
-               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude") -> dict:
+               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
+               held_out_every: int | None = 3) -> dict:
     """Fit every library and operation in `points` (store point dicts) into a model-file dict.
 
     Invalid points are left out of the fits and counted. `oversubscribed`:
@@ -437,6 +518,8 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
     `runs` ([{"db", "run_id"}]) goes into provenance; `receiver_delay_us`
     gives the rndv receiver delay per library when the points do not record it;
     `penalty` is the extra BIC charge per protocol breakpoint (docs/models.md).
+    Every operation gets `errors`: its in-sample relative errors and, with
+    `held_out_every`, those of a second fit without every that-many-th interior size.
     """
     check_units(units)
     if not (isinstance(penalty, (int, float)) and 0 <= penalty <= 1000):
@@ -476,8 +559,13 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
                   + (f" Oversubscribed points left out of the fits (dedicated points exist):"
                      f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
     }
-    return {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
-            "provenance": provenance, "libraries": libraries}
+    model = {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
+             "provenance": provenance, "libraries": libraries}
+    if held_out_every is not None:
+        from commchar.models.validation import add_held_out
+
+        add_held_out(model, points, held_out_every, penalty, oversubscribed)
+    return model
 
 
 def _cold_start(points: list[dict], lib: dict, skipped: list[str], library: str) -> dict | None:

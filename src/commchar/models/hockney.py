@@ -45,7 +45,8 @@ def fit_quality(n: np.ndarray, t: np.ndarray, t_s: float, t_b: float) -> dict[st
     return {"points": int(n.size), "r2": r2, "max_rel_residual": float(abs(rel[worst]))}
 
 
-def bootstrap_draws(n: np.ndarray, t: np.ndarray, draws: int, seed: int) -> np.ndarray:
+def bootstrap_draws(n: np.ndarray, t: np.ndarray, draws: int, seed: int,
+                    noise: np.ndarray | None = None) -> np.ndarray:
     """(t_s, t_b) for `draws` resamplings of the points with replacement: shape (k, 2).
 
     Resampling with replacement is a multinomial count per point, used as a
@@ -58,7 +59,7 @@ def bootstrap_draws(n: np.ndarray, t: np.ndarray, draws: int, seed: int) -> np.n
     counts = rng.multinomial(n.size, np.full(n.size, 1.0 / n.size), size=draws).astype(float)
     scale = max(float(n.max()), 1.0)
     x = n / scale
-    w = counts / (t * t)
+    w = counts / (t * t) if noise is None else counts / (t * t * noise * noise)
     a, b, _ = _lsq.solve(_lsq.moments(x, t, w))
     distinct = np.array([np.unique(x[c > 0]).size >= 2 for c in counts])
     return np.column_stack([a, b / scale])[distinct]
@@ -92,12 +93,19 @@ class HockneyModel(Estimator):
         self.seed = seed
         self.confidence = confidence
 
-    def fit(self, n: Any, t: Any) -> "HockneyModel":
+    def fit(self, n: Any, t: Any, noise: Any = None) -> "HockneyModel":
+        """`noise`: each point's relative standard error (> 0): residuals are weighted by it,
+        so a noisy point counts less; None weighs every relative residual alike."""
         self._validate_params()
         n, t = check_sizes_times(n, t, type(self).__name__)
-        self.t_s_, self.t_b_ = _lsq.relative_fit(n, t)
+        s = None
+        if noise is not None:
+            s = np.asarray(noise, dtype=float).ravel()
+            if s.shape != n.shape or not np.all(np.isfinite(s)) or np.any(s <= 0):
+                raise InputError(f"{type(self).__name__}: noise must be one positive number per point")
+        self.t_s_, self.t_b_ = _lsq.relative_fit(n, t, noise=s)
         self.quality_ = fit_quality(n, t, self.t_s_, self.t_b_)
-        self.draws_ = bootstrap_draws(n, t, self.bootstrap, self.seed)
+        self.draws_ = bootstrap_draws(n, t, self.bootstrap, self.seed, s)
         ts, tb = self.draws_[:, 0], self.draws_[:, 1]
         with np.errstate(divide="ignore", invalid="ignore"):
             self.ci_ = {
@@ -107,6 +115,17 @@ class HockneyModel(Estimator):
                 "n_half": interval(ts / tb, self.confidence),
                 "pi_s": interval(1.0 / ts, self.confidence),
             }
+        return self
+
+    def fit_one_size(self, n: float, t: float) -> "HockneyModel":
+        """The segment of a single measured size (a regime of its own): T = t_b n through the
+        origin, so the cost per byte carries to the sizes around it (at n = 0, T = t_s)."""
+        self._validate_params()
+        check_sizes_times([n, n + 1.0], [t, t], type(self).__name__)
+        self.t_s_, self.t_b_ = (float(t), 0.0) if n == 0 else (0.0, float(t) / float(n))
+        self.quality_ = {"points": 1, "r2": 1.0, "max_rel_residual": 0.0}
+        self.draws_ = np.empty((0, 2))
+        self.ci_ = {name: None for name in ("t_s", "t_b", "Bw_as", "n_half", "pi_s")}
         return self
 
     def predict(self, n: Any) -> np.ndarray:

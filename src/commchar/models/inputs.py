@@ -1,8 +1,12 @@
 """Reading points to fit: a commchar database, a CSV file or a JSON export.
 
 Every reader returns point dicts with at least library, op, variant, p,
-n_bytes, t_us, valid, oversubscribed and extra; bad input raises InputError
-with one line naming the file, the row and the problem.
+n_bytes, t_us (the median of the samples), valid, oversubscribed and extra,
+and what the samples say beyond their median: t_mean_us (None when not known),
+noise (the relative standard error of the median, from its 95% CI; 0 when not
+known), mean_noise (that of the mean, from the samples' spread; None when not
+known) and refined (a size the run added where the curve changes). Bad input
+raises InputError with one line naming the file, the row and the problem.
 """
 
 from __future__ import annotations
@@ -13,10 +17,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 
 from commchar import jsonio
 from commchar.errors import InputError
+from commchar.measure.statistics import Z95, summarize
 from commchar.store.locality import CACHE_MODES, LOCALITIES, library_label
 from commchar.vocabulary import LOGGP_OPS, op_key
 
@@ -73,6 +77,37 @@ def _extra(value: Any, where: str) -> dict:
     raise InputError(f"{where}: extra is not a JSON object")
 
 
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def spread(raw: dict) -> dict[str, Any]:
+    """t_mean_us, noise and mean_noise (see the module's docstring) from a point's stored
+    summary (t_mean_us, ci_lo_us, ci_hi_us, t_std_us, reps); what is missing is unknown."""
+    t = _positive(raw.get("t_us"))
+    mean = _positive(raw.get("t_mean_us"))
+    lo, hi = _positive(raw.get("ci_lo_us")), _positive(raw.get("ci_hi_us"))
+    noise = 0.0
+    if t is not None and lo is not None and hi is not None:
+        noise = max(t - lo, hi - t, 0.0) / (Z95 * t)
+    std, reps = raw.get("t_std_us"), raw.get("reps")
+    mean_noise = None
+    if (mean is not None and isinstance(std, (int, float)) and not isinstance(std, bool) and math.isfinite(std)
+            and std >= 0 and isinstance(reps, (int, float)) and not isinstance(reps, bool) and reps >= 2):
+        mean_noise = float(std) / math.sqrt(float(reps)) / mean
+    return {"t_mean_us": mean, "noise": noise if math.isfinite(noise) else 0.0, "mean_noise": mean_noise}
+
+
+def from_samples(point: dict, samples: list[float]) -> None:
+    """Set a point's t_us (the median), t_mean_us, noise and mean_noise from its samples."""
+    summary = summarize(samples)
+    point["t_us"] = summary["t_us"]
+    point["samples"] = len(samples)
+    point.update(spread(summary))
+
+
 def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     """One checked point (or sample) dict from a row of any source."""
     p = _number(raw.get("p"), "p", where, integer=True)
@@ -113,7 +148,14 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
         "extra": _extra(raw.get("extra"), where),
         "run_id": raw.get("run_id"),
         "sync": str(raw.get("sync") or "").strip(),
+        "refined": _flag(raw.get("refined"), "refined", where, False),
     }
+    known = spread(raw | {"t_us": t_us})
+    # a JSON export may already carry the derived fields (a re-fit of normalised points)
+    for name in ("noise", "mean_noise", "t_mean_us"):
+        if known[name] in (None, 0.0) and _positive(raw.get(name)) is not None:
+            known[name] = float(raw[name])
+    point.update(known)
     return point
 
 
@@ -132,8 +174,8 @@ def aggregate_samples(rows: list[tuple[dict, str]]) -> list[dict]:
         point = dict(first)
         point["row"] = where
         if len(members) > 1:
-            point["t_us"] = float(np.median([m["t_us"] for m, _ in members]))
-            point["samples"] = len(members)
+            from_samples(point, [m["t_us"] for m in (m for m, _ in members) if math.isfinite(m["t_us"])]
+                         or [float("nan")])
             point["valid"] = all(m["valid"] for m, _ in members)
             point["oversubscribed"] = any(m["oversubscribed"] for m, _ in members)
         out.append(point)
@@ -234,8 +276,7 @@ def read_csv(path: str | Path) -> list[dict]:
     for point, samples, where, _ in groups.values():
         point["row"] = where
         if len(samples) > 1:
-            point["t_us"] = float(np.median(samples))
-            point["samples"] = len(samples)
+            from_samples(point, samples)
         points.append(point)
     check_fittable(points, str(path))
     return points

@@ -3,10 +3,17 @@
 Exact dynamic programming over the breakpoints: for every number of segments
 K the partition of the sorted sizes minimising the total relative squared
 error is found exactly (O(K N^2) with N ~ 24-70 sizes, each candidate
-segment's Hockney fit costing O(1) from prefix moments), then K is chosen by
-BIC. Several groups (one per p, or per variant and p) may share the
-breakpoints while each has its own t_s, t_b per segment: collectives switch
-algorithm at a size, for every p.
+segment's Hockney fit costing O(1) from prefix moments), then K is chosen.
+Several groups (one per p, or per variant and p) may share the breakpoints
+while each has its own t_s, t_b per segment: collectives switch algorithm at
+a size, for every p.
+
+K is chosen one of two ways. Given each point's noise (the relative standard
+error of its median, from the samples' CI), the fewest segments whose every
+segment is consistent with that noise: residuals weighted by the noise (with
+a floor for the machine's run-to-run noise) pass a chi-square test per
+segment and no point lies more than MAX_Z noise levels off. Without the
+noise, K minimises BIC with an extra charge per breakpoint.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 import numpy as np
+
+from scipy.stats import chi2 as chi_square
 
 from commchar.errors import InputError
 from commchar.models import _lsq
@@ -27,6 +36,14 @@ RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # 300 synthetic series wrong at 3, none at 4.5). The extra charge is per
 # breakpoint, not per parameter: the search does not grow with the groups.
 DEFAULT_PENALTY = 4.5
+# The relative noise a point's own CI cannot show: the same size measured again
+# (another job, another placement in memory) differs by about this much on the
+# machines tried (docs/models.md "Protocol regimes"). Added in quadrature.
+DEFAULT_NOISE_FLOOR = 0.025
+# A segment is consistent with the noise when its weighted residuals pass a
+# chi-square test at this level and no point lies more than MAX_Z noise levels off.
+DEFAULT_CONFIDENCE = 0.99
+MAX_Z = 4.0
 # A time more than this many times what the neighbouring sizes allow is a spike
 # (a descheduled repetition on a shared machine), not a protocol: see spikes().
 DEFAULT_OUTLIER_FACTOR = 10.0
@@ -82,56 +99,87 @@ class SegmentedHockneyModel(Estimator):
     Fitted: segments_ (list of dicts: n_min, n_max, fits {group: HockneyModel}),
     outliers_ ((group, n, t) of the spikes left out, see spikes()),
     breakpoints_ (list of {"after": last size of a regime, "at": first size of
-    the next}), bic_ (BIC per number of segments tried), grid_ (sorted sizes).
+    the next}), grid_ (sorted sizes), selection_ ("noise": the fewest segments
+    consistent with the points' noise; "noise, closest": no partition into
+    max_segments was, the one of least chi2 + (3K - 1) ln N; "bic": BIC, no
+    noise given), bic_ (BIC per number of segments tried, BIC selection) or
+    chi2_ (least chi-square per number of segments, noise selection).
     """
 
     _parameter_constraints = {
         "max_segments": positive_int(1),
-        "min_sizes": positive_int(2),
+        "min_sizes": positive_int(1),
         "penalty": number_in(0.0, 1000.0),
         "bootstrap": positive_int(0),
         "seed": positive_int(0),
         "outlier_factor": number_in(0.0, 1e6),
+        "noise_floor": number_in(0.0, 1.0),
+        "confidence": number_in(0.5, 0.999999),
     }
 
     def __init__(self, max_segments: int = 5, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
-                 bootstrap: int = 200, seed: int = 0, outlier_factor: float = DEFAULT_OUTLIER_FACTOR) -> None:
+                 bootstrap: int = 200, seed: int = 0, outlier_factor: float = DEFAULT_OUTLIER_FACTOR,
+                 noise_floor: float = DEFAULT_NOISE_FLOOR, confidence: float = DEFAULT_CONFIDENCE) -> None:
         self.outlier_factor = outlier_factor
         self.max_segments = max_segments
         self.min_sizes = min_sizes
         self.penalty = penalty
         self.bootstrap = bootstrap
         self.seed = seed
+        self.noise_floor = noise_floor
+        self.confidence = confidence
 
-    def fit(self, n: Any, t: Any, groups: Any = None) -> "SegmentedHockneyModel":
+    def fit(self, n: Any, t: Any, groups: Any = None, noise: Any = None) -> "SegmentedHockneyModel":
+        """`noise`: each point's relative standard error (0 where unknown), or None for
+        BIC selection; the floor noise_floor is added to it in quadrature."""
         self._validate_params()
         n, t = check_sizes_times(n, t, type(self).__name__)
         labels = np.empty(n.size if groups is None else len(groups), dtype=object)
         labels[:] = [0] * n.size if groups is None else list(groups)
         if labels.size != n.size:
             raise InputError(f"{type(self).__name__}: {labels.size} group labels for {n.size} points")
+        sigma = None
+        if noise is not None:
+            raw = np.asarray(noise, dtype=float).ravel()
+            if raw.size != n.size:
+                raise InputError(f"{type(self).__name__}: {raw.size} noise levels for {n.size} points")
+            if not np.all(np.isfinite(raw)) or np.any(raw < 0):
+                raise InputError(f"{type(self).__name__}: noise levels must be finite numbers >= 0")
+            sigma = np.hypot(raw, self.noise_floor)
+            if np.any(sigma <= 0):
+                raise InputError(f"{type(self).__name__}: noise 0 with noise_floor 0 cannot weigh a point")
         keys = sorted(set(labels.tolist()), key=str)
         data = {}
         self.outliers_: list[tuple[Hashable, float, float]] = []
         for g in keys:
             sel = np.array([label == g for label in labels], dtype=bool)
             gn, gt = check_sizes_times(n[sel], t[sel], f"{type(self).__name__} group {g}")
+            gs = np.ones(gn.size) if sigma is None else sigma[sel]
             order = np.argsort(gn, kind="stable")
-            gn, gt = gn[order], gt[order]
+            gn, gt, gs = gn[order], gt[order], gs[order]
             bad = spikes(gn, gt, self.outlier_factor)
             if np.unique(gn[~bad]).size < 2:
                 bad[:] = False
             self.outliers_ += [(g, float(x), float(y)) for x, y in zip(gn[bad], gt[bad])]
-            data[g] = (gn[~bad], gt[~bad])
-        self.grid_ = np.unique(np.concatenate([gn for gn, _ in data.values()]))
-        cost = self._cost_matrix(data)
-        bounds, self.bic_ = self._best_partition(cost, n.size, len(keys))
+            data[g] = (gn[~bad], gt[~bad], gs[~bad])
+        self.grid_ = np.unique(np.concatenate([gn for gn, _, _ in data.values()]))
+        kept = sum(gn.size for gn, _, _ in data.values())
+        if sigma is None:
+            cost, _ = self._cost_matrix(data, nonneg=False, worst=False)
+            bounds, self.bic_ = self._best_partition(cost, n.size, len(keys))
+            self.selection_ = "bic"
+        else:
+            bounds = self._noise_partition(data, kept, len(keys))
         self.segments_: list[dict[str, Any]] = []
         for k, (i, j) in enumerate(bounds):
             fits: dict[Hashable, HockneyModel] = {}
-            for g, (gn, gt) in data.items():
+            for g, (gn, gt, gs) in data.items():
                 sel = (gn >= self.grid_[i]) & (gn <= self.grid_[j])
-                fits[g] = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k).fit(gn[sel], gt[sel])
+                h = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k)
+                if np.unique(gn[sel]).size == 1:  # min_sizes 1: a size that is a regime of its own
+                    fits[g] = h.fit_one_size(float(gn[sel][0]), float(np.median(gt[sel])))
+                else:
+                    fits[g] = h.fit(gn[sel], gt[sel], noise=None if sigma is None else gs[sel])
             self.segments_.append({"n_min": float(self.grid_[i]), "n_max": float(self.grid_[j]), "fits": fits})
         self.breakpoints_ = [
             {"after": self.segments_[k]["n_max"], "at": self.segments_[k + 1]["n_min"]}
@@ -139,59 +187,104 @@ class SegmentedHockneyModel(Estimator):
         ]
         return self
 
-    def _cost_matrix(self, data: dict) -> np.ndarray:
-        """cost[i, j]: summed relative RSS of one segment over grid sizes i..j (inf if too few)."""
+    def _cost_matrix(self, data: dict, nonneg: bool, worst: bool) -> tuple[np.ndarray, np.ndarray]:
+        """cost[i, j]: summed weighted relative RSS of one segment over grid sizes i..j (inf if
+        too few); with `worst`, also the largest |weighted residual| of each segment."""
         grid = self.grid_
         m = grid.size
         cost = np.zeros((m, m))
+        largest = np.zeros((m, m))
         too_few = np.zeros((m, m), dtype=bool)
         whole = np.zeros((m, m), dtype=bool)
         whole[0, m - 1] = True
-        for gn, gt in data.values():
+        for gn, gt, gs in data.values():
             scale = max(float(gn.max()), 1.0)
-            prefix = _lsq.prefix_moments(gn / scale, gt, 1.0 / (gt * gt))
+            x = gn / scale
+            prefix = _lsq.prefix_moments(x, gt, 1.0 / (gt * gt * gs * gs))
             distinct = np.concatenate([[0], np.cumsum(np.r_[True, np.diff(gn) > 0])])
             lo = np.searchsorted(gn, grid, side="left")
             hi = np.searchsorted(gn, grid, side="right")
             mom = prefix[:, hi[None, :]] - prefix[:, lo[:, None]]
-            _, _, rss = _lsq.solve(tuple(mom), nonneg=False)
+            a, b, rss = _lsq.solve(tuple(mom), nonneg=nonneg)
             sizes = distinct[hi[None, :]] - distinct[lo[:, None]]
             cost += rss
+            if worst:
+                # row by row: the residual of every point under every segment starting at i
+                for i in range(m):
+                    z = np.abs((a[i][:, None] + b[i][:, None] * x[None, :] - gt[None, :]) / (gt * gs)[None, :])
+                    inside = (np.arange(gn.size)[None, :] >= lo[i]) & (np.arange(gn.size)[None, :] < hi[:, None])
+                    largest[i] = np.maximum(largest[i], np.where(inside, z, 0.0).max(axis=1, initial=0.0))
             # A regime needs min_sizes sizes in every group; the single segment only 2.
             too_few |= np.where(whole, sizes < 2, sizes < self.min_sizes)
         cost[too_few] = np.inf
         cost[np.tril_indices(m, -1)] = np.inf
-        return cost
+        return cost, largest
 
-    def _best_partition(self, cost: np.ndarray, points: int, groups: int
-                        ) -> tuple[list[tuple[int, int]], dict[int, float]]:
+    def _partitions(self, cost: np.ndarray) -> tuple[list[np.ndarray], dict[int, float]]:
+        """Exact least-cost partitions for K = 1..max_segments: the back-pointers per K and
+        the least total cost of each K that can cover the grid."""
         m = cost.shape[0]
         # best[j]: least cost of covering sizes 0..j-1 with k segments; back[k][j]: start of the last.
         best = np.full(m + 1, np.inf)
         best[0] = 0.0
-        backs, bic, totals = [], {}, {}
+        backs, totals = [], {}
         for k in range(1, self.max_segments + 1):
             # cand[i, j] = best[i] + cost of segment i..j-1
             cand = best[:m, None] + np.concatenate([np.full((m, 1), np.inf), cost], axis=1)
             back = np.argmin(cand, axis=0)
             best = cand[back, np.arange(m + 1)]
             backs.append(back)
-            if not np.isfinite(best[m]):
-                continue
-            rss = max(float(best[m]), RSS_FLOOR * points)
-            params = 2 * k * groups + (k - 1)
-            bic[k] = points * np.log(rss / points) + (params + self.penalty * (k - 1)) * np.log(points)
-            totals[k] = best[m]
-        if not bic:
-            raise InputError(f"{type(self).__name__}: too few sizes to fit one segment")
-        chosen = min(bic, key=lambda k: (bic[k], k))
+            if np.isfinite(best[m]):
+                totals[k] = float(best[m])
+        return backs, totals
+
+    @staticmethod
+    def _bounds(backs: list[np.ndarray], chosen: int, m: int) -> list[tuple[int, int]]:
         bounds = []
         j = m
         for k in range(chosen, 0, -1):
             i = int(backs[k - 1][j])
             bounds.append((i, j - 1))
             j = i
-        return bounds[::-1], {k: float(v) for k, v in bic.items()}
+        return bounds[::-1]
+
+    def _best_partition(self, cost: np.ndarray, points: int, groups: int
+                        ) -> tuple[list[tuple[int, int]], dict[int, float]]:
+        backs, totals = self._partitions(cost)
+        bic = {}
+        for k, total in totals.items():
+            rss = max(total, RSS_FLOOR * points)
+            params = 2 * k * groups + (k - 1)
+            bic[k] = float(points * np.log(rss / points) + (params + self.penalty * (k - 1)) * np.log(points))
+        if not bic:
+            raise InputError(f"{type(self).__name__}: too few sizes to fit one segment")
+        chosen = min(bic, key=lambda k: (bic[k], k))
+        return self._bounds(backs, chosen, cost.shape[0]), bic
+
+    def _noise_partition(self, data: dict, points: int, groups: int) -> list[tuple[int, int]]:
+        """The fewest segments each consistent with the noise, of least chi-square among them."""
+        cost, largest = self._cost_matrix(data, nonneg=True, worst=True)
+        m = cost.shape[0]
+        counts = np.zeros((m, m))
+        for gn, _, _ in data.values():
+            lo = np.searchsorted(gn, self.grid_, side="left")
+            hi = np.searchsorted(gn, self.grid_, side="right")
+            counts += hi[None, :] - lo[:, None]
+        dof = np.maximum(counts - 2 * groups, 1)
+        passes = (cost <= chi_square.ppf(self.confidence, dof)) & (largest <= MAX_Z)
+        backs, totals = self._partitions(np.where(passes, cost, np.inf))
+        self.chi2_ = {k: float(v) for k, v in totals.items()}
+        if totals:
+            self.selection_ = "noise"
+            return self._bounds(backs, min(totals), m)
+        # Nothing is consistent with the noise within max_segments: least chi2 + (3K - 1) ln N.
+        backs, totals = self._partitions(cost)
+        if not totals:
+            raise InputError(f"{type(self).__name__}: too few sizes to fit one segment")
+        self.chi2_ = {k: float(v) for k, v in totals.items()}
+        score = {k: v + (3 * k - 1) * np.log(points) for k, v in totals.items()}
+        self.selection_ = "noise, closest"
+        return self._bounds(backs, min(score, key=lambda k: (score[k], k)), m)
 
     def segment_index(self, n: Any) -> np.ndarray:
         """Index of the segment used at each size: the covering one, else the nearest bound."""

@@ -8,7 +8,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from commchar.errors import InputError, UsageError
-from commchar.models.assemble import apply_oversubscribed_policy, fit_models
+from commchar.models.assemble import MISS_LIMIT, apply_oversubscribed_policy, fit_models
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
 
@@ -94,14 +94,40 @@ def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (
         kinds["held-out p" if held_p else "held-out sizes"].append(err)
     if not per_op:
         raise InputError("no held-out point could be predicted")
+    return _summary(per_op, kinds, train, test, missing)
+
+
+def _summary(per_op: dict[tuple[str, str], list[float]], kinds: dict[str, list[float]], train: list[dict],
+             test: list[dict], missing: set[str]) -> dict[str, Any]:
     everything = [e for errs in per_op.values() for e in errs]
     return {
         "overall": {"median": float(np.median(everything)), "points": len(everything),
                     "p90": float(np.percentile(everything, 90))},
         "by_kind": {k: {"median": float(np.median(v)), "points": len(v)} for k, v in kinds.items()},
-        "per_operation": {f"{lib} {key}": {"median": float(np.median(v)), "max": float(np.max(v)), "points": len(v)}
-                          for (lib, key), v in sorted(per_op.items())},
+        "per_operation": {f"{lib} {key}": _errors(v) for (lib, key), v in sorted(per_op.items())},
+        "by_library": {lib: {key: _errors(v) for (lib2, key), v in sorted(per_op.items()) if lib2 == lib}
+                       for lib in sorted({lib for lib, _ in per_op})},
         "train_points": len(train),
         "neighbour_floor": neighbour_floor(train, test),
         "not_predicted": sorted(missing),
     }
+
+
+def _errors(errs: list[float]) -> dict[str, Any]:
+    return {"median": float(np.median(errs)), "max": float(np.max(errs)), "points": len(errs),
+            "over_10pct": int(np.count_nonzero(np.asarray(errs) > MISS_LIMIT))}
+
+
+def add_held_out(model: dict[str, Any], points: list[dict], every: int = 3, penalty: float = DEFAULT_PENALTY,
+                 oversubscribed: str = "exclude") -> None:
+    """Each operation's held-out error (every `every`-th interior size left out of a second
+    fit) into its `errors.held_out`; nothing where too few sizes leave none to hold out."""
+    try:
+        result = holdout_errors(points, every, (), penalty, oversubscribed)
+    except (UsageError, InputError):
+        return
+    for library, ops in result["by_library"].items():
+        operations = model["libraries"].get(library, {}).get("operations", {})
+        for key, errs in ops.items():
+            if key in operations:
+                operations[key].setdefault("errors", {})["held_out"] = errs | {"every": every}

@@ -19,7 +19,7 @@ import matplotlib
 
 from commchar import __version__
 from commchar.errors import InputError
-from commchar.report import adapters, html, replays
+from commchar.report import adapters, html, modelinfo, replays
 from commchar.report import apps as apps_report
 from commchar.report import am as active_messages
 from commchar.report import pvm as pvm_report
@@ -236,6 +236,9 @@ def _build(options: ReportOptions) -> Report:
     summary = Table("summary", "What this report covers", ["library", "version", "points", "p",
                     "failures", "wrong results"], summary_rows)
     sections.append(("summary", "Summary", tab(summary), False))
+    accuracy = accuracy_table(entities)
+    if accuracy is not None:
+        sections.append(("accuracy", "Model accuracy", tab(accuracy), False))
     sections.append(("findings", "Findings", html.findings_html(findings), False))
 
     measured = reference_first([e for e in entities if e.points], options.reference)
@@ -285,6 +288,33 @@ def _build(options: ReportOptions) -> Report:
     sections.append(("method", "Environment, provenance and method", method_html(data, entities) + provenance, False))
     return _page(options, data, entities, sections, notes, all_figures, all_tables, findings,
                  seconds, clock, t_draw)
+
+
+def _percent(errors: dict | None, name: str) -> str:
+    value = (errors or {}).get(name)
+    return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else "-"
+
+
+def accuracy_table(entities: list[Entity]) -> Table | None:
+    """Each operation's relative errors as its fit stored them: at its own measured points
+    (medians; means for the mean fit the replay uses) and at sizes held out of a second fit."""
+    rows = []
+    for e in entities:
+        for acc in modelinfo.accuracy(e.model):
+            worst = (acc.in_sample or {}).get("worst") or {}
+            at = f" at {format_size(worst['n_bytes'])}" if isinstance(worst.get("n_bytes"), int) else ""
+            over = (acc.in_sample or {}).get("over_10pct")
+            rows.append([e.label, acc.key, _percent(acc.in_sample, "median"), _percent(acc.in_sample, "max") + at,
+                         "-" if over is None else str(over), _percent(acc.held_out, "median"),
+                         _percent(acc.held_out, "max"), _percent(acc.mean_in_sample, "median"),
+                         _percent(acc.mean_in_sample, "max")])
+    if not rows:
+        return None
+    return Table("model-accuracy", "Relative error of each operation's model: in-sample at its measured medians"
+                 " (points missed by more than 10% are findings), held out (every 3rd interior size left out of"
+                 " a second fit), and of the mean fit at the measured means",
+                 ["library", "operation", "in-sample median", "in-sample max", "points > 10%",
+                  "held-out median", "held-out max", "mean fit median", "mean fit max"], rows)
 
 
 def _add_traced(sections: list[tuple[str, str, str, bool]], db: str,

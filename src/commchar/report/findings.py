@@ -20,13 +20,13 @@ from commchar.vocabulary import LOGGP_OPS, format_size, format_time, is_collecti
 from commchar.report.units import number
 
 VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
-MODEL_MISS = 0.25     # relative model error above this is reported
+MODEL_MISS = 0.10     # a measured point the model misses by more than this is a red finding
 LISTED = 3            # examples named per finding
 
 
 @dataclass
 class Finding:
-    category: str  # threshold | law | failure | wrong-result | oversubscribed | precision | variance | model | comparison
+    category: str  # failure | wrong-result | model | law | threshold | oversubscribed | precision | variance | comparison
     subject: str   # the entity label, or "comparison"
     text: str
 
@@ -221,6 +221,7 @@ def model_misses(e: Entity) -> list[Finding]:
         return []
     misses = []
     unscored = 0
+    scored: Counter[str] = Counter()
     for pt in e.points:
         key = op_key(pt["op"], pt["variant"])
         if not pt["valid"] or key.partition(":")[0] in LOGGP_OPS or pt["t_us"] <= 0:
@@ -230,18 +231,25 @@ def model_misses(e: Entity) -> list[Finding]:
             continue
         predicted = e.model.time(key, pt["n_bytes"], pt["p"])
         if predicted is not None:
+            scored[key] += 1
             err = (predicted - pt["t_us"]) / pt["t_us"]
             if abs(err) > MODEL_MISS:
                 misses.append((abs(err), err, pt, predicted))
     if not misses:
         return []
-    misses.sort(key=lambda m: m[0], reverse=True)
-    where = "; ".join(f"{_where(pt)}: model {format_time(pred)} vs measured {format_time(pt['t_us'])} "
-                      f"({100 * err:+.0f}%)" for _, err, pt, pred in misses[:LISTED])
-    return [Finding("model", e.label, (
-        f"{e.label}: the model is off by more than {100 * MODEL_MISS:.0f}% at {len(misses)} point(s); "
-        f"largest: {where}."
-        + (f" {unscored} oversubscribed point(s) the model left out are not scored." if unscored else "")))]
+    out = []
+    by_key: dict[str, list] = {}
+    for miss in sorted(misses, key=lambda m: m[0], reverse=True):
+        by_key.setdefault(op_key(miss[2]["op"], miss[2]["variant"]), []).append(miss)
+    for key, found in sorted(by_key.items(), key=lambda kv: -kv[1][0][0]):
+        where = "; ".join(f"n = {format_size(pt['n_bytes'])}, p = {pt['p']}: model {format_time(pred)} vs "
+                          f"measured {format_time(pt['t_us'])} ({100 * err:+.0f}%)" for _, err, pt, pred in found[:LISTED])
+        out.append(Finding("model", e.label, (
+            f"{e.label}: the model of {key} misses {len(found)} of its {scored[key]} measured point(s) by more"
+            f" than {100 * MODEL_MISS:.0f}%; largest: {where}.")))
+    if unscored:
+        out[-1].text += f" {unscored} oversubscribed point(s) the model left out are not scored."
+    return out
 
 
 def comparison(entities: list[Entity]) -> list[Finding]:
@@ -269,8 +277,8 @@ def comparison(entities: list[Entity]) -> list[Finding]:
     return out
 
 
-ORDER = ("failure", "wrong-result", "law", "threshold", "oversubscribed", "precision", "variance",
-         "model", "comparison")
+ORDER = ("failure", "wrong-result", "model", "law", "threshold", "oversubscribed", "precision", "variance",
+         "comparison")
 
 
 def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -> list[Finding]:

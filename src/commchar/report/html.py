@@ -40,7 +40,7 @@ th { background: #f2f4f7; } td.num { text-align: right; font-variant-numeric: ta
 .wide { overflow-x: auto; } .findings li { margin: 0.35em 0; }
 .tag { display: inline-block; min-width: 7.5em; font-size: 0.8em; color: #fff; background: #607d8b;
        border-radius: 3px; padding: 0 0.4em; margin-right: 0.4em; text-align: center; }
-.tag-failure, .tag-wrong-result { background: #c62828; } .tag-law { background: #ef6c00; }
+.tag-failure, .tag-wrong-result, .tag-model { background: #c62828; } .tag-law { background: #ef6c00; }
 .tag-oversubscribed, .tag-variance, .tag-precision { background: #8d6e63; }
 .tag-threshold { background: #1565c0; } .tag-comparison { background: #2e7d32; }
 .note { background: #fff8e1; border-left: 4px solid #ffb300; padding: 0.4em 0.8em; }

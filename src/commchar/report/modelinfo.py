@@ -214,3 +214,31 @@ def laws(view: ModelView | None, key: str) -> dict[str, dict]:
     raw = op.get("laws") if op else None
     return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
 
+
+
+@dataclass
+class Accuracy:
+    """One operation's errors as the fit stored them (`errors`, docs/model-format.md):
+    relative errors at its own measured points and at sizes held out of a second fit."""
+
+    key: str
+    in_sample: dict | None
+    held_out: dict | None
+    mean_in_sample: dict | None
+
+
+def accuracy(view: ModelView | None) -> list[Accuracy]:
+    """Every operation's stored errors, in key order; none for a model written without them."""
+    ops = (view.data.get("operations") or {}) if view else {}
+    out = []
+    for key in sorted(ops):
+        errors = ops[key].get("errors") if isinstance(ops[key], dict) else None
+        if not isinstance(errors, dict):
+            continue
+
+        def part(name: str) -> dict | None:
+            value = errors.get(name)  # noqa: B023 - used at once
+            return value if isinstance(value, dict) and isinstance(value.get("median"), (int, float)) else None
+
+        out.append(Accuracy(key, part("in_sample"), part("held_out"), part("mean_in_sample")))
+    return out

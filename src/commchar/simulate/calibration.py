@@ -47,7 +47,9 @@ def simulate_bare(model_path: str, library: str, algorithm: str, n: int, p: int,
 
 
 def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict[str, dict[int, float]]]:
-    """The largest dedicated p of the library's collectives and, per operation, n -> median time there."""
+    """The largest dedicated p of the library's collectives and, per operation, n -> mean time there
+    (the expected cost of a call, which a program's sum of calls pays; the median where the mean
+    is not known)."""
     chosen = [pt for pt in points if pt["library"] == library and pt.get("valid", True)
               and not pt.get("oversubscribed") and pt["op"] in selection.OPERATIONS
               and pt.get("variant", "") == DEFAULT_VARIANTS.get(pt["op"], "")]  # a reduction's sum: its arithmetic is gamma
@@ -58,8 +60,9 @@ def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict
     for pt in chosen:
         n = int(pt["n_bytes"])
         # zero-byte calls return at once (no message at all); barrier has only n = 0
-        if pt["p"] == p and float(pt["t_us"]) > 0 and (n > 0 or pt["op"] == "barrier"):
-            series[pt["op"]][n] = float(pt["t_us"])
+        t_us = float(pt.get("t_mean_us") or pt["t_us"])
+        if pt["p"] == p and t_us > 0 and (n > 0 or pt["op"] == "barrier"):
+            series[pt["op"]][n] = t_us
     # a descheduled point (10x what its neighbours allow) is the machine, not the library:
     # the same rule the collective fits use
     for op, times in series.items():
