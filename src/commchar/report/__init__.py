@@ -19,7 +19,7 @@ import matplotlib
 
 from commchar import __version__
 from commchar.errors import InputError
-from commchar.report import adapters, html, modelinfo, replays
+from commchar.report import adapters, html, modelinfo, replays, validation
 from commchar.report import apps as apps_report
 from commchar.report import am as active_messages
 from commchar.report import pvm as pvm_report
@@ -322,6 +322,9 @@ def _add_traced(sections: list[tuple[str, str, str, bool]], db: str,
     traced = replays.section_html(db, fig, tab)
     if traced is not None:
         sections.append(("traces", "Traced programs: measured and predicted", traced, False))
+    validated = validation.section_html(db, fig, tab)
+    if validated is not None:
+        sections.append(("validation", "Validation programs: measured and predicted", validated, False))
 
 
 def _page(options: ReportOptions, data: adapters.Measurements, entities: list[Entity],

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The model against the validation programs: `commchar validate` per library,
+then one plain table of measured and predicted time per iteration with the
+errors (median over --repeat runs, each with its own freshly fitted model, and
+the spread: smallest .. largest error), and the target (|LogGPS error| <= 10%,
+LogGPS no worse than LogGP) per row.
+
+    python3 bench/validation.py --library mpich,openmpi --repeat 3
+    python3 bench/validation.py --library mpich --programs ring_sendrecv --sizes 32K --repeat 5
+    python3 bench/validation.py --from-db v.db   (the last validation stored there, nothing run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+TARGET = 10.0
+
+
+def _err(x: float | None) -> str:
+    return "     -" if x is None else f"{x:+6.1f}%"
+
+
+def _spread(pair: list[float] | None) -> str:
+    return "" if not pair else f"{pair[0]:+.1f}..{pair[1]:+.1f}"
+
+
+def print_table(doc: dict) -> bool:
+    """Prints the summary; True when every row meets the target."""
+    repeats = doc["options"]["repeat"]
+    print(f"p = {doc['options']['np']}, {doc['options']['iterations']} iterations, "
+          f"median of {repeats} run(s); times in us per iteration")
+    for run in doc["runs"]:
+        if run["repeat"] == 1:
+            lg = run["loggp"]
+            print(f"  {run['library']}: S = {lg.get('S')} B, L = {lg.get('L'):.3g}, o_s = {lg.get('o_s'):.3g}, "
+                  f"o_r = {lg.get('o_r'):.3g}, g = {lg.get('g'):.3g}, G = {lg.get('G'):.3g} us/B (first repeat)")
+    head = (f"{'library':8s} {'program':15s} {'bytes':>7s} {'measured':>9s} {'LogGPS':>9s} {'error':>7s} "
+            f"{'spread':>13s} {'LogGP':>9s} {'error':>7s} {'spread':>13s}  target")
+    print(head)
+    ok = True
+    for e in doc["summary"]:
+        gps, gp = e["loggps_error_pct"], e["loggp_error_pct"]
+        met = gps is not None and abs(gps) <= TARGET and (gp is None or abs(gps) <= abs(gp) + 0.05)
+        ok &= met
+        print(f"{e['library']:8s} {e['program']:15s} {e['bytes']:7d} {e['measured_us']:9.3f} {e['loggps_us']:9.3f} "
+              f"{_err(gps)} {_spread(e['loggps_error_range']):>13s} {e['loggp_us']:9.3f} {_err(gp)} "
+              f"{_spread(e['loggp_error_range']):>13s}  {'met' if met else 'NOT met'}")
+    rows = doc["summary"]
+    met_rows = sum(1 for e in rows if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET)
+    print(f"{met_rows} of {len(rows)} rows within {TARGET:g}% under LogGPS")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--library", default="mpich,openmpi")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--sizes", default="256,4K,32K,256K")
+    parser.add_argument("--iterations", type=int, default=5000)
+    parser.add_argument("--programs", help="comma-separated (default: all)")
+    parser.add_argument("--db", help="keep everything in this store (default: a temporary one)")
+    parser.add_argument("--from-db", metavar="DB", help="print the last validation stored in DB, run nothing")
+    args = parser.parse_args()
+    if args.from_db:
+        from commchar.store import Store
+        from commchar.validate.store import validations
+
+        with Store(args.from_db, readonly=True) as store:
+            found = validations(store)
+        if not found:
+            print(f"validation: no validation stored in {args.from_db}", file=sys.stderr)
+            return 2
+        return 0 if print_table(found[-1]["result"]) else 1
+    with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
+        db = args.db or str(Path(tmp) / "validation.db")
+        argv = [sys.executable, "-m", "commchar", "validate", "--db", db, "--library", args.library,
+                "--repeat", str(args.repeat), "--np", str(args.np), "--sizes", args.sizes,
+                "--iterations", str(args.iterations), "--json"]
+        if args.programs:
+            argv += ["--programs", args.programs]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(f"validation: {(done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]}", file=sys.stderr)
+        return 2
+    return 0 if print_table(json.loads(done.stdout)) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

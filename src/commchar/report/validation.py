@@ -1,0 +1,90 @@
+"""The report's section on `commchar validate`: for each stored validation, the
+table of measured and predicted time per iteration of every program (median
+over its repeats, with the spread of each error) and a figure of the LogGPS and
+LogGP errors per program and size.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from commchar.report.figures import COLORS, FigureSpec, plain
+from commchar.tables import Table
+
+TARGET_PCT = 10.0
+
+
+def load(db: str) -> list[dict[str, Any]]:
+    """Every stored validation, oldest first (none when the database has none)."""
+    from commchar.store import Store
+    from commchar.validate.store import validations
+
+    with Store(db, readonly=True) as store:
+        return validations(store)
+
+
+def _err(pct: float | None) -> str:
+    return "" if pct is None else f"{pct:+.1f}%"
+
+
+def _spread(pair: list[float] | None) -> str:
+    return "" if not pair else f"{pair[0]:+.1f} to {pair[1]:+.1f}%"
+
+
+def _title(row: dict[str, Any]) -> str:
+    opts = row["result"]["options"]
+    return (f"validation {row['id']} ({row['created_at']}): {row['libraries']}, p = {opts['np']}, "
+            f"{opts['iterations']} iterations, {opts['repeat']} run(s)")
+
+
+def validation_table(row: dict[str, Any]) -> Table:
+    doc = row["result"]
+    rows = [[e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}", f"{e['loggps_us']:.3f}",
+             _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]), f"{e['loggp_us']:.3f}",
+             _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])] for e in doc["summary"]]
+    within = sum(1 for e in doc["summary"]
+                 if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET_PCT)
+    s = {run["library"]: run["loggp"].get("S") for run in doc["runs"] if run["repeat"] == 1}
+    notes = [
+        "Time per iteration (us) of each program's timed loop: measured in its traced run (the slowest "
+        "rank's loop over the iterations), predicted by replaying that trace with a model measured and "
+        "fitted in the same run; with several runs, the median and the spread (smallest to largest error).",
+        f"{within} of {len(doc['summary'])} rows within {TARGET_PCT:g}% under LogGPS. LogGPS: the fitted "
+        "rendezvous threshold S (" + ", ".join(f"{lib} {int(v)} B" if v is not None else f"{lib} none"
+                                               for lib, v in s.items()) + "); LogGP: every message eager.",
+    ]
+    return Table(f"validation-{row['id']}", f"Measured and predicted per iteration: {_title(row)}",
+                 ["library", "program", "bytes", "measured", "LogGPS", "error", "spread", "LogGP", "error",
+                  "spread"], rows, notes)
+
+
+def errors_figure(row: dict[str, Any]) -> FigureSpec:
+    """The LogGPS and LogGP errors of every (library, program, size), with the target band."""
+    summary = row["result"]["summary"]
+    labels = [f"{e['library']} {e['program']} {e['bytes']}" for e in summary]
+    fig = Figure(figsize=(min(12.0, 4.0 + 0.3 * len(labels)), 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.arange(len(labels))
+    for offset, (key, label), color in zip((-0.2, 0.2), (("loggps", "LogGPS"), ("loggp", "LogGP")), COLORS):
+        values = [e[f"{key}_error_pct"] or 0.0 for e in summary]
+        ax.bar(x + offset, values, width=0.4, color=color, label=label)
+    ax.axhspan(-TARGET_PCT, TARGET_PCT, color="0.9", zorder=0, label=f"within {TARGET_PCT:g}%")
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks(x, [plain(s) for s in labels], rotation=90, fontsize=7)
+    ax.set_ylabel("prediction error (%)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.subplots_adjust(left=0.08, right=0.85, bottom=0.42, top=0.95)
+    return FigureSpec(f"validation-{row['id']}-errors", f"Prediction errors, {_title(row)}",
+                      "Error of the LogGPS and LogGP predictions of each program's time per iteration "
+                      "(median over the runs); the grey band is the 10% target.", fig)
+
+
+def section_html(db: str, fig: Callable[[FigureSpec], str], tab: Callable[[Table], str]) -> str | None:
+    """The section's body, or None when no validation is stored."""
+    rows = load(db)
+    if not rows:
+        return None
+    return "".join(tab(validation_table(r)) + fig(errors_figure(r)) for r in rows)

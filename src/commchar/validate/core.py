@@ -1,0 +1,236 @@
+"""The validation run: measure and fit a model, trace and replay each program at each size."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from commchar.errors import MeasurementError, UsageError
+from commchar.measure.build import APPS, ensure_built
+from commchar.measure.libraries import Library
+from commchar.store import Store
+
+# the loop is the programs' communication phase: MPI_Pcontrol level 3 (apps/app_common.h)
+LOOP_LEVEL = 3
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str  # its binary under build/apps/<library>/
+    pattern: str  # what one iteration does
+    min_bytes: int = 0
+    multiple: int = 1
+
+    def accepts(self, n: int) -> bool:
+        return n >= self.min_bytes and n % self.multiple == 0
+
+
+PROGRAMS: tuple[Program, ...] = (
+    Program("pingpong_loop", "MPI_Send/MPI_Recv round trip between two ranks"),
+    Program("ring_sendrecv", "MPI_Sendrecv to the next rank, from the previous"),
+    Program("ring_replace", "MPI_Sendrecv_replace to the next rank, from the previous"),
+    Program("allreduce_loop", "MPI_Allreduce (sum of doubles)", min_bytes=8, multiple=8),
+    Program("halo2d", "Irecv/Isend with 4 neighbours on a periodic 2-D grid, Waitall"),
+    Program("alltoall_loop", "MPI_Alltoall, n bytes to each rank"),
+    Program("master_worker", "a task out, its result back with MPI_ANY_SOURCE", min_bytes=16),
+)
+DEFAULT_SIZES = (256, 4096, 32768, 262144)
+# the model the replay needs: LogGP(S) from loggp/rndv, the ping-pong's regimes, the
+# collectives the programs call (charged at the model's T(n, p)) and the barrier before the loop
+MODEL_OPS = "pingpong:send,loggp,rndv,allreduce:sum,alltoall,barrier"
+
+
+def parse_programs(text: str | None) -> list[Program]:
+    if text is None:
+        return list(PROGRAMS)
+    by_name = {p.name: p for p in PROGRAMS}
+    names = [s.strip() for s in text.split(",")]
+    unknown = [n for n in names if n not in by_name]
+    if unknown or not all(names):
+        raise UsageError(f"--programs: unknown program '{(unknown or [''])[0]}' "
+                         f"(known: {', '.join(by_name)})")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+@dataclass
+class ValidateOptions:
+    programs: list[str] = field(default_factory=lambda: [p.name for p in PROGRAMS])
+    sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
+    np: int = 2
+    iterations: int = 5000
+    repeat: int = 1
+    precision: float = 0.02  # of the model's measurement
+    max_time: float = 0.3  # seconds per measured point of the model
+    model_sizes: str = "0:1M"
+    timeout: float = 300.0  # seconds a traced program may run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Observer:
+    """What the caller hears: each step's name as it starts, and a step done."""
+
+    def planned(self, steps: int) -> None: ...
+    def step(self, description: str) -> None: ...
+    def done(self) -> None: ...
+
+
+def steps_per_library(options: ValidateOptions) -> int:
+    """Model measurement, fit, and one step per (program, size) case, per repeat."""
+    return options.repeat * (2 + len(cases(options)))
+
+
+def cases(options: ValidateOptions) -> list[tuple[Program, int]]:
+    chosen = parse_programs(",".join(options.programs))
+    return [(prog, n) for prog in chosen for n in options.sizes if prog.accepts(n)]
+
+
+def _pct(predicted: float, measured: float) -> float | None:
+    return 100.0 * (predicted - measured) / measured if measured > 0 else None
+
+
+def measure_model(store: Store, library: Library, options: ValidateOptions, directory: Path,
+                  observer: Observer) -> tuple[int, str]:
+    """Measures the operations the replay needs at p = np, fits them: (run id, model file)."""
+    from commchar.measure.environment import host_info
+    from commchar.measure.runner import SweepOptions, run_sweep
+    from commchar.models import fit_points
+    from commchar.models.inputs import read_store
+    from commchar.modelfile import save
+    from commchar.provenance import build_identity
+
+    sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
+                         np=[options.np], precision=options.precision, max_time=options.max_time)
+    run_id = store.create_run(build_identity(), host_info(), sweep.to_dict())
+    observer.step(f"{library.name}: measuring the model (run {run_id})")
+    try:
+        result = run_sweep(store, run_id, sweep, [library], _Quiet())
+    except BaseException:
+        store.set_run_status(run_id, "failed")
+        raise
+    if result.launch_failures or result.stored == 0:
+        store.set_run_status(run_id, "failed")
+        raise MeasurementError(f"validate: measuring the model of {library.name} failed "
+                               f"({result.launch_error or 'nothing stored'})")
+    store.set_run_status(run_id, "complete")
+    observer.done()
+    observer.step(f"{library.name}: fitting run {run_id}")
+    points, failures, facts = read_store(store.path, [run_id])
+    delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
+              for job in facts.get("jobs", [])
+              if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
+    model = fit_points(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
+    if (model["libraries"].get(library.name) or {}).get("loggp") is None:
+        raise MeasurementError(f"validate: the model of {library.name} has no loggp section "
+                               "(its loggp and rndv measurements failed)")
+    path = directory / f"model-{library.name}-run{run_id}.json"
+    save(model, path)
+    observer.done()
+    return run_id, str(path)
+
+
+class _Quiet:
+    """The sweep's observer: the validation's own progress says what is measured."""
+
+    def planned(self, total_points: int) -> None: ...
+    def job_started(self, library: str, p: int, points: int, oversubscribed: bool) -> None: ...
+    def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
+    def failure(self, library: str, p: int, point: Any, kind: str, message: str) -> None: ...
+    def refining(self, round_no: int, points: int) -> None: ...
+
+
+def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
+             model_path: str) -> dict[str, Any]:
+    """Traces one program at one size and replays it: one row of the table."""
+    from commchar.measure.launch import LaunchSpec
+    from commchar.simulate.replay import ReplayRequest, replay
+    from commchar.store.traces import extract_trace
+    from commchar.trace.runner import TraceRequest, trace_program
+
+    binary = ensure_built(APPS, library) / program.name
+    argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations), "--quiet"]
+    outcome = trace_program(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
+    if outcome.status != "complete":
+        raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}) "
+                               f"{outcome.status}: {outcome.message}")
+    with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
+        directory = extract_trace(store, outcome.trace_id, tmp)
+        doc = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name))
+    row: dict[str, Any] = {"program": program.name, "bytes": n, "p": options.np,
+                           "iterations": options.iterations, "trace_id": outcome.trace_id,
+                           "S": doc["model"]["S"]}
+    measured = _loop_time(doc["predictions"]["loggps"]["ranks"], "measured")
+    if measured is None:
+        raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
+                               f"(MPI_Pcontrol level {LOOP_LEVEL})")
+    row["measured_us"] = measured / options.iterations
+    for key in ("loggps", "loggp"):
+        predicted = _loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
+        row[f"{key}_us"] = predicted / options.iterations
+        row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
+    row["warnings"] = doc["warnings"]
+    return row
+
+
+def _loop_time(ranks: list[dict[str, Any]], key: str) -> float | None:
+    """The loop's time: its phase's longest on any rank."""
+    times = [ph[key] for r in ranks for ph in r["phases"] if ph["level"] == LOOP_LEVEL]
+    return max(times) if times else None
+
+
+def validate(store: Store, libraries: list[Library], options: ValidateOptions, observer: Observer,
+             on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Every repeat of every library: models and rows, then the summary (median, spread)."""
+    todo = cases(options)
+    if not todo:
+        raise UsageError("validate: no program accepts any of the sizes given")
+    observer.planned(len(libraries) * steps_per_library(options))
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="commchar-validate-models-") as tmp:
+        for repeat in range(options.repeat):
+            for library in libraries:  # alternated, so the machine's drift lands on each alike
+                run_id, model_path = measure_model(store, library, options, Path(tmp), observer)
+                from commchar.modelfile import load
+
+                loggp = load(model_path).loggp(library.name) or {}
+                rows = []
+                for program, n in todo:
+                    observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
+                    row = run_case(store, library, program, n, options, model_path)
+                    row["library"] = library.name
+                    row["repeat"] = repeat + 1
+                    rows.append(row)
+                    if on_row:
+                        on_row(row)
+                    observer.done()
+                runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_id,
+                             "loggp": {k: loggp.get(k) for k in ("L", "o_s", "o_r", "g", "G", "O", "S")},
+                             "rows": rows})
+    return {"format": "commchar-validation", "version": 1, "unit": "us", "options": options.to_dict(),
+            "runs": runs, "summary": summarize(runs)}
+
+
+def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (library, program, size): the median over repeats of each time and error,
+    and the spread (smallest and largest) of the errors."""
+    groups: dict[tuple[str, str, int, int], list[dict[str, Any]]] = {}
+    for run in runs:
+        for row in run["rows"]:
+            groups.setdefault((row["library"], row["program"], row["bytes"], row["p"]), []).append(row)
+    out = []
+    for (library, program, n, p), rows in groups.items():
+        entry: dict[str, Any] = {"library": library, "program": program, "bytes": n, "p": p,
+                                 "repeats": len(rows)}
+        for key in ("measured_us", "loggps_us", "loggp_us"):
+            entry[key] = statistics.median(r[key] for r in rows)
+        for key in ("loggps_error_pct", "loggp_error_pct"):
+            values = [r[key] for r in rows if r[key] is not None]
+            entry[key] = statistics.median(values) if values else None
+            entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
+        entry["S"] = rows[0]["S"]
+        out.append(entry)
+    return out
