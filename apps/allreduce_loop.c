@@ -1,5 +1,5 @@
 /* MPI_Allreduce loop: --bytes of doubles summed over the ranks each iteration.
- *   allreduce_loop --bytes N [--iterations K] [--quiet]   (loop_common.h)
+ *   allreduce_loop --bytes N [--iterations K]   (loop_common.h)
  * Rank r contributes (r+1)(1 + i%7) at element i, and k at element 0 in
  * iteration k: the sums are whole numbers, exact in a double.  Element 0 is
  * checked each iteration, every element after the loop. */

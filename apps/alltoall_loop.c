@@ -1,6 +1,6 @@
 /* MPI_Alltoall loop: each iteration every rank sends --bytes to every rank
  * (its own block included), n the bytes per pair as MPI counts it.
- *   alltoall_loop --bytes N [--iterations K] [--quiet]   (loop_common.h) */
+ *   alltoall_loop --bytes N [--iterations K]   (loop_common.h) */
 #include "loop_common.h"
 
 static uint8_t *out, *in;

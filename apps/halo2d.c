@@ -4,7 +4,7 @@
  * east, north, south), then MPI_Waitall.  On a grid one rank wide a neighbour
  * is the rank itself; at p = 2 west and east are the other rank, told apart by
  * the tag (the direction the message travels).
- *   halo2d --bytes N [--iterations K] [--quiet]   (loop_common.h) */
+ *   halo2d --bytes N [--iterations K]   (loop_common.h) */
 #include "loop_common.h"
 
 enum { WEST, EAST, NORTH, SOUTH, DIRECTIONS };

@@ -46,7 +46,7 @@ void loop_perturb(loop_ctx *ctx, long k, uint8_t *buf, size_t n)
     if (ctx->perturb && k == ctx->iterations - 1 && n > 0) buf[n / 2] ^= 0x5a;
 }
 
-static const char usage_fmt[] = "usage: %s --bytes N [--iterations K] [--quiet]\n";
+static const char usage_fmt[] = "usage: %s --bytes N [--iterations K]\n";
 
 int loop_main(int argc, char **argv, const loop_program *program)
 {
@@ -57,13 +57,8 @@ int loop_main(int argc, char **argv, const loop_program *program)
     CC_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ctx.p));
     char usage[128];
     snprintf(usage, sizeof usage, usage_fmt, program->name);
-    int quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(flag, "--quiet") == 0) {
-            quiet = 1;
-            continue;
-        }
         if (strcmp(flag, "--bytes") == 0)
             ctx.bytes = app_parse_long(usage, flag, value, 0, 1L << 30);
         else if (strcmp(flag, "--iterations") == 0)
@@ -97,7 +92,7 @@ int loop_main(int argc, char **argv, const loop_program *program)
     app_result_begin(&line, program->name, &clock, APP_PHASE_BIT(APP_COMMUNICATION), elapsed);
     double slowest = 0;
     CC_MPI(MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    if (ctx.rank == 0 && !quiet) {
+    if (ctx.rank == 0) {
         cc_buf_key(&line, "bytes");
         cc_buf_printf(&line, "%ld", ctx.bytes);
         cc_buf_key(&line, "iterations");

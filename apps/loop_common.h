@@ -1,7 +1,7 @@
 /* What the validation programs share: a barrier, then a timed loop of one
  * communication pattern, its data checked, one JSON result line.
  *
- *   <program> --bytes N [--iterations K] [--quiet]
+ *   <program> --bytes N [--iterations K]
  *
  * Every message carries a known pattern: byte i of the message identified by
  * `code` is body(code, i), except its first and last 8 bytes (the stamps),

@@ -5,7 +5,7 @@
  * is the pattern, stamped with the number); the worker stamps its result with
  * that number, and the master checks each result came from the worker it gave
  * that task to.
- *   master_worker --bytes N [--iterations K] [--quiet]   (loop_common.h, N >= 16) */
+ *   master_worker --bytes N [--iterations K]   (loop_common.h, N >= 16) */
 #include <string.h>
 
 #include "loop_common.h"

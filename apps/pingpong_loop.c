@@ -1,6 +1,6 @@
 /* Ping-pong loop: ranks 2i and 2i+1 send a message of --bytes back and forth;
  * one iteration is a round trip (an odd last rank idles).
- *   pingpong_loop --bytes N [--iterations K] [--quiet]   (loop_common.h) */
+ *   pingpong_loop --bytes N [--iterations K]   (loop_common.h) */
 #include "loop_common.h"
 
 typedef struct state {

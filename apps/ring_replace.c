@@ -1,7 +1,7 @@
 /* Ring exchange with MPI_Sendrecv_replace: each iteration every rank sends its
  * buffer to rank+1 and replaces it with rank-1's, so the data goes round the
  * ring; the sender restamps it each iteration with its own rank.
- *   ring_replace --bytes N [--iterations K] [--quiet]   (loop_common.h)
+ *   ring_replace --bytes N [--iterations K]   (loop_common.h)
  * After K iterations a rank's body is the one rank - K started with; its
  * stamps are rank-1's of the last iteration.  The body's pattern is checked
  * apart from the stamps: the message code is the body's origin there. */

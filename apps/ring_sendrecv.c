@@ -1,6 +1,6 @@
 /* Ring exchange with MPI_Sendrecv: each iteration every rank sends --bytes to
  * rank+1 and receives as many from rank-1 (at p = 2 both ranks exchange at once).
- *   ring_sendrecv --bytes N [--iterations K] [--quiet]   (loop_common.h) */
+ *   ring_sendrecv --bytes N [--iterations K]   (loop_common.h) */
 #include "loop_common.h"
 
 static uint8_t *out, *in;

@@ -22,6 +22,7 @@ from commchar.errors import Interrupted, UsageError
 from commchar.measure.libraries import select
 from commchar.store import Store
 from commchar.tables import Table, table_rich
+from commchar import terminal
 from commchar.terminal import sweep_progress, visible
 from commchar.validate import PROGRAMS, ValidateOptions, parse_programs, validate
 from commchar.validate.core import DEFAULT_SIZES, Observer
@@ -96,7 +97,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db) as store:
         store.lock_for_measuring()
         try:
-            with sweep_progress(console) as progress:
+            # with --json standard output holds the document alone
+            with sweep_progress(terminal.console(stderr=True) if args.json else console) as progress:
                 doc = validate(store, libraries, options, _Progress(progress))
         except KeyboardInterrupt:
             raise Interrupted("validate: stopped; the model runs and traces so far are kept") from None

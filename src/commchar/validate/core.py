@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -146,23 +147,27 @@ class _Quiet:
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
+    from commchar.apps.runner import CaseFailed, run_traced
     from commchar.measure.launch import LaunchSpec
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store.traces import extract_trace
-    from commchar.trace.runner import TraceRequest, trace_program
+    from commchar.trace.runner import TraceRequest
 
     binary = ensure_built(APPS, library) / program.name
-    argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations), "--quiet"]
-    outcome = trace_program(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
-    if outcome.status != "complete":
-        raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}) "
-                               f"{outcome.status}: {outcome.message}")
+    argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations)]
+    load = os.getloadavg()[0]
+    try:
+        result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
+    except CaseFailed as failed:
+        raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
+                               f"{failed.kind}: {failed.message}") from None
     with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
-        directory = extract_trace(store, outcome.trace_id, tmp)
+        directory = extract_trace(store, result["trace_id"], tmp)
         doc = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name))
     row: dict[str, Any] = {"program": program.name, "bytes": n, "p": options.np,
-                           "iterations": options.iterations, "trace_id": outcome.trace_id,
-                           "S": doc["model"]["S"]}
+                           "iterations": options.iterations, "trace_id": result["trace_id"],
+                           "S": doc["model"]["S"], "program_us": float(result["per_iteration_us"]),
+                           "load_avg_1m": max(load, os.getloadavg()[0])}
     measured = _loop_time(doc["predictions"]["loggps"]["ranks"], "measured")
     if measured is None:
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
@@ -232,5 +237,6 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry[key] = statistics.median(values) if values else None
             entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
         entry["S"] = rows[0]["S"]
+        entry["load_avg_1m"] = max(r["load_avg_1m"] for r in rows)
         out.append(entry)
     return out

@@ -1,0 +1,141 @@
+"""The validation programs (apps/, loop_common.h) and `commchar validate`: each
+program checks its data at p = 2 with every library and fails on wrong data;
+the command measures a model, traces, replays and stores a tiny configuration
+end to end, and the report shows it. Real mpirun (marker mpi), tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from commchar.apps.runner import CaseFailed, run_once
+from commchar.cli import main
+from commchar.measure.build import APPS, LOOPS, ensure_built
+from commchar.measure.launch import LaunchSpec, program_command
+from commchar.store import Store
+from commchar.validate import PROGRAMS, summarize
+from commchar.validate.store import validations
+
+# below and above every library's rendezvous threshold here (MPICH 8 KiB, Open MPI 4 KiB)
+SIZES = (24, 40000)
+
+
+def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) -> dict:
+    job = program_command(library, LaunchSpec(), p, argv)
+    return run_once(job.argv, {**os.environ, **job.env_added, **(env or {})}, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def built(mpi_libraries):
+    return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
+
+
+def test_every_program_is_built_and_known() -> None:
+    assert [p.name for p in PROGRAMS] == list(LOOPS)
+
+
+@pytest.mark.mpi
+def test_the_programs_verify_their_data_at_p2(built) -> None:
+    for library, directory in built:
+        for program in PROGRAMS:
+            for n in SIZES:
+                result = _run(library, 2, [str(directory / program.name), "--bytes", str(n),
+                                           "--iterations", "3"])
+                assert result["verified"] and result["errors"] == 0, (library.name, program.name, n)
+                assert (result["app"], result["p"], result["bytes"], result["iterations"]) == \
+                    (program.name, 2, n, 3)
+                assert result["per_iteration_us"] > 0
+                assert set(result["phases_s"]) == {"communication"}
+
+
+@pytest.mark.mpi
+def test_wrong_data_fails_and_bad_options_are_refused(built) -> None:
+    library, directory = built[0]
+    for program in PROGRAMS:
+        with pytest.raises(CaseFailed) as wrong:
+            _run(library, 2, [str(directory / program.name), "--bytes", "40000", "--iterations", "4"],
+                 {"COMMCHAR_APP_FAULT": "wrong"})
+        assert wrong.value.kind == "wrong-answer", program.name
+    for argv, message in ((["allreduce_loop", "--bytes", "12"], "multiple of 8"),
+                          (["master_worker", "--bytes", "8"], "at least 16"),
+                          (["halo2d"], "--bytes is required"),
+                          (["pingpong_loop", "--bytes", "8", "--iterations", "0"], "--iterations")):
+        with pytest.raises(CaseFailed) as refused:
+            _run(library, 2, [str(directory / argv[0]), *argv[1:]])
+        assert message in refused.value.message, argv
+
+
+@pytest.mark.mpi
+def test_master_worker_and_halo_run_on_more_ranks(built) -> None:
+    library, directory = built[0]
+    for name in ("master_worker", "halo2d", "ring_replace", "alltoall_loop"):
+        result = _run(library, 3, [str(directory / name), "--bytes", "64", "--iterations", "7"])
+        assert result["verified"] and result["p"] == 3, name
+
+
+def test_summary_is_the_median_and_spread_over_runs() -> None:
+    def row(repeat: int, measured: float, gps: float, gp: float) -> dict:
+        return {"library": "lib", "program": "ring_sendrecv", "bytes": 64, "p": 2, "S": 1024.0,
+                "measured_us": measured, "loggps_us": gps, "loggp_us": gp, "load_avg_1m": 0.5 * repeat,
+                "loggps_error_pct": 100 * (gps - measured) / measured,
+                "loggp_error_pct": 100 * (gp - measured) / measured}
+
+    runs = [{"rows": [row(1, 2.0, 2.2, 1.0)]}, {"rows": [row(2, 1.0, 0.9, 1.0)]},
+            {"rows": [row(3, 4.0, 4.0, 5.0)]}]
+    (entry,) = summarize(runs)
+    assert entry["repeats"] == 3 and entry["measured_us"] == 2.0 and entry["loggps_us"] == 2.2
+    assert entry["loggps_error_pct"] == pytest.approx(0.0)
+    assert entry["loggps_error_range"] == pytest.approx([-10.0, 10.0])
+    assert entry["loggp_error_range"] == pytest.approx([-50.0, 25.0])
+    assert entry["loggp_error_pct"] == pytest.approx(0.0) and entry["load_avg_1m"] == 1.5
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--repeat", "0"], "--repeat"),
+    (["--programs", "pingpong_loop,nope"], "unknown program 'nope'"),
+    (["--sizes", "64,lots"], "--sizes"),
+    (["--iterations", "0"], "--iterations"),
+    (["--np", "0"], "--np"),
+])
+def test_bad_options_are_one_line(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
+    assert main(["validate", "--db", str(tmp_path / "v.db"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.mpi
+def test_validate_end_to_end_on_a_tiny_configuration(built, tmp_path: Path, capsys) -> None:
+    db = tmp_path / "v.db"
+    names = ",".join(lib.name for lib, _ in built)
+    assert main(["validate", "--db", str(db), "--library", names, "--sizes", "64,40000",
+                 "--iterations", "20", "--programs", "pingpong_loop,ring_sendrecv,allreduce_loop",
+                 "--model-sizes", "0,64,1K,4K,16K,64K", "--max-time", "0.05", "--precision", "0.1",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [run["library"] for run in doc["runs"]] == [lib.name for lib, _ in built]
+    assert len(doc["summary"]) == 3 * 2 * len(built)
+    for run in doc["runs"]:
+        assert run["loggp"]["S"] is not None and len(run["rows"]) == 6
+        for row in run["rows"]:
+            assert row["measured_us"] > 0 and row["loggps_us"] > 0 and row["loggp_us"] > 0
+            assert row["loggps_error_pct"] == pytest.approx(
+                100 * (row["loggps_us"] - row["measured_us"]) / row["measured_us"])
+            # the traced run's own clock and the trace's loop phase agree
+            assert row["program_us"] == pytest.approx(row["measured_us"], rel=0.05, abs=0.2)
+            if row["bytes"] < run["loggp"]["S"]:  # eager either way: the models coincide
+                assert row["loggps_us"] == pytest.approx(row["loggp_us"])
+    with Store(db) as store:
+        (stored,) = validations(store)
+        assert stored["result"]["summary"] == doc["summary"] and stored["id"] == doc["id"]
+        assert len({t["id"] for t in store.connection.execute("SELECT id FROM traces")}) == 6 * len(built)
+
+    from commchar.report import ReportOptions, build_report
+
+    report = build_report(ReportOptions(str(db)))
+    assert "Validation programs: measured and predicted" in report.html
+    table = next(t for t in report.tables if t.slug == f"validation-{doc['id']}")
+    assert len(table.rows) == len(doc["summary"])
+    assert any(f.slug == f"validation-{doc['id']}-errors" for f in report.figures)
