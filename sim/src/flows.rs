@@ -68,6 +68,10 @@ pub struct Due {
 pub struct FlowNet {
     /// Bytes per picosecond of a link; infinite when G = 0.
     capacity: f64,
+    /// Links with ids from this one on are nodes' shared copy resources
+    /// (`with_node_links`), each of `node_capacity`; u64::MAX: none.
+    node_links_from: u64,
+    node_capacity: f64,
     flows: Vec<Option<Flow>>,
     free: Vec<u32>,
     active: Vec<u32>,
@@ -86,6 +90,8 @@ impl FlowNet {
     pub fn new(link_gap: u64) -> Self {
         FlowNet {
             capacity: bytes_per_ps(link_gap),
+            node_links_from: u64::MAX,
+            node_capacity: f64::INFINITY,
             flows: Vec::new(),
             free: Vec::new(),
             active: Vec::new(),
@@ -95,6 +101,15 @@ impl FlowNet {
             frozen_now: Vec::new(),
             dirty: false,
         }
+    }
+
+    /// Links numbered `first_id` and up move one byte per `gap` ps (a node's
+    /// copy bandwidth, shared by the messages between its ranks), not the
+    /// network link's.
+    pub fn with_node_links(mut self, first_id: u64, gap: f64) -> Self {
+        self.node_links_from = first_id;
+        self.node_capacity = if gap > 0.0 { 1.0 / gap } else { f64::INFINITY };
+        self
     }
 
     /// Starts a flow of `bytes` over `links` at `now`, at most one byte per
@@ -171,7 +186,17 @@ impl FlowNet {
     /// a new version and finish time.
     fn reallocate(&mut self, now: u64, due: &mut Vec<Due>) {
         self.load.clear();
-        self.load.resize(self.numbers.len(), (self.capacity, 0));
+        if self.node_links_from == u64::MAX {
+            self.load.resize(self.numbers.len(), (self.capacity, 0));
+        } else {
+            let (from, node, link) = (self.node_links_from, self.node_capacity, self.capacity);
+            let caps = self
+                .numbers
+                .links
+                .iter()
+                .map(|&(id, _)| (if id >= from { node } else { link }, 0));
+            self.load.extend(caps);
+        }
         for &id in &self.active {
             for &l in &self.flows[id as usize].as_ref().expect("active").links {
                 self.load[l as usize].1 += 1;
@@ -496,6 +521,29 @@ mod tests {
         begin(&mut net, 300, &[7, far + 1], 10, 1, &mut due);
         assert_eq!(net.numbers.len(), 2);
         assert_eq!(due.last().expect("due").time, 310);
+    }
+
+    #[test]
+    fn k_flows_through_a_node_link_share_its_bandwidth_on_top_of_their_own_gap() {
+        // links of 1 ps/byte; node links (ids 100 and up) of 4 ps/byte; each flow's own G 2 ps/byte
+        for k in 1..=6u64 {
+            let mut net = FlowNet::new(1).with_node_links(100, 4.0);
+            let mut due = Vec::new();
+            for i in 0..k {
+                net.start(0, &[2 * i, 2 * i + 1, 100], 1000, 2, msg());
+            }
+            net.settle(0, &mut due);
+            // max(m G, k m G_node)
+            let want = (1000 * 2).max(k * 1000 * 4);
+            assert!(due.iter().all(|d| d.time == want), "k = {k}: {due:?}");
+        }
+        // flows of two nodes do not share: each node link has its own bandwidth
+        let mut net = FlowNet::new(1).with_node_links(100, 4.0);
+        let mut due = Vec::new();
+        net.start(0, &[1, 100], 1000, 2, msg());
+        net.start(0, &[2, 101], 1000, 2, msg());
+        net.settle(0, &mut due);
+        assert!(due.iter().all(|d| d.time == 4000));
     }
 
     #[test]

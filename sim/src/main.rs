@@ -158,6 +158,19 @@ fn cli() -> Command {
                        crossing a link share its bandwidth (max-min fair, needs G > 0)"),
         )
         .arg(time("hop", "latency per network hop (default 0)"))
+        .arg(time(
+            "node-G",
+            "flow level: a node's copy gap per byte (1 / B_node), shared by every message \
+             between ranks of one node on top of its own G (default: the model's concurrency.G_node)",
+        ))
+        .arg(
+            Arg::new("ranks-per-node")
+                .long("ranks-per-node")
+                .value_name("R")
+                .value_parser(clap::value_parser!(u32).range(1..))
+                .help("flow level: ranks 0..R-1 share node 0, and so on (default: a replay's \
+                       ranks share the nodes of their trace's hosts; otherwise each rank is alone)"),
+        )
         .arg(
             Arg::new("unit")
                 .long("unit")
@@ -669,6 +682,86 @@ fn print_text(v: &Value) {
     }
 }
 
+/// The node's shared copy bandwidth (`--node-G`, else the model's concurrency
+/// section) over the ranks' nodes (`--ranks-per-node`, else a replay's hosts), added
+/// to a flow-level network; with it, the result's `params.node`. Nothing changes
+/// when no node holds two ranks, or when the gap comes from the model and the
+/// network is not flow-level; flags asking for it there are refused.
+fn with_node_resource(
+    m: &ArgMatches,
+    network: Network,
+    built: &Built,
+    ranks: u32,
+    congestion: &str,
+    unit: Unit,
+) -> Result<(Network, Option<Value>)> {
+    let given = |flag: &str| m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine);
+    let explicit = given("node-G") || given("ranks-per-node");
+    if explicit && congestion != "flow" {
+        return Err(SimError::Usage(
+            "--node-G and --ranks-per-node charge a node's shared bandwidth at the flow level: add --congestion flow"
+                .into(),
+        ));
+    }
+    let gap = match opt_f64(m, "node-G") {
+        Some(g) if g.is_finite() && g > 0.0 => Some(g * unit.picos()),
+        Some(g) => {
+            return Err(SimError::Usage(format!(
+                "--node-G {g} is not a positive time per byte"
+            )))
+        }
+        None => match m.get_one::<String>("model") {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
+                let library = m.get_one::<String>("library").map(String::as_str);
+                params::node_gap_from_model(&text, path, library)?
+            }
+            None => None,
+        },
+    };
+    let node_of: Option<Vec<u32>> = match (m.get_one::<u32>("ranks-per-node"), built) {
+        (Some(&per), _) => Some((0..ranks).map(|r| r / per).collect()),
+        (None, Built::Replay(r)) => {
+            let mut seen: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+            Some(
+                r.measured
+                    .iter()
+                    .map(|x| {
+                        let next = seen.len() as u32;
+                        *seen.entry(x.host.as_str()).or_insert(next)
+                    })
+                    .collect(),
+            )
+        }
+        (None, _) => None,
+    };
+    let gap = match (gap, node_of) {
+        (Some(gap), Some(of)) if congestion == "flow" => (gap, of),
+        (None, _) if given("ranks-per-node") => {
+            return Err(SimError::Usage(
+                "--ranks-per-node needs a node's copy gap: --node-G, or a model with a concurrency section"
+                    .into(),
+            ))
+        }
+        _ => return Ok((network, None)),
+    };
+    let (gap, of) = gap;
+    let nodes = of.iter().copied().max().map_or(0, |n| n as u64 + 1);
+    let mut count = vec![0u32; nodes as usize];
+    of.iter().for_each(|&n| count[n as usize] += 1);
+    let shared = count.iter().filter(|&&c| c > 1).count();
+    let most = count.iter().copied().max().unwrap_or(0);
+    let desc = json!({
+        "G_node": gap / unit.picos(),
+        "B_node_bytes_per_us": 1e6 / gap,
+        "nodes": nodes,
+        "shared_nodes": shared,
+        "most_ranks_on_a_node": most,
+    });
+    Ok((network.with_node_resource(of, gap), Some(desc)))
+}
+
 fn run(m: &ArgMatches) -> Result<()> {
     if m.get_flag("list") {
         for name in collectives::names() {
@@ -731,6 +824,7 @@ fn run(m: &ArgMatches) -> Result<()> {
         "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
         mode => Network::new(topo, params.hop, mode == "on"),
     };
+    let (network, node) = with_node_resource(m, network, &built, ranks, congestion, unit)?;
     let trace_path = m.get_one::<String>("trace");
     let config = Config {
         network,
@@ -788,6 +882,9 @@ fn run(m: &ArgMatches) -> Result<()> {
     let mut v = result_json(&outcome, &desc, &topo_name, congestion, &params, unit, wall);
     v["params"]["call_cost"] = json!({"fixed": unit.from_ps(call.fixed),
         "per_byte": call.per_byte * unit.from_ps(1), "scale": call.scale});
+    if let Some(node) = node {
+        v["params"]["node"] = node;
+    }
     let u = |ps: u64| unit.from_ps(ps);
     if let Some(b) = breakdown_section(&outcome, &u) {
         v["breakdown"] = b;

@@ -38,6 +38,16 @@ pub struct Network {
     routes: Vec<u64>,
     route_ends: Vec<usize>,
     flows: Option<FlowNet>,
+    /// Flow level: each rank's node, when the messages between ranks of one
+    /// node share its copy bandwidth (`with_node_resource`).
+    nodes: Option<Nodes>,
+}
+
+/// Which node each rank is on, and the link id of node 0's shared resource
+/// (node i's is `first_link + i`, beyond every NIC's).
+struct Nodes {
+    of: Vec<u32>,
+    first_link: u64,
 }
 
 /// A message whose route is still to be reserved (congestion on): it left
@@ -81,6 +91,7 @@ impl Network {
             routes: Vec::new(),
             route_ends: Vec::new(),
             flows: None,
+            nodes: None,
         }
     }
 
@@ -91,6 +102,24 @@ impl Network {
         let mut net = Self::new(topo, hop, false);
         net.flows = Some(FlowNet::new(link_gap));
         net
+    }
+
+    /// Flow level: every message between two ranks of one node (`node_of`, per
+    /// rank) also crosses that node's copy resource, which moves one byte per
+    /// `gap` ps (1 / B_node) shared max-min fairly by all of them, on top of
+    /// each message's own G. Ranks beyond `node_of` are each alone.
+    pub fn with_node_resource(mut self, node_of: Vec<u32>, gap: f64) -> Self {
+        let first_link = self
+            .topo
+            .link_ids()
+            .saturating_add(2 * node_of.len() as u64 + 2);
+        let flows = self.flows.take().expect("a flow-level network");
+        self.flows = Some(flows.with_node_links(first_link, gap));
+        self.nodes = Some(Nodes {
+            of: node_of,
+            first_link,
+        });
+        self
     }
 
     pub fn is_flow_level(&self) -> bool {
@@ -109,6 +138,15 @@ impl Network {
         route.push(nics.saturating_add(2 * msg.peer as u64));
         self.topo.route(msg.peer, msg.rank, &mut route);
         route.push(nics.saturating_add(2 * msg.rank as u64 + 1));
+        if let Some(nodes) = &self.nodes {
+            let node = |r: u32| nodes.of.get(r as usize).copied();
+            match (node(msg.peer), node(msg.rank)) {
+                (Some(a), Some(b)) if a == b && msg.peer != msg.rank => {
+                    route.push(nodes.first_link.saturating_add(a as u64))
+                }
+                _ => {}
+            }
+        }
         let hops = self.topo.hops(msg.peer, msg.rank) as u64;
         msg.tail = msg.tail.saturating_add(self.hop.saturating_mul(hops));
         let settle = self

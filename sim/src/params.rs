@@ -406,6 +406,24 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
     Ok(p)
 }
 
+/// Reads `libraries.<lib>.concurrency.G_node` (us per byte; models/concurrency.py): the
+/// node's copy gap, 1 / B_node, in picoseconds per byte, kept fractional (a gap of
+/// 2.5e-5 us/B is 25 ps/B, and 1.7e-5 would round by 6%). None when the library has no
+/// such section.
+pub fn node_gap_from_model(text: &str, path: &str, library: Option<&str>) -> Result<Option<f64>> {
+    let doc = parse_model(text, path)?;
+    let (name, lib) = library_section(&doc, path, library)?;
+    match lib.get("concurrency") {
+        None | Some(Value::Null) => Ok(None),
+        Some(section) => match section.get("G_node").and_then(Value::as_f64) {
+            Some(g) if g.is_finite() && g > 0.0 => Ok(Some(g * Unit::Us.picos())),
+            _ => input(format!(
+                "{path}: concurrency.G_node of '{name}' is not a positive number"
+            )),
+        },
+    }
+}
+
 /// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
 /// the receiver's two optional, default 0), checked as
 /// the Python schema checks it; `messages` 0 or no section: None.
