@@ -128,7 +128,7 @@ def test_jacobi_app(capsys):
 
 @pytest.mark.parametrize("argv, code, needle", [
     (["--collective", "allreduce:nonsense"], 2, "unknown collective"),
-    (["--collective", "allreduce:rabenseifner", "--p", "6"], 2, "power-of-two"),
+    (["--collective", "allreduce:rabenseifner", "--p", "6", "--topology", "hypercube"], 2, "power-of-two"),
     (["--collective", "bcast", "--n", "12X"], 2, "is not a byte count"),
     (["--collective", "bcast", "--p", "0"], 2, "positive integer"),
     (["--collective", "bcast", "--topology", "torus:2"], 2, "torus shape"),

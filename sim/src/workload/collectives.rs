@@ -2,6 +2,15 @@
 //! Thakur, Rabenseifner and Gropp 2005), rooted at rank 0. Blocking steps are
 //! one phase each; `linear`/`direct` variants post all their messages in one
 //! phase, as isend/irecv + waitall do.
+//!
+//! Every algorithm runs at any rank count. Recursive doubling and halving
+//! (allreduce, Rabenseifner, reduce_scatter) fold a rank count p that is not
+//! a power of two as MPICH and Open MPI do: with p' the largest power of two
+//! below p and r = p - p', the first 2r ranks pair up, each even one sends its
+//! vector to the odd one above it (which reduces it) and waits; the p'
+//! survivors run the power-of-two schedule; each odd survivor of a pair then
+//! sends its partner the result. Recursive doubling allgather at such p is
+//! Bruck's (Open MPI falls back to it; MPICH's selection picks it).
 
 use super::phased::PhaseSchedule;
 use super::Op;
@@ -27,6 +36,7 @@ pub enum Algorithm {
     AllreduceReduceBcast,
     ReduceBinomial,
     ReduceScatterRecursiveHalving,
+    ReduceScatterPairwise,
     AlltoallPairwise,
     AlltoallDirect,
     BarrierDissemination,
@@ -36,56 +46,44 @@ pub enum Algorithm {
 
 use Algorithm::*;
 
-/// (name, default-variant flag, algorithm, needs a power-of-two rank count)
-const TABLE: &[(&str, bool, Algorithm, bool)] = &[
-    ("bcast:binomial", true, BcastBinomial, false),
-    ("bcast:linear", false, BcastLinear, false),
-    (
-        "bcast:scatter_allgather",
-        false,
-        BcastScatterAllgather,
-        false,
-    ),
-    ("scatter:binomial", true, ScatterBinomial, false),
-    ("scatter:linear", false, ScatterLinear, false),
-    ("gather:binomial", true, GatherBinomial, false),
-    ("gather:linear", false, GatherLinear, false),
-    ("gather:linear_sync", false, GatherLinearSync, false),
+/// (name, default-variant flag, algorithm)
+const TABLE: &[(&str, bool, Algorithm)] = &[
+    ("bcast:binomial", true, BcastBinomial),
+    ("bcast:linear", false, BcastLinear),
+    ("bcast:scatter_allgather", false, BcastScatterAllgather),
+    ("scatter:binomial", true, ScatterBinomial),
+    ("scatter:linear", false, ScatterLinear),
+    ("gather:binomial", true, GatherBinomial),
+    ("gather:linear", false, GatherLinear),
+    ("gather:linear_sync", false, GatherLinearSync),
     (
         "allgather:recursive_doubling",
         true,
         AllgatherRecursiveDoubling,
-        true,
     ),
-    ("allgather:direct", false, AllgatherDirect, false),
-    ("allgather:ring", false, AllgatherRing, false),
-    ("allgather:bruck", false, AllgatherBruck, false),
+    ("allgather:direct", false, AllgatherDirect),
+    ("allgather:ring", false, AllgatherRing),
+    ("allgather:bruck", false, AllgatherBruck),
     (
         "allreduce:recursive_doubling",
         true,
         AllreduceRecursiveDoubling,
-        true,
     ),
-    ("allreduce:ring", false, AllreduceRing, false),
-    ("allreduce:rabenseifner", false, AllreduceRabenseifner, true),
-    ("allreduce:reduce_bcast", false, AllreduceReduceBcast, false),
-    ("reduce:binomial", true, ReduceBinomial, false),
+    ("allreduce:ring", false, AllreduceRing),
+    ("allreduce:rabenseifner", false, AllreduceRabenseifner),
+    ("allreduce:reduce_bcast", false, AllreduceReduceBcast),
+    ("reduce:binomial", true, ReduceBinomial),
     (
         "reduce_scatter:recursive_halving",
         true,
         ReduceScatterRecursiveHalving,
-        true,
     ),
-    ("alltoall:pairwise", true, AlltoallPairwise, false),
-    ("alltoall:direct", false, AlltoallDirect, false),
-    ("barrier:dissemination", true, BarrierDissemination, false),
-    (
-        "scan:recursive_doubling",
-        true,
-        ScanRecursiveDoubling,
-        false,
-    ),
-    ("scan:linear", false, ScanLinear, false),
+    ("reduce_scatter:pairwise", false, ReduceScatterPairwise),
+    ("alltoall:pairwise", true, AlltoallPairwise),
+    ("alltoall:direct", false, AlltoallDirect),
+    ("barrier:dissemination", true, BarrierDissemination),
+    ("scan:recursive_doubling", true, ScanRecursiveDoubling),
+    ("scan:linear", false, ScanLinear),
 ];
 
 /// Every accepted `op:algorithm` name.
@@ -108,7 +106,7 @@ pub fn parse(spec: &str) -> Result<Algorithm> {
         Some((o, v)) => (o, Some(aliases(v))),
         None => (spec, None),
     };
-    for &(name, default, alg, _) in TABLE {
+    for &(name, default, alg) in TABLE {
         let (o, v) = name.split_once(':').expect("table names are op:variant");
         if o == op && (variant == Some(v) || (variant.is_none() && default)) {
             return Ok(alg);
@@ -120,7 +118,7 @@ pub fn parse(spec: &str) -> Result<Algorithm> {
     ))
 }
 
-fn entry(alg: Algorithm) -> &'static (&'static str, bool, Algorithm, bool) {
+fn entry(alg: Algorithm) -> &'static (&'static str, bool, Algorithm) {
     TABLE
         .iter()
         .find(|t| t.2 == alg)
@@ -143,15 +141,11 @@ pub struct Collective {
 
 impl Collective {
     pub fn new(alg: Algorithm, p: u32, n: u64, gamma: u64) -> Result<Collective> {
-        let (name, _, _, pow2) = entry(alg);
         if p == 0 || p > crate::engine::MAX_RANKS {
             return usage(format!(
                 "the rank count must be between 1 and {}",
                 crate::engine::MAX_RANKS
             ));
-        }
-        if *pow2 && !p.is_power_of_two() {
-            return usage(format!("{name} needs a power-of-two rank count, not {p}"));
         }
         Ok(Collective {
             alg,
@@ -219,6 +213,124 @@ fn top_child_mask(vr: u32, p: u32) -> u32 {
 fn subtree(vr: u32, mask_of_vr: u32, p: u32) -> u64 {
     // ranks vr .. vr+mask_of_vr that exist
     mask_of_vr.min(p - vr) as u64
+}
+
+fn pof2_floor(p: u32) -> u32 {
+    1 << (31 - p.max(1).leading_zeros())
+}
+
+/// A rank's part in a folded schedule (p not a power of two, r = p - p' extra ranks).
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// An even rank below 2r: hands its vector to the rank above and waits for the result.
+    Out,
+    /// An odd rank below 2r: reduces its partner's vector into its own, survives as `v`.
+    Pair(u32),
+    /// Any other rank: survives as `v` = rank - r.
+    Rest(u32),
+}
+
+impl Collective {
+    /// p', the largest power of two not above p: the ranks left after folding.
+    fn survivors(&self) -> u32 {
+        pof2_floor(self.p)
+    }
+
+    /// r = p - p', the ranks folded into a partner.
+    fn extra(&self) -> u32 {
+        self.p - self.survivors()
+    }
+
+    fn role(&self, r: u32) -> Role {
+        let rem = self.extra();
+        if r >= 2 * rem {
+            Role::Rest(r - rem)
+        } else if r.is_multiple_of(2) {
+            Role::Out
+        } else {
+            Role::Pair(r / 2)
+        }
+    }
+
+    /// The rank of survivor `v`.
+    fn survivor(&self, v: u32) -> u32 {
+        let rem = self.extra();
+        if v < rem {
+            2 * v + 1
+        } else {
+            v + rem
+        }
+    }
+
+    /// Blocks owned by the survivors whose low `bits` bits are those of `v`: one
+    /// block each, two for a survivor of a pair (v < r).
+    fn blocks_of(&self, v: u32, bits: u32) -> u64 {
+        let (q, rem) = (self.survivors() as u64, self.extra() as u64);
+        let low = (v as u64) & ((1u64 << bits) - 1);
+        let paired = if low < rem {
+            ((rem - 1 - low) >> bits) + 1
+        } else {
+            0
+        };
+        (q >> bits) + paired
+    }
+
+    /// Phase `k` of rank `r` in a folded schedule: the n-byte vector folded in,
+    /// `len` phases of `inner` among the survivors (peers given as survivors),
+    /// then `back` bytes of result handed to the folded rank. With p a power of
+    /// two every rank survives as itself and only `inner` runs.
+    fn folded(
+        &self,
+        r: u32,
+        k: u32,
+        back: u64,
+        len: u32,
+        out: &mut Vec<Op>,
+        inner: impl Fn(u32, u32, &mut Vec<Op>),
+    ) -> Option<()> {
+        let t = self.tag;
+        let (v, j) = match self.role(r) {
+            Role::Out => {
+                match k {
+                    0 => out.push(Op::send(r + 1, self.n, t)),
+                    1 => out.push(Op::recv(r + 1, back, t)),
+                    _ => return None,
+                }
+                return Some(());
+            }
+            Role::Pair(v) => match k {
+                0 => {
+                    out.push(Op::recv(r - 1, self.n, t));
+                    return Some(());
+                }
+                1 => {
+                    if let Some(op) = self.reduce_cost(self.n) {
+                        out.push(op);
+                    }
+                    return Some(());
+                }
+                _ if k - 2 == len => {
+                    out.push(Op::send(r - 1, back, t));
+                    return Some(());
+                }
+                _ => (v, k - 2),
+            },
+            Role::Rest(v) => (v, k),
+        };
+        if j >= len {
+            return None;
+        }
+        let first = out.len();
+        inner(v, j, out);
+        if self.extra() > 0 {
+            for op in &mut out[first..] {
+                if op.kind != super::OpKind::Calc {
+                    op.peer = self.survivor(op.peer);
+                }
+            }
+        }
+        Some(())
+    }
 }
 
 impl Collective {
@@ -390,24 +502,27 @@ impl Collective {
                     out.extend((1..p).map(|i| Op::recv((r + p - i) % p, bytes, t)));
                 })
             }
-            AllgatherRecursiveDoubling => (k < lgp).then(|| {
+            AllgatherRecursiveDoubling if p.is_power_of_two() => (k < lgp).then(|| {
                 let partner = r ^ (1 << k);
                 self.exchange(out, partner, partner, c << k);
             }),
             AllgatherRing => (k + 1 < p).then(|| self.ring_step(r, out, c)),
-            AllgatherBruck => (k < lgp).then(|| {
+            AllgatherBruck | AllgatherRecursiveDoubling => (k < lgp).then(|| {
                 let d = 1u32 << k;
                 let blocks = d.min(p - d) as u64;
                 self.exchange(out, (r + p - d % p) % p, (r + d) % p, c * blocks);
             }),
-            AllreduceRecursiveDoubling => (k < 2 * lgp).then(|| {
-                if k.is_multiple_of(2) {
-                    let partner = r ^ (1 << (k / 2));
-                    self.exchange(out, partner, partner, n);
-                } else if let Some(op) = self.reduce_cost(n) {
-                    out.push(op);
-                }
-            }),
+            AllreduceRecursiveDoubling => {
+                let lgq = self.survivors().trailing_zeros();
+                self.folded(r, k, n, 2 * lgq, out, |v, j, out| {
+                    if j.is_multiple_of(2) {
+                        let partner = v ^ (1 << (j / 2));
+                        self.exchange(out, partner, partner, n);
+                    } else if let Some(op) = self.reduce_cost(n) {
+                        out.push(op);
+                    }
+                })
+            }
             AllreduceRing => {
                 let steps = p - 1;
                 if k < 2 * steps {
@@ -425,29 +540,59 @@ impl Collective {
                     None
                 }
             }
-            AllreduceRabenseifner | ReduceScatterRecursiveHalving => {
-                // reduce-scatter by recursive halving: step i exchanges n/2^(i+1) with r ^ 2^i
-                if k < 2 * lgp {
-                    let i = k / 2;
-                    let bytes = n >> (i + 1);
-                    if k.is_multiple_of(2) {
-                        let partner = r ^ (1 << i);
-                        self.exchange(out, partner, partner, bytes);
-                    } else if let Some(op) = self.reduce_cost(bytes) {
+            AllreduceRabenseifner => {
+                let lgq = self.survivors().trailing_zeros();
+                self.folded(r, k, n, 3 * lgq, out, |v, j, out| {
+                    if j < 2 * lgq {
+                        // reduce-scatter by recursive halving: step i exchanges n/2^(i+1) with v ^ 2^i
+                        let i = j / 2;
+                        let bytes = n >> (i + 1);
+                        if j.is_multiple_of(2) {
+                            let partner = v ^ (1 << i);
+                            self.exchange(out, partner, partner, bytes);
+                        } else if let Some(op) = self.reduce_cost(bytes) {
+                            out.push(op);
+                        }
+                    } else {
+                        // allgather by recursive doubling, masks descending, sizes growing
+                        let i = lgq - 1 - (j - 2 * lgq);
+                        let partner = v ^ (1 << i);
+                        self.exchange(out, partner, partner, n >> (i + 1));
+                    }
+                })
+            }
+            ReduceScatterRecursiveHalving => {
+                // step i exchanges the blocks of the survivors whose low i+1 bits are the
+                // partner's; a survivor of a pair owns two blocks
+                let lgq = self.survivors().trailing_zeros();
+                let blocks = |v: u32, i: u32| {
+                    if self.extra() == 0 {
+                        n >> (i + 1)
+                    } else {
+                        c * self.blocks_of(v, i + 1)
+                    }
+                };
+                self.folded(r, k, c, 2 * lgq, out, |v, j, out| {
+                    let i = j / 2;
+                    let partner = v ^ (1 << i);
+                    if j.is_multiple_of(2) {
+                        out.push(Op::send(partner, blocks(partner, i), t));
+                        out.push(Op::recv(partner, blocks(v, i), t));
+                    } else if let Some(op) = self.reduce_cost(blocks(v, i)) {
                         out.push(op);
                     }
-                    Some(())
-                } else if self.alg == AllreduceRabenseifner && k < 3 * lgp {
-                    // allgather by recursive doubling, masks descending, sizes growing
-                    let j = k - 2 * lgp; // 0 .. lgp-1
-                    let i = lgp - 1 - j;
-                    let partner = r ^ (1 << i);
-                    self.exchange(out, partner, partner, n >> (i + 1));
-                    Some(())
-                } else {
-                    None
-                }
+                })
             }
+            ReduceScatterPairwise => (k < 2 * (p - 1)).then(|| {
+                // MPICH's pairwise exchange: step i sends rank r + i its block and
+                // receives, then reduces, rank r - i's contribution to r's block
+                if k.is_multiple_of(2) {
+                    let i = k / 2 + 1;
+                    self.exchange(out, (r + i) % p, (r + p - i) % p, c);
+                } else if let Some(op) = self.reduce_cost(c) {
+                    out.push(op);
+                }
+            }),
             AllreduceReduceBcast => {
                 // a binomial reduce to rank 0, then a binomial bcast of the result (Open MPI's
                 // nonoverlapping; the shape of MPICH's shared-memory gather/release). Every
