@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,7 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
 
     model = load(req.model_path)
     library = _library(model, req.library)
+    req, node_warning = _node_resource(req, model, library)
     base = _base_args(req, library)
     listed = run_simulator([*base, "--list-signatures"])
     costs, rows = price_signatures(model, library, listed["signatures"], req.collectives)
@@ -147,7 +148,25 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
             run_simulator([*argv, "--emit-goal", req.emit_goal], expect_json=False)
         results["loggps"] = run_simulator(argv)
         results["loggp"] = run_simulator([*argv, "--S", "inf"])
-    return _document(req, library, loggp, listed, rows, results)
+    doc = _document(req, library, loggp, listed, rows, results)
+    if node_warning:
+        doc["warnings"].append(node_warning)
+    return doc
+
+
+def _node_resource(req: ReplayRequest, model: ModelFile, library: str) -> tuple[ReplayRequest, str | None]:
+    """A model with a concurrency section charges the messages between ranks of one host
+    the node's shared copy bandwidth, which the simulator has at the flow level: the
+    replay then runs at the flow level unless another congestion model was asked for
+    (which leaves the node's bandwidth out, with a warning)."""
+    if model.concurrency(library) is None:
+        return req, None
+    if req.congestion == "off" and (model.loggp(library) or {}).get("G", 0.0) > 0:
+        return replace(req, congestion="flow"), None
+    if req.congestion == "flow":
+        return req, None
+    return req, (f"the model's concurrency section (the node's shared bandwidth) is charged at the flow"
+                 f" level only: not charged under --congestion {req.congestion}")
 
 
 def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
@@ -169,6 +188,7 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "topology": first["topology"],
         "congestion": first["congestion"],
         "congestion_model": first["congestion_model"],
+        "node": first["params"].get("node"),
         "signatures": rows,
         "warnings": [r["warning"] for r in rows if r["warning"]],
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,
