@@ -326,3 +326,68 @@ def test_a_series_under_two_start_synchronizations_is_refused_not_mixed(tmp_path
     code, out, err = run(["fit", "--json", str(alone), "--oversubscribed", "include",
                           "--call-costs", "off"], capsys)
     assert code == 0, err
+
+
+def _sampled_rows(seed: int = 7) -> list[dict]:
+    """Per-sample rows of a two-regime ping-pong whose samples have a heavy upper tail:
+    every 10th sample of a size costs 4x (a descheduled repetition), so the mean is 30%
+    above the median."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in SIZES:
+        t = 1.5 + 0.0004 * n if n <= 8192 else 12.0 + 0.00012 * n
+        for i in range(40):
+            slow = 4.0 if i % 10 == 0 else 1.0
+            rows.append({"op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "t_us": "",
+                         "sample_us": t * slow * np.exp(rng.normal(0, 0.005))})
+    return rows
+
+
+def test_the_model_file_carries_a_fit_of_the_means_and_every_operations_errors(tmp_path, capsys):
+    path = _write_csv(tmp_path / "samples.csv", _sampled_rows(), ["op", "variant", "p", "n_bytes", "t_us",
+                                                                   "sample_us"])
+    out_file = tmp_path / "m.json"
+    code, out, err = run(["fit", "--csv", str(path), "-o", str(out_file), "--call-costs", "off"], capsys)
+    assert code == 0, err
+    assert "missed by more than 10%" not in out
+    model = json.loads(out_file.read_text())
+    op = model["libraries"]["unknown"]["operations"]["pingpong:send"]
+    assert op["fit"]["selection"]["rule"] == "noise" and op["fit"]["regimes"] == 2
+    assert [b["after"] for b in op["breakpoints"]] == [8192]
+    # medians: the model of the typical call; means: 1.3x, the cost a program pays per call
+    assert op["segments"][1]["t_b"] == pytest.approx(0.00012, rel=0.03)
+    assert op["mean"]["segments"][1]["t_b"] == pytest.approx(1.3 * 0.00012, rel=0.05)
+    errors = op["errors"]
+    assert errors["in_sample"]["points"] == len(SIZES) and errors["in_sample"]["max"] < 0.05
+    assert errors["in_sample"]["over_10pct"] == 0 and errors["mean_in_sample"]["median"] < 0.03
+    assert errors["held_out"]["every"] == 3 and errors["held_out"]["points"] >= 5
+    assert errors["held_out"]["median"] < 0.05
+
+    from commchar.modelfile import load
+    from commchar.errors import ModelError
+
+    m = load(out_file)
+    median, mean = (m.time("unknown", "pingpong:send", 1 << 20, 2, statistic=s).t_us for s in ("median", "mean"))
+    assert mean / median == pytest.approx(1.3, rel=0.05)
+    with pytest.raises(ModelError, match="statistic must be one of median, mean"):
+        m.time("unknown", "pingpong:send", 1024, 2, statistic="p95")
+
+
+def test_points_the_model_misses_are_counted_and_printed(tmp_path, capsys):
+    """A ping-pong size measured 40% above its neighbours: the noise selection gives it a
+    regime rather than a 40% miss. A collective point 60% above what its laws in p allow
+    is counted in the file and printed as missed."""
+    rows = [dict(pt) for pt in _points()]
+    rows[12]["t_us"] *= 1.4
+    bump = next(i for i, pt in enumerate(rows) if pt["op"] == "bcast" and pt["p"] == 3 and pt["n_bytes"] == 1024)
+    rows[bump]["t_us"] *= 1.6
+    path = _write_csv(tmp_path / "p.csv", rows, COLUMNS)
+    out_file = tmp_path / "m.json"
+    code, out, err = run(["fit", "--csv", str(path), "-o", str(out_file), "--oversubscribed", "include"], capsys)
+    assert code == 0, err
+    ops = json.loads(out_file.read_text())["libraries"]["openmpi"]["operations"]
+    p2p = ops["pingpong:send"]
+    assert p2p["errors"]["in_sample"]["max"] <= 0.10 and p2p["fit"]["regimes"] > 2
+    missed = ops["bcast"]["errors"]["in_sample"]
+    assert missed["over_10pct"] == 1 and missed["worst"]["n_bytes"] == 1024 and missed["worst"]["p"] == 3
+    assert "missed by more than 10%: openmpi bcast: 1 of 63 points" in " ".join(out.split())

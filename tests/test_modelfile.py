@@ -155,6 +155,14 @@ OPS = ["libraries", "openmpi", "operations"]
     (OPS + ["bcast", "kind"], "teleport", "bcast.kind: expected one of p2p, collective"),
     (OPS + ["bcast", "laws", "t_s", "expr"], "log2(", "bcast.laws.t_s.expr: unexpected end of input at column 6"),
     (OPS + ["Bcast!"], {"segments": []}, "bad operation key 'Bcast!'"),
+    (OPS + ["pingpong:send", "mean"], {"segments": [{"n_min": 0, "n_max": None, "t_s": "x"}]},
+     "pingpong:send.mean.segments[0]: missing 't_b'"),
+    (OPS + ["pingpong:send", "mean"], {}, "pingpong:send.mean: missing 'segments'"),
+    (OPS + ["pingpong:send", "errors"], [0.1], "pingpong:send.errors: expected a JSON object"),
+    (["libraries", "openmpi", "loggp", "regimes_statistic"], "p95",
+     "loggp.regimes_statistic: expected one of mean, median"),
+    (["libraries", "openmpi", "loggp", "regimes_median"], [{"n_min": 0, "n_max": None, "o_s": 1, "o_r": 1, "G": -1}],
+     "loggp.regimes_median[0].G: must be >= 0"),
     (["libraries", "openmpi", "loggp", "G"], -1, "libraries.openmpi.loggp.G: must be >= 0"),
     (["libraries", "openmpi", "loggp", "L"], KeyError, "libraries.openmpi.loggp: missing 'L'"),
     (["libraries", "openmpi", "loggp", "o_s"], "fast", "loggp.o_s: expected a finite number"),
@@ -280,3 +288,15 @@ def test_loggp_regimes_are_validated_by_path():
         model["libraries"]["mpi"]["loggp"]["regimes"] = bad
         with pytest.raises(ModelError, match=re.escape(f"loggp.{where}")):
             validate(model)
+
+
+def test_the_mean_fit_is_read_with_statistic_mean_and_the_median_by_default():
+    d = two_regime_model()
+    d["libraries"]["openmpi"]["operations"]["pingpong:send"]["mean"] = {
+        "segments": [{"n_min": 0, "n_max": None, "t_s": "0.5", "t_b": "0.0001"}]}
+    m = ModelFile.from_dict(d)
+    assert m.time("openmpi", "pingpong:send", 10000, 2).t_us == pytest.approx(1.9 + 0.000071 * 10000)
+    assert m.time("openmpi", "pingpong:send", 10000, 2, statistic="mean").t_us == pytest.approx(1.5)
+    assert len(m.segments("openmpi", "pingpong:send", "mean")) == 1
+    # an operation without a mean fit answers with its median one
+    assert m.time("openmpi", "bcast", 0, 4, statistic="mean").t_us == pytest.approx(1.5)

@@ -119,3 +119,41 @@ def test_held_out_sizes_and_p_are_predicted(tmp_path):
         for library in ("openmpi", "mpich"):
             bcast = model["libraries"][library]["operations"]["bcast"]
             assert bcast["p_range"][1] < min(over) and "oversubscribed_p" not in bcast
+
+
+@pytest.mark.parametrize("library", ["mpich", "openmpi"])
+def test_every_pingpong_mode_fits_its_own_measurements(tmp_path, library):
+    """A default-like run of every ping-pong mode (default sizes, refinement on): each
+    model predicts its own measured medians with a median error under 3% and none off by
+    10%, and the errors the fit stores say the same."""
+    db = tmp_path / "p.db"
+    commchar_run(db, library, "pingpong", "0:4M", "2", max_time="0.3",
+                 extra=("--precision", "0.05", "--refine-budget", "8"))
+    with Store(db, readonly=True) as store:
+        points = store.points()
+    model = fit_points(points, held_out_every=None)
+    operations = model["libraries"][library]["operations"]
+    modes = sorted(k for k in operations if k.startswith("pingpong:"))
+    assert len(modes) >= 5, modes
+    by_key: dict[str, list[dict]] = {}
+    for pt in points:
+        by_key.setdefault(f"{pt['op']}:{pt['variant']}", []).append(pt)
+    import numpy as np
+
+    from commchar.modelfile import ModelFile
+
+    view = ModelFile.from_dict(model)
+    for key in modes:
+        pts = [pt for pt in by_key[key] if pt["valid"]]
+        spikes = {(o["n_bytes"], o["t_us"]) for o in operations[key]["fit"]["outliers"]}
+        pts = [pt for pt in pts if (pt["n_bytes"], pt["t_us"]) not in spikes]
+        err = np.array([abs(view.time(library, key, pt["n_bytes"], 2).t_us - pt["t_us"]) / pt["t_us"]
+                        for pt in pts])
+        worst = pts[int(np.argmax(err))]["n_bytes"]
+        assert np.median(err) < 0.03, (key, float(np.median(err)), operations[key]["fit"]["selection"])
+        assert err.max() <= 0.10, (key, float(err.max()), worst, operations[key]["fit"]["selection"])
+        stored = operations[key]["errors"]["in_sample"]
+        assert stored["points"] == err.size and stored["max"] == pytest.approx(err.max(), rel=1e-6)
+        # the replay's per-message costs come from the means
+        assert "mean" in operations[key]
+    assert model["libraries"][library]["operations"]["pingpong:send"]["fit"]["selection"]["rule"] == "noise"

@@ -84,3 +84,22 @@ def test_fit_writes_valid_regimes_the_simulator_uses(tmp_path):
     # holds times in whole ps and per-byte costs in whole ps/B)
     ps = [round(x * 1e6) for x in (eager["o_s"], section["L"], eager["o_r"], eager["G"])]
     assert json.loads(out.stdout)["makespan_ps"] == ps[0] + ps[1] + ps[2] + 1023 * ps[3]
+
+
+def test_the_simulators_regimes_come_from_the_means_and_the_medians_stay_beside_them():
+    """A program's time is the sum of its calls' means: with every ping-pong mean 25% above
+    its median, loggp.regimes (what the simulator prices messages with) follow the means,
+    loggp.regimes_median the medians."""
+    pts = _points(np.random.default_rng(6))
+    for pt in pts:
+        if pt["op"] == "pingpong":
+            pt.update({"t_mean_us": 1.25 * pt["t_us"], "t_std_us": 0.01 * pt["t_us"], "reps": 100})
+    section = fit_points(pts)["libraries"]["lib"]["loggp"]
+    assert section["regimes_statistic"] == "mean"
+
+    def at_one_kib(regimes: list[dict]) -> float:
+        r = next(r for r in regimes if r["n_min"] <= 1024 <= (r["n_max"] or math.inf))
+        return r["o_s"] + section["L"] + r["o_r"] + 1023 * r["G"]
+
+    assert at_one_kib(section["regimes"]) == pytest.approx(1.25 * (0.5 + 0.0003 * 1024), rel=0.02)
+    assert at_one_kib(section["regimes_median"]) == pytest.approx(0.5 + 0.0003 * 1024, rel=0.02)

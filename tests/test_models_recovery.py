@@ -119,3 +119,62 @@ def test_spikes_from_a_shared_machine_are_left_out_and_listed():
     assert model.breakpoints_ == clean.breakpoints_
     for a, b in zip(model.segments_, clean.segments_):
         assert a["fits"][0].t_b_ == pytest.approx(b["fits"][0].t_b_, rel=0.02)
+
+
+def _noise_fit(pts: list[dict], stated: float, max_miss: float = 0.1) -> SegmentedHockneyModel:
+    n = [pt["n_bytes"] for pt in pts]
+    t = [pt["t_us"] for pt in pts]
+    return SegmentedHockneyModel(bootstrap=0, max_segments=12, min_sizes=1, max_miss=max_miss).fit(
+        n, t, noise=[stated] * len(n))
+
+
+@pytest.mark.parametrize("stated", ["given", "unknown"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("regimes", [TWO, THREE], ids=["two", "three"])
+def test_regimes_consistent_with_the_noise_are_recovered(regimes, seed, stated):
+    """Selection by the noise: the points' own noise stated (as their CI gives it), or not
+    known (the machine-noise floor alone) finds the true regimes and breakpoints."""
+    pts = p2p_points(regimes, SIZES, POINT_NOISE, seed)
+    model = _noise_fit(pts, POINT_NOISE if stated == "given" else 0.0)
+    assert model.selection_ == "noise"
+    assert len(model.segments_) == len(regimes), model.breakpoints_
+    for (true_max, true_ts, true_tb), seg, bp in zip(regimes, model.segments_, [*model.breakpoints_, None]):
+        if bp is not None:
+            assert abs(SIZES.index(int(true_max)) - SIZES.index(int(bp["after"]))) <= 1, (true_max, bp)
+        assert seg["fits"][0].t_s_ == pytest.approx(true_ts, rel=0.03)
+        assert seg["fits"][0].t_b_ == pytest.approx(true_tb, rel=0.03)
+
+
+@pytest.mark.parametrize("noise,stated,max_miss", [(0.005, 0.0, 0.1), (0.02, 0.0, 0.1), (0.02, 0.02, 0.1), (0.05, 0.05, 0.0)])
+def test_noise_adds_no_regime(noise, stated, max_miss):
+    """40 synthetic series per case: noise up to the floor unstated, or stated, never adds a
+    regime; 5% noise only without the 10% bound on any point's miss (as the mean fit), since
+    10% is then 2 noise levels (docs/models.md "Protocol regimes")."""
+    found = []
+    for regimes in (TWO, THREE):
+        for seed in range(20):
+            fitted = _noise_fit(p2p_points(regimes, SIZES, noise, 100 + seed), stated, max_miss)
+            found.append(len(fitted.segments_) - len(regimes))
+    assert found == [0] * len(found)
+
+
+def test_a_curve_the_noise_rejects_as_one_regime_is_split():
+    """A per-byte cost that grows between 256 KiB and 2 MiB (a message outgrowing a cache) is
+    not one affine regime: every measured size ends within 4 noise levels of its segment."""
+    n = np.array(SIZES, float)
+    t = 0.4 + n * np.where(n < 262144, 4e-5, np.minimum(4e-5 * (n / 262144) ** 0.5, 1e-4))
+    model = _noise_fit([{"n_bytes": a, "t_us": b} for a, b in zip(n, t)], 0.0)
+    rel = np.abs(model.predict(n) - t) / t
+    assert model.selection_ == "noise"
+    assert rel.max() <= 4 * 0.025, rel.max()
+    # and a plain one-regime fit would have missed by far more
+    assert len(model.segments_) >= 3
+
+
+def test_noise_levels_are_checked():
+    from commchar.errors import InputError
+
+    with pytest.raises(InputError, match="noise levels"):
+        SegmentedHockneyModel().fit([1, 2, 3], [1.0, 2.0, 3.0], noise=[0.1, -1.0, 0.1])
+    with pytest.raises(InputError, match="2 noise levels for 3 points"):
+        SegmentedHockneyModel().fit([1, 2, 3], [1.0, 2.0, 3.0], noise=[0.1, 0.1])

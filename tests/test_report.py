@@ -371,3 +371,39 @@ def test_a_default_variant_stored_bare_is_evaluated_and_an_unevaluable_regime_is
     assert view.time("pingpong:send", 1 << 20, 2) is None
     texts = [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))]
     assert len(texts) == 1 and "changes protocol regime at 8 KiB" in texts[0]
+
+
+def test_a_point_the_model_misses_by_more_than_10_percent_is_a_red_finding_and_errors_top_the_report() -> None:
+    from commchar.report import accuracy_table
+    from commchar.report.adapters import model_views
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import ORDER, model_misses
+    from commchar.report.html import PAGE
+
+    segments = [{"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]
+    errors = {"in_sample": {"median": 0.02, "max": 0.12, "points": 3, "over_10pct": 1,
+                            "worst": {"n_bytes": 2000, "p": 2, "t_us": 3.4, "predicted_us": 3.0}},
+              "held_out": {"median": 0.05, "max": 0.05, "points": 1, "over_10pct": 0, "every": 3}}
+    model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+             "libraries": {"lib": {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments,
+                                                                    "errors": errors}}}}}
+    view = model_views(model, "test")[0]["lib"]
+    points = [{"op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "t_us": t, "valid": True,
+               "oversubscribed": False} for n, t in ((0, 1.0), (1000, 2.05), (2000, 3.4))]
+    found = model_misses(Entity("lib", "lib", {}, [], points, [], model=view))
+    assert len(found) == 1 and found[0].category == "model"
+    assert "misses 1 of its 3 measured point(s) by more than 10%" in found[0].text
+    assert "n = 1.953 KiB, p = 2: model 3 us vs measured 3.4 us (-12%)" in found[0].text, found[0].text
+    assert ORDER.index("model") < ORDER.index("threshold")
+    assert re.search(r"\.tag-model \{ background: #c62828", PAGE.template)  # red, as failures
+    table = accuracy_table([Entity("lib", "lib", {}, [], points, [], model=view)])
+    assert table is not None
+    assert table.rows[0] == ["lib", "pingpong:send", "2.0%", "12.0% at 1.953 KiB", "1", "5.0%", "5.0%", "-", "-"]
+
+
+def test_the_report_opens_with_each_models_accuracy(small_db: Path) -> None:
+    from commchar.report import ReportOptions, build_report
+
+    page = build_report(ReportOptions(db=str(small_db))).html
+    assert page.index('id="accuracy"') < page.index('id="findings"')
+    assert "held-out median" in page

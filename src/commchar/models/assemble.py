@@ -29,7 +29,7 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.overlap import overlaps
-from commchar.models.regimes import DEFAULT_PENALTY, MAX_Z, SegmentedHockneyModel
+from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
@@ -157,11 +157,13 @@ def _selection(model: SegmentedHockneyModel) -> dict[str, Any]:
     if model.selection_ == "bic":
         return {"rule": "bic", "penalty": model.penalty, "bic": {str(k): v for k, v in model.bic_.items()}}
     return {"rule": model.selection_, "noise_floor": model.noise_floor, "confidence": model.confidence,
-            "max_z": MAX_Z, "chi2": {str(k): v for k, v in model.chi2_.items()}}
+            "max_z": MAX_Z, "max_miss": model.max_miss or None, "chi2": {str(k): v for k, v in model.chi2_.items()}}
 
 
-def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray) -> SegmentedHockneyModel:
-    return SegmentedHockneyModel(max_segments=P2P_MAX_SEGMENTS, min_sizes=1).fit(n, t, noise=noise)
+def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray, max_miss: float = MAX_MISS
+               ) -> SegmentedHockneyModel:
+    return SegmentedHockneyModel(max_segments=P2P_MAX_SEGMENTS, min_sizes=1, max_miss=max_miss).fit(
+        n, t, noise=noise)
 
 
 def _fit_p2p(pts: list[dict], units: str, penalty: float
@@ -191,7 +193,9 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float
     if all(isinstance(m, float) and m > 0 for m in means):
         tm = np.array(means, float)
         mean_noise = np.array([pt.get("mean_noise") or 0.0 for pt in pts], float)
-        mean_model = _segmented(n, tm, mean_noise)
+        # a mean's noise is its samples' spread, tail included: it alone bounds the fit (a rare
+        # descheduled sample moves a mean by more than 10% and is no regime)
+        mean_model = _segmented(n, tm, mean_noise, max_miss=0.0)
         entry["mean"] = {
             "segments": _p2p_segments(mean_model),
             "fit": {"points": int(n.size), "regimes": len(mean_model.segments_),
