@@ -78,3 +78,15 @@ def test_the_fitted_model_file_carries_a_valid_concurrency_section():
     doc["libraries"]["lib"]["concurrency"]["G_node"] = 0
     with pytest.raises(Exception, match="concurrency.G_node"):
         ModelFile.from_dict(doc).check_all()
+
+
+def test_pairs_slower_than_sharing_explains_are_held_to_one_pairs_terms_with_a_note():
+    # time-shared cores: every slot at two pairs costs a scheduler quantum, whatever n
+    rng = np.random.default_rng(7)
+    pts = _mbw(rng, (2,)) + [dict(pt, p=4, t_us=250.0) for pt in _mbw(rng, (2,))]
+    prm = ConcurrencyModel().fit(pts).params_
+    assert prm is not None
+    assert prm["G_node"] <= prm["pair"]["G"] * (1 + 1e-9) and prm["c_node"] <= prm["pair"]["a"] * (1 + 1e-9)
+    model = ConcurrencyModel().fit(pts)
+    assert any("held to one pair's own" in note for note in model.notes_)
+    assert model.params_["rel_rms"] > 0.3  # far from the measured slots, and said so

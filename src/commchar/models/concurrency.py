@@ -16,8 +16,9 @@ and the aggregate bandwidth k n / t saturates at B_node as pairs are added
 
 The fit: a and G from the one-pair points (relative least squares); c and
 G_node from the points of several pairs that the pair term cannot explain (their
-time more than SLOWER above a + G n), fitted as t / k = c + G_node n, the
-classification repeated with the fitted terms until it stops changing. Points
+time more than SLOWER above a + G n), fitted as t / k = c + G_node n with
+c <= a and G_node <= G (one pair alone is bound by itself, never by the node),
+the classification repeated with the fitted terms until it stops changing. Points
 at one pair only, or none that the pairs slowed, leave B_node undetermined: no
 parameters, a note giving the largest aggregate bandwidth seen, which B_node is
 at least.
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import lsq_linear
 
 from commchar.errors import InputError
 from commchar.models._lsq import relative_fit
@@ -62,10 +64,11 @@ class ConcurrencyModel:
         many = k > 1
         bound = many & (t > (1 + SLOWER) * pair)
         c = gn = 0.0
+        held = False
         for _ in range(ROUNDS):
             if not bound.any():
                 break
-            c, gn = _node_fit(n[bound], t[bound] / k[bound])
+            c, gn, held = _node_fit(n[bound], t[bound] / k[bound], a, g)
             again = many & (k * (c + gn * n) > pair)
             if np.array_equal(again, bound):
                 break
@@ -85,6 +88,10 @@ class ConcurrencyModel:
             return self
         predicted = np.maximum(pair, k * (c + gn * n))
         rel = (predicted - t) / t
+        if held:
+            self.notes_.append("the node's terms were held to one pair's own (c_node <= a, G_node <= G):"
+                               " the points at several pairs are slower than sharing the node explains"
+                               " (time-shared cores?); rel_rms shows how far")
         self.params_ = {
             "B_node": 1.0 / gn,
             "G_node": gn,
@@ -111,12 +118,20 @@ class ConcurrencyModel:
         return np.maximum(prm["pair"]["a"] + prm["pair"]["G"] * n, k * (prm["c_node"] + prm["G_node"] * n))
 
 
-def _node_fit(n: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """c, G_node with y ~ c + G_node n (relative errors; one size: through the origin)."""
-    if len(set(n.tolist())) < 2:
-        return 0.0, float(np.mean(y / np.maximum(n, 1.0)))
-    c, gn = relative_fit(n, y)
-    return c, gn
+def _node_fit(n: np.ndarray, y: np.ndarray, a: float, g: float) -> tuple[float, float, bool]:
+    """c, G_node with y ~ c + G_node n in relative errors, held to 0 <= c <= a and
+    0 <= G_node <= g: one pair alone is never slower than its own a + g n (it would
+    contradict the one-pair points, and a simulated pair alone would slow down).
+    The third value: whether a bound held the fit."""
+    scale = max(float(n.max()), 1.0)
+    design = np.column_stack([np.ones_like(n), n / scale]) / y[:, None]
+    upper = np.array([a, g * scale])
+    if len(set(n.tolist())) < 2:  # one size: no intercept to separate
+        design, upper = design[:, 1:], upper[1:]
+    fit = lsq_linear(design, np.ones_like(y), bounds=(np.zeros_like(upper), upper), method="bvls")
+    x = np.concatenate([[0.0], fit.x]) if fit.x.size == 1 else fit.x
+    held = bool(np.any(np.isclose(x[-upper.size:], upper, rtol=1e-9, atol=0.0)))
+    return float(x[0]), float(x[1]) / scale, held
 
 
 def concurrency_section(points: list[dict], library: str, skipped: list[str]) -> dict[str, Any] | None:
