@@ -42,7 +42,9 @@ def read(model: ModelFile, library: str | None) -> P2PCost:
     if not model.has(library, P2P_KEY):
         raise ModelError(f"{model.source}: {library} has no {P2P_KEY} fit, which the parameters are derived from")
     loggp = model.loggp(library)
-    per_size = (model.data["libraries"][library].get("loggp") or {}).get("regimes") or []
+    # the overheads of the median fit, whose segments these are (`regimes` follows the means)
+    section = model.data["libraries"][library].get("loggp") or {}
+    per_size = section.get("regimes_median") or section.get("regimes") or []
     regimes = []
     for seg in model.segments(library, P2P_KEY):
         over = _overheads(loggp, per_size, seg.n_min)
