@@ -231,14 +231,14 @@ fn folded_recursive_halving_reduce_scatter_meets_its_oracle() {
         let (c, gamma) = (256u64, 3u64);
         let n = c * p as u64;
         let (q, rem, lgq) = split(p);
-        let masks: Vec<u32> = (0..lgq as u32).map(|i| 1 << i).collect();
-        // survivor v keeps, after step j, the blocks of the survivors sharing its
-        // low j+1 bits: q/2^(j+1) of them, one more for each below r (two blocks each)
+        let masks: Vec<u32> = (0..lgq as u32).map(|i| (q as u32) >> (i + 1)).collect();
+        // at step j survivor v keeps the mask survivors of its half of the window,
+        // two blocks for each below r
         let kept = |v: u32, j: usize| {
-            let bits = j as u32 + 1;
-            let low = (v & ((1 << bits) - 1)) as u64;
-            let paired = (0..rem).filter(|&u| u & ((1 << bits) - 1) == low).count() as u64;
-            c * ((q >> bits) + paired)
+            let mask = masks[j];
+            let first = v & !(mask - 1);
+            let paired = (first..first + mask).filter(|&u| (u as u64) < rem).count() as u64;
+            c * (mask as u64 + paired)
         };
         let expect = folded_oracle(p, n, gamma, &masks, kept);
         let got = run_with(

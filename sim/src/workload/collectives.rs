@@ -262,17 +262,11 @@ impl Collective {
         }
     }
 
-    /// Blocks owned by the survivors whose low `bits` bits are those of `v`: one
-    /// block each, two for a survivor of a pair (v < r).
-    fn blocks_of(&self, v: u32, bits: u32) -> u64 {
-        let (q, rem) = (self.survivors() as u64, self.extra() as u64);
-        let low = (v as u64) & ((1u64 << bits) - 1);
-        let paired = if low < rem {
-            ((rem - 1 - low) >> bits) + 1
-        } else {
-            0
-        };
-        (q >> bits) + paired
+    /// Blocks owned by survivors `first` .. `first + len`: one each, two for a
+    /// survivor of a pair (v < r).
+    fn blocks_of(&self, first: u32, len: u32) -> u64 {
+        let paired = self.extra().saturating_sub(first).min(len);
+        (len + paired) as u64
     }
 
     /// Phase `k` of rank `r` in a folded schedule: the n-byte vector folded in,
@@ -562,23 +556,23 @@ impl Collective {
                 })
             }
             ReduceScatterRecursiveHalving => {
-                // step i exchanges the blocks of the survivors whose low i+1 bits are the
-                // partner's; a survivor of a pair owns two blocks
                 let lgq = self.survivors().trailing_zeros();
-                let blocks = |v: u32, i: u32| {
-                    if self.extra() == 0 {
-                        n >> (i + 1)
-                    } else {
-                        c * self.blocks_of(v, i + 1)
-                    }
-                };
                 self.folded(r, k, c, 2 * lgq, out, |v, j, out| {
                     let i = j / 2;
-                    let partner = v ^ (1 << i);
+                    // on 2^k ranks step i exchanges n/2^(i+1) with v ^ 2^i; folded, the
+                    // survivors halve as the libraries do, masks descending, each keeping
+                    // the half of the vector that holds its own blocks (two for a pair's)
+                    let (partner, sent, kept) = if self.extra() == 0 {
+                        (v ^ (1 << i), n >> (i + 1), n >> (i + 1))
+                    } else {
+                        let mask = self.survivors() >> (i + 1);
+                        let half = |u: u32| c * self.blocks_of(u & !(mask - 1), mask);
+                        (v ^ mask, half(v ^ mask), half(v))
+                    };
                     if j.is_multiple_of(2) {
-                        out.push(Op::send(partner, blocks(partner, i), t));
-                        out.push(Op::recv(partner, blocks(v, i), t));
-                    } else if let Some(op) = self.reduce_cost(blocks(v, i)) {
+                        out.push(Op::send(partner, sent, t));
+                        out.push(Op::recv(partner, kept, t));
+                    } else if let Some(op) = self.reduce_cost(kept) {
                         out.push(op);
                     }
                 })
