@@ -21,8 +21,9 @@ KiB, MiB = 1024, 1024 * 1024
     ("allreduce", 8, 2, "allreduce:recursive_doubling", "recursive_doubling"),
     ("allreduce", 64 * KiB, 2, "allreduce:ring", "segmented_ring"),
     ("allreduce", MiB, 2, "allreduce:rabenseifner", "rabenseifner"),
-    # ... p < 8: >= 8192 rabenseifner, which needs 2^k ranks in the simulator: ring at p = 6
-    ("allreduce", MiB, 6, "allreduce:ring", "rabenseifner"),
+    # ... p < 8: >= 8192 rabenseifner, folded at p = 6; p < 16: < 8192 recursive doubling, folded
+    ("allreduce", MiB, 6, "allreduce:rabenseifner", "rabenseifner"),
+    ("allreduce", 16, 12, "allreduce:recursive_doubling", "recursive_doubling"),
     # bcast, p < 4: < 32768 basic linear; p < 32: >= 1 MiB scatter_allgather
     ("bcast", KiB, 2, "bcast:linear", "basic_linear"),
     ("bcast", MiB, 16, "bcast:scatter_allgather", "scatter_allgather"),
@@ -32,6 +33,11 @@ KiB, MiB = 1024, 1024 * 1024
     # allgather on scount = n/p: p == 2 two_proc; p < 32 recursive doubling
     ("allgather", 64 * KiB, 2, "allgather:recursive_doubling", "two_proc"),
     ("allgather", 64 * KiB, 8, "allgather:recursive_doubling", "recursive_doubling"),
+    # ... which at p = 12 calls Bruck's (ompi_coll_base_allgather_intra_recursivedoubling)
+    ("allgather", 12288, 12, "allgather:bruck", "bruck"),
+    ("allgather", 3 * KiB, 3, "allgather:bruck", "bruck"),
+    # p < 16 on rcount: < 32 recursive halving (folded at p = 12), < 128 butterfly
+    ("reduce_scatter", 12 * 16, 12, "reduce_scatter:recursive_halving", "recursive_halving"),
     # reduce_scatter_block on rcount = n/p, p < 4: < 4 rd, < 8 butterfly, < 16 recursive halving
     ("reduce_scatter", 2 * 12, 2, "reduce_scatter:recursive_halving", "recursive_halving"),
     # barrier p < 4: recursive doubling; scan: coll/basic's linear scan
@@ -63,6 +69,12 @@ def test_open_mpi_tuned_decisions(op, n, p, algorithm, library_algorithm):
     ("allgather", 64 * KiB, 2, 1, "allgather:recursive_doubling", "MPIR_Allgather_intra_recursive_doubling"),
     ("allgather", MiB, 2, 1, "allgather:ring", "MPIR_Allgather_intra_ring"),
     ("allgather", KiB, 3, 1, "allgather:bruck", "MPIR_Allgather_intra_brucks"),
+    # any p: recursive doubling, reduce-scatter + allgather and recursive halving fold the extra ranks
+    ("allreduce", 8, 12, 2, "allreduce:recursive_doubling", "MPIR_Allreduce_intra_recursive_doubling"),
+    ("allreduce", MiB, 24, 2, "allreduce:rabenseifner", "MPIR_Allreduce_intra_reduce_scatter_allgather"),
+    ("reduce_scatter", 12 * KiB, 12, 1, "reduce_scatter:recursive_halving",
+     "MPIR_Reduce_scatter_block_intra_recursive_halving"),
+    ("reduce_scatter", 12 * MiB, 12, 1, "reduce_scatter:pairwise", "MPIR_Reduce_scatter_block_intra_pairwise"),
     # alltoall (comm_size < 8): scattered up to 32 KiB per peer, then pairwise
     ("alltoall", 32 * KiB, 2, 1, "alltoall:direct", "MPIR_Alltoall_intra_scattered"),
     ("alltoall", 64 * KiB, 2, 1, "alltoall:pairwise", "MPIR_Alltoall_intra_pairwise"),
@@ -83,6 +95,38 @@ def test_every_choice_is_a_simulator_algorithm():
             for p in (2, 3, 4, 8, 64, 1000, 5000):
                 for n in [0] + [4 ** k for k in range(12)]:
                     assert choose(library, op, n * p, p) in known, (library, op, n, p)
+
+
+@pytest.mark.parametrize("library, op, n, p", [
+    ("openmpi", "allreduce", 16, 12), ("openmpi", "allgather", 12288, 12), ("mpich", "allreduce", 8, 3),
+    ("mpich", "reduce_scatter", 24 * KiB, 24), ("mpich", "reduce_scatter", 24 * MiB, 24),
+])
+def test_the_libraries_own_algorithm_is_simulated_off_powers_of_two(library, op, n, p):
+    choice = decide(library, op, n, p, nodes=2)
+    assert choice.exact and not choice.overridden, choice
+
+
+def test_open_mpis_folded_rabenseifner_is_the_nearest_schedule():
+    """Open MPI folds by exchanging half vectors, the simulator (and MPICH) by handing one over."""
+    assert decide("openmpi", "allreduce", MiB, 8).exact
+    folded = decide("openmpi", "allreduce", MiB, 12)
+    assert folded.algorithm == "allreduce:rabenseifner" and not folded.exact
+
+
+@pytest.mark.usefixtures("simulator")
+def test_every_choice_simulates_at_any_rank_count():
+    """What each library runs at p = 3, 12, 24 (one node and several) goes through the simulator."""
+    from commchar.simulate.binary import run_simulator
+
+    runs = {(choose(library, op, n, p, nodes=nodes), n, p)
+            for library in LIBRARIES for op in OPERATIONS for p in (3, 12, 24) for nodes in (1, 2)
+            for n in (8 * p, 1536 * p, 256 * KiB * p)}
+    assert {alg for alg, _, _ in runs} >= {"allreduce:recursive_doubling", "allreduce:rabenseifner",
+                                           "allgather:bruck", "reduce_scatter:recursive_halving",
+                                           "reduce_scatter:pairwise"}
+    for algorithm, n, p in sorted(runs):
+        result = run_simulator(["--collective", algorithm, "--p", str(p), "--n", str(n)])
+        assert result["makespan"] > 0, (algorithm, n, p)
 
 
 def test_overrides_replace_a_rule(tmp_path: Path):

@@ -30,10 +30,15 @@ reductions (every reduction commchar measures is commutative).
   node (the machine commchar measured); `nodes > 1` follows the trees'
   multi-node branches.
 
-The simulator's recursive doubling/halving and Rabenseifner schedules need a
-power-of-two p; elsewhere the nearest schedule that runs at any p is chosen
-(ring, Bruck), except reduce_scatter, whose only generator (recursive
-halving) cannot run there: simulating it at such p is refused by the simulator.
+Every rule holds at any p, as the libraries' own code does: at a p that is not
+a power of two the simulator's recursive doubling, recursive halving and
+Rabenseifner schedules fold the extra ranks in the libraries' way (the first
+2r ranks pair up, the even one of each pair hands its vector to the odd one,
+the 2^floor(log2 p) survivors run the algorithm, the result goes back), and
+Open MPI's recursive doubling allgather runs Bruck's algorithm instead, as
+the library itself does there. Open MPI's Rabenseifner folds with an exchange
+of half vectors where the simulator (and MPICH) hand over the whole vector:
+that choice is marked as the nearest schedule, not the same one.
 
 Overrides: a JSON object `{"openmpi": {"allreduce": "allreduce:ring"}}` (or
 `{"allreduce": "allreduce:ring"}` for every library) replaces the rule for an
@@ -253,16 +258,13 @@ def _openmpi(op: str, n: int, p: int) -> tuple[str, str, bool, str]:
     function, classes = _OMPI_RULES[op]
     number = _class_rule(classes, _decided_size(op, n, p), p)
     name, algorithm, exact = _OMPI_ALGORITHMS[op][number]
-    if algorithm.endswith(("recursive_doubling", "rabenseifner", "recursive_halving")) and p & (p - 1):
-        # the library folds the extra ranks in; the simulator's schedules need 2^k ranks
-        algorithm, exact = _NON_POW2[op], False
+    if not _pow2(p):
+        if algorithm == "allgather:recursive_doubling" and p > 2:
+            # ompi_coll_base_allgather_intra_recursivedoubling calls Bruck's at such p
+            name, algorithm = "bruck", "allgather:bruck"
+        elif algorithm == "allreduce:rabenseifner":
+            exact = False  # the library's fold exchanges half vectors; the simulator's hands over one
     return name, algorithm, exact, f"{_OMPI_SOURCE}: {function}"
-
-
-_NON_POW2 = {"allreduce": "allreduce:ring", "allgather": "allgather:bruck",
-             "reduce_scatter": "reduce_scatter:recursive_halving", "scan": "scan:recursive_doubling",
-             "alltoall": "alltoall:pairwise", "bcast": "bcast:binomial", "reduce": "reduce:binomial",
-             "barrier": "barrier:dissemination", "gather": "gather:binomial", "scatter": "scatter:binomial"}
 
 
 # ---- MPICH 4.0: ch4 tree, then POSIX release_gather or the MPIR tree ----------
@@ -291,9 +293,9 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
         # built-in op (MPI_SUM): recursive doubling up to 8 B or fewer doubles than
         # the largest power of two <= p, else reduce-scatter + allgather
         if n <= 8 or n // 8 < _pow2_floor(p):
-            return "MPIR_Allreduce_intra_recursive_doubling", _rd_or(p, "allreduce"), _pow2(p), _MPICH_MPIR
-        return ("MPIR_Allreduce_intra_reduce_scatter_allgather",
-                "allreduce:rabenseifner" if _pow2(p) else "allreduce:ring", _pow2(p), _MPICH_MPIR)
+            return "MPIR_Allreduce_intra_recursive_doubling", "allreduce:recursive_doubling", True, _MPICH_MPIR
+        return ("MPIR_Allreduce_intra_reduce_scatter_allgather", "allreduce:rabenseifner", True,
+                _MPICH_MPIR)
     if op == "reduce":
         count = n // 8
         if n <= 2048 or count < _pow2_floor(p):
@@ -312,10 +314,9 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
         return "MPIR_Allgather_intra_ring", "allgather:ring", True, _MPICH_MPIR
     if op == "reduce_scatter":
         if n < 524288:
-            return ("MPIR_Reduce_scatter_block_intra_recursive_halving", _rd_or(p, "reduce_scatter"),
-                    _pow2(p), _MPICH_MPIR)
-        return ("MPIR_Reduce_scatter_block_intra_pairwise", "reduce_scatter:recursive_halving", False,
-                _MPICH_MPIR)
+            return ("MPIR_Reduce_scatter_block_intra_recursive_halving", "reduce_scatter:recursive_halving",
+                    True, _MPICH_MPIR)
+        return "MPIR_Reduce_scatter_block_intra_pairwise", "reduce_scatter:pairwise", True, _MPICH_MPIR
     if op == "gather":
         return "MPIR_Gather_intra_binomial", "gather:binomial", True, _MPICH_MPIR
     if op == "scatter":
@@ -335,13 +336,6 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
 
 def _pow2_floor(p: int) -> int:
     return 1 << (p.bit_length() - 1)
-
-
-def _rd_or(p: int, op: str) -> str:
-    if _pow2(p):
-        return {"allreduce": "allreduce:recursive_doubling",
-                "reduce_scatter": "reduce_scatter:recursive_halving"}[op]
-    return _NON_POW2[op]
 
 
 # ---- the interface --------------------------------------------------------------
