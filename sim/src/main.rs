@@ -682,19 +682,18 @@ fn print_text(v: &Value) {
     }
 }
 
-/// The node's shared copy bandwidth (`--node-G`, else the model's concurrency
-/// section) over the ranks' nodes (`--ranks-per-node`, else a replay's hosts), added
-/// to a flow-level network; with it, the result's `params.node`. Nothing changes
-/// when no node holds two ranks, or when the gap comes from the model and the
-/// network is not flow-level; flags asking for it there are refused.
-fn with_node_resource(
+/// The node's shared copy bandwidth for a flow-level network: its gap in ps per
+/// byte (`--node-G`, else the model's concurrency section) and each rank's node
+/// (`--ranks-per-node`, else a replay's hosts). None when either is missing, or
+/// when the gap comes from the model and the network is not flow-level; flags
+/// asking for it there are refused.
+fn node_resource(
     m: &ArgMatches,
-    network: Network,
     built: &Built,
     ranks: u32,
     congestion: &str,
     unit: Unit,
-) -> Result<(Network, Option<Value>)> {
+) -> Result<Option<(f64, Vec<u32>)>> {
     let given = |flag: &str| m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine);
     let explicit = given("node-G") || given("ranks-per-node");
     if explicit && congestion != "flow" {
@@ -736,30 +735,30 @@ fn with_node_resource(
         }
         (None, _) => None,
     };
-    let gap = match (gap, node_of) {
-        (Some(gap), Some(of)) if congestion == "flow" => (gap, of),
-        (None, _) if given("ranks-per-node") => {
-            return Err(SimError::Usage(
-                "--ranks-per-node needs a node's copy gap: --node-G, or a model with a concurrency section"
-                    .into(),
-            ))
-        }
-        _ => return Ok((network, None)),
-    };
-    let (gap, of) = gap;
+    match (gap, node_of) {
+        (Some(gap), Some(of)) if congestion == "flow" => Ok(Some((gap, of))),
+        (None, _) if given("ranks-per-node") => Err(SimError::Usage(
+            "--ranks-per-node needs a node's copy gap: --node-G, or a model with a concurrency section"
+                .into(),
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// The result's `params.node`: the node's gap and bandwidth, and how ranks sit on nodes.
+fn node_json(gap: f64, of: &[u32], unit: Unit) -> Value {
     let nodes = of.iter().copied().max().map_or(0, |n| n as u64 + 1);
     let mut count = vec![0u32; nodes as usize];
     of.iter().for_each(|&n| count[n as usize] += 1);
     let shared = count.iter().filter(|&&c| c > 1).count();
     let most = count.iter().copied().max().unwrap_or(0);
-    let desc = json!({
+    json!({
         "G_node": gap / unit.picos(),
         "B_node_bytes_per_us": 1e6 / gap,
         "nodes": nodes,
         "shared_nodes": shared,
         "most_ranks_on_a_node": most,
-    });
-    Ok((network.with_node_resource(of, gap), Some(desc)))
+    })
 }
 
 fn run(m: &ArgMatches) -> Result<()> {
@@ -814,9 +813,11 @@ fn run(m: &ArgMatches) -> Result<()> {
         .get_one::<String>("congestion")
         .expect("has default")
         .as_str();
+    let node_plan = node_resource(m, &built, ranks, congestion, unit)?;
     let network = match congestion {
-        // a link moves bytes as fast as the fastest message does alone
-        "flow" if params.fastest_gap_per_byte() == 0 => {
+        // a link moves bytes as fast as the fastest message does alone; with G = 0
+        // only a node's copy bandwidth is left to share
+        "flow" if params.fastest_gap_per_byte() == 0 && node_plan.is_none() => {
             return Err(SimError::Usage(
                 "--congestion flow needs G > 0 (from the model or --G): with G = 0 links have no bandwidth to share".into(),
             ))
@@ -824,7 +825,13 @@ fn run(m: &ArgMatches) -> Result<()> {
         "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
         mode => Network::new(topo, params.hop, mode == "on"),
     };
-    let (network, node) = with_node_resource(m, network, &built, ranks, congestion, unit)?;
+    let (network, node) = match node_plan {
+        Some((gap, of)) => {
+            let desc = node_json(gap, &of, unit);
+            (network.with_node_resource(of, gap), Some(desc))
+        }
+        None => (network, None),
+    };
     let trace_path = m.get_one::<String>("trace");
     let config = Config {
         network,

@@ -61,8 +61,8 @@ OPERATIONS: dict[str, Operation] = {
         Operation("bibw", "p2p", default_max_bytes=4 * MiB),
         # Every rank at once (cc_ops_mbw.c): p/2 pairs stream windows as bw does, so it is
         # measured at every p, like a collective; n is one message. It feeds the model's
-        # concurrency section (models/concurrency.py) and is asked for by name (--ops mbw).
-        Operation("mbw", "collective", sizes=MBW_SIZES, in_default=False),
+        # concurrency section (models/concurrency.py): about 4 s a p at the default sizes.
+        Operation("mbw", "collective", sizes=MBW_SIZES),
         Operation("barrier", "collective", unit="none"),
         Operation("bcast", "collective"),
         Operation("scatter", "collective", unit="per_rank"),

@@ -161,7 +161,7 @@ def _node_resource(req: ReplayRequest, model: ModelFile, library: str) -> tuple[
     (which leaves the node's bandwidth out, with a warning)."""
     if model.concurrency(library) is None:
         return req, None
-    if req.congestion == "off" and (model.loggp(library) or {}).get("G", 0.0) > 0:
+    if req.congestion == "off":
         return replace(req, congestion="flow"), None
     if req.congestion == "flow":
         return req, None
