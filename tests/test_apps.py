@@ -242,3 +242,90 @@ def test_mpi_programs_refuse_the_active_message_layer_as_their_library(tmp_path:
                 else [argv[0], "--db", str(db), *argv[1:]]) == 2
     assert "'am' not found here" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.fixture(scope="module")
+def p3_db(built, tmp_path_factory) -> tuple[str, Path, Path]:
+    """Jacobi (allgather and direct exchanges) and Gaussian elimination on 3 ranks, traced (oversubscribed
+    on a 2-core machine: flagged), and a model fitted from a short measurement at p = 2."""
+    library = built[0][0].name
+    tmp = tmp_path_factory.mktemp("p3")
+    db, measured, model = tmp / "apps.db", tmp / "m.db", tmp / "model.json"
+    common = ["--db", str(db), "--library", library, "--sizes", "24", "--np", "3", "--reps", "1"]
+    assert main(["app", "jacobi", *common, "--exchange", "allgather,direct"]) == 0
+    assert main(["app", "gauss", *common, "--configs", "original"]) == 0
+    assert main(["run", "--db", str(measured), "--library", library, "--ops", "loggp,allreduce,allgather",
+                 "--np", "2", "--sizes", "8,1K,16K", "--precision", "0.2", "--max-time", "0.05",
+                 "--timeout", "60"]) == 0
+    assert main(["fit", "--db", str(measured), "-o", str(model)]) == 0
+    return library, db, model
+
+
+def _predictions(db: Path, key_part: str) -> dict[tuple[str, str], dict]:
+    with Store(db) as store:
+        cases = {c["id"]: c for c in store.app_runs()}
+        return {(cases[p["app_run_id"]]["config"], p["model"]): p
+                for p in store.app_predictions(cases) if p["model_key"].endswith(key_part)}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("collectives", ["charged", "expanded"])
+def test_three_ranks_are_traced_replayed_and_predicted(p3_db, collectives: str, capsys) -> None:
+    """p = 3: the allgather and allreduce run by the libraries' algorithms at a p that is not a
+    power of two (folded recursive doubling, Bruck), charged or expanded."""
+    import math
+
+    from commchar.simulate import selection
+    from commchar.simulate.replay import ReplayRequest, replay
+    from commchar.store.traces import extract_trace
+
+    library, db, model = p3_db
+    assert main(["app", "predict", "--db", str(db), "--model", str(model), "--collectives", collectives]) == 0
+    out = capsys.readouterr().out
+    assert "not predicted" not in out and "3*" in out  # oversubscribed, flagged
+    predictions = _predictions(db, f":{collectives}")
+    assert set(predictions) == {(config, m) for config in ("allgather", "direct", "original")
+                                for m in ("loggps", "loggp")}
+    for prediction in predictions.values():
+        assert math.isfinite(prediction["predicted_s"]) and prediction["predicted_s"] > 0
+        assert prediction["measured_s"] > 0 and len(prediction["ranks"]) == 3
+    # the model has allgather and allreduce (fitted at p = 2): charged, they cost its T(n, 3)
+    assert collectives in predictions[("allgather", "loggps")]["collectives"]
+    with Store(db) as store:
+        case = next(c for c in store.app_runs() if c["config"] == "allgather")
+        directory = extract_trace(store, case["trace"]["median"], db.parent / f"trace-{collectives}")
+    doc = replay(ReplayRequest(directory, str(model), library, collectives="expanded"))
+    rows = [r for r in doc["signatures"] if r["p"] == 3]
+    assert {r["call"] for r in rows} >= {"allgather"}
+    for row in rows:  # the library's choice, simulated as such
+        assert row["algorithm"] == selection.choose(library, row["call"].removesuffix("v"), row["n"], 3)
+
+
+@pytest.mark.mpi
+def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, capsys) -> None:
+    import sqlite3
+
+    library, db, model = p3_db
+    with Store(db) as store:
+        cases = {c["config"]: c for c in store.app_runs()}
+    connection = sqlite3.connect(db)
+    with connection:
+        connection.execute("UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?",
+                           (cases["direct"]["trace"]["median"],))
+    capsys.readouterr()
+    assert main(["app", "predict", "--db", str(db), "--model", str(model), "--again"]) == 0
+    out = capsys.readouterr().out
+    assert "2 cases predicted" in out and "1 could not be" in out
+    assert f"not predicted: {library} jacobi direct N=24 p=3: trace" in " ".join(out.split())
+    assert "corrupt" in out
+    # no case predictable at all: one line, a failing exit
+    with connection:
+        for case in cases.values():
+            connection.execute("UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?",
+                               (case["trace"]["median"],))
+    connection.close()
+    other = model.parent / "other.json"  # another model file: nothing predicted from it before
+    other.write_text(model.read_text())
+    assert main(["app", "predict", "--db", str(db), "--model", str(other)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("commchar: error: no case could be predicted (3 tried") and "\n" not in err

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from commchar.errors import ModelError
+from commchar.errors import CommcharError, ModelError
 from commchar.modelfile import load
 from commchar.simulate.replay import ReplayRequest, replay
 from commchar.store import Store
@@ -68,10 +68,14 @@ def predict_case(store: Store, case: dict, model: ModelChoice,
         raise ModelError(f"case {case['id']} ({case['app']} {case['config']} N={case['n']}) has "
                          "no trace: it was run with --no-trace")
     with tempfile.TemporaryDirectory(prefix="commchar-app-predict-") as directory:
-        extract_trace(store, trace["median"], directory)
-        sizes = message_sizes(Path(directory))
-        doc = replay(ReplayRequest(trace_dir=Path(directory), model_path=model.path,
-                                   library=model.library, collectives=collectives))
+        try:
+            extract_trace(store, trace["median"], directory)
+            sizes = message_sizes(Path(directory))
+            doc = replay(ReplayRequest(trace_dir=Path(directory), model_path=model.path,
+                                       library=model.library, collectives=collectives))
+        except CommcharError as exc:
+            # the trace's temporary copy means nothing to the reader: name the file alone
+            raise type(exc)(str(exc).replace(f"{directory}/", "")) from None
     over = int((sizes >= model.rendezvous_min).sum()) if model.rendezvous_min is not None else 0
     # S is the shortest message sent by rendezvous (LogGPS's "shortest synchronous message")
     messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,

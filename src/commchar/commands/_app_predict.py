@@ -9,12 +9,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from commchar.apps.predict import MODELS, ModelChoice, predict_case
-from commchar.errors import InputError
+from commchar.errors import CommcharError, InputError, Interrupted
 from commchar.store import Store
 from commchar.tables import Table, table_rich
+from commchar.terminal import styled
 
 
 def predict_stored(args: argparse.Namespace, console: Console) -> int:
+    """Predicts every stored case not yet predicted from this model file. A case that
+    cannot be predicted is listed with its reason and the others go on; the exit status
+    fails only when no case has a prediction."""
     with Store(args.db, create=False) as store:
         cases = [c for c in store.app_runs(args.runs) if c.get("trace")]
         if not cases:
@@ -25,46 +29,67 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
         done = {(p["app_run_id"], p["model"]) for p in store.app_predictions(c["id"] for c in cases)
                 if p["model_key"] == choices[_lib(cases, p["app_run_id"])].key}
         todo = [c for c in cases if args.again or any((c["id"], m) not in done for m in MODELS)]
+        failed: dict[int, str] = {}
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("left"), TimeRemainingColumn())
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("predicting", total=len(todo))
             for case in todo:
-                progress.update(task, description=f"{case['library']} {case['app']} "
-                                f"{case['config']} N={case['n']} p={case['p']}")
+                progress.update(task, description=f"{_name(case)}")
                 model = choices[case["library"]]
-                for name, prediction in predict_case(store, case, model, args.collectives).items():
-                    store.add_app_prediction(case["id"], model.key, name, prediction)
+                try:
+                    predicted = predict_case(store, case, model, args.collectives)
+                except Interrupted:
+                    raise
+                except CommcharError as exc:
+                    failed[case["id"]] = str(exc)
+                    console.print(styled(("not predicted", "red"), f": {_name(case)}: {exc}"))
+                else:
+                    for name, prediction in predicted.items():
+                        store.add_app_prediction(case["id"], model.key, name, prediction)
                 progress.advance(task)
         predictions: dict[int, dict[str, dict]] = {}
         for p in store.app_predictions(c["id"] for c in cases):
             if p["model_key"] == choices[_lib(cases, p["app_run_id"])].key:
                 predictions.setdefault(p["app_run_id"], {})[p["model"]] = p
-    console.print(f"{len(todo)} cases predicted, {len(cases) - len(todo)} already were, from "
-                  f"{args.model}; `commchar report --db {args.db}` shows them")
+    console.print(f"{len(todo) - len(failed)} cases predicted, {len(cases) - len(todo)} already were"
+                  f"{f', {len(failed)} could not be' if failed else ''}, from {args.model}; "
+                  f"`commchar report --db {args.db}` shows them")
     for app in ("gauss", "jacobi"):
-        rows = [c for c in cases if c["app"] == app and c["id"] in predictions]
+        rows = [c for c in cases if c["app"] == app and (c["id"] in predictions or c["id"] in failed)]
         if rows:
-            console.print(table_rich(_table(app, rows, predictions)))
+            console.print(table_rich(_table(app, rows, predictions, failed)))
+    if failed and not predictions:
+        raise CommcharError(f"no case could be predicted ({len(failed)} tried; the first: "
+                            f"{next(iter(failed.values()))})")
     return 0
+
+
+def _name(case: dict) -> str:
+    return f"{case['library']} {case['app']} {case['config']} N={case['n']} p={case['p']}"
 
 
 def _lib(cases: list[dict], app_run_id: int) -> str:
     return next(c["library"] for c in cases if c["id"] == app_run_id)
 
 
-def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]]) -> Table:
+def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]],
+           failed: dict[int, str]) -> Table:
     headers = ["library", "config", "N", "p", "measured ms", "LogGPS ms", "err", "LogGP ms", "err", "msgs ≥ S",
                "slowest rank: comp/comm/wait ms"]
     rows = []
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
+        cells = [case["library"], case["config"], str(case["n"]),
+                 f"{case['p']}{'*' if case['oversubscribed'] else ''}"]
+        if case["id"] not in predictions:
+            rows.append(cells + ["–"] * 6 + [f"not predicted: {failed[case['id']]}"])
+            continue
         by_model = predictions[case["id"]]
         gps, gp = by_model.get("loggps"), by_model.get("loggp")
         # a case is listed only with a prediction: without LogGPS's, LogGP's is there
         anchor = gps or by_model["loggp"]
         measured = anchor["measured_s"]
-        cells = [case["library"], case["config"], str(case["n"]),
-                 f"{case['p']}{'*' if case['oversubscribed'] else ''}", f"{measured * 1e3:.2f}"]
+        cells.append(f"{measured * 1e3:.2f}")
         for pred in (gps, gp):
             cells += [f"{pred['predicted_s'] * 1e3:.2f}",
                       f"{100 * (pred['predicted_s'] - measured) / measured:+.1f}%"] if pred else ["–", "–"]
@@ -74,5 +99,6 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]])
         cells.append(f"{slowest['computation_s'] * 1e3:.1f}/{slowest['communication_s'] * 1e3:.1f}/"
                      f"{slowest['wait_s'] * 1e3:.1f}")
         rows.append(cells)
+    notes = ["* oversubscribed: more ranks than cores"] if any(c["oversubscribed"] for c in cases) else []
     return Table(f"app-predict-{app}", f"{app}: measured and predicted time of the timed phases (slowest rank)",
-                 headers, rows, right=frozenset(range(2, len(headers))))
+                 headers, rows, notes=notes, right=frozenset(range(2, len(headers) - 1)))
