@@ -557,6 +557,20 @@ impl<W: Workload> Engine<'_, W> {
         }
     }
 
+    /// What a receiver's CPU spends pulling a single-copy rendezvous message
+    /// of `size` bytes: (s-1) max(O, G), G's share only where the bytes stream
+    /// in at the first byte's arrival (not at the flow level, where they are in).
+    fn pull_bytes(&self, size: u64) -> u64 {
+        let s1 = size.saturating_sub(1);
+        let c = self.p.cost(size);
+        let streamed = if self.net.is_flow_level() {
+            0
+        } else {
+            s1.saturating_mul(c.big_g)
+        };
+        s1.saturating_mul(c.big_o).max(streamed)
+    }
+
     /// A send at t: CPU busy until t+o+(s-1)O, NIC until t+g+(s-1)G, first
     /// byte at the receiver at t+o+L (plus the network's hops and queueing).
     fn on_send(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
@@ -646,25 +660,33 @@ impl<W: Workload> Engine<'_, W> {
         Ok(())
     }
 
-    /// A rendezvous send is matched at time t on the receiver, `late` after
-    /// its message was there (the receive was posted late).
-    fn release_sender(&mut self, t: u64, sender: u32, send_id: u32, late: u64) -> Result<()> {
-        match self.p.rendezvous {
-            Rendezvous::Match => {
+    /// A rendezvous send is done with on the receiver at time t (matched, or
+    /// its bytes pulled: then t is later than now), `late` after its message
+    /// was there (the receive was posted late).
+    fn release_sender(
+        &mut self,
+        now: u64,
+        t: u64,
+        sender: u32,
+        send_id: u32,
+        late: u64,
+    ) -> Result<()> {
+        let at = match self.p.rendezvous {
+            Rendezvous::Match if t <= now => {
                 self.sender_free(t, sender, send_id, late);
-                Ok(())
+                return Ok(());
             }
-            Rendezvous::Handshake => {
-                let ack = Pending {
-                    size: late,
-                    rank: sender,
-                    peer: 0,
-                    tag: 0,
-                    id: send_id,
-                };
-                self.schedule(t.saturating_add(self.p.l), Kind::Ack, ack)
-            }
-        }
+            Rendezvous::Match => t,
+            Rendezvous::Handshake => t.saturating_add(self.p.l),
+        };
+        let ack = Pending {
+            size: late,
+            rank: sender,
+            peer: 0,
+            tag: 0,
+            id: send_id,
+        };
+        self.schedule(at, Kind::Ack, ack)
     }
 
     fn sender_free(&mut self, t: u64, sender: u32, send_id: u32, late: u64) {
@@ -737,7 +759,17 @@ impl<W: Workload> Engine<'_, W> {
                         Some(a) => a.late_match(t, msg.aux),
                         None => 0,
                     };
-                    self.release_sender(t, msg.src, msg.aux, late)?;
+                    // a pulled message is copied now, by this rank, from the sender's buffer
+                    let pulled = if self.p.rendezvous_copy == RendezvousCopy::Receiver {
+                        let r = ev.rank as usize;
+                        let start = self.free[r].o.max(t);
+                        let end = start.saturating_add(self.pull_bytes(msg.size));
+                        self.cpu_until(r, start, end, Busy::Comm, 0);
+                        end
+                    } else {
+                        t
+                    };
+                    self.release_sender(t, pulled, msg.src, msg.aux, late)?;
                 }
                 self.wl.done(ev.rank, ev.id, &mut self.ready);
             }
@@ -789,19 +821,31 @@ impl<W: Workload> Engine<'_, W> {
             Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
             None => 0,
         };
-        let end = t.saturating_add(c.o_r).saturating_add(per_byte);
+        let rendezvous = self.rendezvous_of(ev.size, proto);
+        // Single copy (the receiver pulls the bytes from the sender's buffer, as
+        // UCX's get_zcopy and Open MPI's CMA get do): what arrives is the
+        // request to send; the bytes are copied once it is matched, and only
+        // then may the sender reuse its buffer (the library's ack or FIN).
+        let pull = rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver;
+        let posted = self.matcher.match_posted(ev.rank, ev.peer, ev.tag);
+        let copied = if pull && posted.is_none() {
+            0
+        } else {
+            per_byte
+        };
+        let end = t.saturating_add(c.o_r).saturating_add(copied);
         self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
-        match self.matcher.match_posted(ev.rank, ev.peer, ev.tag) {
+        match posted {
             Some(recv) => {
-                if self.rendezvous_of(ev.size, proto) {
+                if rendezvous {
                     // matched now, later than it arrived if the receiver's CPU was busy
                     let late = match self.acct.as_mut() {
                         Some(a) => a.late_match(t, ev.id),
                         None => 0,
                     };
-                    self.release_sender(t, ev.peer, ev.id, late)?;
+                    self.release_sender(t, if pull { end } else { t }, ev.peer, ev.id, late)?;
                 }
                 self.wl.done(ev.rank, recv.id, &mut self.ready);
             }

@@ -406,8 +406,13 @@ fn a_single_copy_rendezvous_leaves_the_senders_cpu_free() {
     // the sender copies 9999 B at 2 ns/B before it can compute
     assert_eq!(both.finish[0], (1500 + 9999 * 2 + 5000) * NS);
     let single = run(RendezvousCopy::Receiver);
-    // o_s, then the computation; the clear-to-send (match at o + L, + L) is back by then
-    assert_eq!(single.finish[0], (1500 + 5000) * NS);
+    // o_s, then the computation while the receiver pulls the bytes (matched at o + L,
+    // o_r + 9999 max(O, G)); the wait ends when its ack is back, L later
+    assert_eq!(
+        single.finish[0],
+        (1500 + 2500 + 1500 + 9999 * 6 + 2500) * NS
+    );
+    assert_eq!(single.breakdown.as_ref().unwrap()[0].compute, 5000 * NS);
     // the receiver pays o_r + 9999 max(O, G) in both
     assert_eq!(both.finish[1], single.finish[1]);
     // an eager message is still copied by its sender
@@ -1003,4 +1008,71 @@ fn emitted_goal_replays_to_the_same_makespan() {
     .unwrap();
     let replayed = replay(&dir, &Options::default(), prm).unwrap();
     assert_eq!(from_goal.makespan(), replayed.makespan());
+}
+
+/// Ranks 0 and 1 exchange `n` bytes with one MPI_Sendrecv each, at once.
+fn simultaneous_exchange(n: u64) -> TraceDir {
+    let mut t = traces(2);
+    for r in 0..2 {
+        let sr = R {
+            call: SENDRECV,
+            peer: 1 - r,
+            tag: 3,
+            bytes: n,
+            bytes2: n,
+            aux: 1 - r,
+            aux2: 3,
+            ..R::default()
+        };
+        t[r as usize].call(sr, 0);
+    }
+    write_trace(&format!("exchange-{n}"), &t)
+}
+
+#[test]
+fn a_single_copy_exchange_ends_when_each_pull_is_acknowledged() {
+    // each rank: o_s for its request to send, which reaches the other at o_s + L; there
+    // o_r and the pull of 9999 bytes at max(O, G) = 6 ns; the ack is back L later
+    let dir = simultaneous_exchange(10_000);
+    let pulled = Params {
+        big_o: 2 * NS,
+        rendezvous_copy: RendezvousCopy::Receiver,
+        ..params(0, Rendezvous::Handshake)
+    };
+    let o = replay(&dir, &Options::default(), pulled.clone()).unwrap();
+    check_sums(&o);
+    let exchange = (1500 + 2500 + 1500 + 9999 * 6 + 2500) * NS;
+    assert_eq!(o.finish, vec![exchange, exchange]);
+    // at the match (LogGOPSim's rule) the ack's L is not waited for
+    let at_match = Params {
+        rendezvous: Rendezvous::Match,
+        ..pulled.clone()
+    };
+    let o = replay(&dir, &Options::default(), at_match).unwrap();
+    assert_eq!(o.finish, vec![exchange - 2500 * NS; 2]);
+    // eager (LogGP): each sender copies first (o_s + 9999 O), so the other's message
+    // waits for that CPU, then o_r + 9999 max(O, G)
+    let eager = Params {
+        eager_max: u64::MAX,
+        ..pulled
+    };
+    let o = replay(&dir, &Options::default(), eager).unwrap();
+    let both_copy = (1500 + 9999 * 2 + 1500 + 9999 * 6) * NS;
+    assert_eq!(o.finish, vec![both_copy, both_copy]);
+}
+
+#[test]
+fn a_pulled_message_is_copied_when_its_late_receive_is_posted() {
+    let dir = late_receiver(SEND);
+    let pulled = Params {
+        rendezvous_copy: RendezvousCopy::Receiver,
+        ..params(0, Rendezvous::Handshake)
+    };
+    let o = replay(&dir, &Options::default(), pulled).unwrap();
+    check_sums(&o);
+    // the request arrives at 4 us while rank 1 computes: handled at 10 us (o_r), then
+    // the receive is posted and the 999 bytes pulled (999 G); the ack L later
+    let pulled_at = (10_000 + 1500 + 999 * 6) * NS;
+    assert_eq!(o.finish[1], pulled_at);
+    assert_eq!(o.finish[0], pulled_at + 2500 * NS);
 }
