@@ -158,3 +158,22 @@ def test_unknown_library_or_operation_is_a_usage_error():
         choose("lam", "bcast", 8, 2)
     with pytest.raises(UsageError, match="no selection rules for operation"):
         choose("mpich", "exscan", 8, 2)
+
+
+@pytest.mark.usefixtures("simulator")
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("p", [12, 24])
+def test_a_program_on_twelve_or_twenty_four_ranks_replays_its_allreduce_expanded(tmp_path: Path, library, p):
+    """The replay expands each collective into the library's choice at the trace's p."""
+    from commchar.simulate.replay import ReplayRequest, replay
+    from commchar.trace.synthetic import ALLREDUCE_BYTES, exchange_program
+
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps({"format": "commchar-model", "version": 1, "libraries": {library: {
+        "operations": {}, "loggp": {"L": 1.0, "o_s": 0.5, "o_r": 0.5, "g": 0.5, "G": 0.001, "S": 65536}}}}))
+    exchange_program(tmp_path / "trace", p=p, iterations=8, allreduce_every=2)
+    doc = replay(ReplayRequest(tmp_path / "trace", str(model), library, collectives="expanded"))
+    (row,) = doc["signatures"]
+    assert (row["call"], row["p"], row["n"], row["mode"]) == ("allreduce", p, ALLREDUCE_BYTES, "expanded")
+    assert row["algorithm"] == choose(library, "allreduce", ALLREDUCE_BYTES, p)
+    assert doc["predictions"]["loggps"]["makespan"] > 0
