@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,10 @@ def print_table(doc: dict) -> bool:
     rows = doc["summary"]
     met_rows = sum(1 for e in rows if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET)
     print(f"{met_rows} of {len(rows)} rows within {TARGET:g}% under LogGPS")
+    loads = [e["load_avg_1m"] for e in rows if e.get("load_avg_1m") is not None]
+    if loads:
+        print(f"1-minute load average while the programs ran: {min(loads):.2f} to {max(loads):.2f} "
+              f"on {os.cpu_count()} core(s)")
     return ok
 
 

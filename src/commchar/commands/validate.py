@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from typing import Any
 
 from rich.console import Console
@@ -132,6 +133,12 @@ def summary_table(doc: dict[str, Any]) -> Table:
              f"replaying that trace; {'median of ' + str(repeats) + ' runs, each with its own model, spread: smallest .. largest error' if repeats > 1 else 'one run'}.",
              "S (LogGPS rendezvous threshold): " + ", ".join(
                  f"{lib} {int(s)} B" if s is not None else f"{lib} none" for lib, s in s_by_library.items())]
+    loads = [e["load_avg_1m"] for e in doc["summary"]]
+    cores = os.cpu_count() or 1
+    if loads and max(loads) + doc["options"]["np"] > cores:
+        notes.append(f"The machine was busy: its 1-minute load average reached {max(loads):.1f} on {cores} "
+                     f"core(s) while the programs ran (p = {doc['options']['np']}); a busy-polling rank "
+                     "that loses its core makes the measured time the machine's, not the library's.")
     return Table("validation", "Validation: measured and predicted time per iteration",
                  ["library", "program", "bytes", "p", "measured", "LogGPS", "error", "spread",
                   "LogGP", "error", "spread"], rows, notes)
