@@ -175,8 +175,8 @@ def test_list_names_every_algorithm(capsys):
     capsys.readouterr()
     assert main(["simulate", "--list"]) == 0
     names = capsys.readouterr().out.split()
-    assert len(names) == 23 and {"allreduce:rabenseifner", "barrier:dissemination", "scan:linear",
-                                  "gather:linear_sync"} <= set(names)
+    assert len(names) == 24 and {"allreduce:rabenseifner", "barrier:dissemination", "scan:linear",
+                                  "gather:linear_sync", "reduce_scatter:pairwise"} <= set(names)
 
 
 @pytest.mark.slow
