@@ -302,8 +302,10 @@ def test_three_ranks_are_traced_replayed_and_predicted(p3_db, collectives: str, 
 
 
 @pytest.mark.mpi
-def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, capsys) -> None:
+def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, capsys, monkeypatch) -> None:
     import sqlite3
+
+    monkeypatch.setenv("COLUMNS", "400")  # the table's rows on one line each
 
     library, db, model = p3_db
     with Store(db) as store:
@@ -317,6 +319,8 @@ def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, c
     out = capsys.readouterr().out
     assert "2 cases predicted" in out and "1 could not be" in out
     assert f"not predicted: {library} jacobi direct N=24 p=3: trace" in " ".join(out.split())
+    listed = [line for line in out.splitlines() if "│ direct" in line]  # the table's row, not the old figures
+    assert listed and "not predicted" in listed[0] and "–" in listed[0]
     assert "corrupt" in out
     # no case predictable at all: one line, a failing exit
     with connection:

@@ -18,7 +18,7 @@ from commchar.terminal import styled
 def predict_stored(args: argparse.Namespace, console: Console) -> int:
     """Predicts every stored case not yet predicted from this model file. A case that
     cannot be predicted is listed with its reason and the others go on; the exit status
-    fails only when no case has a prediction."""
+    fails only when no case has a prediction left."""
     with Store(args.db, create=False) as store:
         cases = [c for c in store.app_runs(args.runs) if c.get("trace")]
         if not cases:
@@ -59,7 +59,7 @@ def predict_stored(args: argparse.Namespace, console: Console) -> int:
         rows = [c for c in cases if c["app"] == app and (c["id"] in predictions or c["id"] in failed)]
         if rows:
             console.print(table_rich(_table(app, rows, predictions, failed)))
-    if failed and not predictions:
+    if failed and not set(predictions) - set(failed):
         raise CommcharError(f"no case could be predicted ({len(failed)} tried; the first: "
                             f"{next(iter(failed.values()))})")
     return 0
@@ -81,7 +81,7 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]],
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
         cells = [case["library"], case["config"], str(case["n"]),
                  f"{case['p']}{'*' if case['oversubscribed'] else ''}"]
-        if case["id"] not in predictions:
+        if case["id"] in failed:  # an older prediction of it is not shown as this call's
             rows.append(cells + ["–"] * 6 + [f"not predicted: {failed[case['id']]}"])
             continue
         by_model = predictions[case["id"]]
