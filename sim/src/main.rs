@@ -472,6 +472,7 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params) -> Result<Replay> {
         costs,
         gamma: params.gamma,
         list_only: m.get_flag("list-signatures"),
+        local_copy: replay::LocalCopy::from_params(params),
     };
     Replay::load(std::path::Path::new(dir), &opts)
 }

@@ -8,7 +8,9 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
-use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
+use commchar_sim::workload::replay::{
+    CollectiveMode, LocalCopy, Options, Replay, Signature, SignatureCost,
+};
 use commchar_sim::SimError;
 use common::NS;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ const RECV: u16 = 5;
 const ISEND: u16 = 6;
 const IRECV: u16 = 10;
 const SENDRECV: u16 = 11;
+const SENDRECV_REPLACE: u16 = 12;
 const WAITALL: u16 = 14;
 const BARRIER: u16 = 23;
 const BCAST: u16 = 24;
@@ -1010,12 +1013,16 @@ fn emitted_goal_replays_to_the_same_makespan() {
     assert_eq!(from_goal.makespan(), replayed.makespan());
 }
 
-/// Ranks 0 and 1 exchange `n` bytes with one MPI_Sendrecv each, at once.
+/// Ranks 0 and 1 exchange `n` bytes with one MPI_Sendrecv (or `call`) each, at once.
 fn simultaneous_exchange(n: u64) -> TraceDir {
+    exchange_with(SENDRECV, n)
+}
+
+fn exchange_with(call: u16, n: u64) -> TraceDir {
     let mut t = traces(2);
     for r in 0..2 {
         let sr = R {
-            call: SENDRECV,
+            call,
             peer: 1 - r,
             tag: 3,
             bytes: n,
@@ -1026,7 +1033,7 @@ fn simultaneous_exchange(n: u64) -> TraceDir {
         };
         t[r as usize].call(sr, 0);
     }
-    write_trace(&format!("exchange-{n}"), &t)
+    write_trace(&format!("exchange-{call}-{n}"), &t)
 }
 
 #[test]
@@ -1075,4 +1082,47 @@ fn a_pulled_message_is_copied_when_its_late_receive_is_posted() {
     let pulled_at = (10_000 + 1500 + 999 * 6) * NS;
     assert_eq!(o.finish[1], pulled_at);
     assert_eq!(o.finish[0], pulled_at + 2500 * NS);
+}
+
+#[test]
+fn sendrecv_replace_copies_through_a_temporary_buffer() {
+    let pulled = Params {
+        big_o: 2 * NS,
+        rendezvous_copy: RendezvousCopy::Receiver,
+        ..params(0, Rendezvous::Handshake)
+    };
+    let exchange = (1500 + 2500 + 1500 + 9999 * 6 + 2500) * NS;
+    let opts = Options {
+        local_copy: LocalCopy::from_params(&pulled),
+        ..Options::default()
+    };
+    let o = replay(
+        &exchange_with(SENDRECV_REPLACE, 10_000),
+        &opts,
+        pulled.clone(),
+    )
+    .unwrap();
+    check_sums(&o);
+    // the 10000 bytes copied at O = 2 ns/B, then the exchange as with MPI_Sendrecv
+    assert_eq!(o.finish, vec![10_000 * 2 * NS + exchange; 2]);
+    let plain = replay(&exchange_with(SENDRECV, 10_000), &opts, pulled).unwrap();
+    assert_eq!(plain.finish, vec![exchange; 2]);
+    // by size: the regime's O
+    let mut by_size = Params {
+        big_o: 2 * NS,
+        ..params(0, Rendezvous::Handshake)
+    };
+    let regime = |start, big_o| commchar_sim::params::Regime {
+        start,
+        cost: commchar_sim::params::MsgCost {
+            o_s: 1500 * NS,
+            o_r: 1500 * NS,
+            big_g: 6 * NS,
+            big_o,
+        },
+    };
+    by_size.regimes = vec![regime(0, 0), regime(4096, 3 * NS)];
+    let copy = LocalCopy::from_params(&by_size);
+    assert_eq!((copy.cost(4095), copy.cost(4096)), (0, 4096 * 3 * NS));
+    assert_eq!(LocalCopy::default().cost(1 << 20), 0);
 }

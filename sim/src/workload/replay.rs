@@ -19,6 +19,7 @@ use super::phased::{write_goal_op, PhaseSchedule};
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, usage, Result, SimError};
 use crate::matching::ANY;
+use crate::params::Params;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -221,6 +222,39 @@ pub struct Options {
     pub gamma: u64,
     /// Only list the collective signatures (no costs needed).
     pub list_only: bool,
+    /// What a rank pays to copy a message through a temporary buffer.
+    pub local_copy: LocalCopy,
+}
+
+/// The CPU time of a local copy of a message: the model's O (ps/B) of the
+/// message's size, times its bytes. MPI_Sendrecv_replace pays one: MPICH packs
+/// the buffer into a temporary one and sends from it (MPIR_Sendrecv_replace_impl),
+/// Open MPI receives into a temporary buffer and unpacks it into the user's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalCopy {
+    /// (first size, ps per byte), sorted by size, the first starting at 0; empty: free.
+    per_byte: Vec<(u64, u64)>,
+}
+
+impl LocalCopy {
+    /// O by size from the model's parameters (its regimes, else the global O).
+    pub fn from_params(p: &Params) -> LocalCopy {
+        let per_byte = if p.regimes.is_empty() {
+            vec![(0, p.big_o)]
+        } else {
+            p.regimes.iter().map(|r| (r.start, r.cost.big_o)).collect()
+        };
+        LocalCopy { per_byte }
+    }
+
+    /// ps to copy `bytes` bytes.
+    pub fn cost(&self, bytes: u64) -> u64 {
+        let after = self.per_byte.partition_point(|&(start, _)| start <= bytes);
+        match after.checked_sub(1).and_then(|i| self.per_byte.get(i)) {
+            Some(&(_, o)) => bytes.saturating_mul(o),
+            None => 0,
+        }
+    }
 }
 
 impl Default for Options {
@@ -232,6 +266,7 @@ impl Default for Options {
             costs: HashMap::new(),
             gamma: 0,
             list_only: false,
+            local_copy: LocalCopy::default(),
         }
     }
 }
@@ -880,6 +915,14 @@ impl Builder<'_> {
                 st.requests.insert(rec.req, (ids[0], rec.comm));
             }
             _ => {
+                // Sendrecv_replace: the copy through the library's temporary buffer
+                if rec.call == call::SENDRECV_REPLACE && rec.peer != PEER_NULL {
+                    let copy = self.opts.local_copy.cost(rec.bytes);
+                    if copy > 0 {
+                        st.wait_step = None;
+                        self.step(&[Op::calc(copy)], true)?;
+                    }
+                }
                 // Sendrecv(_replace): both, then wait for both
                 let mut ops = Vec::with_capacity(2);
                 if rec.peer != PEER_NULL {
