@@ -190,7 +190,6 @@ def test_bad_csv_is_one_line_and_exit_2(tmp_path, capsys, text, message):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["fit"], "exactly one of --db, --csv, --json"),
     (["fit", "--csv", "a.csv", "--json", "b.json"], "exactly one of"),
     (["fit", "--csv", "/nonexistent/x.csv"], "cannot read"),
     (["fit", "--db", "/nonexistent.db"], "does not exist"),

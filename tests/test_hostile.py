@@ -16,6 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from _stores import store_with_points
@@ -79,6 +80,42 @@ def make_hostile_inputs(d: Path) -> None:
         assert not (d / f"{name}-wal").exists()
     (d / "cycle.goal").write_text("num_ranks 1\nrank 0 {\n  a: calc 1\n  b: calc 2\n  a requires b\n"
                                   "  b requires a\n}\n")
+    make_import_and_trace_inputs(d)
+
+
+def make_import_and_trace_inputs(d: Path) -> None:
+    """The rows of the imports, traces and outputs issue that need files."""
+    # 1. 8000 distinct ping-pong sizes: a quadratic regime search would need GiBs
+    (d / "sizes8000.csv").write_text("library,op,p,n_bytes,t_us\n" + "".join(
+        f"x,pingpong,2,{8 * k},{2 + 8e-3 * k:.4f}\n" for k in range(8000)))
+    # 2-4. peer tools' files with sizes, process counts and bandwidths a store cannot hold
+    osu = "# OSU MPI Latency Test v7.4\n# Size          Avg Latency(us)\n"
+    (d / "osu-huge-size.txt").write_text(osu + "0    1.50\n99999999999999999999999999999999    2.00\n")
+    (d / "osu-zero-latency.txt").write_text(osu + "0    0.00\n8    0.00\n")
+    (d / "osu-zero-bw.txt").write_text("# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n"
+                                       "1    0.00\n2    0.00\n")
+    imb = ("#----\n# Benchmarking Bcast\n# #processes = {p}\n#----\n"
+           "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n"
+           "            0         1000         0.03         0.04         0.03\n"
+           "        {n}         1000         1.00         1.20         1.10\n")
+    (d / "imb-huge-p.txt").write_text(imb.format(p=3037000500, n=8))
+    (d / "imb-huge-bytes.txt").write_text(imb.format(p=4, n=10**30))
+    from commchar.interop.importer import import_files  # a store holding points of time 0.00 (invalid)
+
+    import_files(d / "zero.db", "osu", [str(d / "osu-zero-latency.txt")], "openmpi")
+    # 5. a trace whose messages were edited to 2^56 bytes
+    from commchar.trace import format as fmt
+    from commchar.trace.synthetic import exchange_program
+
+    exchange_program(d / "trace-2e56", iterations=4)
+    for path in (d / "trace-2e56").glob("rank-*.cctrace"):
+        raw = path.read_bytes()
+        records = np.frombuffer(raw, dtype=fmt.RECORD_DTYPE, offset=fmt.HEADER_BYTES).copy()
+        for column in ("bytes", "bytes2"):
+            records[column][records[column] > 0] = 2**56
+        path.write_bytes(raw[:fmt.HEADER_BYTES] + records.tobytes())
+    (d / "loggp.json").write_text(json.dumps({"format": "commchar-model", "version": 1, "libraries": {
+        "mpich": {"operations": {}, "loggp": {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1, "G": 0.001}}}}))
 
 
 # (id, arguments with {d} for the directory, the store the verb only reads or None)
@@ -132,10 +169,39 @@ CASES = [
     # 11. minor
     ("run-sizes-empty", ["run", "--db", "{d}/new1.db", "--sizes", ""], None),
     ("predict-negative-time", ["predict", str(EXAMPLE_MODEL), "(0-5)*bcast", "--n", "8", "--p", "4"], None),
+    # imports, traces and outputs: one case per row
+    ("fit-8000-sizes", ["fit", "--csv", "{d}/sizes8000.csv", "--call-costs", "off"], None),
+    ("import-osu-huge-size", ["import", "osu", "{d}/osu-huge-size.txt", "--db", "{d}/new2.db",
+                              "--library", "openmpi"], None),
+    ("import-imb-huge-p", ["import", "imb", "{d}/imb-huge-p.txt", "--db", "{d}/new2.db", "--library", "mpich"],
+     None),
+    ("import-imb-huge-bytes", ["import", "imb", "{d}/imb-huge-bytes.txt", "--db", "{d}/new2.db",
+                               "--library", "mpich"], None),
+    ("import-osu-zero-bandwidth", ["import", "osu", "{d}/osu-zero-bw.txt", "--db", "{d}/new2.db",
+                                   "--library", "openmpi"], None),
+    ("report-zero-times", ["report", "--db", "{d}/zero.db", "-o", "{d}/zero.html"], "zero.db"),
+    ("fit-zero-times", ["fit", "--db", "{d}/zero.db"], "zero.db"),
+    ("replay-2e56-bytes", ["replay", "--dir", "{d}/trace-2e56", "--model", "{d}/loggp.json"], None),
+    ("trace-dir-proc", ["trace", "--db", "{d}/new2.db", "--library", "mpich", "--trace-dir", "/proc",
+                        "--", "/bin/true"], None),
+    ("trace-np-100000", ["trace", "--db", "{d}/new2.db", "--library", "mpich", "--np", "100000",
+                         "--", "/bin/true"], None),
+    ("app-jacobi-iterations", ["app", "jacobi", "--db", "{d}/new2.db", "--iterations", "99999999999999"], None),
+    ("predict-infinite", ["predict", str(EXAMPLE_MODEL), "1e308*bcast(1e308)", "--n", "1K", "--p", "4"], None),
+    ("predict-infinite-json", ["predict", str(EXAMPLE_MODEL), "1e308*bcast(1e308)", "--n", "1K", "--p", "4",
+                               "--json"], None),
+    ("advise-p-2-10000", ["advise", str(EXAMPLE_MODEL), "--p", "2:10000"], None),
+    ("export-dev-full", ["export", "--db", "{d}/good.db", "-o", "/dev/full"], "good.db"),
+    ("fit-dev-full", ["fit", "--db", "{d}/good.db", "-o", "/dev/full", "--call-costs", "off"], "good.db"),
+    ("report-dev-full", ["report", "--db", "{d}/good.db", "-o", "/dev/full"], "good.db"),
+    ("export-model-dev-full", ["export-model", str(EXAMPLE_MODEL), "--to", "loggopsim", "-o", "/dev/full"], None),
+    ("simulate-goal-dev-full", ["simulate", "--collective", "bcast:binomial", "--n", "1K", "--p", "4",
+                                "--emit-goal", "/dev/full"], None),
 ]
 
 # Inputs that are odd but valid: they must simply work.
-SUCCEEDS = {"fit-bigint-extra"}  # `extra` is free-form: a 5000-digit integer in it is read as a float
+SUCCEEDS = {"fit-bigint-extra",  # `extra` is free-form: a 5000-digit integer in it is read as a float
+            "report-zero-times"}  # points of time 0.00 are wrong results, off the log axes
 
 EXPECT_IN_MESSAGE = {
     "run-np-100000": "--force-np",
@@ -146,6 +212,24 @@ EXPECT_IN_MESSAGE = {
     "simulate-goal-cycle": "a (rank 0) requires b (rank 0) requires a (rank 0)",
     "simulate-saturated": "exceed what the simulator can represent",
     "run-library-twice": "given twice",
+    "fit-8000-sizes": "8000 distinct sizes, more than the 512",
+    "import-osu-huge-size": "osu-huge-size.txt: line 4: size",
+    "import-imb-huge-p": "#processes must be from 1 to 2147483647",
+    "import-imb-huge-bytes": "larger than 9007199254740992",
+    "import-osu-zero-bandwidth": "a bandwidth of 0.00 at 1 B gives no time",
+    "fit-zero-times": "every point (2) is marked invalid",
+    "replay-2e56-bytes": "72057594037927936 bytes, more than the 1099511627776",
+    "trace-dir-proc": "--trace-dir: cannot make a folder in /proc",
+    "trace-np-100000": "--force-np",
+    "app-jacobi-iterations": "--iterations must be from 1 to 1073741824",
+    "predict-infinite": "is not a finite number",
+    "predict-infinite-json": "is not a finite number",
+    "advise-p-2-10000": "9999 process counts, more than the 256",
+    "export-dev-full": "cannot write /dev/full: no space left on device",
+    "fit-dev-full": "cannot write /dev/full: no space left on device",
+    "report-dev-full": "cannot write /dev/full: no space left on device",
+    "export-model-dev-full": "cannot write /dev/full: no space left on device",
+    "simulate-goal-dev-full": "cannot write /dev/full: no space left on device",
 }
 
 
@@ -191,4 +275,5 @@ def test_hostile_input_is_one_line_and_a_failure_or_works(outcomes: dict[str, tu
 def test_refused_verbs_create_no_file(outcomes: dict[str, tuple]) -> None:
     *_, listed_before, listed_after = next(iter(outcomes.values()))
     assert "missing.db" not in listed_after and "new1.db" not in listed_after
+    assert "new2.db" not in listed_after  # a refused import, trace or app stores nothing, not even a run
     assert not [name for name in listed_after if name.endswith(("-wal", "-shm", "-journal"))]

@@ -62,12 +62,28 @@ def console(*, stderr: bool = False) -> SafeConsole:
     return SafeConsole(stderr=stderr)
 
 
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 def sweep_progress(out: Console) -> Progress:
     """The bar of a sweep (points, application cases): its description names libraries
-    and operations from data, so it is never read as markup."""
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    and operations from data, so it is never read as markup. Its clock reads
+    `0:01:10 elapsed, 0:03:20 left`: the time left is the elapsed time per finished
+    item times the items left (`left unknown` until one has finished)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
+
+    class _Clock(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            elapsed = task.finished_time if task.finished else task.elapsed
+            text = f"{_clock(elapsed or 0.0)} elapsed"
+            if task.finished:
+                return Text(text, style="progress.elapsed")
+            if task.total and task.completed > 0 and elapsed:
+                left = elapsed * (task.total - task.completed) / task.completed
+                return Text(f"{text}, {_clock(left)} left", style="progress.remaining")
+            return Text(f"{text}, left unknown", style="progress.remaining")
 
     return Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("left"),
-                    TimeRemainingColumn(), console=out, transient=False)
+                    MofNCompleteColumn(), _Clock(), console=out, transient=False)

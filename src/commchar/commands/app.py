@@ -102,8 +102,8 @@ def _options(args: argparse.Namespace) -> AppSweepOptions:
         launcher=args.launcher, hostfile=args.hostfile, trace=not args.no_trace)
     if args.app == "jacobi":
         options.configs = _choices(args.exchange, JACOBI_EXCHANGES, "--exchange")
-        if args.iterations < 1:
-            raise UsageError("--iterations must be at least 1")
+        if not 1 <= args.iterations <= 1 << 30:  # the program's own bound (apps/jacobi.c)
+            raise UsageError(f"--iterations must be from 1 to {1 << 30}, not {args.iterations}")
         options.iterations = args.iterations
     else:
         options.configs = _choices(args.configs, GAUSS_CONFIGS, "--configs")

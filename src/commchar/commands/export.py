@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 from typing import IO, Iterable
 
 from rich.console import Console
 
-from commchar.errors import InputError
+from commchar import outfile
 from commchar.store import Store
 from commchar.store.export import Exported, export_points, write_csv, write_json
 
@@ -34,19 +32,9 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         if not args.output:
             _write(rows, sys.stdout, args)
             return 0
-        # Written beside the target and renamed when complete: a failed export leaves no half file.
-        target = Path(args.output)
-        partial = target.with_name(f".{target.name}.partial")
-        try:
-            with partial.open("w", encoding="utf-8", newline="") as out:
-                count = _write(rows, out, args)
-            os.replace(partial, target)
-        except OSError as exc:
-            partial.unlink(missing_ok=True)
-            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+        # Written whole, then put in place (commchar.outfile): a failed export leaves no half file.
+        with outfile.output_file(args.output) as out:
+            count = _write(rows, out, args)
     console.print(f"{count} rows written to {args.output}")
     return 0
 

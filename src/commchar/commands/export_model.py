@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 
-from commchar import jsonio
-from commchar.errors import InputError
+from commchar import jsonio, outfile
 
 NAME = "export-model"
 HELP = "write a fitted model as SimGrid/SMPI configuration or LogGOPSim command-line parameters"
@@ -50,10 +48,7 @@ def render(args: argparse.Namespace) -> tuple[str, list[str]]:
 def execute(args: argparse.Namespace, console: Console) -> int:
     text, notes = render(args)
     if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+        outfile.write_text(args.output, text)
         console.print(f"written to {args.output}", markup=False, highlight=False)
     else:
         console.print(text, end="", markup=False, highlight=False, soft_wrap=True)

@@ -15,13 +15,15 @@ from commchar.models.thresholds import describe
 from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
+DEFAULT_DB = "commchar.db"
+
 NAME = "fit"
 HELP = "fit communication models (Hockney, regimes, laws in p, LogGP/LogGPS) to measured points"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_argument_group("input (one of)")
-    source.add_argument("--db", help="commchar database (with --run)")
+    source = parser.add_argument_group("input (one of; default --db commchar.db)")
+    source.add_argument("--db", help=f"commchar database, with --run (default ./{DEFAULT_DB})")
     source.add_argument("--run", type=int, action="append", metavar="ID",
                         help="run to fit (repeatable, e.g. one per library; default: every run in --db)")
     source.add_argument("--csv", metavar="FILE",
@@ -51,7 +53,9 @@ def _read(args: argparse.Namespace) -> tuple[list[dict], list[dict], dict[str, A
     from commchar.models.inputs import read_csv, read_json, read_store
 
     chosen = [name for name in ("db", "csv", "json") if getattr(args, name)]
-    if len(chosen) != 1:
+    if not chosen:
+        args.db = DEFAULT_DB  # as run, report and runs
+    elif len(chosen) != 1:
         raise UsageError("commchar fit: give exactly one of --db, --csv, --json")
     if args.run and not args.db:
         raise UsageError("commchar fit: --run needs --db")

@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 
-from commchar.errors import InputError, UsageError
+from commchar import outfile
+from commchar.errors import UsageError
 from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
@@ -40,6 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace, console: Console) -> int:
     from commchar.report import ReportOptions, build_report, write_figures
+    from commchar.report.findings import is_unsupported
 
     if args.figures_dir and not args.format:
         raise UsageError("--figures-dir needs --format png|svg|pdf")
@@ -47,13 +49,11 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     with console.status("building the report…"):
         report = build_report(ReportOptions(args.db, args.runs, args.model, unit_system(args.units),
                                                     args.oversubscribed, args.reference))
-    try:
-        output.write_text(report.html, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror}") from None
+    outfile.write_text(output, report.html)
 
     rows = [[e.label, e.version[:60], str(len(e.points)), ",".join(map(str, sorted({pt["p"] for pt in e.points}))),
-             str(len(e.failures)), str(sum(1 for pt in e.points if not pt["valid"]))] for e in report.entities]
+             str(sum(1 for f in e.failures if not is_unsupported(f))),
+             str(sum(1 for pt in e.points if not pt["valid"]))] for e in report.entities]
     console.print(table_rich(Table("report-summary", f"commchar report: {output}",
                                    ["library", "version", "points", "p", "failures", "wrong"], rows)))
     for note in report.notes:
@@ -63,7 +63,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                   f"findings ({', '.join(f'{n} {kind}' for kind, n in counts.items()) or 'none'}); "
                   "the first of each kind:", markup=False)
     shown: set[str] = set()
-    for finding in report.findings:  # already ordered most serious first
+    for finding in report.findings:  # already ordered by what matters (findings.ORDER)
         if finding.category not in shown:
             shown.add(finding.category)
             console.print(f"  - {finding.text}", markup=False)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from commchar.provenance import build_identity
-from commchar.errors import Interrupted, MeasurementError, UsageError
+from commchar.errors import InputError, Interrupted, MeasurementError, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.placement import POLICIES
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
@@ -20,7 +20,7 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.plan import Point, parse_np, parse_sizes
 from commchar.measure.refine import RefineResult
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
-from commchar.store import Store
+from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
 from commchar.terminal import styled, sweep_progress, visible
 
@@ -240,10 +240,18 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         store.lock_for_measuring()
         if args.resume is not None:
             run = store.run(args.resume)
+            previous = (run["host"] or {}).get("owner")
+            if run["status"] == "running" and owner.alive(previous):
+                raise InputError(f"run {args.resume} is still measuring ({owner.describe(previous)});"
+                                 " wait for it or stop it before resuming")
             options = SweepOptions.from_dict(run["options"])
             libraries = select(options.libraries)
             run_id = args.resume
+            if owner.run_status(run) == "died":
+                console.print(f"run {run_id}: its process ({owner.describe(previous)}) died while"
+                              " measuring; resuming", markup=False)
             store.set_run_status(run_id, "running")
+            store.set_run_owner(run_id, owner.current())
         else:
             libraries = select(options.libraries)
             if options.libraries is None and options.ops is not None:
@@ -252,7 +260,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             for library in libraries:
                 ops_for(library, options.ops)  # every library has something to measure
             options.libraries = [lib.name for lib in libraries]
-            run_id = store.create_run(build_identity(), host_info(), options.to_dict())
+            run_id = store.create_run(build_identity(), {**host_info(), "owner": owner.current()},
+                                      options.to_dict())
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
         started = time.monotonic()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from commchar import jsonio
+from commchar import jsonio, outfile
 from commchar.errors import UsageError
 from commchar.simulate import list_collectives, run_simulator
 from commchar.vocabulary import parse_size
@@ -83,8 +84,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                      help="link bandwidth in MB/s (= bytes per us; default unlimited)")
 
 
-def simulator_args(args: argparse.Namespace) -> list[str]:
-    """The simulator's argument list for a parsed `commchar simulate` command."""
+def simulator_args(args: argparse.Namespace, staged: dict[str, Path] | None = None) -> list[str]:
+    """The simulator's argument list for a parsed `commchar simulate` command; `staged` gives
+    where the simulator writes --trace and --emit-goal (commchar.outfile puts them in place)."""
     argv: list[str] = []
     chosen = [name for name in ("collective", "goal", "app") if getattr(args, name)]
     if len(chosen) != 1:
@@ -120,10 +122,11 @@ def simulator_args(args: argparse.Namespace) -> list[str]:
                 argv.append(f"--gamma={gamma!r}")
     if args.library:
         argv += ["--library", args.library]
+    staged = staged or {}
     if args.trace:
-        argv += ["--trace", args.trace]
+        argv += ["--trace", str(staged.get("trace", args.trace))]
     if args.emit_goal:
-        argv += ["--emit-goal", args.emit_goal]
+        argv += ["--emit-goal", str(staged.get("emit_goal", args.emit_goal))]
     return argv
 
 
@@ -293,12 +296,17 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             render(result, console)
             console.print(f"plots and results in {outdir}: " + ", ".join(p.name for p in paths), markup=False)
         return 0
-    argv = simulator_args(args)
+    with ExitStack() as outputs:  # each file the simulator writes is put in place when it succeeds
+        staged = {name: outputs.enter_context(outfile.output_path(getattr(args, name)))
+                  for name in ("trace", "emit_goal") if getattr(args, name)}
+        argv = simulator_args(args, staged)
+        if args.emit_goal:
+            run_simulator(argv, expect_json=False)
+        else:
+            outcome = _run_with_progress(argv)
     if args.emit_goal:
-        run_simulator(argv, expect_json=False)
         console.print(f"wrote {args.emit_goal}", markup=False)
         return 0
-    outcome = _run_with_progress(argv)
     if args.json:
         console.print_json(jsonio.dumps(outcome))
     else:

@@ -14,14 +14,18 @@ from pathlib import Path
 
 from rich.console import Console
 
+from commchar.commands.run import MAX_RANKS_PER_SLOT  # the ranks per core `run` launches unforced
 from commchar.errors import MeasurementError, UsageError
-from commchar.measure.launch import LAUNCHERS, LaunchSpec, parse_env
+from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
 from commchar.measure.libraries import Library, discover, linked_family, select
 from commchar.store import Store
 from commchar.store.traces import extract_trace, trace
 from commchar.tables import Table, table_rich
 from commchar.trace import RankTrace, Trace
-from commchar.trace.runner import TraceOutcome, TraceRequest, read_ranks, trace_program
+from commchar.trace.runner import TraceOutcome, TraceRequest, read_ranks, trace_program, work_dir
+
+# The wall time a traced program gets by default: a launcher that never returns is stopped.
+DEFAULT_TIMEOUT_S = 3600.0
 
 NAME = "trace"
 HELP = "run an MPI program under the tracer and store its trace (commchar trace -- ./app ARGS)"
@@ -32,8 +36,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--library", help="the MPI library the program is linked with "
                         "(default: found from the program)")
     parser.add_argument("--np", type=int, default=2, help="number of ranks (default 2)")
-    parser.add_argument("--timeout", type=float,
-                        help="seconds the program may run before it is killed (default: no limit)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds the program may run before it is killed (default {DEFAULT_TIMEOUT_S:g};"
+                             " 0: no limit)")
+    parser.add_argument("--force-np", action="store_true",
+                        help=f"launch even more than {MAX_RANKS_PER_SLOT} ranks per core (refused otherwise)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the job's environment (repeatable)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
@@ -71,13 +78,18 @@ def _request(args: argparse.Namespace) -> TraceRequest:
         raise UsageError("trace: no program given (commchar trace [options] -- ./app ARGS)")
     if args.np < 1:
         raise UsageError("--np must be at least 1")
-    if args.timeout is not None and not (args.timeout > 0 and math.isfinite(args.timeout)):
-        raise UsageError("--timeout must be a positive number of seconds")
+    if not (args.timeout >= 0 and math.isfinite(args.timeout)):
+        raise UsageError("--timeout must be a number of seconds (0: no limit)")
     if args.buffer is not None and not 64 <= args.buffer <= 1 << 26:
         raise UsageError("--buffer must be between 64 and 67108864 records")
     spec = LaunchSpec(args.launcher, Path(args.hostfile) if args.hostfile else None,
                       parse_env(args.env))
-    return TraceRequest(_library(args.library, program), args.np, program, spec, args.timeout,
+    if args.launcher == "mpirun" and not args.force_np:  # srun knows its allocation
+        slots = available_slots(spec)
+        if args.np > slots * MAX_RANKS_PER_SLOT:
+            raise UsageError(f"--np {args.np} is {args.np // slots} ranks per core on {slots} core(s), more"
+                             f" than {MAX_RANKS_PER_SLOT}: give --force-np to launch it anyway")
+    return TraceRequest(_library(args.library, program), args.np, program, spec, args.timeout or None,
                         args.buffer, Path(args.trace_dir) if args.trace_dir else None)
 
 
@@ -89,6 +101,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if args.show is not None:
         return _show(args, console)
     request = _request(args)
+    with work_dir(request.work_dir):  # a folder that cannot be made is refused before the store is
+        pass
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with Store(args.db) as store:
         outcome = trace_program(store, request)

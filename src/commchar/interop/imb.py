@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commchar.errors import InputError
 from commchar.interop.imported import ImportedPoint, ParsedFile
-from commchar.interop.textfile import count, number, read_lines
+from commchar.interop.textfile import MAX_RANKS, count, number, read_lines
 
 _VERSION = re.compile(r"Intel\s*\(R\)\s*MPI\s+Benchmarks?(?:\s+Suite)?\s+V?(?P<version>\d[\w.]*(?:\s+Update\s+\d+)?)")
 _BENCHMARK = re.compile(r"^#\s*Benchmarking\s+(?P<name>\S+)")
@@ -71,9 +71,10 @@ def parse(path: str | Path) -> ParsedFile:
                 skipped.append(name)
             continue
         if match := _PROCESSES.match(stripped):
-            p = int(match["p"])
-            if p < 1:
-                raise InputError(f"{where}: #processes must be at least 1")
+            digits = match["p"].lstrip("0") or "0"
+            p = int(digits) if len(digits) <= 10 else MAX_RANKS + 1  # no int of thousands of digits
+            if not 1 <= p <= MAX_RANKS:
+                raise InputError(f"{where}: #processes must be from 1 to {MAX_RANKS}, not {match['p'][:30]}")
             continue
         if stripped.startswith("#") and ("#repetitions" in stripped):
             columns = stripped.split()

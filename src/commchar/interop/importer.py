@@ -21,6 +21,7 @@ from commchar.provenance import build_identity
 from commchar.errors import InputError, UsageError
 from commchar.interop import imb, osu
 from commchar.interop.imported import ImportedPoint, ParsedFile
+from commchar.interop.textfile import check_point
 from commchar.store import Store
 
 TOOLS = ("osu", "imb")
@@ -73,6 +74,9 @@ def import_files(db: str | Path, tool: str, paths: list[str], library: str, p: i
         cold = sorted({path for path, r in parsed if any(pt.cache == "cold" for pt in r.points)})
         raise InputError(f"{', '.join(cold)} ran with buffers out of cache and the other files did not;"
                          " import the cache-cold files on their own")
+    for path, result in parsed:
+        for pt in result.points:
+            check_point(f"{path}: line {pt.line}", pt.p, pt.n_bytes, pt.t_us)
     _check_unique(parsed)
     versions = sorted({r.version for _, r in parsed if r.version})
     if len(versions) > 1:

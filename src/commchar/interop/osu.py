@@ -124,6 +124,9 @@ def _point(line: str, columns: list[str], mapped: tuple[str, str, str], title: s
     bandwidth = next((k for k in columns if k.startswith("Bandwidth")), None)
     if bandwidth:
         mbps = number(row[bandwidth], "bandwidth", where)
+        if mbps == 0 and size > 0:
+            raise InputError(f"{where}: OSU {title}: a bandwidth of {row[bandwidth][:30]} at {size} B gives no"
+                             " time (an infinite one); nothing was imported")
         # OSU's MB is 10^6 B; bibw counts both directions, so one message each way takes 2 size / bw
         t_us = (2 if op == "bibw" else 1) * size / mbps if mbps > 0 and size > 0 else 0.0
         extra["tool_bandwidth_MBps"] = mbps
@@ -147,6 +150,6 @@ def _point(line: str, columns: list[str], mapped: tuple[str, str, str], title: s
                           STATISTIC_COLL if collective else STATISTIC_P2P, line_no, reps, extra)
     if extra.get("validation", "Pass") not in ("Pass", "Success"):
         point.extra["invalid"] = f"OSU validation said {extra['validation']}"
-    elif t_us <= 0:  # a rounded 0.00 or a zero bandwidth: kept, left out of fits
+    elif t_us <= 0:  # a latency rounded to 0.00: kept, left out of fits
         point.extra["invalid"] = "the tool printed no positive time"
     return point

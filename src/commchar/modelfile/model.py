@@ -318,10 +318,6 @@ def save(model_dict: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file):
     the one way a model file is written, so nothing the readers would refuse reaches disk."""
     validate(model_dict)
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.tmp")
-    try:
-        temporary.write_text(jsonio.dumps(model_dict, indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, target)
-    except OSError as exc:
-        raise InputError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None
+    from commchar import outfile
+
+    outfile.write_text(path, jsonio.dumps(model_dict, indent=2) + "\n")

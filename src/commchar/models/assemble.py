@@ -536,7 +536,10 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
     skipped = [note for fit in fits.values() for note in fit.skipped]
     excluded = [entry for fit in fits.values() for entry in fit.excluded]
     if not libraries:
-        raise InputError("nothing could be fitted: " + "; ".join(skipped)[:300])
+        wrong = sum(1 for pt in points if not pt["valid"])
+        why = "; ".join(skipped) or (f"every point ({wrong}) is marked invalid" if wrong == len(points)
+                                     else "no operation has enough valid points")
+        raise InputError("nothing could be fitted: " + why[:300])
     over = sorted(f"{library} {key} p={q}" for library, fit in fits.items()
                   for key, ps in fit.oversubscribed_p.items() for q in ps)
     invalid = [pt for pt in points if not pt["valid"]]

@@ -36,6 +36,10 @@ RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # 300 synthetic series wrong at 3, none at 4.5). The extra charge is per
 # breakpoint, not per parameter: the search does not grow with the groups.
 DEFAULT_PENALTY = 4.5
+# The most distinct sizes one fit searches for regimes: the search holds several
+# sizes x sizes matrices and checks every point under every segment (about a second
+# at 512 sizes, growing with the cube); more is refused, not run out of memory.
+MAX_SIZES = 512
 # The relative noise a point's own CI cannot show: the same size measured again
 # (another job, another placement in memory) differs by about this much on the
 # machines tried (docs/models.md "Protocol regimes"). Added in quadrature.
@@ -170,6 +174,10 @@ class SegmentedHockneyModel(Estimator):
             self.outliers_ += [(g, float(x), float(y)) for x, y in zip(gn[bad], gt[bad])]
             data[g] = (gn[~bad], gt[~bad], gs[~bad])
         self.grid_ = np.unique(np.concatenate([gn for gn, _, _ in data.values()]))
+        if self.grid_.size > MAX_SIZES:
+            raise InputError(f"{type(self).__name__}: {self.grid_.size} distinct sizes, more than the {MAX_SIZES}"
+                             " the regime search takes (its time grows with the cube of the sizes):"
+                             " fit a subset of the sizes")
         kept = sum(gn.size for gn, _, _ in data.values())
         if sigma is None:
             cost, _ = self._cost_matrix(data, nonneg=False, worst=False)

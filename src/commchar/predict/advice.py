@@ -163,6 +163,13 @@ class AdviceResult:
 GRID_POINTS = 240
 
 
+def _listed(values: list[float], most: int = 8) -> str:
+    """'13, 14, 15' or, past `most` values, '13, 14, ... 10000 (9988 values)'."""
+    if len(values) <= most:
+        return ", ".join(f"{v:g}" for v in values)
+    return f"{', '.join(f'{v:g}' for v in values[:3])}, ... {values[-1]:g} ({len(values)} values)"
+
+
 class _Extrapolations:
     """Collects, per operation, how far beyond its fitted ranges the advice went (one warning each)."""
 
@@ -187,7 +194,7 @@ class _Extrapolations:
     def lines(self, library: str) -> list[str]:
         out = [f"{library} {key}: n up to {size(n)} is outside the fitted n range [{size(r[0])}, {size(r[1])}] (extrapolation)"
                for key, (n, r) in self.n.items()]
-        out += [f"{library} {key}: p = {', '.join(f'{p:g}' for p in sorted(ps))} outside the fitted p range "
+        out += [f"{library} {key}: p = {_listed(sorted(ps))} outside the fitted p range "
                 f"[{r[0]:g}, {r[1]:g}] (extrapolation)" for key, (ps, r) in self.p.items()]
         out += [f"{library} {key}: the model predicts a negative time somewhere in the range (it does not hold there)"
                 for key in sorted(self.negative)]
@@ -403,6 +410,9 @@ def _default_p_values(model: ModelFile, library: str) -> list[int]:
     return ranges.sample(max(2, min(lows)), max(highs), every_up_to=33)
 
 
+# Each process count costs a search for crossovers (tens of ms): more than this many
+# would take minutes, and a sampled range shows the same crossovers.
+MAX_P_VALUES = 256
 DEFAULT_REPORT_SIZES = (8.0, 1024.0, 65536.0, 1048576.0)
 ONE_DOUBLE_PER_PROCESS = "8*p"
 
@@ -433,6 +443,9 @@ def advise(
         ps = sorted(set(int(p) for p in p_values)) if p_values else _default_p_values(model, lib)
         if not ps or ps[0] < 1:
             raise UsageError("--p: process counts must be integers >= 1")
+        if p_values and len(ps) > MAX_P_VALUES:
+            raise UsageError(f"--p: {len(ps)} process counts, more than the {MAX_P_VALUES} advise compares"
+                             f" (each is a search for crossovers); give fewer, e.g. {ps[0]}:{ps[-1]}:*2")
         advice = LibraryAdvice(lib, n_interval, ps)
         seen = _Extrapolations()
         for equivalence in CATALOGUE:

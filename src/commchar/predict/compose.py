@@ -79,7 +79,11 @@ class Composition:
                 raise UsageError(f"{self.text!r}: count of {part.key} is {count:g} at p={p:g}"
                                  " (a repeat count must be a finite number >= 0)")
             shares.append(PartTime(part, count, model.time(library, part.key, part_n, p)))
-        return sum(share.t_us for share in shares), tuple(shares)
+        total = sum(share.t_us for share in shares)
+        if not math.isfinite(total):
+            raise UsageError(f"{self.text!r}: the predicted time at n={n:g}, p={p:g} is not a finite number"
+                             " (too large to represent)")
+        return total, tuple(shares)
 
 
 def _evaluate(expr: Expr, p: float, what: str) -> float:

@@ -27,7 +27,7 @@ from commchar.report.compare import comparison_table
 from commchar.report.dataset import Entity, build_entities
 from commchar.report.figures import (FigureSpec, comparison_collectives, comparison_p2p,
                                      entity_figures)
-from commchar.report.findings import Finding, all_findings
+from commchar.report.findings import Finding, all_findings, is_unsupported
 from commchar.report.locality import locality_table
 from commchar.report.tables import entity_tables, failures_table, provenance_tables
 from commchar.report.units import Rates
@@ -231,10 +231,12 @@ def _build(options: ReportOptions) -> Report:
         return _page(options, data, entities, sections, notes, all_figures, all_tables, [],
                      seconds, clock, t_draw)
     summary_rows = [[e.label, e.version, str(len(e.points)), ", ".join(map(str, sorted({pt["p"] for pt in e.points}))),
-                     str(len(e.failures)), str(sum(1 for pt in e.points if not pt["valid"]))]
+                     str(sum(1 for f in e.failures if not is_unsupported(f))),
+                     str(sum(1 for pt in e.points if not pt["valid"])),
+                     str(sum(1 for f in e.failures if is_unsupported(f)))]
                     for e in entities]
     summary = Table("summary", "What this report covers", ["library", "version", "points", "p",
-                    "failures", "wrong results"], summary_rows)
+                    "failures", "wrong results", "unsupported"], summary_rows)
     sections.append(("summary", "Summary", tab(summary), False))
     accuracy = accuracy_table(entities)
     if accuracy is not None:

@@ -6,6 +6,7 @@ in two runs (two machines, two option sets), are two entities side by side.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,11 @@ class Entity:
     def series(self, key: str, p: int) -> Series | None:
         if (key, p) not in self._series:
             rows = sorted(
+                # a time that is not positive (an imported 0.00, always marked invalid) has no
+                # place on the figures' log axes: it is counted among the wrong points only
                 (pt for pt in self.points
-                 if pt["p"] == p and op_key(pt["op"], pt["variant"]) == key),
+                 if pt["p"] == p and op_key(pt["op"], pt["variant"]) == key
+                 and isinstance(pt["t_us"], (int, float)) and 0 < pt["t_us"] < math.inf),
                 key=lambda pt: pt["n_bytes"],
             )
             if not rows:

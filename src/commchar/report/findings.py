@@ -26,7 +26,7 @@ LISTED = 3            # examples named per finding
 
 @dataclass
 class Finding:
-    category: str  # failure | wrong-result | model | law | threshold | oversubscribed | precision | variance | comparison
+    category: str  # one of ORDER
     subject: str   # the entity label, or "comparison"
     text: str
 
@@ -132,9 +132,27 @@ def laws(e: Entity) -> list[Finding]:
     return out
 
 
+def is_unsupported(failure: dict) -> bool:
+    """A point the library has no call for (an MPI-4 operation of an MPI-3 library): recorded,
+    never a failure."""
+    return failure.get("kind") == "unsupported"
+
+
+def unsupported(e: Entity) -> list[Finding]:
+    missing = [f for f in e.failures if is_unsupported(f)]
+    if not missing:
+        return []
+    ops = sorted({op_key(f["op"], f.get("variant") or "") for f in missing})
+    reason = str(missing[0].get("message") or "")[:120]
+    return [Finding("unsupported", e.label, (
+        f"{e.label} does not implement {', '.join(ops[:LISTED * 2])}{' …' if len(ops) > LISTED * 2 else ''}"
+        f" ({len(missing)} point(s) not measured{': ' + reason if reason else ''}). Not a failure: the"
+        " library lacks the call."))]
+
+
 def failures(e: Entity) -> list[Finding]:
     out = []
-    by_kind = Counter(f["kind"] for f in e.failures)
+    by_kind = Counter(f["kind"] for f in e.failures if not is_unsupported(f))
     for kind, count in sorted(by_kind.items()):
         examples = [f for f in e.failures if f["kind"] == kind][:LISTED]
         where = "; ".join(
@@ -277,17 +295,23 @@ def comparison(entities: list[Entity]) -> list[Finding]:
     return out
 
 
-ORDER = ("failure", "wrong-result", "model", "law", "threshold", "oversubscribed", "precision", "variance",
-         "comparison")
+# What a reader needs first: how well the model predicts, then what is slow, then what is
+# wrong; the rest are details. GROUPS names the headings the report shows them under.
+ORDER = ("model", "comparison", "law", "wrong-result", "failure", "threshold", "oversubscribed", "precision",
+         "variance", "unsupported")
+GROUPS = (("How well the model predicts", ("model",)),
+          ("What is slow", ("comparison", "law")),
+          ("What is wrong", ("wrong-result", "failure")),
+          ("Details", ("threshold", "oversubscribed", "precision", "variance", "unsupported")))
 
 
 def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -> list[Finding]:
-    """Every finding, the most serious kinds first, entities in order within a kind.
+    """Every finding in ORDER (what matters first), entities in order within a kind.
 
     compared: the entities of the comparison, reference first (default: `entities`)."""
     out: list[Finding] = []
     for e in entities:
-        for rule in (failures, oversubscription, thresholds, laws, precision, variance, model_misses):
+        for rule in (failures, oversubscription, thresholds, laws, precision, variance, model_misses, unsupported):
             out.extend(rule(e))
     out.extend(comparison(entities if compared is None else compared))
     return sorted(out, key=lambda f: ORDER.index(f.category))

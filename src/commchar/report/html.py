@@ -16,7 +16,7 @@ from string import Template
 import matplotlib
 
 from commchar.report.figures import FigureSpec
-from commchar.report.findings import Finding
+from commchar.report.findings import GROUPS, Finding
 
 PAGE = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -43,6 +43,7 @@ th { background: #f2f4f7; } td.num { text-align: right; font-variant-numeric: ta
 .tag-failure, .tag-wrong-result, .tag-model { background: #c62828; } .tag-law { background: #ef6c00; }
 .tag-oversubscribed, .tag-variance, .tag-precision { background: #8d6e63; }
 .tag-threshold { background: #1565c0; } .tag-comparison { background: #2e7d32; }
+.tag-unsupported { background: #9e9e9e; }
 .note { background: #fff8e1; border-left: 4px solid #ffb300; padding: 0.4em 0.8em; }
 </style>
 </head>
@@ -88,9 +89,20 @@ def figure_html(spec: FigureSpec, anchor: str) -> str:
 def findings_html(findings: list[Finding]) -> str:
     if not findings:
         return "<p>No finding: no failure, threshold, law or anomaly to report.</p>"
-    items = "".join(f'<li><span class="tag tag-{escape(f.category)}">{escape(f.category)}</span>'
-                    f"{escape(f.text)}</li>" for f in findings)
-    return f'<ul class="findings">{items}</ul>'
+    out = []
+    for heading, kinds in GROUPS:
+        shown = [f for f in findings if f.category in kinds]
+        if not shown:
+            continue
+        items = "".join(f'<li><span class="tag tag-{escape(f.category)}">{escape(f.category)}</span>'
+                        f"{escape(f.text)}</li>" for f in shown)
+        block = f'<h3>{escape(heading)}</h3><ul class="findings">{items}</ul>'
+        if heading == GROUPS[-1][0]:  # details stay one click away
+            block = (f'<details><summary><strong>{escape(heading)}</strong> ({len(shown)} findings:'
+                     f" thresholds, precision, variance, unsupported operations)</summary>"
+                     f'<ul class="findings">{items}</ul></details>')
+        out.append(block)
+    return "".join(out)
 
 
 def page(title: str, meta: str, notes: list[str], sections: list[tuple[str, str, str, bool]]) -> str:

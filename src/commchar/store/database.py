@@ -330,6 +330,14 @@ class Store:
         return inserted_id(cur)
 
     @_guarded
+    def set_run_owner(self, run_id: int, owner: dict) -> None:
+        """Record the process measuring the run (store/owner.py) in its host facts."""
+        host = self.run(run_id)["host"]
+        host["owner"] = owner
+        with self._db:
+            self._db.execute("UPDATE runs SET host_json = ? WHERE id = ?", (json.dumps(host), run_id))
+
+    @_guarded
     def set_run_status(self, run_id: int, status: str) -> None:
         finished = now_utc() if status != "running" else None
         with self._db:

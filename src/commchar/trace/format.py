@@ -33,6 +33,12 @@ def rank_file_number(name: str) -> int | None:
     match = FILE_PATTERN.match(name)
     return int(match.group(1)) if match else None
 
+# The largest message and the longest run a trace may record: far beyond any traced
+# program (an MPI count is an int, a run of 13 days), well inside what the replay's
+# integer picoseconds hold at any model's gap per byte.
+MAX_MESSAGE_BYTES = 1 << 40
+MAX_SPAN_NS = 1 << 50
+
 HEADER_DTYPE = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
     ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),
@@ -265,12 +271,32 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
     if unknown.any():
         first = int(np.flatnonzero(unknown)[0])
         raise InputError(f"{path}: corrupt record {first} (unknown call id {records['call'][first]})")
+    _check_bounds(path, records, int(header["t_init_ns"]))
     return RankTrace(
         path=path, rank=rank, size=size, host=_text(header["host"]),
         library=_text(header["library"]), t_init_ns=int(header["t_init_ns"]),
         t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
         records=records, problem=problem,
     )
+
+
+def _check_bounds(path: Path, records: np.ndarray, t_init_ns: int) -> None:
+    """Refuse a record no traced program can have made and the replay cannot represent: a
+    message over MAX_MESSAGE_BYTES, or a time more than MAX_SPAN_NS from the rank's start."""
+    if not records.size:
+        return
+    large = np.maximum(records["bytes"], records["bytes2"]) > MAX_MESSAGE_BYTES
+    if large.any():
+        first = int(np.flatnonzero(large)[0])
+        value = int(max(records["bytes"][first], records["bytes2"][first]))
+        raise InputError(f"{path}: record {first} ({CALL_NAMES.get(int(records['call'][first]), '?')}) has"
+                         f" {value} bytes, more than the {MAX_MESSAGE_BYTES} (2^40) a trace may hold")
+    start = min(t_init_ns, int(records["t_start"].min()))
+    late = np.maximum(records["t_start"], records["t_end"]) - np.uint64(start) > np.uint64(MAX_SPAN_NS)
+    if late.any():
+        first = int(np.flatnonzero(late)[0])
+        raise InputError(f"{path}: record {first} ends more than {MAX_SPAN_NS // 86_400_000_000_000} days"
+                         f" ({MAX_SPAN_NS} ns, 2^50) after the rank's start: not a time the replay can represent")
 
 
 def read_trace(directory: str | Path, allow_partial: bool = False) -> Trace:

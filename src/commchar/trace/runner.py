@@ -7,6 +7,7 @@ timeout, and the files say which ranks stopped where.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -14,8 +15,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from commchar.provenance import build_identity
 from commchar import processes
@@ -23,7 +26,7 @@ from commchar.errors import InputError, Interrupted, UsageError
 from commchar.measure.build import ensure_tracer
 from commchar.measure.launch import LaunchSpec, describe_exit, program_command
 from commchar.measure.libraries import Library, linked_family
-from commchar.store import Store
+from commchar.store import Store, owner
 from commchar.store.traces import RankRow, add_rank, begin_trace, finish_trace
 from commchar.trace.format import (RankTrace, Trace, TraceSummary, phase_times, rank_file_number,
                                    read_rank)
@@ -66,12 +69,56 @@ def resolve_program(program: list[str], library: Library) -> list[str]:
     return [str(Path(path).resolve()), *program[1:]]
 
 
+WORK_PREFIX = "commchar-trace-"
+OWNER_FILE = "owner.json"  # in each work folder: the process that made it (store/owner.py)
+
+
+def sweep_work_dirs(parent: Path) -> list[Path]:
+    """Remove the work folders in `parent` whose process died (a `trace` killed, SIGKILL
+    included, before it could remove its own); returns those removed. Folders of live
+    processes, of other hosts and without an owner file are left alone."""
+    removed = []
+    try:
+        candidates = [d for d in parent.iterdir() if d.name.startswith(WORK_PREFIX) and d.is_dir()
+                      and not d.is_symlink()]
+    except OSError:
+        return removed
+    for directory in candidates:
+        try:
+            record = json.loads((directory / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if owner.alive(record) is False:
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+@contextmanager
+def work_dir(parent: Path | None) -> Iterator[str]:
+    """A fresh folder for the ranks' files in `parent` (default: the system's temporary
+    folder), removed afterwards; dead traces' folders there are removed first."""
+    where = Path(tempfile.gettempdir()) if parent is None else parent
+    if parent is not None and not parent.is_dir():
+        raise UsageError(f"--trace-dir: {parent} is not a directory")
+    sweep_work_dirs(where)
+    try:
+        directory = tempfile.mkdtemp(prefix=WORK_PREFIX, dir=where)
+        (Path(directory) / OWNER_FILE).write_text(json.dumps(owner.current()))
+    except OSError as exc:
+        raise UsageError(f"--trace-dir: cannot make a folder in {where}: {(exc.strerror or str(exc)).lower()}"
+                         if parent is not None else
+                         f"trace: cannot make a folder in {where}: {(exc.strerror or str(exc)).lower()}") from None
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def trace_program(store: Store, request: TraceRequest) -> TraceOutcome:
-    if request.work_dir is not None and not request.work_dir.is_dir():
-        raise UsageError(f"--trace-dir: {request.work_dir} is not a directory")
     program = resolve_program(request.program, request.library)
     tracer = ensure_tracer(request.library)
-    with tempfile.TemporaryDirectory(prefix="commchar-trace-", dir=request.work_dir) as directory:
+    with work_dir(request.work_dir) as directory:
         rank_env = {"LD_PRELOAD": str(tracer), "COMMCHAR_TRACE_DIR": directory}
         if request.buffer_records:
             rank_env["COMMCHAR_TRACE_BUFFER"] = str(request.buffer_records)
