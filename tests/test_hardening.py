@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -309,3 +310,237 @@ def _marked(marker: str, command: str | None = None) -> list[int]:
         if marker.encode() in environ and state != "Z" and (command is None or comm == command):
             found.append(int(entry))
     return found
+
+
+# -- imports, traces and outputs: the output policy (commchar.outfile) --------------
+
+EXAMPLE_MODEL = REPO / "examples" / "ap3000-mpi.json"
+MEMORY_LIMIT = 2 * 2**30
+
+
+def limited(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`commchar ARGS` in a child under a 2 GiB address-space limit."""
+    return subprocess.run(["prlimit", f"--as={MEMORY_LIMIT}", sys.executable, "-m", "commchar", *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "COLUMNS": "300", **(env or {})})
+
+
+def _output_verbs(d: Path, db: Path) -> dict[str, list[str]]:
+    """Every verb's way of writing a file, with {out} for the path."""
+    return {
+        "export": ["export", "--db", str(db), "-o", "{out}"],
+        "fit": ["fit", "--db", str(db), "--call-costs", "off", "-o", "{out}"],
+        "report": ["report", "--db", str(db), "-o", "{out}"],
+        "export-model": ["export-model", str(EXAMPLE_MODEL), "--to", "smpi", "-o", "{out}"],
+        "emit-goal": ["simulate", "--collective", "bcast:binomial", "--n", "1K", "--p", "4", "--emit-goal", "{out}"],
+        "sim-trace": ["simulate", "--collective", "bcast:binomial", "--n", "1K", "--p", "4", "--trace", "{out}"],
+    }
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("outputs") / "s.db"
+    store_with_points(db, sizes=6)
+    return db
+
+
+@pytest.mark.parametrize("verb", ["export", "fit", "report", "export-model", "emit-goal", "sim-trace"])
+def test_every_verb_writes_through_a_link_to_its_target_and_keeps_the_link(tmp_path, small_store, verb):
+    real = tmp_path / "real.out"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    (tmp_path / "link.out").symlink_to(real)
+    args = [a.replace("{out}", str(tmp_path / "link.out")) for a in _output_verbs(tmp_path, small_store)[verb]]
+    result = limited(*args)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "link.out").is_symlink() and os.readlink(tmp_path / "link.out") == str(real)
+    assert real.read_text() != "old\n" and real.stat().st_size > 0
+    assert real.stat().st_mode & 0o777 == 0o640  # an existing file keeps its permissions
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.out", "real.out"]  # no temporary left
+
+
+def test_links_planted_at_the_old_fixed_temporary_names_are_never_opened(tmp_path, small_store):
+    victims = {name: tmp_path / f"victim-{i}" for i, name in enumerate((".out.csv.partial", ".model.json.tmp"))}
+    for name, victim in victims.items():
+        victim.write_text("precious\n")
+        (tmp_path / name).symlink_to(victim)
+    assert limited("export", "--db", str(small_store), "-o", str(tmp_path / "out.csv")).returncode == 0
+    assert limited("fit", "--db", str(small_store), "--call-costs", "off",
+                   "-o", str(tmp_path / "model.json")).returncode == 0
+    assert all(v.read_text() == "precious\n" for v in victims.values())
+    assert all((tmp_path / name).is_symlink() for name in victims)
+    assert (tmp_path / "out.csv").read_text().startswith("point_id,")
+    assert json.loads((tmp_path / "model.json").read_text())["format"] == "commchar-model"
+
+
+def test_a_fifo_and_a_link_to_standard_output_are_written_through(tmp_path, small_store):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = __import__("threading").Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    result = limited("export", "--db", str(small_store), "--format", "json", "-o", str(fifo))
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(received[0].decode())[0]["op"] in ("pingpong", "bcast")
+    assert fifo.is_fifo()  # written through, not replaced by a regular file
+    (tmp_path / "stdout-link").symlink_to("/proc/self/fd/1")
+    result = limited("export-model", str(EXAMPLE_MODEL), "--to", "loggopsim", "-o", str(tmp_path / "stdout-link"))
+    assert result.returncode == 0 and "--LogGOPS_" in result.stdout, result.stderr
+    assert (tmp_path / "stdout-link").is_symlink()
+
+
+@pytest.mark.parametrize("verb", ["export", "fit", "report", "export-model", "emit-goal", "sim-trace"])
+def test_a_full_device_and_a_directory_are_one_line(tmp_path, small_store, verb):
+    (tmp_path / "full").symlink_to("/dev/full")
+    for target, message in ((tmp_path / "full", "no space left on device"), (tmp_path, "is a directory"),
+                            (tmp_path / "missing" / "x", "no such file or directory")):
+        args = [a.replace("{out}", str(target)) for a in _output_verbs(tmp_path, small_store)[verb]]
+        result = limited(*args)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode != 0 and len(lines) == 1, result.stderr[-2000:]
+        assert lines[0] == f"commchar: error: cannot write {target}: {message}", lines
+    assert (tmp_path / "full").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]
+
+
+# -- a run or trace whose process died ------------------------------------------------
+
+def test_an_owner_killed_with_sigkill_is_dead_and_a_live_one_alive(tmp_path):
+    from commchar.store import owner
+
+    child = subprocess.Popen([sys.executable, "-c", "import json, time; from commchar.store import owner;"
+                              " print(json.dumps(owner.current()), flush=True); time.sleep(60)"],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    record = json.loads(child.stdout.readline())
+    assert owner.alive(record) is True and owner.alive(owner.current()) is True
+    child.kill()
+    child.wait()
+    assert owner.alive(record) is False
+    assert owner.alive({**record, "pid": os.getpid()}) is False  # a reused id: another start time
+    assert owner.alive({**record, "hostname": "elsewhere"}) is None
+    assert owner.run_status({"status": "running", "host": {"owner": record}}) == "died"
+    assert owner.run_status({"status": "complete", "host": {"owner": record}}) == "complete"
+
+
+@pytest.mark.mpi
+def test_a_run_killed_with_sigkill_is_listed_died_and_resumed(tmp_path, mpi_libraries):
+    db = tmp_path / "k.db"
+    library = "mpich" if "mpich" in {lib.name for lib in mpi_libraries} else mpi_libraries[0].name
+    marker = uuid.uuid4().hex
+    run = subprocess.Popen([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library,
+                            "--ops", "barrier", "--np", "2", "--timeout", "60"],
+                           env={**os.environ, "COMMCHAR_INJECT_FAULT": "hang@barrier:0",
+                                "COMMCHAR_TEST_MARKER": marker},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_marked(marker, "commchar-kernel")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 15
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with Store(db, readonly=True) as store:
+        assert store.run(1)["status"] == "running"  # nothing could record an outcome
+    listing = commchar("runs", "--db", str(db))
+    row = next(line for line in listing.stdout.splitlines() if line.strip("│┃ ").startswith("1 "))
+    assert "died" in row, listing.stdout
+    resumed = commchar("run", "--db", str(db), "--resume", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "died while measuring; resuming" in resumed.stdout
+    with Store(db, readonly=True) as store:
+        assert store.run(1)["status"] == "complete" and store.run(1)["host"]["owner"]["pid"] != run.pid
+
+
+@pytest.mark.mpi
+def test_a_trace_killed_with_sigkill_leaves_its_folder_only_until_the_next_trace(tmp_path, mpi_libraries):
+    library = "mpich" if "mpich" in {lib.name for lib in mpi_libraries} else mpi_libraries[0].name
+    work = tmp_path / "work"
+    work.mkdir()
+    tracing = subprocess.Popen([sys.executable, "-m", "commchar", "trace", "--db", str(tmp_path / "t.db"),
+                                "--library", library, "--np", "1", "--trace-dir", str(work), "--", "/bin/sleep", "30"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not list(work.glob("commchar-trace-*/owner.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = list(work.glob("commchar-trace-*"))
+    assert len(left) == 1
+    os.killpg(tracing.pid, signal.SIGKILL)
+    tracing.wait()
+    assert left[0].exists()  # SIGKILL: nothing could remove it
+    again = commchar("trace", "--db", str(tmp_path / "t.db"), "--library", library, "--np", "1",
+                     "--trace-dir", str(work), "--", "/bin/true")
+    assert "Traceback" not in again.stderr
+    assert list(work.iterdir()) == []  # the dead trace's folder and the new one are gone
+
+
+# -- a newcomer's first hour ----------------------------------------------------------
+
+def test_fit_runs_and_report_need_no_flag_beside_a_store(tmp_path):
+    store_with_points(tmp_path / "commchar.db", sizes=6)
+    for verb in (["fit", "--call-costs", "off"], ["runs"], ["report"]):
+        result = limited(*verb, cwd=tmp_path)
+        assert result.returncode == 0, (verb, result.stderr)
+    assert (tmp_path / "report.html").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = limited("fit", cwd=empty)
+    assert result.returncode == 2 and "commchar.db" in result.stderr and "does not exist" in result.stderr
+
+
+def test_runs_fits_an_80_column_terminal(tmp_path):
+    db = tmp_path / "w.db"
+    store_with_points(db, library="openmpi-4.1.6-built-with-a-rather-long-configuration-name", sizes=2)
+    result = commchar("runs", "--db", str(db), env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= 80, result.stdout
+    first = next(i for i, line in enumerate(lines) if line.strip("│┃ ").startswith("1 "))
+    rows = [[c.strip() for c in line.strip("│┃").split("│")] for line in lines[first:] if line.startswith("│")]
+    cells = rows[0]
+    assert cells[0] == "1" and cells[2] == "complete" and cells[5] == "6"
+    assert re.fullmatch(r"(\d{4}-)?\d\d-\d\d \d\d:\d\d", cells[1])  # on one line, to the minute
+    assert all(row[0] == row[1] == row[2] == "" for row in rows[1:])  # only the libraries go on
+    assert "".join(row[3] for row in rows) == "openmpi-4.1.6-built-with-a-rather-long-configuration-name"
+    assert "host: test" in result.stdout
+
+
+def test_the_progress_bar_reads_elapsed_then_time_left():
+    from rich.console import Console
+
+    from commchar import terminal
+
+    bar = terminal.sweep_progress(Console(file=io.StringIO(), width=120))
+    task = bar.add_task("sweep", total=10)
+    clock = bar.columns[-1]
+    assert str(clock.render(bar.tasks[0])) == "0:00:00 elapsed, left unknown"
+    bar.start_task(task)
+    bar.tasks[0].start_time = bar.get_time() - 40.0  # 40 s in, 4 of 10 done: 60 s left
+    bar.update(task, completed=4)
+    assert str(clock.render(bar.tasks[0])) == "0:00:40 elapsed, 0:01:00 left"
+
+
+def test_unsupported_operations_are_not_failures_and_findings_put_the_model_first(tmp_path):
+    from commchar.report import ReportOptions, build_report
+    from commchar.report.findings import GROUPS, ORDER
+
+    db = tmp_path / "u.db"
+    store_with_points(db, sizes=8)
+    with Store(db) as store:
+        for op in ("pbcast", "pallreduce", "partitioned"):
+            store.add_failure(1, "openmpi", op, "", 2, 8, "unsupported", "needs MPI-4; the library is MPI 3.1")
+        store.add_failure(1, "openmpi", "bcast", "", 4, 8, "crash", "signal 11")
+    report = build_report(ReportOptions(str(db), None, None, "si", "exclude", None))
+    kinds = [f.category for f in report.findings]
+    assert kinds.count("unsupported") == 1 and kinds.count("failure") == 1
+    failure = next(f for f in report.findings if f.category == "failure")
+    assert "1 crash failure(s)" in failure.text and "pbcast" not in failure.text
+    assert "not a failure" in next(f.text for f in report.findings if f.category == "unsupported").lower()
+    assert kinds == sorted(kinds, key=ORDER.index) and ORDER[0] == "model" and ORDER[-1] == "unsupported"
+    assert [g for g, _ in GROUPS][0] == "How well the model predicts"
+    section = report.html[report.html.index('<section id="findings">'):]
+    assert section.index("What is wrong") < section.index("<details><summary><strong>Details")
+    assert re.search(r"<td>openmpi</td>.*?<td[^>]*>1</td><td[^>]*>0</td><td[^>]*>3</td>", report.html)

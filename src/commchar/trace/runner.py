@@ -77,7 +77,7 @@ def sweep_work_dirs(parent: Path) -> list[Path]:
     """Remove the work folders in `parent` whose process died (a `trace` killed, SIGKILL
     included, before it could remove its own); returns those removed. Folders of live
     processes, of other hosts and without an owner file are left alone."""
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = [d for d in parent.iterdir() if d.name.startswith(WORK_PREFIX) and d.is_dir()
                       and not d.is_symlink()]
