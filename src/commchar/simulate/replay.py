@@ -147,7 +147,10 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
         if req.emit_goal:
             if req.collectives != "expanded":
                 raise UsageError("--emit-goal writes the expanded schedule: use --collectives expanded")
-            run_simulator([*argv, "--emit-goal", req.emit_goal], expect_json=False)
+            from commchar import outfile
+
+            with outfile.output_path(req.emit_goal) as staged:  # the policy of every output file
+                run_simulator([*argv, "--emit-goal", str(staged)], expect_json=False)
         results["loggps"] = run_simulator(argv)
         results["loggp"] = run_simulator([*argv, "--S", "inf"])
     doc = _document(req, library, loggp, listed, rows, results)
