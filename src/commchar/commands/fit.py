@@ -47,6 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " left out of the fit")
     parser.add_argument("--holdout-p", type=int, action="append", metavar="P", default=[],
                         help="with --holdout-sizes: also leave out every collective point at this p")
+    parser.add_argument("--np", metavar="LIST",
+                        help="fit only the points measured at these process counts (2,4,8 or 2:8), to check"
+                             " the laws in p at the others (bench/laws_extrapolation.py)")
 
 
 def _read(args: argparse.Namespace) -> tuple[list[dict], list[dict], dict[str, Any]]:
@@ -64,6 +67,17 @@ def _read(args: argparse.Namespace) -> tuple[list[dict], list[dict], dict[str, A
     if args.csv:
         return read_csv(args.csv), [], {"runs": [{"csv": args.csv}]}
     return read_json(args.json), [], {"runs": [{"json": args.json}]}
+
+
+def _at_np(points: list[dict], text: str) -> list[dict]:
+    from commchar.measure.plan import parse_np
+
+    wanted = set(parse_np(text))
+    kept = [pt for pt in points if pt["p"] in wanted]
+    if not kept:
+        found = ",".join(str(q) for q in sorted({pt["p"] for pt in points}))
+        raise UsageError(f"commchar fit: no point at --np {text} (measured at p = {found or 'none'})")
+    return kept
 
 
 def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
@@ -99,6 +113,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if not 0 <= penalty <= 1000:
         raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
     points, failures, facts = _read(args)
+    if args.np is not None:
+        points = _at_np(points, args.np)
     model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)

@@ -43,6 +43,8 @@ _FUNCTIONS: dict[str, tuple[Callable[..., float], int, int | None]] = {
     "ln": (lambda x: _log(x), 1, 1),
     "sqrt": (math.sqrt, 1, 1),
     "exp": (math.exp, 1, 1),
+    "ceil": (lambda x: float(math.ceil(x)), 1, 1),
+    "floor": (lambda x: float(math.floor(x)), 1, 1),
     "min": (min, 2, None),
     "max": (max, 2, None),
 }

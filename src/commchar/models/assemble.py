@@ -257,7 +257,7 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
     p = np.array([pt["p"] for pt in pts], float)
     t = np.array([pt["t_us"] for pt in pts], float)
     v = [pt["variant"] for pt in pts]
-    model = CollectiveModel(penalty=penalty).fit(n, p, t, v)
+    model = CollectiveModel(penalty=penalty, op=op).fit(n, p, t, v)
     entries = {}
     for variant in model.variants_:
         sel = np.array([x == variant for x in v])

@@ -3,7 +3,9 @@
 Breakpoints are shared by every p and variant (an algorithm switch happens at
 a size); within each regime every (variant, p) gets its own Hockney fit, t_c(p)
 is the per-byte term of `sum` minus that of `nop`, and each of t_s, t_b, t_c
-becomes a law in p chosen by cross-validation (laws.py).
+becomes a law in p chosen by how well it predicts the larger measured p from
+the smaller ones (laws.py, `LawSelector(select="extrapolate")`; `laws="loo"`
+chooses by leave-one-out cross-validation instead).
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ import numpy as np
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
-from commchar.models.laws import Law, LawSelector
+from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
 from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel, segment_index
+
+
+# The law of the bytes every process moves through the node's shared memory per byte of n
+# (metrics.AGGREGATE_FACTOR): when the ranks share the memory bandwidth, t_b grows with it.
+# n is the whole buffer for scatter and gather, of which (p-1)/p crosses.
+NODE_TRAFFIC = {"alltoall": "pairs", "bcast": "linear", "reduce": "linear", "allreduce": "linear",
+                "allgather": "linear", "reduce_scatter": "linear", "scan": "linear",
+                "scatter": "share", "gather": "share"}
 
 
 def _arrays(n: Any, p: Any, t: Any, variant: Any) -> tuple[np.ndarray, ...]:
@@ -48,12 +58,17 @@ class CollectiveModel(Estimator):
         "max_segments": positive_int(1),
         "min_sizes": positive_int(2),
         "penalty": number_in(0.0, 1000.0),
+        "laws": (lambda v: v in SELECTIONS, f"one of {', '.join(SELECTIONS)}"),
+        "op": (lambda v: v is None or isinstance(v, str), "None or an operation name"),
     }
 
-    def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY) -> None:
+    def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
+                 laws: str = "extrapolate", op: str | None = None) -> None:
         self.max_segments = max_segments
         self.min_sizes = min_sizes
         self.penalty = penalty
+        self.laws = laws
+        self.op = op
 
     def fit(self, n: Any, p: Any, t: Any, variant: Any = None) -> "CollectiveModel":
         self._validate_params()
@@ -122,16 +137,22 @@ class CollectiveModel(Estimator):
             # The sum's transfer term is the nop's slope, at the p where both were measured.
             source = {q: nops[q] for q in t_c} if var == "sum" and t_c else fits
             laws[var] = {
-                "t_s": LawSelector().fit(ps, [fits[q]["t_s"] for q in ps]),
-                "t_b": LawSelector().fit(sorted(source), [source[q]["t_b"] for q in sorted(source)]),
+                "t_s": self._selector().fit(ps, [fits[q]["t_s"] for q in ps]),
+                "t_b": self._selector(transfer=True).fit(sorted(source), [source[q]["t_b"] for q in sorted(source)]),
             }
             if var == "sum" and t_c:
                 ps_c = sorted(t_c)
-                laws[var]["t_c"] = LawSelector().fit(ps_c, [t_c[q] for q in ps_c],
-                                                     scale=[max(sums[q]["t_b"], 1e-300) for q in ps_c])
+                laws[var]["t_c"] = self._selector().fit(ps_c, [t_c[q] for q in ps_c],
+                                                        scale=[max(sums[q]["t_b"], 1e-300) for q in ps_c])
             elif var == "sum" and "nop" in per_p:
                 notes.append("t_c = 0: no process count has both sum and nop measured in this regime")
         return {"n_min": n_min, "n_max": n_max, "per_p": per_p, "t_c": t_c, "laws": laws, "notes": notes}
+
+    def _selector(self, transfer: bool = False) -> LawSelector:
+        """The law selector of one term; the transfer term (t_b) may also follow the node's
+        traffic (NODE_TRAFFIC) when the operation is known."""
+        traffic = NODE_TRAFFIC.get(self.op or "") if transfer else None
+        return LawSelector(select=self.laws, steps=STEP_FORMS + ((traffic,) if traffic else ()))
 
     def _borrow_missing_laws(self) -> None:
         """A variant measured at other sizes only has no fit in some regime: use the laws of

@@ -5,12 +5,17 @@
   labels its laws with it, the advisor labels a hand-written model's terms with it.
 - The best-known algorithm per collective and term (`BEST_KNOWN`, models.md
   section 6), against which the advisor and the report judge a library.
-- Fitted laws: the forms of the published tables, chosen by leave-one-out
-  cross-validation. Candidates: a + b f(p) with f in {1, log2 p, p, p log2 p, p^2},
-  c (log2 p)^e, and 1/(a - b log2 p). Each is fitted on relative error; the law
-  kept is the simplest whose cross-validated error is close to the best one,
-  because the few p values of a small machine cannot tell apart forms that the
-  noise hides.
+- Fitted laws: the forms of the published tables and the step counts of the
+  algorithms libraries run. Candidates: a + b f(p) with f in {1, log2 p, p,
+  p log2 p, p^2, p(p-1), ceil(log2 p), (p-1)/p}, a + b floor(log2 p) + c [p not
+  a power of two], c (log2 p)^e, and 1/(a - b log2 p). Each is fitted on
+  relative error.
+  `LawSelector(select="loo")` keeps the simplest form whose leave-one-out error
+  is close to the best one (the few p values of a small machine cannot tell
+  apart forms that the noise hides); `select="extrapolate"` (the collectives'
+  laws) scores each form by predicting the larger measured p from the smaller
+  ones, prefers the algorithms' step counts, and keeps a + b log2 p unless
+  another form does clearly better there.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from scipy.optimize import lsq_linear
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
@@ -161,21 +167,53 @@ def best_known_class(op: str, term: str) -> ComplexityClass | None:
 
 # --- fitted laws ---------------------------------------------------------------
 
+def _ceil_log2(p: np.ndarray) -> np.ndarray:
+    """Rounds of a binomial tree, Bruck or dissemination: ceil(log2 p) (exact at powers of two)."""
+    return np.ceil(np.log2(p))
+
+
+def _floor_log2(p: np.ndarray) -> np.ndarray:
+    return np.floor(np.log2(p))
+
+
+def _not_pow2(p: np.ndarray) -> np.ndarray:
+    """1 where p is not a power of two: the extra step of recursive doubling/halving there."""
+    return _ceil_log2(p) - _floor_log2(p)
+
+
 # name -> (f(p), expression of f, complexity class of a + b f with b > 0)
 LINEAR_FORMS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str, ComplexityClass]] = {
     "log": (LOG.growth, "log2(p)", LOG),  # type: ignore[dict-item]
     "linear": (LINEAR.growth, "p", LINEAR),  # type: ignore[dict-item]
     "plogp": (P_LOG.growth, "p*log2(p)", P_LOG),  # type: ignore[dict-item]
     "quadratic": (QUADRATIC.growth, "p^2", QUADRATIC),  # type: ignore[dict-item]
+    "ceillog": (_ceil_log2, "ceil(log2(p))", LOG),
+    "share": (lambda p: (p - 1) / p, "(1 - 1/p)", CONSTANT),
+    "pairs": (lambda p: p * (p - 1), "p*(p - 1)", QUADRATIC),
 }
+# a + b floor(log2 p) + c [p not a power of two]: recursive doubling or halving, whose
+# non-power-of-two p pay one (or two) extra full-vector steps to fold the extra ranks in
+POW2GAP_TEXT = "ceil(log2(p)) - floor(log2(p))"
 FORMS = ("const", "log", "linear", "plogp", "quadratic", "powlog", "reciprocal")
+# The collectives' candidates: the published forms and the algorithms' step counts.
+ALGORITHM_FORMS = ("ceillog", "share", "pow2gap")
+EXTRAPOLATION_FORMS = (*FORMS, *ALGORITHM_FORMS, "pairs")
 FAMILY_TEXT = {
     "const": "a", "log": "a + b*log2(p)", "linear": "a + b*p", "plogp": "a + b*p*log2(p)",
     "quadratic": "a + b*p^2", "powlog": "c*log2(p)^e", "reciprocal": "1/(a - b*log2(p))",
+    "ceillog": "a + b*ceil(log2(p))", "share": "a + b*(1 - 1/p)", "pairs": "a + b*p*(p - 1)",
+    "pow2gap": "a + b*floor(log2(p)) + c*(ceil(log2(p)) - floor(log2(p)))",
 }
 MIN_P_FOR_SHAPE = 5
 POWER_IS_ONE = 0.05  # |e - 1| below which c*log2(p)^e is reported as a + b*log2(p)
-N_PARAMS = {"const": 1, "powlog": 2, "reciprocal": 2, **{k: 2 for k in LINEAR_FORMS}}
+N_PARAMS = {"const": 1, "powlog": 2, "reciprocal": 2, "pow2gap": 3, **{k: 2 for k in LINEAR_FORMS}}
+SHAPE_FORMS = ("powlog", "reciprocal")
+# Forward validation: the smallest number of p values a law is fitted from before it
+# predicts the larger ones; with fewer distinct p than this plus one, "extrapolate"
+# falls back to leave-one-out.
+MIN_P_TO_EXTRAPOLATE = 3
+STEP_FORMS = ("const", "log", *ALGORITHM_FORMS)
+FREE_FORM_MARGIN = 0.2
 
 
 def num(x: float, digits: int = 6) -> str:
@@ -192,6 +230,23 @@ def _affine_text(a: float, b: float, f_text: str, digits: int) -> str:
     return f"{head} - {num(-a, digits)}" if a < 0 else f"{head} + {num(a, digits)}"
 
 
+def _sum_text(terms: list[tuple[float, str]], a: float, digits: int) -> str:
+    """b1*f1 + b2*f2 + ... + a with signs written as operators; zero terms left out."""
+    text = ""
+    for coef, f_text in terms:
+        if num(coef, digits) == "0":
+            continue
+        if not text:
+            text = f"{num(coef, digits)}*{f_text}"
+        else:
+            text += f" - {num(-coef, digits)}*{f_text}" if coef < 0 else f" + {num(coef, digits)}*{f_text}"
+    if not text:
+        return num(a, digits)
+    if num(a, digits) == "0":
+        return text
+    return f"{text} - {num(-a, digits)}" if a < 0 else f"{text} + {num(a, digits)}"
+
+
 @dataclass(frozen=True)
 class Law:
     """One fitted law in p: a form and its parameters (published or fitted)."""
@@ -206,6 +261,8 @@ class Law:
             return np.full_like(p, q["a"])
         if self.form in LINEAR_FORMS:
             return q["a"] + q["b"] * LINEAR_FORMS[self.form][0](p)
+        if self.form == "pow2gap":
+            return q["a"] + q["b"] * _floor_log2(p) + q["c"] * _not_pow2(p)
         if self.form == "powlog":
             with np.errstate(divide="ignore", invalid="ignore"):
                 return q["c"] * np.log2(p) ** q["e"]
@@ -221,6 +278,8 @@ class Law:
             return num(q["a"], d)
         if self.form in LINEAR_FORMS:
             return _affine_text(q["a"], q["b"], LINEAR_FORMS[self.form][1], d)
+        if self.form == "pow2gap":
+            return _sum_text([(q["b"], "floor(log2(p))"), (q["c"], f"({POW2GAP_TEXT})")], q["a"], d)
         if self.form == "powlog":
             return f"{num(q['c'], d)}*log2(p)^{num(q['e'], d)}"
         b = q["b"]
@@ -235,6 +294,8 @@ class Law:
             return CONSTANT.name
         if self.form in LINEAR_FORMS:
             return LINEAR_FORMS[self.form][2].name if self.params["b"] > 0 else CONSTANT.name
+        if self.form == "pow2gap":
+            return LOG.name if self.params["b"] > 0 else CONSTANT.name
         return classify(self, *p_range).name
 
     def describe(self, p_range: tuple[float, float]) -> dict[str, Any]:
@@ -260,10 +321,23 @@ def _weights(y: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
     return 0.1 / np.maximum(relative, 0.1)
 
 
-def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None = None) -> Law | None:
+def _affine(columns: list[np.ndarray], y: np.ndarray, w: np.ndarray, nondecreasing: bool) -> np.ndarray:
+    """(a, b1, b2, ...) of a + sum b_i f_i(p) by weighted least squares; with nondecreasing,
+    every b_i >= 0 (the f_i grow with p)."""
+    A = np.column_stack([np.ones_like(y), *columns]) * w[:, None]
+    if not nondecreasing:
+        return np.linalg.lstsq(A, y * w, rcond=None)[0]
+    lower = np.r_[-np.inf, np.zeros(len(columns))]
+    return lsq_linear(A, y * w, bounds=(lower, np.full(lower.size, np.inf))).x
+
+
+def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None = None,
+             nondecreasing: bool = False) -> Law | None:
     """The least-relative-error law of one form through (p, y); None if the form cannot apply.
 
     `scale` replaces |y| as the yardstick of each residual (see LawSelector.fit).
+    `nondecreasing` keeps the coefficients of the growing terms of an a + b f form (and of
+    pow2gap) >= 0: a law then never falls as p grows, and one that would is the constant.
     """
     w = _weights(y, scale)
     if form == "const":
@@ -271,10 +345,25 @@ def fit_form(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None =
     if np.unique(p).size < 2:
         return None
     if form in LINEAR_FORMS:
-        f = LINEAR_FORMS[form][0](p)
-        A = np.column_stack([np.ones_like(p), f]) * w[:, None]
-        (a, b), *_ = np.linalg.lstsq(A, y * w, rcond=None)
-        return Law(form, {"a": float(a), "b": float(b)})
+        a, b = _affine([LINEAR_FORMS[form][0](p)], y, w, nondecreasing)
+        law = Law(form, {"a": float(a), "b": float(b)})
+    elif form == "pow2gap":
+        # Determined only when the p include a non-power of two and two powers of two.
+        gap = _not_pow2(p)
+        if np.unique(p[gap == 0]).size < 2 or not np.any(gap > 0):
+            return None
+        a, b, c = _affine([_floor_log2(p), gap], y, w, nondecreasing)
+        law = Law("pow2gap", {"a": float(a), "b": float(b), "c": float(c)})
+    else:
+        return _shape_form(form, p, y, w)
+    if nondecreasing and all(v == 0 for k, v in law.params.items() if k != "a"):
+        return fit_form("const", p, y, scale)
+    return law
+
+
+def _shape_form(form: str, p: np.ndarray, y: np.ndarray, w: np.ndarray) -> Law | None:
+    """powlog and reciprocal, fitted as straight lines after a transform (w is unused:
+    the transforms make the residuals relative already)."""
     if form == "powlog":
         # Needs log2 p > 0 and one sign: then log|y| is linear in log(log2 p).
         if np.any(p < 2) or not (np.all(y > 0) or np.all(y < 0)):
@@ -301,32 +390,72 @@ def _finite_law(law: Law | None, p: np.ndarray) -> bool:
         return bool(np.all(np.isfinite(law(p))))
 
 
+def _accelerates(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None) -> bool:
+    """True for a form that grows faster than any a + b log2 p beyond the measured p."""
+    if form == "powlog":
+        law = fit_form(form, p, y, scale)
+        return law is None or law.params["e"] > 1
+    return form in ("linear", "plogp", "quadratic", "reciprocal")
+
+
 ONE_P_NOTE = "one process count: no law in p"
 FEW_P_NOTE = "fewer than 3 values of p: the form is not determined by the data"
 
 
+SELECTIONS = ("loo", "extrapolate")
+
+
 class LawSelector(Estimator):
-    """Chooses and fits a law y(p) among FORMS by leave-one-out cross-validation.
+    """Chooses and fits a law y(p) among `forms`.
 
-    The simplest form (fewest parameters, then the order of FORMS) whose LOO
-    RMS relative error is within `tolerance` (relative) plus `slack` (absolute)
-    of the best is kept. With fewer than 3 distinct p a 2-parameter form cannot
-    be cross-validated: two p give the constant when it predicts each value
-    from the other within `slack`, else a + b log2 p marked underdetermined.
+    select="loo" (the default): by leave-one-out cross-validation. The simplest
+    form (fewest parameters, then the order of FORMS) whose LOO RMS relative
+    error is within `tolerance` (relative) plus `slack` (absolute) of the best is
+    kept. With fewer than 3 distinct p a 2-parameter form cannot be
+    cross-validated: two p give the constant when it predicts each value from
+    the other within `slack`, else a + b log2 p marked underdetermined.
 
-    Fitted: law_ (Law), cv_errors_ (form -> LOO RMS relative error),
+    select="extrapolate": by forward validation, the question a law in p is asked
+    (what happens at more processes than were measured). Each form is fitted on
+    the MIN_P_TO_EXTRAPOLATE smallest distinct p, then on one more, ..., and
+    predicts every larger measured p each time; its error is the RMS relative
+    error of those predictions. Candidates are the step forms `steps` (const,
+    a + b log2 p, a + b ceil(log2 p), a + b (1 - 1/p), a + b floor(log2 p) +
+    c [p not a power of two], plus whatever the caller adds: a collective's node
+    traffic) and, from MIN_P_FOR_SHAPE distinct p on, the free forms (p, p log2 p,
+    p^2, p(p-1), powlog, reciprocal). Among the step forms within `tolerance` +
+    `slack` of their best error, the fewest parameters win, and among those
+    a + b log2 p unless another is better by more than `tie`. A free form replaces
+    that choice only when its error is lower, and when it bends upwards faster
+    than log2 p only when it is at most FREE_FORM_MARGIN of it. Growth
+    coefficients are kept >= 0 (a fitted law never falls as p grows). With too
+    few p to hold any out (3), a + b log2 p, unless leave-one-out finds a step
+    form or a + b p with at most FREE_FORM_MARGIN of its error.
+
+    Fitted: law_ (Law), cv_errors_ (form -> RMS relative error of the selection:
+    LOO or forward), selection_ ("loo" or "extrapolate", the one used),
     underdetermined_ (bool), p_range_.
     """
 
     _parameter_constraints = {
-        "tolerance": number_in(0.0, 10.0), "slack": number_in(0.0, 1.0), "tie": number_in(0.0, 10.0)}
+        "tolerance": number_in(0.0, 10.0), "slack": number_in(0.0, 1.0), "tie": number_in(0.0, 10.0),
+        "select": (lambda v: v in SELECTIONS, f"one of {', '.join(SELECTIONS)}"),
+        "forms": (lambda v: v is None or (isinstance(v, tuple) and len(v) > 0
+                                          and all(f in FAMILY_TEXT for f in v)),
+                  f"None or a non-empty tuple of {', '.join(FAMILY_TEXT)}"),
+        "steps": (lambda v: isinstance(v, tuple) and all(f in FAMILY_TEXT for f in v),
+                  f"a tuple of {', '.join(FAMILY_TEXT)}"),
+    }
 
     def __init__(self, tolerance: float = 0.25, slack: float = 0.01, tie: float = 0.10,
-                 forms: tuple[str, ...] = FORMS) -> None:
+                 forms: tuple[str, ...] | None = None, select: str = "loo",
+                 steps: tuple[str, ...] = STEP_FORMS) -> None:
         self.tolerance = tolerance
         self.slack = slack
         self.tie = tie
         self.forms = forms
+        self.select = select
+        self.steps = steps
 
     def fit(self, p: Any, y: Any, scale: Any = None) -> "LawSelector":
         """Fit y(p). `scale` (optional, > 0 per value) is the yardstick of each value's
@@ -344,10 +473,18 @@ class LawSelector(Estimator):
             raise InputError("LawSelector: p must be >= 1 and values finite")
         self.p_range_ = (float(p.min()), float(p.max()))
         distinct = np.unique(p).size
+        forms = self.forms or (EXTRAPOLATION_FORMS if self.select == "extrapolate" else FORMS)
+        forms = tuple(dict.fromkeys(("const", "log", *forms, *(self.steps if self.select == "extrapolate" else ()))))
+        forward = self.select == "extrapolate" and distinct > MIN_P_TO_EXTRAPOLATE
+        self.selection_ = "extrapolate" if forward else "loo"
+        error = self._forward_error if forward else self._loo_error
+        # Extrapolating, no law falls as p grows (a cost that falls is noise or an algorithm
+        # change the law cannot see): growth coefficients are kept >= 0.
+        rising = self.select == "extrapolate"
         # Candidate forms that do not apply overflow or divide by zero on the way to an
         # infinite error; that is their rejection, not something to warn about.
         with np.errstate(all="ignore"):
-            self.cv_errors_ = {form: self._loo_error(form, p, y, sc) for form in self.forms}
+            self.cv_errors_ = {form: error(form, p, y, sc, rising) for form in forms}
         self.underdetermined_ = distinct < 3
         if distinct == 1 or np.all(y == y[0]):
             chosen = "const"
@@ -355,21 +492,17 @@ class LawSelector(Estimator):
             chosen = "const" if self.cv_errors_["const"] <= self.slack else "log"
         else:
             # A power of log2 p or a reciprocal has a shape parameter that 3-4 values
-            # of p cannot pin down: with so few, only a + b f(p) forms compete.
-            pool = [f for f in self.forms if distinct >= MIN_P_FOR_SHAPE or f in ("const", *LINEAR_FORMS)]
-            best = min(self.cv_errors_[f] for f in pool)
-            ok = [f for f in pool if self.cv_errors_[f] <= best * (1 + self.tolerance) + self.slack]
-            fewest = min(N_PARAMS[f] for f in ok)
-            simplest = [f for f in ok if N_PARAMS[f] == fewest]
-            # Same number of parameters: the better CV error, unless within `tie` (then FORMS order).
-            top = min(self.cv_errors_[f] for f in simplest)
-            chosen = next(f for f in simplest if self.cv_errors_[f] <= top * (1 + self.tie) + 1e-12)
+            # of p cannot pin down; nor can 3 values give a 3-parameter law any check.
+            pool = [f for f in forms if (distinct >= MIN_P_FOR_SHAPE or f not in SHAPE_FORMS)
+                    and N_PARAMS[f] < distinct]
+            chosen = (self._extrapolating(pool, forward, p, y, sc) if self.select == "extrapolate"
+                      else self._choose(pool, forward))
         if chosen == "powlog" and self.cv_errors_.get("log", math.inf) < 2 * self.cv_errors_["powlog"]:
             # c*log2(p)^e with e ~ 1 is c*log2(p): name it by the simpler family.
             e = fit_form("powlog", p, y, sc).params["e"]  # type: ignore[union-attr]
             if abs(e - 1.0) <= POWER_IS_ONE:
                 chosen = "log"
-        law = fit_form(chosen, p, y, sc)
+        law = fit_form(chosen, p, y, sc, rising)
         self.fallback_ = None
         if law is None or not _finite_law(law, p):
             # Cannot happen for well-conditioned data; a model file must never hold a non-finite
@@ -383,18 +516,69 @@ class LawSelector(Estimator):
         self.distinct_p_ = distinct
         return self
 
+    def _extrapolating(self, pool: list[str], forward: bool, p: np.ndarray, y: np.ndarray,
+                       scale: np.ndarray | None) -> str:
+        """The form select="extrapolate" keeps, from `pool` (at least 3 distinct p)."""
+        if not forward:
+            # Too few p to hold any out: a + b log2 p, unless leave-one-out finds a step form
+            # or a + b p far closer to the values (FREE_FORM_MARGIN of its error).
+            other = self._choose([f for f in pool if f in (*self.steps, "linear") and f != "log"], False)
+            return other if self.cv_errors_[other] < FREE_FORM_MARGIN * self.cv_errors_["log"] else "log"
+        chosen = self._choose([f for f in pool if f in self.steps], True)
+        # A free form competes from MIN_P_FOR_SHAPE values of p on (one held-out p cannot
+        # tell a curve from noise), and must then predict the larger p better than the step
+        # form; one that bends upwards faster than log2 p (p, p log p, p^2, a power of log2 p
+        # above 1, a reciprocal) must have at most FREE_FORM_MARGIN of its error, because a
+        # step count bends where the library changes algorithm and such a curve does not.
+        free = [f for f in pool if f not in self.steps]
+        if free and np.unique(p).size >= MIN_P_FOR_SHAPE:
+            other = self._choose(free, True)
+            margin = FREE_FORM_MARGIN if _accelerates(other, p, y, scale) else 1.0
+            if self.cv_errors_[other] < margin * self.cv_errors_[chosen]:
+                return other
+        return chosen
+
+    def _choose(self, pool: list[str], forward: bool) -> str:
+        """Among the forms within `tolerance` + `slack` of the best error, those with fewest
+        parameters; of these the best, unless within `tie` of it (then the order of `forms`,
+        and extrapolating, a + b log2 p first)."""
+        best = min(self.cv_errors_[f] for f in pool)
+        ok = [f for f in pool if self.cv_errors_[f] <= best * (1 + self.tolerance) + self.slack]
+        fewest = min(N_PARAMS[f] for f in ok)
+        simplest = [f for f in ok if N_PARAMS[f] == fewest]
+        top = min(self.cv_errors_[f] for f in simplest)
+        within = [f for f in simplest if self.cv_errors_[f] <= top * (1 + self.tie) + 1e-12]
+        return "log" if forward and "log" in within else within[0]
+
     @staticmethod
-    def _loo_error(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None) -> float:
+    def _forward_error(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None,
+                       rising: bool = False) -> float:
+        """RMS relative error predicting every larger p from the k smallest distinct p,
+        k = MIN_P_TO_EXTRAPOLATE, ..., all but one."""
+        w = 1.0 / (scale if scale is not None else np.maximum(np.abs(y), 0.1 * float(np.max(np.abs(y)))))
+        ps = np.unique(p)
+        errs: list[np.ndarray] = []
+        for cut in ps[MIN_P_TO_EXTRAPOLATE:]:
+            train, test = p < cut, p >= cut
+            law = fit_form(form, p[train], y[train], None if scale is None else scale[train], rising)
+            if law is None or not _finite_law(law, p):
+                return math.inf
+            errs.append((law(p[test]) - y[test]) * w[test])
+        return float(np.sqrt(np.mean(np.square(np.concatenate(errs)))))
+
+    @staticmethod
+    def _loo_error(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | None,
+                   rising: bool = False) -> float:
         # The yardstick of each held-out error: |y| floored as in _weights, or scale.
         w = 1.0 / (scale if scale is not None else np.maximum(np.abs(y), 0.1 * float(np.max(np.abs(y)))))
-        if fit_form(form, p, y, scale) is None:
+        if fit_form(form, p, y, scale, rising) is None:
             return math.inf
         errs = []
         for i in range(p.size):
             keep = np.arange(p.size) != i
             if np.unique(p[keep]).size < N_PARAMS[form]:
                 return math.inf if N_PARAMS[form] > 1 else 0.0
-            law = fit_form(form, p[keep], y[keep], None if scale is None else scale[keep])
+            law = fit_form(form, p[keep], y[keep], None if scale is None else scale[keep], rising)
             if law is None:
                 return math.inf
             pred = float(law(np.array([p[i]]))[0])
@@ -411,6 +595,7 @@ class LawSelector(Estimator):
         self._check_fitted()
         d = self.law_.describe(self.p_range_)
         d["cv_rel_error"] = {k: (None if not math.isfinite(v) else v) for k, v in self.cv_errors_.items()}
+        d["selection"] = self.selection_
         d["p_range"] = list(self.p_range_)
         if self.distinct_p_ == 1:
             d["note"] = ONE_P_NOTE
