@@ -42,5 +42,6 @@ extern const cc_op cc_op_neighbor_allgather, cc_op_neighbor_alltoall, cc_op_ddt_
 extern const cc_op cc_op_pbcast, cc_op_pallreduce, cc_op_partitioned;
 /* a program's first messages (cc_ops_coldstart.c) */
 extern const cc_op cc_op_coldstart;
+extern const cc_op cc_op_touch;
 
 #endif
