@@ -5,6 +5,7 @@
     python bench/laws_extrapolation.py --db /tmp/n16.db --run 2                  # fit p <= 8, predict 12, 16
     python bench/laws_extrapolation.py --db /tmp/n16.db --run 2 --fit-np 2:4 --predict-np 6,8
     python bench/laws_extrapolation.py --db /tmp/n16.db --run 2 --laws loo       # leave-one-out selection
+    python bench/laws_extrapolation.py --db /tmp/n16.db --run 2 --in-sample      # floor: 12, 16 fitted too
 
 Every collective of the runs is fitted as `commchar fit` fits it (all variants
 and p together, regimes shared over p, the oversubscription policy applied),
@@ -17,7 +18,9 @@ relative error; per operation the median and worst error; over every point
 <= 25%).
 
 `--laws loo` chooses the laws by leave-one-out cross-validation instead of by
-forward extrapolation (models.laws.LawSelector), for comparison.
+forward extrapolation (models.laws.LawSelector), for comparison. `--in-sample`
+fits the predicted p too: how closely laws of these forms can follow the
+points at all, the floor under any extrapolation.
 """
 
 from __future__ import annotations
@@ -44,12 +47,13 @@ from commchar.vocabulary import COLLECTIVES, op_key  # noqa: E402
 TARGET_MEDIAN, TARGET_WORST, WITHIN = 0.10, 0.25, 0.25
 
 
-def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws: str = "extrapolate"
-             ) -> dict[str, Any]:
-    """Fit every (library, collective) from the points at fit_np, predict those at predict_np.
+def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws: str = "extrapolate",
+             in_sample: bool = False) -> dict[str, Any]:
+    """Fit every (library, collective) from the points at fit_np (and predict_np too when
+    in_sample), predict those at predict_np.
 
-    Returns {"rows": [(library, key, n, p, predicted, measured, error)], "skipped": [...]}
-    with error = predicted / measured - 1."""
+    Returns {"rows": [(library, key, n, p, predicted, measured, error)], "fitted_p": [...],
+    "skipped": [...]} with error = predicted / measured - 1 and fitted_p the p measured and fitted."""
     usable = [pt for pt in points if pt.get("valid", True) and pt["op"] in COLLECTIVES]
     kept, _, _ = apply_oversubscribed_policy(usable, "exclude")
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -57,14 +61,16 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
         groups[(pt["library"], pt["op"])].append(pt)
     rows: list[tuple[str, str, int, int, float, float, float]] = []
     skipped: list[str] = []
+    fitted_p: set[int] = set()
     for (library, op), pts in sorted(groups.items()):
-        train = [pt for pt in pts if pt["p"] in fit_np]
+        train = [pt for pt in pts if pt["p"] in fit_np or (in_sample and pt["p"] in predict_np)]
         test = [pt for pt in pts if pt["p"] in predict_np]
         if not test:
             continue
         if not train:
             skipped.append(f"{library} {op}: nothing measured at the fitted p")
             continue
+        fitted_p.update(pt["p"] for pt in train)
         model = CollectiveModel(laws=laws, op=op).fit(
             [pt["n_bytes"] for pt in train], [pt["p"] for pt in train], [pt["t_us"] for pt in train],
             [pt["variant"] for pt in train])
@@ -75,7 +81,7 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
             predicted = float(model.predict([pt["n_bytes"]], pt["p"], pt["variant"])[0])
             rows.append((library, op_key(op, pt["variant"]), pt["n_bytes"], pt["p"], predicted, pt["t_us"],
                          predicted / pt["t_us"] - 1))
-    return {"rows": rows, "skipped": sorted(set(skipped))}
+    return {"rows": rows, "fitted_p": sorted(fitted_p), "skipped": sorted(set(skipped))}
 
 
 def summary(rows: list[tuple]) -> dict[str, Any]:
@@ -96,12 +102,12 @@ def _line(name: str, s: dict[str, Any]) -> str:
             f" ({s['worst_at']}), within {WITHIN:.0%}: {s['within']:.0%}")
 
 
-def print_report(result: dict[str, Any], fit_np: list[int], predict_np: list[int], laws: str) -> int:
+def print_report(result: dict[str, Any], predict_np: list[int], laws: str) -> int:
     rows = result["rows"]
     if not rows:
         print("laws_extrapolation: no collective point at the predicted p", file=sys.stderr)
         return 1
-    print(f"Laws in p ({laws}) fitted from p = {','.join(map(str, fit_np))},"
+    print(f"Laws in p ({laws}) fitted from p = {','.join(map(str, result['fitted_p']))},"
           f" predicted at p = {','.join(map(str, predict_np))}: predicted / measured us (error)")
     table: dict[tuple[str, str, int], dict[int, tuple]] = defaultdict(dict)
     for r in rows:
@@ -141,17 +147,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--predict-np", default="12,16", help="process counts to predict (default 12,16)")
     parser.add_argument("--laws", choices=SELECTIONS, default="extrapolate",
                         help="how laws in p are chosen (default: extrapolate, as commchar fit)")
+    parser.add_argument("--in-sample", action="store_true",
+                        help="fit the predicted p too (the floor under extrapolation)")
     args = parser.parse_args(argv)
     try:
         fit_np, predict_np = parse_np(args.fit_np), parse_np(args.predict_np)
         if set(fit_np) & set(predict_np):
             raise CommcharError("--fit-np and --predict-np overlap: a held-out p must not be fitted")
         points, _, _ = read_store(args.db, args.run or [])
-        result = evaluate(points, fit_np, predict_np, args.laws)
+        result = evaluate(points, fit_np, predict_np, args.laws, args.in_sample)
     except CommcharError as exc:
         print(f"laws_extrapolation: {exc}", file=sys.stderr)
         return 2
-    return print_report(result, fit_np, predict_np, args.laws)
+    return print_report(result, predict_np, args.laws)
 
 
 if __name__ == "__main__":

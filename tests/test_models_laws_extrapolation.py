@@ -196,6 +196,9 @@ def test_bench_predicts_held_out_p_from_the_fitted_ones(tmp_path, capsys):
     assert {r[3] for r in result["rows"]} == {12, 16} and len(result["rows"]) == 2 * len(SIZES)
     sized = bench.summary([r for r in result["rows"] if r[2] > 0])
     assert sized["median"] < 0.03 and abs(sized["worst"]) < 0.10 and sized["within"] == 1.0
-    assert bench.print_report(result, [2, 3, 4, 6, 8], [12, 16], "extrapolate") == 0
+    assert result["fitted_p"] == [2, 3, 4, 6, 8]
+    assert bench.print_report(result, [12, 16], "extrapolate") == 0
     out = capsys.readouterr().out
-    assert "bcast" in out and "all points: 38 points" in out
+    assert "fitted from p = 2,3,4,6,8, predicted at p = 12,16" in out and "all points: 38 points" in out
+    floor = bench.evaluate(points, [2, 3, 4, 6, 8], [12, 16], in_sample=True)
+    assert floor["fitted_p"] == [2, 3, 4, 6, 8, 12, 16]
