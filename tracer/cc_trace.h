@@ -25,6 +25,7 @@ typedef struct cct_state {
     int fd;
     uint64_t written; /* records already in the file */
     uint64_t next_req;
+    uint64_t cold;    /* the wrapper's receive buffer's bytes in pages not resident at entry */
     cc_trace_header header;
 } cct_state;
 
@@ -34,6 +35,20 @@ extern cct_state cct;
  * 0 when tracing had to stop (a write failed, no memory). */
 int cct_make_room(uint32_t k);
 int32_t cct_comm_lookup(MPI_Comm comm);
+
+/* Bytes of [buf, buf + len) in pages not resident now (mincore); 0 for buffers of
+ * less than CC_COLD_MIN_BYTES, MPI_IN_PLACE or NULL. */
+uint64_t cct_cold_bytes(const void *buf, uint64_t len);
+
+/* At a wrapper's entry, before the call: its receive buffer of count x type, whose
+ * cold bytes go into the call's record (cct_end) */
+static inline void cct_cold_recv(const void *buf, int count, MPI_Datatype type)
+{
+    if (buf == MPI_IN_PLACE || buf == NULL || count <= 0 || type == MPI_DATATYPE_NULL) return;
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return;
+    cct.cold += cct_cold_bytes(buf, (uint64_t)count * (uint64_t)size);
+}
 
 /* Reserve k records and enter a wrapper; returns where they go, or NULL
  * when the call is to pass through untraced. */
@@ -53,6 +68,19 @@ static inline cc_trace_record *cct_begin(uint32_t k)
  * only once they are whole. */
 static inline void cct_end(uint32_t k)
 {
+    if (cct.cold) { /* the first record is the call's own */
+        cc_trace_record *r = cct.buf + cct.n;
+        if (!(r->flags & CC_REC_ERROR)) {
+            r->flags |= CC_REC_COLD;
+            if (r->call == CC_IRECV) {
+                r->aux = (int32_t)(uint32_t)cct.cold;
+                r->aux2 = (int32_t)(uint32_t)(cct.cold >> 32);
+            } else {
+                r->req = cct.cold;
+            }
+        }
+        cct.cold = 0;
+    }
     atomic_signal_fence(memory_order_release);
     cct.n += k;
     cct.depth--;

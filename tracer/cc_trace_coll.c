@@ -73,6 +73,7 @@ int MPI_Barrier(MPI_Comm comm)
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Bcast(buf, count, type, root, comm));
+    if (cct_rank(comm) != root) cct_cold_recv(buf, count, type);
     CCT_TIMED(CC_BCAST, cct_comm(comm), PMPI_Bcast(buf, count, type, root, comm));
     uint64_t bytes = cct_bytes(count, type);
     cct_coll(r, CC_BCAST, rc, comm, root, bytes, bytes, t0, t1, 0);
@@ -84,6 +85,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     CCT_ENTER(1, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm));
+    cct_cold_recv(recvbuf, recvcount, recvtype); /* the root's own part too */
     CCT_TIMED(CC_SCATTER, cct_comm(comm),
               PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
     uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
@@ -125,6 +127,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 {
     CCT_ENTER(1, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                              comm));
+    if (cct_rank(comm) == root && recvbuf != MPI_IN_PLACE)
+        cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_GATHER, cct_comm(comm),
               PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
     uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
@@ -166,6 +170,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     CCT_ENTER(1, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm));
+    if (recvbuf != MPI_IN_PLACE)
+        cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_ALLGATHER, cct_comm(comm),
               PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     uint64_t each = cct_bytes(recvcount, recvtype);
@@ -196,6 +202,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     CCT_ENTER(1, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                comm));
+    if (recvbuf != MPI_IN_PLACE)
+        cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_ALLTOALL, cct_comm(comm),
               PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     uint64_t each = cct_bytes(recvcount, recvtype);
@@ -224,6 +232,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                int root, MPI_Comm comm)
 {
     CCT_ENTER(1, PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+    if (cct_rank(comm) == root) cct_cold_recv(recvbuf, count, type);
     CCT_TIMED(CC_REDUCE, cct_comm(comm),
               PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
     uint64_t bytes = cct_bytes(count, type);
@@ -237,6 +246,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                    MPI_Op op, MPI_Comm comm)                                                  \
     {                                                                                         \
         CCT_ENTER(1, PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm));                   \
+        cct_cold_recv(recvbuf, count, type);                                                  \
         CCT_TIMED(CALL, cct_comm(comm), PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm)); \
         uint64_t bytes = cct_bytes(count, type);                                              \
         cct_coll(r, CALL, rc, comm, CC_PEER_NONE, bytes, bytes, t0, t1, cct_op(op));          \

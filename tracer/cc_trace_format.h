@@ -11,7 +11,11 @@
 #define CC_TRACE_RECORD_BYTES 64
 
 enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
-enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u };
+/* CC_REC_COLD: the receive buffer (at least CC_COLD_MIN_BYTES) had bytes in pages not
+ * resident at the call's entry (mincore): their count is the u64 at offset 48 (req) of a
+ * blocking call, at offset 56 (aux, aux2) of an Irecv, whose req is its request */
+enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u, CC_REC_COLD = 4u };
+enum { CC_COLD_MIN_BYTES = 65536 };
 
 enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
 enum cc_peer { CC_PEER_NONE = -1, CC_PEER_ANY = -2, CC_PEER_NULL = -3 };

@@ -24,6 +24,8 @@ RECORD_BYTES = 64
 FLAG_FINALIZED = 1
 REC_NONBLOCKING = 1
 REC_ERROR = 2
+REC_COLD = 4  # cold bytes counted: at offset 48 (req) of a blocking call, 56 (aux, aux2) of an Irecv
+COLD_MIN_BYTES = 64 * 1024  # receive buffers the tracer counts cold bytes of
 MEMBERS_PER_RECORD = 10
 FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
 
@@ -144,6 +146,17 @@ class RankTrace:
             if comm >= 0:
                 found[comm] = ranks[:size]
         return found
+
+
+def cold_bytes(records: np.ndarray) -> np.ndarray:
+    """Per record, the bytes of its receive buffer in pages not resident at the call's
+    entry (REC_COLD; 0 where not counted: a buffer under COLD_MIN_BYTES, a trace older
+    than the count, a record of no receive)."""
+    flagged = (records["flags"] & REC_COLD) != 0
+    irecv = records["call"] == CALL_IDS["Irecv"]
+    split = (records["aux"].astype(np.int64) & 0xFFFFFFFF) | (
+        (records["aux2"].astype(np.int64) & 0xFFFFFFFF) << 32)
+    return np.where(flagged, np.where(irecv, split.astype(np.uint64), records["req"]), 0).astype(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -280,22 +293,49 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
     )
 
 
+class OutOfBounds(InputError):
+    """A record beyond MAX_MESSAGE_BYTES or MAX_SPAN_NS (see _check_bounds)."""
+
+
+def check_bounds(directory: str | Path) -> None:
+    """Refuse a trace directory whose records the replay cannot represent (OutOfBounds,
+    one line naming the file and record); anything else wrong with the files is left to
+    the reader that follows (the simulator names it)."""
+    try:
+        files = sorted(p for p in Path(directory).iterdir() if rank_file_number(p.name) is not None)
+    except OSError:
+        return
+    for path in files:
+        try:
+            read_rank(path, allow_partial=True)
+        except OutOfBounds:
+            raise
+        except InputError:
+            continue
+
+
 def _check_bounds(path: Path, records: np.ndarray, t_init_ns: int) -> None:
     """Refuse a record no traced program can have made and the replay cannot represent: a
     message over MAX_MESSAGE_BYTES, or a time more than MAX_SPAN_NS from the rank's start."""
     if not records.size:
         return
+    cold = cold_bytes(records)
+    if (cold > MAX_MESSAGE_BYTES).any():
+        first = int(np.flatnonzero(cold > MAX_MESSAGE_BYTES)[0])
+        name = CALL_NAMES.get(int(records["call"][first]), "unknown")
+        raise OutOfBounds(f"{path.name}: record {first} ({name}) has {int(cold[first])} cold bytes, more than"
+                          f" the {MAX_MESSAGE_BYTES} (2^40) a trace may hold")
     large = np.maximum(records["bytes"], records["bytes2"]) > MAX_MESSAGE_BYTES
     if large.any():
         first = int(np.flatnonzero(large)[0])
         value = int(max(records["bytes"][first], records["bytes2"][first]))
-        raise InputError(f"{path}: record {first} ({CALL_NAMES.get(int(records['call'][first]), '?')}) has"
+        raise OutOfBounds(f"{path}: record {first} ({CALL_NAMES.get(int(records['call'][first]), '?')}) has"
                          f" {value} bytes, more than the {MAX_MESSAGE_BYTES} (2^40) a trace may hold")
     start = min(t_init_ns, int(records["t_start"].min()))
     late = np.maximum(records["t_start"], records["t_end"]) - np.uint64(start) > np.uint64(MAX_SPAN_NS)
     if late.any():
         first = int(np.flatnonzero(late)[0])
-        raise InputError(f"{path}: record {first} ends more than {MAX_SPAN_NS // 86_400_000_000_000} days"
+        raise OutOfBounds(f"{path}: record {first} ends more than {MAX_SPAN_NS // 86_400_000_000_000} days"
                          f" ({MAX_SPAN_NS} ns, 2^50) after the rank's start: not a time the replay can represent")
 
 
