@@ -125,9 +125,9 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
     if not (req.compute_scale >= 0 and req.compute_scale != float("inf")):
         raise UsageError(f"--compute-scale must be a non-negative number, not {req.compute_scale}")
     from commchar.modelfile import load
-    from commchar.trace import read_trace
+    from commchar.trace.format import check_bounds
 
-    read_trace(req.trace_dir, allow_partial=True)  # sizes and times the replay can represent
+    check_bounds(req.trace_dir)  # sizes and times the replay can represent
     model = load(req.model_path)
     library = _library(model, req.library)
     req, node_warning = _node_resource(req, model, library)
