@@ -245,6 +245,14 @@ class ModelFile:
         params.setdefault("O", 0.0)
         return params
 
+    def first_touch(self, library: str) -> dict[str, Any] | None:
+        """A receive into never-touched memory (per_byte us/B, per_page us, page_bytes,
+        min_bytes; models/first_touch.py) from the loggp section or its partial one, or None."""
+        self._library(library)
+        lib = self.data["libraries"][library]
+        raw = (lib.get("loggp") or {}).get("first_touch") or (lib.get("loggp_partial") or {}).get("first_touch")
+        return dict(raw) if raw is not None else None
+
     def concurrency(self, library: str) -> dict[str, Any] | None:
         """The node's shared resource (G_node us/B, c_node us, ...; docs/models.md) or None."""
         self._library(library)

@@ -188,6 +188,21 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
     if loggp.get("cold_start") is not None:
         _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
+    if loggp.get("first_touch") is not None:
+        _validate_first_touch(loggp["first_touch"], f"{path}.first_touch")
+
+
+def _validate_first_touch(section: Any, path: str) -> None:
+    """A receive into never-touched memory: {per_byte (us/B), per_page (us), page_bytes,
+    c (us), min_bytes, max_bytes}; per_byte is what the simulator charges."""
+    _mapping(section, path)
+    _number(section.get("per_byte"), f"{path}.per_byte", 0)
+    for name in ("per_page", "c"):
+        if section.get(name) is not None:
+            _number(section[name], f"{path}.{name}", 0)
+    for name in ("page_bytes", "min_bytes", "max_bytes"):
+        if section.get(name) is not None:
+            _bytes(section[name], f"{path}.{name}")
 
 
 def _validate_cold_start(section: Any, path: str) -> None:

@@ -17,6 +17,8 @@ import numpy as np
 from commchar import __version__, ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
+from commchar.models.first_touch import OP as FIRST_TOUCH_OP
+from commchar.models.first_touch import first_touch_section
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
 from commchar.models.hockney import HockneyModel, interval
@@ -440,6 +442,11 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         cold = _cold_start(ops["coldstart"], lib, skipped, library)
         if cold is not None:
             lib.setdefault("loggp_partial", {})["cold_start"] = cold
+    if ops.get(FIRST_TOUCH_OP):  # receives into never-touched memory (models/first_touch.py)
+        touch = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
+        if touch is not None:
+            lib["loggp" if "loggp" in lib else "loggp_partial"] = lib.get("loggp", lib.get("loggp_partial", {})) | {
+                "first_touch": touch}
     if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
         concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
         if concurrency is not None:

@@ -1,0 +1,84 @@
+"""First-touch cost of a receive buffer, from the kernel's `touch` points (cc_ops_touch.c).
+
+Each size was measured twice at p = 2: a ping-pong whose receive buffers are
+mapped afresh before every repetition (variant `fresh`: the message lands in
+memory no byte of which was ever written, so the kernel faults in and zeroes
+each 4 KiB page during the call) and the same into resident buffers (variant
+`resident`). Half a round trip is one receive, so per size fresh less resident
+is what first touching n bytes costs the receiver. The fit is
+
+    excess(n) = c + per_byte * n        (c, per_byte >= 0; least squares in relative error)
+
+weighted by 1/excess so that 64 KiB counts as much as 64 MiB. per_page is per_byte
+times the 4 KiB page. The replay charges a receive per_byte times its cold
+bytes (the tracer's count of bytes in pages not resident at the call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.optimize import nnls
+
+from commchar.errors import InputError
+from commchar.models._base import Estimator
+
+OP = "touch"
+PAGE_BYTES = 4096
+MIN_BYTES = 64 * 1024  # the tracer counts cold bytes of receive buffers of at least this
+
+
+class FirstTouchModel(Estimator):
+    """First-touch parameters from `touch` point dicts.
+
+    Fitted: params_ ({per_byte (us/B), per_page (us), page_bytes, c (us), min_bytes,
+    max_bytes}), sizes_ (per size: n, fresh, resident, excess in us), notes_.
+    """
+
+
+    def fit(self, points: list[dict]) -> "FirstTouchModel":
+        self._validate_params()
+        by_size: dict[int, dict[str, float]] = {}
+        for pt in points:
+            if pt.get("op") != OP or not pt.get("valid", True) or pt.get("variant") not in ("fresh", "resident"):
+                continue
+            t, n = pt.get("t_us"), pt.get("n_bytes")
+            if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0 or not isinstance(n, int) or n <= 0:
+                continue
+            by_size.setdefault(n, {})[pt["variant"]] = float(t)
+        sizes = sorted(n for n, v in by_size.items() if len(v) == 2)
+        if not sizes:
+            raise InputError("FirstTouchModel: no size with both a valid 'touch:fresh' and 'touch:resident' point")
+        n = np.array(sizes, dtype=float)
+        fresh = np.array([by_size[s]["fresh"] for s in sizes])
+        resident = np.array([by_size[s]["resident"] for s in sizes])
+        excess = fresh - resident
+        notes: list[str] = []
+        if np.any(excess <= 0):
+            notes.append("sizes where fresh memory was not slower: "
+                         + ", ".join(str(s) for s, e in zip(sizes, excess) if e <= 0))
+        y = np.maximum(excess, 0.0)
+        w = 1.0 / np.maximum(y, 1e-3)
+        if n.size > 1:
+            (c, per_byte), _ = nnls(np.column_stack([np.ones_like(n), n]) * w[:, None], y * w)
+        else:
+            c, per_byte = 0.0, float(y[0] / n[0])
+        self.params_: dict[str, Any] = {
+            "per_byte": float(f"{per_byte:.6g}"), "per_page": round(float(per_byte) * PAGE_BYTES, 6),
+            "page_bytes": PAGE_BYTES, "c": round(float(c), 4), "min_bytes": MIN_BYTES,
+            "max_bytes": int(n.max())}
+        self.sizes_ = [{"n": s, "fresh_us": round(f, 3), "resident_us": round(r, 3), "excess_us": round(e, 3)}
+                       for s, f, r, e in zip(sizes, fresh, resident, excess)]
+        self.notes_ = notes
+        return self
+
+
+def first_touch_section(points: list[dict], skipped: list[str], library: str) -> dict | None:
+    """The loggp section's `first_touch` entry, or None (and why in skipped)."""
+    try:
+        model = FirstTouchModel().fit(points)
+    except InputError as exc:
+        skipped.append(f"{library} touch: {exc}")
+        return None
+    return model.params_ | ({"notes": model.notes_} if model.notes_ else {})
