@@ -209,8 +209,8 @@ POWER_IS_ONE = 0.05  # |e - 1| below which c*log2(p)^e is reported as a + b*log2
 N_PARAMS = {"const": 1, "powlog": 2, "reciprocal": 2, "pow2gap": 3, **{k: 2 for k in LINEAR_FORMS}}
 SHAPE_FORMS = ("powlog", "reciprocal")
 # Forward validation: the smallest number of p values a law is fitted from before it
-# predicts the larger ones; with fewer distinct p than this plus one, "extrapolate"
-# falls back to leave-one-out.
+# predicts the larger ones; with no more distinct p than this, nothing is held out and
+# "extrapolate" keeps a + b log2 p unless leave-one-out finds a far closer form.
 MIN_P_TO_EXTRAPOLATE = 3
 STEP_FORMS = ("const", "log", *ALGORITHM_FORMS)
 FREE_FORM_MARGIN = 0.2
@@ -395,7 +395,7 @@ def _accelerates(form: str, p: np.ndarray, y: np.ndarray, scale: np.ndarray | No
     if form == "powlog":
         law = fit_form(form, p, y, scale)
         return law is None or law.params["e"] > 1
-    return form in ("linear", "plogp", "quadratic", "reciprocal")
+    return form in ("linear", "plogp", "quadratic", "pairs", "reciprocal")
 
 
 ONE_P_NOTE = "one process count: no law in p"
