@@ -10,11 +10,11 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
-use crate::flows::{Due, FlowMsg};
+use crate::flows::{Due, FlowMsg, NO_RECV};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::{Network, Transit};
-use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
+use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::workload::{OpKind, Ready, Workload};
 
@@ -36,8 +36,8 @@ enum Kind {
     SendLocal,
     MsgSync,
     MsgLocal,
-    /// Flow level: a message's last byte leaves the network (`id`: flow,
-    /// `size`: version), unless the flow's rate changed since.
+    /// Flow level: a message's last byte is copied (`id`: flow, `size`:
+    /// version), unless the flow's rate changed since.
     FlowDone,
     /// Flow level: the rates found again after the flows started or ended now.
     FlowSettle,
@@ -558,17 +558,11 @@ impl<W: Workload> Engine<'_, W> {
     }
 
     /// What a receiver's CPU spends pulling a single-copy rendezvous message
-    /// of `size` bytes: (s-1) max(O, G), G's share only where the bytes stream
-    /// in at the first byte's arrival (not at the flow level, where they are in).
+    /// of `size` bytes: (s-1) max(O, G).
     fn pull_bytes(&self, size: u64) -> u64 {
         let s1 = size.saturating_sub(1);
         let c = self.p.cost(size);
-        let streamed = if self.net.is_flow_level() {
-            0
-        } else {
-            s1.saturating_mul(c.big_g)
-        };
-        s1.saturating_mul(c.big_o).max(streamed)
+        s1.saturating_mul(c.big_o).max(s1.saturating_mul(c.big_g))
     }
 
     /// A send at t: CPU busy until t+o+(s-1)O, NIC until t+g+(s-1)G, first
@@ -616,9 +610,8 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        if self.net.is_flow_level() {
-            self.start_flow(t, s1, c, kind, msg)?;
-        } else if self.net.reserves_links() {
+        // flow level: the bytes move when the receiver copies them (`start_copy`)
+        if self.net.reserves_links() {
             let transit = Transit {
                 src: ev.rank,
                 dst: ev.peer,
@@ -765,6 +758,20 @@ impl<W: Workload> Engine<'_, W> {
                         let start = self.free[r].o.max(t);
                         let end = start.saturating_add(self.pull_bytes(msg.size));
                         self.cpu_until(r, start, end, Busy::Comm, 0);
+                        let s1 = msg.size.saturating_sub(1);
+                        if self.net.is_flow_level() && s1 > 0 {
+                            // the sender is released, and the receive done, when the copy ends
+                            let copy = FlowMsg {
+                                rank: ev.rank,
+                                peer: msg.src,
+                                send: msg.aux,
+                                recv: ev.id,
+                                pull: true,
+                                late,
+                                until: end,
+                            };
+                            return self.start_copy(t, start, s1, copy).map(|_| None);
+                        }
                         end
                     } else {
                         t
@@ -807,14 +814,7 @@ impl<W: Workload> Engine<'_, W> {
         {
             c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
         }
-        // flow level: the message arrives whole, its bytes' time spent in the
-        // network, and the receiver's CPU then handles them at O per byte (as
-        // SimGrid's network time plus its per-byte receive overhead)
-        let streamed = if self.net.is_flow_level() {
-            0
-        } else {
-            s1.saturating_mul(c.big_g)
-        };
+        let streamed = s1.saturating_mul(c.big_g);
         let per_byte = s1.saturating_mul(c.big_o).max(streamed);
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {
@@ -837,6 +837,46 @@ impl<W: Workload> Engine<'_, W> {
         self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
+        // flow level: the bytes copied now are a flow, from the first byte's
+        // arrival, as long alone as the CPU's time for them; the receive is
+        // done, and a pulled message's sender released, when it ends
+        if self.net.is_flow_level() && s1 > 0 && (posted.is_some() || !pull) {
+            let late = match (self.acct.as_mut(), pull) {
+                (Some(a), true) => a.late_match(t, ev.id),
+                _ => 0,
+            };
+            let copy = FlowMsg {
+                rank: ev.rank,
+                peer: ev.peer,
+                send: ev.id,
+                recv: posted.map_or(NO_RECV, |recv| recv.id),
+                pull,
+                late,
+                until: end,
+            };
+            self.start_copy(t, t, s1, copy)?;
+            match posted {
+                Some(_) if rendezvous && !pull => {
+                    let late = match self.acct.as_mut() {
+                        Some(a) => a.late_match(t, ev.id),
+                        None => 0,
+                    };
+                    self.release_sender(t, t, ev.peer, ev.id, late)?;
+                }
+                Some(_) => {}
+                None => {
+                    let e = Entry {
+                        src: ev.peer,
+                        tag: ev.tag,
+                        size: ev.size,
+                        id: proto as u32,
+                        aux: ev.id,
+                    };
+                    self.matcher.add_unexpected(ev.rank, e);
+                }
+            }
+            return Ok(None);
+        }
         match posted {
             Some(recv) => {
                 if rendezvous {
@@ -863,22 +903,14 @@ impl<W: Workload> Engine<'_, W> {
         Ok(None)
     }
 
-    /// Flow level: the message's s-1 bytes start through the network at t, the
-    /// send's start; it arrives o_s + L (and the hops) after its last byte.
-    fn start_flow(&mut self, t: u64, s1: u64, c: MsgCost, kind: Kind, msg: Pending) -> Result<()> {
-        let flow = FlowMsg {
-            size: msg.size,
-            rank: msg.rank,
-            peer: msg.peer,
-            tag: msg.tag,
-            id: msg.id,
-            kind: kind as u8,
-            tail: c.o_s.saturating_add(self.p.l),
-        };
-        if self.net.start_flow(t, s1, c.big_g, flow) {
-            self.schedule_settle(t)?;
+    /// Flow level: the receiver's copy of a message's `s1` bytes starts at
+    /// `start` (t or later), as long alone as its CPU time (`copy.until`).
+    fn start_copy(&mut self, t: u64, start: u64, s1: u64, copy: FlowMsg) -> Result<()> {
+        let lone = copy.until.saturating_sub(start);
+        match self.net.start_flow(t, start, s1, lone, copy) {
+            Some(at) => self.schedule_settle(at),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Flow level: one settle of the rates at t, after the events already queued for t.
@@ -911,8 +943,10 @@ impl<W: Workload> Engine<'_, W> {
         Ok(None)
     }
 
-    /// Flow level: a flow's last byte at t, unless its finish moved since this
-    /// event was queued; the message then arrives after its tail.
+    /// Flow level: a copy's last byte at t, unless its finish moved since this
+    /// event was queued. The receiver's CPU is held to then (sharing made the
+    /// copy longer than alone), the receive is done and a pulled message's
+    /// sender released.
     fn on_flow_done(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
         if !self.net.flow_is_current(ev.id, ev.size as u32) {
             return Ok(None);
@@ -921,14 +955,17 @@ impl<W: Workload> Engine<'_, W> {
         if settle {
             self.schedule_settle(t)?;
         }
-        let msg = Pending {
-            size: m.size,
-            rank: m.rank,
-            peer: m.peer,
-            tag: m.tag,
-            id: m.id,
-        };
-        self.schedule(t.saturating_add(m.tail), Kind::from_u8(m.kind), msg)?;
+        let done = t.max(m.until);
+        let r = m.rank as usize;
+        if self.free[r].o < done {
+            self.cpu_until(r, self.free[r].o, done, Busy::Comm, 0);
+        }
+        if m.pull {
+            self.release_sender(t, done, m.peer, m.send, m.late)?;
+        }
+        if m.recv != NO_RECV {
+            self.wl.done(m.rank, m.recv, &mut self.ready);
+        }
         Ok(None)
     }
 

@@ -2,22 +2,28 @@
 //! at the same time share its bandwidth, max-min fairly, as SimGrid's network
 //! model does with equal weights.
 //!
-//! A message is a flow of its (s-1) bytes along its route, from the moment its
-//! send starts. A flow alone moves one byte per G of its size; a link (one per
-//! direction) carries one byte per the smallest G of the model. Whenever a flow starts or ends, the rates of all flows in
-//! flight are found again by progressive filling: the link with the least
-//! bandwidth per unfrozen flow fixes the rate of the flows crossing it, which
-//! are then frozen and their share taken from their other links, until every
-//! flow has a rate (a flow is also frozen at its own G). A flow whose rate changes gets a new finish time and a new
-//! version; its old finish event is ignored when it comes.
+//! A flow is one message's copy by its receiver: its (s-1) bytes along its
+//! route, from the moment the receiver turns to them (the engine's `on_msg`
+//! for an eager message, the match for a single-copy rendezvous one). Alone,
+//! a flow takes its `lone` time, the receiver's CPU time for the message under
+//! the LogGP network (o_r + (s-1)max(O, G), or (s-1)max(O, G) for a pull), so
+//! that flows that never overlap give `--congestion off`'s times exactly. A
+//! link (one per direction) carries one byte per the smallest G of the model.
+//! Whenever a flow starts or ends, the rates of all flows in flight are found
+//! again by progressive filling: the link with the least bandwidth per unfrozen
+//! flow fixes the rate of the flows crossing it, which are then frozen and
+//! their share taken from their other links, until every flow has a rate (a
+//! flow is also frozen at its own rate alone, its bytes over its lone time). A
+//! flow whose rate changes gets a new finish time and a new version; its old
+//! finish event is ignored when it comes.
 //!
-//! A message arrives when its last byte is in, a tail of o_s + L + hops after
-//! its flow ends; the receiver's CPU then pays o_r + (s-1)O, and a rendezvous
-//! sender is released then, as SimGrid completes a communication with its last
-//! byte. Alone on its route, a flow ends (s-1)G after it started: with O = 0
-//! and eager messages the times are those of `--congestion off` exactly. The
-//! LogGP network instead starts the receiver's CPU at the first byte, busy for
-//! max((s-1)O, (s-1)G), and releases a rendezvous sender (s-1)G earlier.
+//! A node's shared resource (`with_node_links`) is a link of B_node bytes per
+//! ps on which a flow weighs `weight` per byte (the per-message cost c_node
+//! spread over its bytes, network.rs): k flows bound by it move at
+//! B_node / (sum of their weights) each, equal rates as on any link.
+//!
+//! A flow may be started ahead of its time (`start_at`): it waits, taking no
+//! bandwidth, until the settle at its start.
 //!
 //! Cost: each instant with starts or ends recomputes every flow in flight,
 //! O(flows x route length x bottleneck levels). A link is given a dense
@@ -27,25 +33,33 @@
 
 use crate::fxhash::FxHashMap;
 
-/// What the engine needs back when a flow ends (its message, as queued).
+/// What the engine needs back when a flow ends: whose copy it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlowMsg {
-    pub size: u64,
+    /// The receiver, whose CPU copies the bytes, and the sender.
     pub rank: u32,
     pub peer: u32,
-    pub tag: u32,
-    pub id: u32,
-    pub kind: u8,
-    /// Time from the flow's last byte leaving to the message's arrival
-    /// (send overhead, latency and hops).
-    pub tail: u64,
+    /// The send's id, and the receive's (`NO_RECV`: the message waits unexpected).
+    pub send: u32,
+    pub recv: u32,
+    /// A single-copy rendezvous message: its sender is released when the copy ends.
+    pub pull: bool,
+    /// The sender's synchronization wait, accounted when it is released.
+    pub late: u64,
+    /// When the copy would end alone: the receiver's CPU is held to then at least.
+    pub until: u64,
 }
+
+/// `FlowMsg::recv` of a message copied before its receive is posted.
+pub const NO_RECV: u32 = u32::MAX;
 
 struct Flow {
     /// Dense numbers of the links of its route (see `LinkNumbers`).
     links: Vec<u32>,
-    /// Bytes per picosecond it moves alone (1/G).
+    /// Bytes per picosecond it moves alone (its bytes over its lone time).
     cap: f64,
+    /// What one of its bytes takes of a node link's bandwidth (1: a byte).
+    weight: f64,
     /// Bytes still to move as of `since`.
     remaining: f64,
     /// Bytes per picosecond.
@@ -75,10 +89,13 @@ pub struct FlowNet {
     flows: Vec<Option<Flow>>,
     free: Vec<u32>,
     active: Vec<u32>,
+    /// Flows started ahead of their time (their `since`), not yet in `active`.
+    pending: Vec<u32>,
     numbers: LinkNumbers,
-    /// Per link number: capacity left and flows not yet frozen (scratch of
-    /// progressive filling, kept to reuse its memory).
-    load: Vec<(f64, u32)>,
+    /// Per link number (scratch of progressive filling, kept to reuse its
+    /// memory): capacity left, and the weight and number of the flows not yet
+    /// frozen on it.
+    load: Vec<Load>,
     rates: Vec<f64>,
     frozen_now: Vec<usize>,
     /// Flows started or ended since the rates were last found.
@@ -95,6 +112,7 @@ impl FlowNet {
             flows: Vec::new(),
             free: Vec::new(),
             active: Vec::new(),
+            pending: Vec::new(),
             numbers: LinkNumbers::default(),
             load: Vec::new(),
             rates: Vec::new(),
@@ -117,14 +135,55 @@ impl FlowNet {
     /// which must come at `now`: true when this start asks for one (the first
     /// change since the last), so the many sends of one instant cost one settle.
     pub fn start(&mut self, now: u64, links: &[u64], bytes: u64, gap: u64, msg: FlowMsg) -> bool {
+        self.insert(now, now, links, bytes, bytes_per_ps(gap), 1.0, msg)
+            .is_some()
+    }
+
+    /// Starts a flow of `bytes` over `links` at `at` (`now` or later) that
+    /// takes `lone` ps alone, each of its bytes weighing `weight` on node
+    /// links. Its rate, and the others', are found by a `settle` at `at`: the
+    /// time of the settle it asks for, None when one already due at `now`
+    /// serves (the starts of one instant cost one settle).
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_at(
+        &mut self,
+        now: u64,
+        at: u64,
+        links: &[u64],
+        bytes: u64,
+        lone: u64,
+        weight: f64,
+        msg: FlowMsg,
+    ) -> Option<u64> {
+        let cap = if lone == 0 {
+            f64::INFINITY
+        } else {
+            bytes as f64 / lone as f64
+        };
+        self.insert(now, at, links, bytes, cap, weight, msg)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &mut self,
+        now: u64,
+        at: u64,
+        links: &[u64],
+        bytes: u64,
+        cap: f64,
+        weight: f64,
+        msg: FlowMsg,
+    ) -> Option<u64> {
+        let later = at > now;
         let flow = Flow {
             links: links.iter().map(|&l| self.numbers.take(l)).collect(),
-            cap: bytes_per_ps(gap),
+            cap,
+            weight,
             remaining: bytes as f64,
             rate: f64::NAN, // differs from every rate: the new flow is always due
-            since: now,
+            since: at,
             version: 0,
-            at: self.active.len(),
+            at: if later { 0 } else { self.active.len() },
             msg,
         };
         let id = match self.free.pop() {
@@ -137,8 +196,12 @@ impl FlowNet {
                 (self.flows.len() - 1) as u32
             }
         };
+        if later {
+            self.pending.push(id);
+            return Some(at);
+        }
         self.active.push(id);
-        !std::mem::replace(&mut self.dirty, true)
+        (!std::mem::replace(&mut self.dirty, true)).then_some(now)
     }
 
     /// Whether (id, version) is the flow's finish as last computed.
@@ -167,8 +230,26 @@ impl FlowNet {
     /// times that changed are appended to `due`.
     pub fn settle(&mut self, now: u64, due: &mut Vec<Due>) {
         self.advance(now);
+        self.activate(now);
         self.reallocate(now, due);
         self.dirty = false;
+    }
+
+    /// The flows started ahead whose time has come join those in flight.
+    fn activate(&mut self, now: u64) {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let id = self.pending[i];
+            let f = self.flows[id as usize].as_mut().expect("pending");
+            if f.since <= now {
+                f.since = now;
+                f.at = self.active.len();
+                self.active.push(id);
+                self.pending.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Moves every flow's bytes on to `now` at its current rate.
@@ -186,20 +267,20 @@ impl FlowNet {
     /// a new version and finish time.
     fn reallocate(&mut self, now: u64, due: &mut Vec<Due>) {
         self.load.clear();
-        if self.node_links_from == u64::MAX {
-            self.load.resize(self.numbers.len(), (self.capacity, 0));
-        } else {
-            let (from, node, link) = (self.node_links_from, self.node_capacity, self.capacity);
-            let caps = self
-                .numbers
-                .links
-                .iter()
-                .map(|&(id, _)| (if id >= from { node } else { link }, 0));
-            self.load.extend(caps);
-        }
+        let (from, node, link) = (self.node_links_from, self.node_capacity, self.capacity);
+        let loads = self.numbers.links.iter().map(|&(id, _)| Load {
+            cap: if id >= from { node } else { link },
+            weight: 0.0,
+            users: 0,
+            node: id >= from,
+        });
+        self.load.extend(loads);
         for &id in &self.active {
-            for &l in &self.flows[id as usize].as_ref().expect("active").links {
-                self.load[l as usize].1 += 1;
+            let f = self.flows[id as usize].as_ref().expect("active");
+            for &l in &f.links {
+                let e = &mut self.load[l as usize];
+                e.weight += if e.node { f.weight } else { 1.0 };
+                e.users += 1;
             }
         }
         // scratch kept between settles: a fresh vector of a million rates
@@ -211,9 +292,9 @@ impl FlowNet {
         let mut left = self.active.len();
         while left > 0 {
             let mut share = f64::INFINITY;
-            for &(cap, users) in &self.load {
-                if users > 0 {
-                    share = share.min(cap / users as f64);
+            for e in &self.load {
+                if e.users > 0 {
+                    share = share.min(e.share());
                 }
             }
             for (k, &id) in self.active.iter().enumerate() {
@@ -228,10 +309,9 @@ impl FlowNet {
                 }
                 let f = self.flows[id as usize].as_ref().expect("active");
                 let bottlenecked = f.cap <= share
-                    || f.links.iter().any(|&l| {
-                        let (cap, users) = self.load[l as usize];
-                        cap / users as f64 <= share
-                    });
+                    || f.links
+                        .iter()
+                        .any(|&l| self.load[l as usize].share() <= share);
                 if bottlenecked {
                     rates[k] = share;
                     frozen_now.push(k);
@@ -243,8 +323,10 @@ impl FlowNet {
                     .expect("active");
                 for &l in &f.links {
                     let e = &mut self.load[l as usize];
-                    e.0 = (e.0 - share).max(0.0);
-                    e.1 -= 1;
+                    let w = if e.node { f.weight } else { 1.0 };
+                    e.cap = (e.cap - share * w).max(0.0);
+                    e.weight -= w;
+                    e.users -= 1;
                 }
             }
             // the link that set `share` is among the frozen flows' links
@@ -274,6 +356,29 @@ impl FlowNet {
         }
         self.rates = rates;
         self.frozen_now = frozen_now;
+    }
+}
+
+/// One link in progressive filling.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    /// Bytes per picosecond left to the flows not yet frozen.
+    cap: f64,
+    /// Their weights summed (their number where every weight is 1).
+    weight: f64,
+    users: u32,
+    /// A node's resource, where a flow's bytes weigh its `weight`.
+    node: bool,
+}
+
+impl Load {
+    /// The rate each unfrozen flow would get here.
+    fn share(&self) -> f64 {
+        if self.weight > 0.0 {
+            self.cap / self.weight
+        } else {
+            f64::INFINITY
+        }
     }
 }
 
@@ -354,6 +459,7 @@ impl LinkNumbers {
     }
 
     /// Numbers given so far (the highest in use plus one, at most).
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.links.len()
     }
@@ -384,13 +490,13 @@ mod tests {
 
     fn msg() -> FlowMsg {
         FlowMsg {
-            size: 0,
             rank: 0,
             peer: 0,
-            tag: 0,
-            id: 0,
-            kind: 0,
-            tail: 0,
+            send: 0,
+            recv: NO_RECV,
+            pull: false,
+            late: 0,
+            until: 0,
         }
     }
 
@@ -544,6 +650,55 @@ mod tests {
         net.start(0, &[2, 101], 1000, 2, msg());
         net.settle(0, &mut due);
         assert!(due.iter().all(|d| d.time == 4000));
+    }
+
+    #[test]
+    fn a_node_link_takes_each_flows_weight_a_byte() {
+        // a node link of 4 ps/byte; k flows of 1000 bytes weighing 1.5 each
+        // there (a per-message cost of half their bytes' time): k 1.5 1000 4 ps
+        for k in 1..=4u64 {
+            let mut net = FlowNet::new(1).with_node_links(100, 4.0);
+            let mut due = Vec::new();
+            for i in 0..k {
+                net.start_at(0, 0, &[2 * i, 100], 1000, 1000, 1.5, msg());
+            }
+            net.settle(0, &mut due);
+            assert!(due.iter().all(|d| d.time == k * 6000), "k = {k}: {due:?}");
+        }
+        // the weight counts on node links only: on a plain link it is a byte
+        let mut net = FlowNet::new(4);
+        let mut due = Vec::new();
+        net.start_at(0, 0, &[1], 1000, 0, 1.5, msg());
+        net.start_at(0, 0, &[1], 1000, 0, 1.5, msg());
+        net.settle(0, &mut due);
+        assert!(due.iter().all(|d| d.time == 8000), "{due:?}");
+    }
+
+    #[test]
+    fn a_flow_started_ahead_waits_for_its_time_and_takes_its_lone_time() {
+        let mut net = FlowNet::new(1);
+        let mut due = Vec::new();
+        // 1000 bytes over 3000 ps alone: a third of a byte per ps
+        assert_eq!(
+            net.start_at(0, 500, &[1], 1000, 3000, 1.0, msg()),
+            Some(500)
+        );
+        assert_eq!(net.start_at(0, 0, &[1], 1000, 1000, 1.0, msg()), Some(0));
+        net.settle(0, &mut due);
+        assert_eq!(
+            due,
+            vec![Due {
+                id: 1,
+                version: 1,
+                time: 1000
+            }]
+        );
+        // from 500 the link's byte per ps is shared: 1/3 to the first, 2/3 left
+        // to the second, whose last 500 bytes then take 750 ps
+        due.clear();
+        net.settle(500, &mut due);
+        assert_eq!(latest(&due, 0).time, 3500);
+        assert_eq!(latest(&due, 1).time, 1250);
     }
 
     #[test]

@@ -163,6 +163,11 @@ fn cli() -> Command {
             "flow level: a node's copy gap per byte (1 / B_node), shared by every message \
              between ranks of one node on top of its own G (default: the model's concurrency.G_node)",
         ))
+        .arg(time(
+            "node-c",
+            "flow level: a node's cost per message between its ranks, taken of its copy \
+             bandwidth (default: the model's concurrency.c_node, else 0)",
+        ))
         .arg(
             Arg::new("ranks-per-node")
                 .long("ranks-per-node")
@@ -694,15 +699,36 @@ fn node_resource(
     ranks: u32,
     congestion: &str,
     unit: Unit,
-) -> Result<Option<(f64, Vec<u32>)>> {
+) -> Result<Option<(f64, f64, Vec<u32>)>> {
     let given = |flag: &str| m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine);
-    let explicit = given("node-G") || given("ranks-per-node");
+    let explicit = given("node-G") || given("ranks-per-node") || given("node-c");
     if explicit && congestion != "flow" {
         return Err(SimError::Usage(
-            "--node-G and --ranks-per-node charge a node's shared bandwidth at the flow level: add --congestion flow"
+            "--node-G, --node-c and --ranks-per-node charge a node's shared bandwidth at the flow level: add --congestion flow"
                 .into(),
         ));
     }
+    let model_text = match m.get_one::<String>("model") {
+        Some(path) => Some((
+            path,
+            std::fs::read_to_string(path)
+                .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?,
+        )),
+        None => None,
+    };
+    let library = m.get_one::<String>("library").map(String::as_str);
+    let cost = match opt_f64(m, "node-c") {
+        Some(c) if c.is_finite() && c >= 0.0 => c * unit.picos(),
+        Some(c) => {
+            return Err(SimError::Usage(format!(
+                "--node-c {c} is not a non-negative time"
+            )))
+        }
+        None => match &model_text {
+            Some((path, text)) => params::node_cost_from_model(text, path, library)?,
+            None => 0.0,
+        },
+    };
     let gap = match opt_f64(m, "node-G") {
         Some(g) if g.is_finite() && g > 0.0 => Some(g * unit.picos()),
         Some(g) => {
@@ -710,13 +736,8 @@ fn node_resource(
                 "--node-G {g} is not a positive time per byte"
             )))
         }
-        None => match m.get_one::<String>("model") {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
-                let library = m.get_one::<String>("library").map(String::as_str);
-                params::node_gap_from_model(&text, path, library)?
-            }
+        None => match &model_text {
+            Some((path, text)) => params::node_gap_from_model(text, path, library)?,
             None => None,
         },
     };
@@ -737,7 +758,7 @@ fn node_resource(
         (None, _) => None,
     };
     match (gap, node_of) {
-        (Some(gap), Some(of)) if congestion == "flow" => Ok(Some((gap, of))),
+        (Some(gap), Some(of)) if congestion == "flow" => Ok(Some((gap, cost, of))),
         (None, _) if given("ranks-per-node") => Err(SimError::Usage(
             "--ranks-per-node needs a node's copy gap: --node-G, or a model with a concurrency section"
                 .into(),
@@ -747,7 +768,7 @@ fn node_resource(
 }
 
 /// The result's `params.node`: the node's gap and bandwidth, and how ranks sit on nodes.
-fn node_json(gap: f64, of: &[u32], unit: Unit) -> Value {
+fn node_json(gap: f64, cost: f64, of: &[u32], unit: Unit) -> Value {
     let nodes = of.iter().copied().max().map_or(0, |n| n as u64 + 1);
     let mut count = vec![0u32; nodes as usize];
     of.iter().for_each(|&n| count[n as usize] += 1);
@@ -755,6 +776,7 @@ fn node_json(gap: f64, of: &[u32], unit: Unit) -> Value {
     let most = count.iter().copied().max().unwrap_or(0);
     json!({
         "G_node": gap / unit.picos(),
+        "c_node": cost / unit.picos(),
         "B_node_bytes_per_us": 1e6 / gap,
         "nodes": nodes,
         "shared_nodes": shared,
@@ -827,9 +849,9 @@ fn run(m: &ArgMatches) -> Result<()> {
         mode => Network::new(topo, params.hop, mode == "on"),
     };
     let (network, node) = match node_plan {
-        Some((gap, of)) => {
-            let desc = node_json(gap, &of, unit);
-            (network.with_node_resource(of, gap), Some(desc))
+        Some((gap, cost, of)) => {
+            let desc = node_json(gap, cost, &of, unit);
+            (network.with_node_resource(of, gap, cost), Some(desc))
         }
         None => (network, None),
     };

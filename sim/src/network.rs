@@ -44,10 +44,28 @@ pub struct Network {
 }
 
 /// Which node each rank is on, and the link id of node 0's shared resource
-/// (node i's is `first_link + i`, beyond every NIC's).
+/// (node i's is `first_link + i`, beyond every NIC's); its gap (ps per byte)
+/// and per-message cost (ps).
 struct Nodes {
     of: Vec<u32>,
     first_link: u64,
+    gap: f64,
+    cost: f64,
+}
+
+impl Nodes {
+    /// What each byte of a copy of `bytes` taking `lone` ps alone weighs on the
+    /// node's resource: the copy needs c_node + bytes G_node of it, held to its
+    /// lone time (one pair alone is never bound by the node, as the fit holds
+    /// c_node <= a), and at least its bytes.
+    fn weight(&self, bytes: u64, lone: u64) -> f64 {
+        if self.cost == 0.0 || bytes == 0 {
+            return 1.0;
+        }
+        let moved = bytes as f64 * self.gap;
+        let need = (self.cost + moved).min(lone as f64).max(moved);
+        need / moved
+    }
 }
 
 /// A message whose route is still to be reserved (congestion on): it left
@@ -107,8 +125,10 @@ impl Network {
     /// Flow level: every message between two ranks of one node (`node_of`, per
     /// rank) also crosses that node's copy resource, which moves one byte per
     /// `gap` ps (1 / B_node) shared max-min fairly by all of them, on top of
-    /// each message's own G. Ranks beyond `node_of` are each alone.
-    pub fn with_node_resource(mut self, node_of: Vec<u32>, gap: f64) -> Self {
+    /// each message's own G, and takes `cost` ps of it per message (c_node:
+    /// a message of m bytes needs cost + m gap of the node, but never more than
+    /// its lone time, nor less than m gap). Ranks beyond `node_of` are each alone.
+    pub fn with_node_resource(mut self, node_of: Vec<u32>, gap: f64, cost: f64) -> Self {
         let first_link = self
             .topo
             .link_ids()
@@ -118,6 +138,8 @@ impl Network {
         self.nodes = Some(Nodes {
             of: node_of,
             first_link,
+            gap,
+            cost: cost.max(0.0),
         });
         self
     }
@@ -126,10 +148,18 @@ impl Network {
         self.flows.is_some()
     }
 
-    /// Flow level: a message's `bytes` start along its route at `now`, one per
-    /// `gap` ps at most; it arrives `msg.tail` plus the route's hops after its
-    /// last byte. True when a `settle_flows` at `now` must follow.
-    pub fn start_flow(&mut self, now: u64, bytes: u64, gap: u64, mut msg: FlowMsg) -> bool {
+    /// Flow level: the receiver's copy of a message from `msg.peer` to
+    /// `msg.rank`, its `bytes` along the route from `at` (`now` or later),
+    /// taking `lone` ps alone. The time of the `settle_flows` it asks for
+    /// (None: one already due now serves).
+    pub fn start_flow(
+        &mut self,
+        now: u64,
+        at: u64,
+        bytes: u64,
+        lone: u64,
+        msg: FlowMsg,
+    ) -> Option<u64> {
         let mut route = std::mem::take(&mut self.routes);
         route.clear();
         // a message travels from its sender (the flow's `peer`) to `rank`, out of
@@ -138,22 +168,22 @@ impl Network {
         route.push(nics.saturating_add(2 * msg.peer as u64));
         self.topo.route(msg.peer, msg.rank, &mut route);
         route.push(nics.saturating_add(2 * msg.rank as u64 + 1));
+        let mut weight = 1.0;
         if let Some(nodes) = &self.nodes {
             let node = |r: u32| nodes.of.get(r as usize).copied();
             match (node(msg.peer), node(msg.rank)) {
                 (Some(a), Some(b)) if a == b && msg.peer != msg.rank => {
-                    route.push(nodes.first_link.saturating_add(a as u64))
+                    route.push(nodes.first_link.saturating_add(a as u64));
+                    weight = nodes.weight(bytes, lone);
                 }
                 _ => {}
             }
         }
-        let hops = self.topo.hops(msg.peer, msg.rank) as u64;
-        msg.tail = msg.tail.saturating_add(self.hop.saturating_mul(hops));
         let settle = self
             .flows
             .as_mut()
             .expect("a flow-level network")
-            .start(now, &route, bytes, gap, msg);
+            .start_at(now, at, &route, bytes, lone, weight, msg);
         self.routes = route;
         settle
     }

@@ -424,6 +424,23 @@ pub fn node_gap_from_model(text: &str, path: &str, library: Option<&str>) -> Res
     }
 }
 
+/// Reads `libraries.<lib>.concurrency.c_node` (us; models/concurrency.py): the
+/// node's cost per message, in picoseconds; 0 when the library has no such
+/// section or the section no c_node.
+pub fn node_cost_from_model(text: &str, path: &str, library: Option<&str>) -> Result<f64> {
+    let doc = parse_model(text, path)?;
+    let (name, lib) = library_section(&doc, path, library)?;
+    match lib.get("concurrency").and_then(|c| c.get("c_node")) {
+        None | Some(Value::Null) => Ok(0.0),
+        Some(v) => match v.as_f64() {
+            Some(c) if c.is_finite() && c >= 0.0 => Ok(c * Unit::Us.picos()),
+            _ => input(format!(
+                "{path}: concurrency.c_node of '{name}' is not a non-negative number"
+            )),
+        },
+    }
+}
+
 /// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
 /// the receiver's two optional, default 0), checked as
 /// the Python schema checks it; `messages` 0 or no section: None.

@@ -47,7 +47,7 @@ fn finish(text: &str, l: u64, gap: u64, node: Option<(u32, f64)>) -> Vec<u64> {
     let ranks = g.ranks();
     let mut network = Network::with_flows(topology::parse("full", ranks).unwrap(), 0, gap);
     if let Some((per, node_gap)) = node {
-        network = network.with_node_resource((0..ranks).map(|r| r / per).collect(), node_gap);
+        network = network.with_node_resource((0..ranks).map(|r| r / per).collect(), node_gap, 0.0);
     }
     let config = Config {
         params: params(l, gap),
@@ -112,4 +112,19 @@ fn the_node_gap_is_read_from_the_models_concurrency_section() {
     let broken = model.replace("2.5e-5", "0");
     let err = params::node_gap_from_model(&broken, "m.json", Some("lib")).unwrap_err();
     assert!(err.to_string().contains("concurrency.G_node"), "{err}");
+    // c_node, 0.05 us a message: 50000 ps; none without the section or the key
+    let cost = params::node_cost_from_model(model, "m.json", Some("lib")).unwrap();
+    assert_eq!(cost, 50_000.0);
+    assert_eq!(
+        params::node_cost_from_model(&without, "m.json", Some("lib")).unwrap(),
+        0.0
+    );
+    let no_key = model.replace(r#", "c_node": 0.05"#, "");
+    assert_eq!(
+        params::node_cost_from_model(&no_key, "m.json", Some("lib")).unwrap(),
+        0.0
+    );
+    let negative = model.replace("0.05", "-1");
+    let err = params::node_cost_from_model(&negative, "m.json", Some("lib")).unwrap_err();
+    assert!(err.to_string().contains("concurrency.c_node"), "{err}");
 }
