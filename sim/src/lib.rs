@@ -7,6 +7,7 @@
 mod bigmem;
 pub mod engine;
 pub mod error;
+pub mod first_touch;
 pub mod flows;
 mod fxhash;
 mod links;

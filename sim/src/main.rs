@@ -3,6 +3,7 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use commchar_sim::engine::{self, Breakdown, Config, Outcome};
+use commchar_sim::first_touch;
 use commchar_sim::network::Network;
 use commchar_sim::params::{self, CallCost, Params, Rendezvous, RendezvousCopy, Unit};
 use commchar_sim::workload::collectives::{self, Collective};
@@ -478,6 +479,18 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params) -> Result<Replay> {
         gamma: params.gamma,
         list_only: m.get_flag("list-signatures"),
         local_copy: replay::LocalCopy::from_params(params),
+        first_touch: match m.get_one::<String>("model") {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
+                first_touch::from_model(
+                    &text,
+                    path,
+                    m.get_one::<String>("library").map(String::as_str),
+                )?
+            }
+            None => Default::default(),
+        },
     };
     Replay::load(std::path::Path::new(dir), &opts)
 }

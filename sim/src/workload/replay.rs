@@ -18,6 +18,7 @@ use super::collectives::{self, Collective};
 use super::phased::{write_goal_op, PhaseSchedule};
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, usage, Result, SimError};
+use crate::first_touch::{self, FirstTouch};
 use crate::matching::ANY;
 use crate::params::Params;
 use std::collections::{BTreeMap, HashMap};
@@ -224,6 +225,8 @@ pub struct Options {
     pub list_only: bool,
     /// What a rank pays to copy a message through a temporary buffer.
     pub local_copy: LocalCopy,
+    /// What a rank pays to fault in the cold bytes of its receive buffers.
+    pub first_touch: FirstTouch,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -267,6 +270,7 @@ impl Default for Options {
             gamma: 0,
             list_only: false,
             local_copy: LocalCopy::default(),
+            first_touch: FirstTouch::default(),
         }
     }
 }
@@ -750,15 +754,28 @@ impl Builder<'_> {
             call::SEND..=call::SENDRECV_REPLACE => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
-                self.point_to_point(st, rec)
+                self.point_to_point(st, rec)?;
+                self.first_touch(st, rec)
             }
             call::BARRIER..=call::EXSCAN => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
-                self.collective(st, rec)
+                self.collective(st, rec)?;
+                self.first_touch(st, rec)
             }
             other => st.err(format!("unknown call id {other}")),
         }
+    }
+
+    /// The receiving rank faults in its buffer's cold bytes once the call is done.
+    fn first_touch(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        let cold = first_touch::cold_bytes(rec.call, rec.flags, rec.req, rec.aux, rec.aux2);
+        let ps = self.opts.first_touch.cost(cold);
+        if ps > 0 {
+            st.wait_step = None;
+            self.step(&[Op::calc(ps)], true)?;
+        }
+        Ok(())
     }
 
     fn members(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {

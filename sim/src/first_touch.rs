@@ -1,0 +1,88 @@
+//! Receives into never-touched memory (commchar.models.first_touch, `loggp.first_touch`):
+//! the kernel faults in and zeroes each page of a receive buffer the program never wrote,
+//! during the call. The tracer records, per receive, the bytes of its buffer in pages not
+//! resident at the call (flag bit 2: the u64 at offset 48 of a blocking call, at offset 56
+//! of an Irecv); the replay charges the receiving rank `per_byte` times them.
+
+use crate::error::{input, Result};
+use serde_json::Value;
+
+/// Record flag: the cold-byte count is present.
+pub const REC_COLD: u16 = 4;
+/// The Irecv call id, whose cold count sits in aux/aux2 (its req is its request).
+const IRECV: u16 = 10;
+
+/// The cost of first touching received bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FirstTouch {
+    /// Femtoseconds per cold byte (0: free).
+    pub fs_per_byte: u64,
+}
+
+impl FirstTouch {
+    /// From the model's `per_byte` (us per byte).
+    pub fn from_us_per_byte(us: f64) -> Result<FirstTouch> {
+        if !us.is_finite() || !(0.0..1.0e3).contains(&us) {
+            return input(format!(
+                "first_touch.per_byte {us} is not a number of us per byte in [0, 1000)"
+            ));
+        }
+        Ok(FirstTouch {
+            fs_per_byte: (us * 1.0e9).round() as u64,
+        })
+    }
+
+    /// ps a rank spends faulting in `cold` bytes.
+    pub fn cost(&self, cold: u64) -> u64 {
+        ((cold as u128 * self.fs_per_byte as u128) / 1000).min(u64::MAX as u128) as u64
+    }
+}
+
+/// The cold bytes a record carries (0 when it has no count).
+pub fn cold_bytes(call: u16, flags: u16, req: u64, aux: i32, aux2: i32) -> u64 {
+    if flags & REC_COLD == 0 {
+        0
+    } else if call == IRECV {
+        (aux as u32 as u64) | ((aux2 as u32 as u64) << 32)
+    } else {
+        req
+    }
+}
+
+/// `libraries.<lib>.loggp.first_touch` (or `loggp_partial.first_touch`) of a model file;
+/// free when the model has none. `library` None: the only library with a loggp section.
+pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return input(format!("{path}: not JSON: {e}")),
+    };
+    let Some(libs) = doc.get("libraries").and_then(Value::as_object) else {
+        return Ok(FirstTouch::default());
+    };
+    let lib = match library {
+        Some(name) => libs.get(name),
+        None => {
+            let with: Vec<&Value> = libs.values().filter(|v| v.get("loggp").is_some()).collect();
+            if with.len() == 1 {
+                Some(with[0])
+            } else {
+                None
+            }
+        }
+    };
+    let section = lib.and_then(|l| {
+        ["loggp", "loggp_partial"]
+            .iter()
+            .find_map(|k| l.get(k).and_then(|s| s.get("first_touch")))
+    });
+    match section {
+        None | Some(Value::Null) => Ok(FirstTouch::default()),
+        Some(s) => match s.get("per_byte").and_then(Value::as_f64) {
+            Some(us) => FirstTouch::from_us_per_byte(us)
+                .map_err(|e| crate::SimError::Input(format!("{path}: loggp {e}"))),
+            None => input(format!(
+                "{path}: loggp first_touch has no per_byte (us per byte)"
+            )),
+        },
+    }
+}

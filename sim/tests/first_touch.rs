@@ -1,0 +1,285 @@
+//! Receives into never-touched memory: the replay charges each receiving rank the
+//! model's first-touch cost (us per byte) times the cold bytes the tracer recorded
+//! (flag bit 2; the u64 at offset 48, an Irecv's at offset 56), after the call, in both
+//! collective modes, and nothing for a record without the count.
+
+mod common;
+
+use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::first_touch::{self, FirstTouch, REC_COLD};
+use commchar_sim::network::Network;
+use commchar_sim::topology;
+use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
+use common::NS;
+use std::path::PathBuf;
+
+const SEND: u16 = 1;
+const RECV: u16 = 5;
+const IRECV: u16 = 10;
+const WAIT: u16 = 13;
+const SCATTER: u16 = 25;
+const COMPLETE: u16 = 60;
+const T0: u64 = 1_000_000;
+const MIB: u64 = 1 << 20;
+
+#[derive(Default, Clone, Copy)]
+struct R {
+    call: u16,
+    flags: u16,
+    peer: i32,
+    tag: i32,
+    bytes: u64,
+    bytes2: u64,
+    req: u64,
+    aux: i32,
+    aux2: i32,
+}
+
+fn record(r: R, t: u64) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    b[0..2].copy_from_slice(&r.call.to_le_bytes());
+    b[2..4].copy_from_slice(&r.flags.to_le_bytes());
+    b[8..12].copy_from_slice(&r.peer.to_le_bytes());
+    b[12..16].copy_from_slice(&r.tag.to_le_bytes());
+    b[16..24].copy_from_slice(&r.bytes.to_le_bytes());
+    b[24..32].copy_from_slice(&r.bytes2.to_le_bytes());
+    b[32..40].copy_from_slice(&t.to_le_bytes());
+    b[40..48].copy_from_slice(&t.to_le_bytes());
+    b[48..56].copy_from_slice(&r.req.to_le_bytes());
+    b[56..60].copy_from_slice(&r.aux.to_le_bytes());
+    b[60..64].copy_from_slice(&r.aux2.to_le_bytes());
+    b
+}
+
+/// A directory of rank files (records at T0, no computation), removed when dropped.
+struct TraceDir(PathBuf);
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write(name: &str, ranks: &[Vec<R>]) -> TraceDir {
+    let dir = std::env::temp_dir().join(format!("commchar-touch-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (rank, recs) in ranks.iter().enumerate() {
+        let mut h = vec![0u8; 256];
+        h[0..8].copy_from_slice(b"CCTRACE1");
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[12..16].copy_from_slice(&64u32.to_le_bytes());
+        h[16..20].copy_from_slice(&(rank as i32).to_le_bytes());
+        h[20..24].copy_from_slice(&(ranks.len() as i32).to_le_bytes());
+        h[24..32].copy_from_slice(&T0.to_le_bytes());
+        h[32..40].copy_from_slice(&T0.to_le_bytes());
+        h[40..48].copy_from_slice(&(recs.len() as u64).to_le_bytes());
+        h[48..52].copy_from_slice(&1u32.to_le_bytes());
+        for r in recs {
+            h.extend_from_slice(&record(*r, T0));
+        }
+        std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
+    }
+    TraceDir(dir)
+}
+
+fn replay(dir: &TraceDir, opts: &Options) -> Outcome {
+    let mut r = Replay::load(&dir.0, opts).unwrap();
+    let net = Network::new(
+        topology::parse("full", r.measured.len() as u32).unwrap(),
+        0,
+        false,
+    );
+    engine::run_accounted(
+        Config {
+            params: common::params(0),
+            network: net,
+            trace_limit: None,
+        },
+        &mut r,
+    )
+    .unwrap()
+}
+
+/// 0.25 ns a byte: 250 ps
+fn touch() -> FirstTouch {
+    FirstTouch::from_us_per_byte(2.5e-4).unwrap()
+}
+
+fn with(opts: Options, ft: FirstTouch) -> Options {
+    Options {
+        first_touch: ft,
+        ..opts
+    }
+}
+
+/// Rank 0 sends 1 MiB; rank 1 receives it into memory `cold` bytes of which are cold.
+fn one_message(cold: u64, flags: u16) -> TraceDir {
+    let send = R {
+        call: SEND,
+        peer: 1,
+        tag: 1,
+        bytes: MIB,
+        ..R::default()
+    };
+    let recv = R {
+        call: RECV,
+        flags,
+        peer: 0,
+        tag: 1,
+        bytes2: MIB,
+        req: cold,
+        aux: 0,
+        aux2: 1,
+        ..R::default()
+    };
+    write(&format!("one-{cold}-{flags}"), &[vec![send], vec![recv]])
+}
+
+#[test]
+fn a_receive_pays_its_cold_bytes_times_the_cost() {
+    let dir = one_message(MIB, REC_COLD);
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), touch()));
+    assert_eq!(paid.finish[1] - free.finish[1], MIB * 250);
+    assert_eq!(paid.finish[0], free.finish[0], "the sender pays nothing");
+    let b = paid.breakdown.as_ref().unwrap();
+    let f = free.breakdown.as_ref().unwrap();
+    assert_eq!(b[1].compute - f[1].compute, MIB * 250);
+}
+
+#[test]
+fn a_record_without_the_flag_pays_nothing() {
+    // an old trace: req of a blocking call is 0, and a stray value without the flag is ignored
+    let dir = one_message(MIB, 0);
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), touch()));
+    assert_eq!(paid.finish, free.finish);
+    assert_eq!(first_touch::cold_bytes(RECV, 0, MIB, 0, 0), 0);
+}
+
+#[test]
+fn an_irecv_carries_its_count_beside_its_request() {
+    let cold: u64 = (5 << 32) | 4096; // more than 4 GiB: both halves are read
+    assert_eq!(
+        first_touch::cold_bytes(IRECV, REC_COLD | 1, 7, 4096, 5),
+        cold
+    );
+    let send = R {
+        call: SEND,
+        peer: 1,
+        tag: 1,
+        bytes: MIB,
+        ..R::default()
+    };
+    let irecv = R {
+        call: IRECV,
+        flags: REC_COLD | 1,
+        peer: 0,
+        tag: 1,
+        bytes2: MIB,
+        req: 7,
+        aux: (MIB / 2) as i32,
+        ..R::default()
+    };
+    let wait = R {
+        call: WAIT,
+        aux: 1,
+        ..R::default()
+    };
+    let complete = R {
+        call: COMPLETE,
+        bytes2: MIB,
+        req: 7,
+        aux: 0,
+        aux2: 1,
+        ..R::default()
+    };
+    let dir = write("irecv", &[vec![send], vec![irecv, wait, complete]]);
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), touch()));
+    let b = paid.breakdown.as_ref().unwrap();
+    let f = free.breakdown.as_ref().unwrap();
+    assert_eq!(b[1].compute - f[1].compute, MIB / 2 * 250);
+}
+
+/// A scatter of 2 MiB from rank 0 (or rank 0 alone at p = 1: its own copy), each
+/// rank's 1 MiB part cold.
+fn scatter(p: usize) -> TraceDir {
+    let ranks: Vec<Vec<R>> = (0..p)
+        .map(|_| {
+            vec![R {
+                call: SCATTER,
+                flags: REC_COLD,
+                peer: 0,
+                tag: -1,
+                bytes: MIB * p as u64,
+                bytes2: MIB,
+                req: MIB,
+                ..R::default()
+            }]
+        })
+        .collect();
+    write(&format!("scatter-{p}"), &ranks)
+}
+
+fn charged(p: u32) -> Options {
+    let mut o = Options {
+        collectives: CollectiveMode::Charged,
+        ..Options::default()
+    };
+    o.costs.insert(
+        Signature {
+            call: "scatter",
+            p,
+            n: MIB * p as u64,
+        },
+        SignatureCost {
+            cost_ps: Some(100 * NS),
+            algorithm: None,
+        },
+    );
+    o
+}
+
+#[test]
+fn collectives_charge_every_receiving_rank_in_both_modes() {
+    for p in [1usize, 2] {
+        let dir = scatter(p);
+        for base in [Options::default(), charged(p as u32)] {
+            let mode = base.collectives;
+            let free = replay(&dir, &base);
+            let paid = replay(&dir, &with(base, touch()));
+            for r in 0..p {
+                let b = &paid.breakdown.as_ref().unwrap()[r];
+                let f = &free.breakdown.as_ref().unwrap()[r];
+                assert_eq!(
+                    b.compute - f.compute,
+                    MIB * 250,
+                    "p = {p}, rank {r}, {mode:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_model_field_is_read_and_checked() {
+    let model =
+        r#"{"libraries": {"mpich": {"loggp_partial": {"first_touch": {"per_byte": 0.00025}}}}}"#;
+    assert_eq!(
+        first_touch::from_model(model, "m.json", Some("mpich")).unwrap(),
+        touch()
+    );
+    let none = r#"{"libraries": {"mpich": {"loggp": {"L": 1}}}}"#;
+    assert_eq!(
+        first_touch::from_model(none, "m.json", Some("mpich")).unwrap(),
+        FirstTouch::default()
+    );
+    let bad = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": -1}}}}}"#;
+    let e = first_touch::from_model(bad, "m.json", Some("mpich")).unwrap_err();
+    assert!(
+        e.to_string().contains("m.json: loggp first_touch.per_byte"),
+        "{e}"
+    );
+}
