@@ -55,8 +55,9 @@ def test_pairs_on_one_host_take_the_larger_of_their_own_gap_and_the_nodes_share(
     doc, got = _receivers(capsys, tmp_path / "t", _model(tmp_path / "m.json", g_node))
     assert doc["congestion_model"] == "flow" and doc["node"]["nodes"] == 1
     bytes_moved = M - 1
-    transfer = max(bytes_moved * LOGGP["G"], k * bytes_moved * g_node)
-    want = LOGGP["o_s"] + LOGGP["L"] + transfer + LOGGP["o_r"] + 5000.0  # then the 5 ms computation
+    # the receiver's copy: o_r + (s-1)G alone, at least its share of the node (c_node = 0)
+    copy = max(LOGGP["o_r"] + bytes_moved * LOGGP["G"], k * bytes_moved * g_node)
+    want = LOGGP["o_s"] + LOGGP["L"] + copy + 5000.0  # then the 5 ms computation
     assert got == pytest.approx([want] * k, rel=1e-9)
     # without the section the pairs never meet: one pair's time whatever k
     plain, alone = _receivers(capsys, tmp_path / "t", _model(tmp_path / "plain.json", None))
