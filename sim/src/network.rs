@@ -10,8 +10,9 @@
 //! order messages are sent, so the result is deterministic; the engine hands
 //! them over in batches (`transits`), the routes laid end to end so that the
 //! links of the next messages are read from memory while earlier ones are
-//! placed. The flow-level alternative, where messages on a link share its
-//! bandwidth, is `--congestion flow` (flows.rs).
+//! placed. The flow-level alternative, where the receivers' copies of messages
+//! on a link share its bandwidth, is `--congestion flow` (flows.rs); there a
+//! message's first byte is delayed by the hops as here, and its copy is a flow.
 //!
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which
