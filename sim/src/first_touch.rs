@@ -13,28 +13,47 @@ pub const REC_COLD: u16 = 4;
 const IRECV: u16 = 10;
 
 /// The cost of first touching received bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FirstTouch {
-    /// Femtoseconds per cold byte (0: free).
+    /// Femtoseconds per cold byte (0: free), where no step applies.
     pub fs_per_byte: u64,
+    /// (measured size, fs per byte), sizes increasing: `cold` bytes pay the step of the
+    /// largest size <= cold (the first step's below it). Empty: `fs_per_byte`.
+    pub steps: Vec<(u64, u64)>,
+}
+
+fn fs(us: f64, what: &str) -> Result<u64> {
+    if !us.is_finite() || !(0.0..1.0e3).contains(&us) {
+        return input(format!(
+            "first_touch.{what} {us} is not a number of us per byte in [0, 1000)"
+        ));
+    }
+    Ok((us * 1.0e9).round() as u64)
 }
 
 impl FirstTouch {
-    /// From the model's `per_byte` (us per byte).
+    /// From the model's `per_byte` (us per byte), without steps.
     pub fn from_us_per_byte(us: f64) -> Result<FirstTouch> {
-        if !us.is_finite() || !(0.0..1.0e3).contains(&us) {
-            return input(format!(
-                "first_touch.per_byte {us} is not a number of us per byte in [0, 1000)"
-            ));
-        }
         Ok(FirstTouch {
-            fs_per_byte: (us * 1.0e9).round() as u64,
+            fs_per_byte: fs(us, "per_byte")?,
+            steps: Vec::new(),
         })
+    }
+
+    /// fs per byte for `cold` bytes.
+    pub fn fs_per_byte_at(&self, cold: u64) -> u64 {
+        match self.steps.partition_point(|&(n, _)| n <= cold) {
+            0 => self.steps.first().map_or(self.fs_per_byte, |s| s.1),
+            i => self.steps[i - 1].1,
+        }
     }
 
     /// ps a rank spends faulting in `cold` bytes.
     pub fn cost(&self, cold: u64) -> u64 {
-        ((cold as u128 * self.fs_per_byte as u128) / 1000).min(u64::MAX as u128) as u64
+        if cold == 0 {
+            return 0;
+        }
+        ((cold as u128 * self.fs_per_byte_at(cold) as u128) / 1000).min(u64::MAX as u128) as u64
     }
 }
 
@@ -75,14 +94,37 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<First
             .iter()
             .find_map(|k| l.get(k).and_then(|s| s.get("first_touch")))
     });
-    match section {
-        None | Some(Value::Null) => Ok(FirstTouch::default()),
-        Some(s) => match s.get("per_byte").and_then(Value::as_f64) {
-            Some(us) => FirstTouch::from_us_per_byte(us)
-                .map_err(|e| crate::SimError::Input(format!("{path}: loggp {e}"))),
-            None => input(format!(
-                "{path}: loggp first_touch has no per_byte (us per byte)"
-            )),
-        },
+    let Some(s) = section.filter(|s| !s.is_null()) else {
+        return Ok(FirstTouch::default());
+    };
+    let bad = |e: crate::SimError| crate::SimError::Input(format!("{path}: loggp {e}"));
+    let Some(us) = s.get("per_byte").and_then(Value::as_f64) else {
+        return input(format!(
+            "{path}: loggp first_touch has no per_byte (us per byte)"
+        ));
+    };
+    let mut ft = FirstTouch::from_us_per_byte(us).map_err(bad)?;
+    if let Some(steps) = s.get("steps").filter(|v| !v.is_null()) {
+        let Some(list) = steps.as_array() else {
+            return input(format!("{path}: loggp first_touch.steps is not a list"));
+        };
+        for step in list {
+            let pair = step.as_array().filter(|a| a.len() == 2);
+            let (Some(n), Some(us)) = (
+                pair.and_then(|a| a[0].as_u64()),
+                pair.and_then(|a| a[1].as_f64()),
+            ) else {
+                return input(format!(
+                    "{path}: loggp first_touch.steps holds {step}, not [bytes, us per byte]"
+                ));
+            };
+            if ft.steps.last().is_some_and(|&(last, _)| last >= n) {
+                return input(format!(
+                    "{path}: loggp first_touch.steps sizes do not increase"
+                ));
+            }
+            ft.steps.push((n, fs(us, "steps").map_err(bad)?));
+        }
     }
+    Ok(ft)
 }

@@ -8,6 +8,7 @@ mod common;
 use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::first_touch::{self, FirstTouch, REC_COLD};
 use commchar_sim::network::Network;
+use commchar_sim::params::{Params, Rendezvous};
 use commchar_sim::topology;
 use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
 use common::NS;
@@ -84,6 +85,10 @@ fn write(name: &str, ranks: &[Vec<R>]) -> TraceDir {
 }
 
 fn replay(dir: &TraceDir, opts: &Options) -> Outcome {
+    replay_with(dir, opts, common::params(0))
+}
+
+fn replay_with(dir: &TraceDir, opts: &Options, params: Params) -> Outcome {
     let mut r = Replay::load(&dir.0, opts).unwrap();
     let net = Network::new(
         topology::parse("full", r.measured.len() as u32).unwrap(),
@@ -92,13 +97,26 @@ fn replay(dir: &TraceDir, opts: &Options) -> Outcome {
     );
     engine::run_accounted(
         Config {
-            params: common::params(0),
+            params,
             network: net,
             trace_limit: None,
         },
         &mut r,
     )
     .unwrap()
+}
+
+/// `delta` is `cost` less at most the message's flight (o_s + L: the receiver's charge,
+/// made before it posts, overlaps what is already on its way)
+fn about(delta: u64, cost: u64) {
+    assert!(
+        delta <= cost && delta + 4000 * NS >= cost,
+        "{delta} ps, expected {cost} less at most 4 us"
+    );
+}
+
+fn compute(o: &Outcome, r: usize) -> u64 {
+    o.breakdown.as_ref().unwrap()[r].compute
 }
 
 /// 0.25 ns a byte: 250 ps
@@ -114,7 +132,7 @@ fn with(opts: Options, ft: FirstTouch) -> Options {
 }
 
 /// Rank 0 sends 1 MiB; rank 1 receives it into memory `cold` bytes of which are cold.
-fn one_message(cold: u64, flags: u16) -> TraceDir {
+fn one_message(cold: u64, flags: u16, name: &str) -> TraceDir {
     let send = R {
         call: SEND,
         peer: 1,
@@ -133,16 +151,22 @@ fn one_message(cold: u64, flags: u16) -> TraceDir {
         aux2: 1,
         ..R::default()
     };
-    write(&format!("one-{cold}-{flags}"), &[vec![send], vec![recv]])
+    write(
+        &format!("one-{cold}-{flags}-{name}"),
+        &[vec![send], vec![recv]],
+    )
 }
 
 #[test]
 fn a_receive_pays_its_cold_bytes_times_the_cost() {
-    let dir = one_message(MIB, REC_COLD);
+    let dir = one_message(MIB, REC_COLD, "plain");
     let free = replay(&dir, &Options::default());
     let paid = replay(&dir, &with(Options::default(), touch()));
-    assert_eq!(paid.finish[1] - free.finish[1], MIB * 250);
-    assert_eq!(paid.finish[0], free.finish[0], "the sender pays nothing");
+    about(paid.finish[1] - free.finish[1], MIB * 250);
+    assert_eq!(
+        paid.finish[0], free.finish[0],
+        "an eager sender pays nothing"
+    );
     let b = paid.breakdown.as_ref().unwrap();
     let f = free.breakdown.as_ref().unwrap();
     assert_eq!(b[1].compute - f[1].compute, MIB * 250);
@@ -151,7 +175,7 @@ fn a_receive_pays_its_cold_bytes_times_the_cost() {
 #[test]
 fn a_record_without_the_flag_pays_nothing() {
     // an old trace: req of a blocking call is 0, and a stray value without the flag is ignored
-    let dir = one_message(MIB, 0);
+    let dir = one_message(MIB, 0, "unflagged");
     let free = replay(&dir, &Options::default());
     let paid = replay(&dir, &with(Options::default(), touch()));
     assert_eq!(paid.finish, free.finish);
@@ -205,7 +229,7 @@ fn an_irecv_carries_its_count_beside_its_request() {
 
 /// A scatter of 2 MiB from rank 0 (or rank 0 alone at p = 1: its own copy), each
 /// rank's 1 MiB part cold.
-fn scatter(p: usize) -> TraceDir {
+fn scatter(p: usize, name: &str) -> TraceDir {
     let ranks: Vec<Vec<R>> = (0..p)
         .map(|_| {
             vec![R {
@@ -220,7 +244,7 @@ fn scatter(p: usize) -> TraceDir {
             }]
         })
         .collect();
-    write(&format!("scatter-{p}"), &ranks)
+    write(&format!("scatter-{p}-{name}"), &ranks)
 }
 
 fn charged(p: u32) -> Options {
@@ -245,7 +269,7 @@ fn charged(p: u32) -> Options {
 #[test]
 fn collectives_charge_every_receiving_rank_in_both_modes() {
     for p in [1usize, 2] {
-        let dir = scatter(p);
+        let dir = scatter(p, "modes");
         for base in [Options::default(), charged(p as u32)] {
             let mode = base.collectives;
             let free = replay(&dir, &base);
@@ -282,4 +306,53 @@ fn the_model_field_is_read_and_checked() {
         e.to_string().contains("m.json: loggp first_touch.per_byte"),
         "{e}"
     );
+}
+
+#[test]
+fn steps_charge_each_size_its_own_cost() {
+    let model = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": 0.00025,
+        "steps": [[65536, 0.0002], [4194304, 0.0008]]}}}}}"#;
+    let ft = first_touch::from_model(model, "m.json", Some("mpich")).unwrap();
+    assert_eq!(ft.cost(4096), 4096 * 200, "below the first step: its cost");
+    assert_eq!(ft.cost(MIB), MIB * 200);
+    assert_eq!(ft.cost(4 * MIB), 4 * MIB * 800);
+    assert_eq!(ft.cost(72 * MIB), 72 * MIB * 800);
+    assert_eq!(ft.cost(0), 0);
+    let dir = one_message(MIB, REC_COLD, "steps");
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), ft));
+    assert_eq!(compute(&paid, 1) - compute(&free, 1), MIB * 200);
+    let unsorted = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": 0.00025,
+        "steps": [[65536, 0.0002], [65536, 0.0008]]}}}}}"#;
+    let e = first_touch::from_model(unsorted, "m.json", Some("mpich")).unwrap_err();
+    assert!(e.to_string().contains("do not increase"), "{e}");
+}
+
+#[test]
+fn a_rendezvous_sender_waits_while_the_receiver_faults_its_pages_in() {
+    let dir = one_message(MIB, REC_COLD, "rendezvous");
+    let rendezvous = Params {
+        eager_max: 0,
+        rendezvous: Rendezvous::Handshake,
+        ..common::params(0)
+    };
+    let free = replay_with(&dir, &Options::default(), rendezvous.clone());
+    let paid = replay_with(&dir, &with(Options::default(), touch()), rendezvous);
+    about(paid.finish[1] - free.finish[1], MIB * 250);
+    about(paid.finish[0] - free.finish[0], MIB * 250);
+}
+
+#[test]
+fn a_roots_own_part_is_charged_after_it_has_sent() {
+    // p = 2 with rendezvous: rank 1 faults its part in before it can take rank 0's message,
+    // and rank 0 faults its own part in after the send, so the two add up at the root
+    let dir = scatter(2, "root");
+    let rendezvous = Params {
+        eager_max: 0,
+        rendezvous: Rendezvous::Handshake,
+        ..common::params(0)
+    };
+    let free = replay_with(&dir, &Options::default(), rendezvous.clone());
+    let paid = replay_with(&dir, &with(Options::default(), touch()), rendezvous);
+    about(paid.finish[0] - free.finish[0], 2 * MIB * 250);
 }

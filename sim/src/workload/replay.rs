@@ -754,20 +754,30 @@ impl Builder<'_> {
             call::SEND..=call::SENDRECV_REPLACE => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
-                self.point_to_point(st, rec)?;
-                self.first_touch(st, rec)
+                self.first_touch(st, rec)?;
+                self.point_to_point(st, rec)
             }
             call::BARRIER..=call::EXSCAN => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
+                // the root's cold bytes are its own part, copied after it has sent the others'
+                let root = st.comm(rec.comm)?.me as i64 == rec.peer as i64;
+                if !root {
+                    self.first_touch(st, rec)?;
+                }
                 self.collective(st, rec)?;
-                self.first_touch(st, rec)
+                if root {
+                    self.first_touch(st, rec)?;
+                }
+                Ok(())
             }
             other => st.err(format!("unknown call id {other}")),
         }
     }
 
-    /// The receiving rank faults in its buffer's cold bytes once the call is done.
+    /// The receiving rank faults in its buffer's cold bytes: before its receive is posted
+    /// (the pages fault in as the data arrives, so a rendezvous sender waits for them),
+    /// after a rooted collective at its root (its own part, copied last).
     fn first_touch(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
         let cold = first_touch::cold_bytes(rec.call, rec.flags, rec.req, rec.aux, rec.aux2);
         let ps = self.opts.first_touch.cost(cold);

@@ -194,7 +194,8 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
 
 def _validate_first_touch(section: Any, path: str) -> None:
     """A receive into never-touched memory: {per_byte (us/B), per_page (us), page_bytes,
-    c (us), min_bytes, max_bytes}; per_byte is what the simulator charges."""
+    c (us), min_bytes, max_bytes, steps ([n, us/B], n increasing)}; the simulator charges
+    the steps, else per_byte."""
     _mapping(section, path)
     _number(section.get("per_byte"), f"{path}.per_byte", 0)
     for name in ("per_page", "c"):
@@ -203,6 +204,19 @@ def _validate_first_touch(section: Any, path: str) -> None:
     for name in ("page_bytes", "min_bytes", "max_bytes"):
         if section.get(name) is not None:
             _bytes(section[name], f"{path}.{name}")
+    steps = section.get("steps")
+    if steps is not None:
+        if not isinstance(steps, list):
+            raise _fail(f"{path}.steps", "expected a list of [n, per_byte]")
+        previous = -1.0
+        for i, step in enumerate(steps):
+            if not isinstance(step, list) or len(step) != 2:
+                raise _fail(f"{path}.steps[{i}]", "expected [n, per_byte]")
+            n = _bytes(step[0], f"{path}.steps[{i}][0]")
+            _number(step[1], f"{path}.steps[{i}][1]", 0)
+            if n <= previous:
+                raise _fail(f"{path}.steps[{i}][0]", "sizes must increase")
+            previous = n
 
 
 def _validate_cold_start(section: Any, path: str) -> None:

@@ -10,8 +10,14 @@ is what first touching n bytes costs the receiver. The fit is
     excess(n) = c + per_byte * n        (c, per_byte >= 0; least squares in relative error)
 
 weighted by 1/excess so that 64 KiB counts as much as 64 MiB. per_page is per_byte
-times the 4 KiB page. The replay charges a receive per_byte times its cold
-bytes (the tracer's count of bytes in pages not resident at the call).
+times the 4 KiB page. The cost per byte is not one number, though: while the
+faulted pages fit in cache the zeroed page is still there when the message is
+copied into it, past it (a few MiB) zeroing and copying each go to memory, and
+a byte costs about three times more (this VM: 0.2 ns a byte up to 1 MiB, 0.8 ns
+from 4 MiB). So `steps` keeps each measured size's own cost, [n, excess / n],
+and the replay charges a receive's cold bytes c at the step of the largest
+measured n <= c (the smallest n's below it); per_byte is the fallback of a
+model without steps.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ class FirstTouchModel(Estimator):
     """First-touch parameters from `touch` point dicts.
 
     Fitted: params_ ({per_byte (us/B), per_page (us), page_bytes, c (us), min_bytes,
-    max_bytes}), sizes_ (per size: n, fresh, resident, excess in us), notes_.
+    max_bytes, steps ([n, us/B] per measured size)}), sizes_ (per size: n, fresh, resident, excess in us), notes_.
     """
 
 
@@ -67,7 +73,8 @@ class FirstTouchModel(Estimator):
         self.params_: dict[str, Any] = {
             "per_byte": float(f"{per_byte:.6g}"), "per_page": round(float(per_byte) * PAGE_BYTES, 6),
             "page_bytes": PAGE_BYTES, "c": round(float(c), 4), "min_bytes": MIN_BYTES,
-            "max_bytes": int(n.max())}
+            "max_bytes": int(n.max()),
+            "steps": [[s, float(f"{e / s:.6g}")] for s, e in zip(sizes, y)]}
         self.sizes_ = [{"n": s, "fresh_us": round(f, 3), "resident_us": round(r, 3), "excess_us": round(e, 3)}
                        for s, f, r, e in zip(sizes, fresh, resident, excess)]
         self.notes_ = notes
