@@ -103,10 +103,12 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     from commchar.models.inputs import read_store
     from commchar.modelfile import save
     from commchar.provenance import build_identity
+    from commchar.store import owner
 
     sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
                          np=[options.np], precision=options.precision, max_time=options.max_time)
-    run_id = store.create_run(build_identity(), host_info(), sweep.to_dict())
+    # the owner, as `commchar run` records it: a run whose process died shows as died
+    run_id = store.create_run(build_identity(), {**host_info(), "owner": owner.current()}, sweep.to_dict())
     observer.step(f"{library.name}: measuring the model (run {run_id})")
     try:
         result = run_sweep(store, run_id, sweep, [library], _Quiet())
