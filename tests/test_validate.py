@@ -125,6 +125,11 @@ def test_validate_end_to_end_on_a_tiny_configuration(built, tmp_path: Path, caps
                 100 * (row["loggps_us"] - row["measured_us"]) / row["measured_us"])
             # the traced run's own clock and the trace's loop phase agree
             assert row["program_us"] == pytest.approx(row["measured_us"], rel=0.05, abs=0.2)
+            # the kernel's probe of the same operation, where the model measured that size
+            if row["bytes"] == 64 and row["program"] != "ring_sendrecv":
+                assert row["probe_us"] > 0
+            else:
+                assert row["probe_us"] is None
             if row["bytes"] < run["loggp"]["S"]:  # eager either way: the models coincide
                 assert row["loggps_us"] == pytest.approx(row["loggp_us"])
     with Store(db) as store:

@@ -42,7 +42,8 @@ def _title(row: dict[str, Any]) -> str:
 
 def validation_table(row: dict[str, Any]) -> Table:
     doc = row["result"]
-    rows = [[e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}", f"{e['loggps_us']:.3f}",
+    rows = [[e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}",
+             "" if e.get("probe_us") is None else f"{e['probe_us']:.3f}", f"{e['loggps_us']:.3f}",
              _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]), f"{e['loggp_us']:.3f}",
              _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])] for e in doc["summary"]]
     within = sum(1 for e in doc["summary"]
@@ -52,12 +53,15 @@ def validation_table(row: dict[str, Any]) -> Table:
         "Time per iteration (us) of each program's timed loop: measured in its traced run (the slowest "
         "rank's loop over the iterations), predicted by replaying that trace with a model measured and "
         "fitted in the same run; with several runs, the median and the spread (smallest to largest error).",
+        "probe: the mean of the kernel's probe of the same operation (ping-pong: a round trip, "
+        "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop.",
         f"{within} of {len(doc['summary'])} rows within {TARGET_PCT:g}% under LogGPS. LogGPS: the fitted "
         "rendezvous threshold S (" + ", ".join(f"{lib} {int(v)} B" if v is not None else f"{lib} none"
                                                for lib, v in s.items()) + "); LogGP: every message eager.",
     ]
     return Table(f"validation-{row['id']}", f"Measured and predicted per iteration: {_title(row)}",
-                 ["library", "program", "bytes", "measured", "LogGPS", "error", "spread", "LogGP", "error",
+                 ["library", "program", "bytes", "measured", "probe", "LogGPS", "error", "spread", "LogGP",
+                  "error",
                   "spread"], rows, notes)
 
 

@@ -44,6 +44,12 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 MODEL_OPS = "pingpong:send,loggp,rndv,allreduce:sum,alltoall,barrier"
 
 
+# the kernel's probe of the same operation, measured with the model: (op, variant, scale to
+# one iteration of the program); the ping-pong probe times half a round trip
+PROBES = {"pingpong_loop": ("pingpong", "send", 2.0), "allreduce_loop": ("allreduce", "sum", 1.0),
+          "alltoall_loop": ("alltoall", "", 1.0)}
+
+
 def parse_programs(text: str | None) -> list[Program]:
     if text is None:
         return list(PROGRAMS)
@@ -95,8 +101,9 @@ def _pct(predicted: float, measured: float) -> float | None:
 
 
 def measure_model(store: Store, library: Library, options: ValidateOptions, directory: Path,
-                  observer: Observer) -> tuple[int, str]:
-    """Measures the operations the replay needs at p = np, fits them: (run id, model file)."""
+                  observer: Observer) -> tuple[int, str, list[dict]]:
+    """Measures the operations the replay needs at p = np, fits them: (run id, model file,
+    the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
     from commchar.models import fit_points
@@ -133,7 +140,7 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     path = directory / f"model-{library.name}-run{run_id}.json"
     save(model, path)
     observer.done()
-    return run_id, str(path)
+    return run_id, str(path), points
 
 
 class _Quiet:
@@ -183,6 +190,20 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     return row
 
 
+def probe_time(points: list[dict], program: str, n: int, p: int) -> float | None:
+    """The mean time of the kernel's probe of the program's operation at size n, scaled to one
+    iteration (None: no probe, or n not measured): what the model was fitted to, beside the loop."""
+    if program not in PROBES:
+        return None
+    op, variant, scale = PROBES[program]
+    for pt in points:
+        if (pt["op"], pt.get("variant") or "", int(pt["n_bytes"]), int(pt["p"])) == (op, variant, n, p) \
+                and pt.get("valid", True):
+            mean = pt.get("t_mean_us") or pt["t_us"]
+            return scale * float(mean)
+    return None
+
+
 def _loop_time(ranks: list[dict[str, Any]], key: str) -> float | None:
     """The loop's time: its phase's longest on any rank."""
     times = [ph[key] for r in ranks for ph in r["phases"] if ph["level"] == LOOP_LEVEL]
@@ -200,7 +221,7 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
     with tempfile.TemporaryDirectory(prefix="commchar-validate-models-") as tmp:
         for repeat in range(options.repeat):
             for library in libraries:  # alternated, so the machine's drift lands on each alike
-                run_id, model_path = measure_model(store, library, options, Path(tmp), observer)
+                run_id, model_path, points = measure_model(store, library, options, Path(tmp), observer)
                 from commchar.modelfile import load
 
                 loggp = load(model_path).loggp(library.name) or {}
@@ -209,6 +230,7 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
                     row = run_case(store, library, program, n, options, model_path)
                     row["library"] = library.name
+                    row["probe_us"] = probe_time(points, program.name, n, options.np)
                     row["repeat"] = repeat + 1
                     rows.append(row)
                     if on_row:
@@ -240,5 +262,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
         entry["S"] = rows[0]["S"]
         entry["load_avg_1m"] = max(r["load_avg_1m"] for r in rows)
+        probes = [r["probe_us"] for r in rows if r.get("probe_us") is not None]
+        entry["probe_us"] = statistics.median(probes) if probes else None
         out.append(entry)
     return out
