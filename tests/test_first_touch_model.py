@@ -16,6 +16,7 @@ from commchar.modelfile.schema import validate
 from commchar.models.first_touch import FirstTouchModel
 
 KIB = 1024
+MIB = 1024 * KIB
 
 
 def _points(per_byte: float, c: float, resident_per_byte: float = 1e-4) -> list[dict]:
@@ -36,6 +37,21 @@ def test_fit_recovers_the_per_byte_cost():
     assert model.params_["c"] == pytest.approx(3.0, rel=1e-2)
     assert model.params_["max_bytes"] == 64 * KIB * 4 ** 5
     assert [s["n"] for s in model.sizes_] == [64 * KIB * 4 ** k for k in range(6)]
+    # each size's own cost per byte: (c + per_byte n) / n
+    for n, per_byte in model.params_["steps"]:
+        assert per_byte == pytest.approx(2.5e-4 + 3.0 / n, rel=1e-3)
+
+
+def test_steps_follow_a_cost_that_changes_with_size():
+    # in cache up to 1 MiB (0.2 ns a byte), from memory above (0.8)
+    points = []
+    for k in range(6):
+        n = 64 * KIB * 4 ** k
+        points += [{"op": "touch", "variant": "resident", "n_bytes": n, "t_us": 1.0 + 1e-4 * n},
+                   {"op": "touch", "variant": "fresh", "n_bytes": n,
+                    "t_us": 1.0 + 1e-4 * n + (2e-4 if n <= MIB else 8e-4) * n}]
+    steps = FirstTouchModel().fit(points).params_["steps"]
+    assert [round(b, 6) for _, b in steps] == [2e-4, 2e-4, 2e-4, 8e-4, 8e-4, 8e-4]
 
 
 def test_a_size_measured_one_way_only_is_left_out_and_none_refused():
