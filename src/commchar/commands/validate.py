@@ -124,13 +124,16 @@ def summary_table(doc: dict[str, Any]) -> Table:
     """The median over repeats of each (library, program, size), with each error's spread."""
     rows = []
     for e in doc["summary"]:
+        probe = e.get("probe_us")
         rows.append([e["library"], e["program"], str(e["bytes"]), str(e["p"]), f"{e['measured_us']:.3f}",
-                     f"{e['loggps_us']:.3f}", _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]),
+                     "" if probe is None else f"{probe:.3f}", f"{e['loggps_us']:.3f}", _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]),
                      f"{e['loggp_us']:.3f}", _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])])
     repeats = doc["options"]["repeat"]
     s_by_library = {run["library"]: run["loggp"].get("S") for run in doc["runs"]}
     notes = [f"Time per iteration of each program's loop (us), measured in its traced run and predicted by "
              f"replaying that trace; {'median of ' + str(repeats) + ' runs, each with its own model, spread: smallest .. largest error' if repeats > 1 else 'one run'}.",
+             "probe: the mean of the kernel's probe of the same operation in the model's run, per "
+             "iteration (ping-pong: a round trip), what the model was fitted to.",
              "S (LogGPS rendezvous threshold): " + ", ".join(
                  f"{lib} {int(s)} B" if s is not None else f"{lib} none" for lib, s in s_by_library.items())]
     loads = [e["load_avg_1m"] for e in doc["summary"]]
@@ -140,5 +143,5 @@ def summary_table(doc: dict[str, Any]) -> Table:
                      f"core(s) while the programs ran (p = {doc['options']['np']}); a busy-polling rank "
                      "that loses its core makes the measured time the machine's, not the library's.")
     return Table("validation", "Validation: measured and predicted time per iteration",
-                 ["library", "program", "bytes", "p", "measured", "LogGPS", "error", "spread",
+                 ["library", "program", "bytes", "p", "measured", "probe", "LogGPS", "error", "spread",
                   "LogGP", "error", "spread"], rows, notes)
