@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "cc_ops.h"
+#include "cc_verify.h"
 
 enum { CC_TOUCH_FRESH = 0, CC_TOUCH_RESIDENT = 1 };
 static const char *const cc_touch_variants[] = {"fresh", "resident", NULL};

@@ -100,7 +100,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("coldstart", "loggp", sizes=(8, 512, 2 * KiB, 8 * KiB), fresh_process=True),
         # A receive into never-touched memory against one into resident memory
         # (cc_ops_touch.c): the first-touch cost of a freshly allocated receive buffer.
-        Operation("touch", "loggp", ("fresh", "resident"), in_default=False,
+        Operation("touch", "loggp", ("fresh", "resident"),
                   sizes=tuple(64 * KiB * 4 ** k for k in range(6)), min_bytes=1),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
