@@ -9,6 +9,11 @@ use serde_json::Value;
 
 /// Record flag: the cold-byte count is present.
 pub const REC_COLD: u16 = 4;
+/// glibc's default mmap threshold (M_MMAP_THRESHOLD): malloc serves a request of at
+/// least this many bytes with fresh pages from mmap, which the kernel faults in and zeroes
+/// on first touch; smaller ones reuse heap memory. glibc raises the threshold up to 32 MiB
+/// after a mapped block is freed; the replay keeps the default.
+pub const MMAP_THRESHOLD: u64 = 128 * 1024;
 /// The Irecv call id, whose cold count sits in aux/aux2 (its req is its request).
 const IRECV: u16 = 10;
 
@@ -54,6 +59,15 @@ impl FirstTouch {
             return 0;
         }
         ((cold as u128 * self.fs_per_byte_at(cold) as u128) / 1000).min(u64::MAX as u128) as u64
+    }
+
+    /// ps to fault in `bytes` of a temporary buffer of `size` bytes the library mallocs per
+    /// call (the step of `size`): 0 below [`MMAP_THRESHOLD`], where malloc reuses heap pages.
+    pub fn temp_cost(&self, bytes: u64, size: u64) -> u64 {
+        if bytes == 0 || size < MMAP_THRESHOLD {
+            return 0;
+        }
+        ((bytes as u128 * self.fs_per_byte_at(size) as u128) / 1000).min(u64::MAX as u128) as u64
     }
 }
 

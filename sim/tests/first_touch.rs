@@ -356,3 +356,142 @@ fn a_roots_own_part_is_charged_after_it_has_sent() {
     let paid = replay_with(&dir, &with(Options::default(), touch()), rendezvous);
     about(paid.finish[0] - free.finish[0], 2 * MIB * 250);
 }
+
+/// A scatter of `block` bytes a rank from rank 0 over `p` ranks, no cold user bytes
+/// recorded: what it pays beyond the free run is the library's temporary buffers.
+fn staged_scatter(p: usize, block: u64, name: &str) -> TraceDir {
+    let ranks: Vec<Vec<R>> = (0..p)
+        .map(|_| {
+            vec![R {
+                call: SCATTER,
+                peer: 0,
+                tag: -1,
+                bytes: block * p as u64,
+                bytes2: block,
+                ..R::default()
+            }]
+        })
+        .collect();
+    write(&format!("staged-{p}-{block}-{name}"), &ranks)
+}
+
+fn binomial_charged(p: u32, block: u64) -> Options {
+    let mut o = Options {
+        collectives: CollectiveMode::Charged,
+        ..Options::default()
+    };
+    o.costs.insert(
+        Signature {
+            call: "scatter",
+            p,
+            n: block * p as u64,
+        },
+        SignatureCost {
+            cost_ps: Some(100 * NS),
+            algorithm: Some("scatter:binomial".into()),
+        },
+    );
+    o
+}
+
+/// (p, per rank: blocks staged in a temporary buffer, the slowest path's blocks) of a
+/// binomial scatter rooted at 0: inner ranks hold their subtree, the root and leaves none.
+const STAGED: &[(usize, &[u64], u64)] = &[
+    (2, &[0, 0], 0),
+    (4, &[0, 0, 2, 0], 2),
+    (
+        16,
+        &[0, 0, 2, 0, 4, 0, 2, 0, 8, 0, 2, 0, 4, 0, 2, 0],
+        8 + 4 + 2,
+    ),
+];
+
+#[test]
+fn binomial_scatter_charges_its_inner_ranks_cold_temporary_buffers() {
+    // 250 ps a byte; 1 MiB blocks: every temporary buffer is above the mmap threshold
+    for &(p, blocks, path) in STAGED {
+        let dir = staged_scatter(p, MIB, "expanded");
+        let free = replay(&dir, &Options::default());
+        let paid = replay(&dir, &with(Options::default(), touch()));
+        for (r, &b) in blocks.iter().enumerate() {
+            assert_eq!(
+                compute(&paid, r) - compute(&free, r),
+                b * MIB * 250,
+                "expanded p = {p}, rank {r}"
+            );
+        }
+        // the last leaf waits for every staged hop above it, one after the other
+        assert_eq!(
+            paid.finish[p - 1] - free.finish[p - 1],
+            path * MIB * 250,
+            "expanded p = {p}, the last leaf"
+        );
+        // charged: every member pays T(n, p) plus the slowest path's first touch
+        let free = replay(&dir, &binomial_charged(p as u32, MIB));
+        let paid = replay(&dir, &with(binomial_charged(p as u32, MIB), touch()));
+        for r in 0..p {
+            assert_eq!(
+                paid.finish[r] - free.finish[r],
+                path * MIB * 250,
+                "charged p = {p}, rank {r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn temporary_buffers_below_the_mmap_threshold_are_free() {
+    // 32 KiB blocks at p = 16: rank 8 stages 256 KiB and rank 12 128 KiB (both mapped
+    // fresh), rank 14 64 KiB (heap memory malloc reuses: no charge)
+    assert_eq!(first_touch::MMAP_THRESHOLD, 128 * 1024);
+    let ft = touch();
+    assert_eq!(ft.temp_cost(MIB, 64 * 1024), 0);
+    assert_eq!(ft.temp_cost(MIB, 128 * 1024), MIB * 250);
+    let block = 32 * 1024;
+    let dir = staged_scatter(16, block, "threshold");
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), touch()));
+    for (r, staged) in [(8, 8 * block), (12, 4 * block), (14, 0), (2, 0)] {
+        assert_eq!(
+            compute(&paid, r) - compute(&free, r),
+            staged * 250,
+            "rank {r}"
+        );
+    }
+    let free = replay(&dir, &binomial_charged(16, block));
+    let paid = replay(&dir, &with(binomial_charged(16, block), touch()));
+    assert_eq!(paid.finish[0] - free.finish[0], 12 * block * 250);
+}
+
+#[test]
+fn a_temporary_buffer_pays_the_step_of_its_own_size() {
+    // rank 2 of p = 4 stages 2 MiB: the 1 MiB step's cost, though no message is that big
+    let model = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": 0.00025,
+        "steps": [[65536, 0.0002], [2097152, 0.0008]]}}}}}"#;
+    let ft = first_touch::from_model(model, "m.json", Some("mpich")).unwrap();
+    let dir = staged_scatter(4, MIB, "steps");
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), ft));
+    assert_eq!(compute(&paid, 2) - compute(&free, 2), 2 * MIB * 800);
+    assert_eq!(compute(&paid, 1) - compute(&free, 1), 0);
+}
+
+#[test]
+fn a_scatter_on_one_rank_copies_the_roots_block() {
+    // O = 100 ps a byte: the 1 MiB copy from the send buffer to the receive buffer,
+    // then its cold bytes, in both modes
+    let params = Params {
+        big_o: 100,
+        ..common::params(0)
+    };
+    let dir = scatter(1, "copy");
+    for base in [Options::default(), charged(1)] {
+        let opts = Options {
+            local_copy: commchar_sim::workload::replay::LocalCopy::from_params(&params),
+            ..with(base.clone(), touch())
+        };
+        let free = replay(&dir, &base);
+        let paid = replay(&dir, &opts);
+        assert_eq!(compute(&paid, 0) - compute(&free, 0), MIB * 100 + MIB * 250);
+    }
+}

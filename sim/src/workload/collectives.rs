@@ -328,6 +328,44 @@ impl Collective {
 }
 
 impl Collective {
+    /// Bytes virtual rank `vr` stages in a temporary buffer the library allocates per call:
+    /// binomial scatter and gather keep a whole subtree's blocks at every inner rank (one
+    /// with children, not the root): scatter receives them there and forwards sub-blocks
+    /// (MPICH's MPIR_Scatter_intra_binomial, Open MPI's scatter_intra_binomial), gather
+    /// copies its own block there and receives its children's after it. 0 elsewhere.
+    pub fn staged_bytes(&self, vr: u32) -> u64 {
+        let p = self.p;
+        if vr == 0 || vr >= p || !matches!(self.alg, ScatterBinomial | GatherBinomial) {
+            return 0;
+        }
+        let sub = subtree(vr, lowbit(vr), p);
+        if sub > 1 {
+            self.block().saturating_mul(sub)
+        } else {
+            0
+        }
+    }
+
+    /// The largest sum of `cost` over the ranks of one root-to-leaf path of the binomial
+    /// tree (virtual ranks): what a per-rank delay adds to a tree-shaped call's end.
+    pub fn tree_path_max(&self, cost: &impl Fn(u32) -> u64) -> u64 {
+        self.path_from(0, cost)
+    }
+
+    fn path_from(&self, vr: u32, cost: &impl Fn(u32) -> u64) -> u64 {
+        let mut mask = top_child_mask(vr, self.p);
+        let mut below = 0;
+        while mask > 0 {
+            if vr + mask < self.p {
+                below = below.max(self.path_from(vr + mask, cost));
+            }
+            mask >>= 1;
+        }
+        cost(vr).saturating_add(below)
+    }
+}
+
+impl Collective {
     /// Binomial broadcast phases: receive from the parent, then send to children, largest subtree first.
     fn binomial_down(
         &self,

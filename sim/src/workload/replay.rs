@@ -56,6 +56,7 @@ mod call {
     pub const PROBE: u16 = 21;
     pub const IPROBE: u16 = 22;
     pub const BARRIER: u16 = 23;
+    pub const SCATTER: u16 = 25;
     pub const SCATTERV: u16 = 26;
     pub const GATHER: u16 = 27;
     pub const GATHERV: u16 = 28;
@@ -1013,6 +1014,19 @@ impl Builder<'_> {
         }
         let p = c.members.len() as u32;
         if p == 1 {
+            // a rooted scatter or gather on one rank copies the root's block from its send
+            // buffer to its receive buffer (its cold bytes are charged by the caller)
+            let copied = match rec.call {
+                call::SCATTER | call::SCATTERV | call::GATHER | call::GATHERV => {
+                    rec.bytes.min(rec.bytes2)
+                }
+                _ => 0,
+            };
+            let ps = self.opts.local_copy.cost(copied);
+            if ps > 0 {
+                st.wait_step = None;
+                self.step(&[Op::calc(ps)], true)?;
+            }
             return Ok(());
         }
         let root = if rooted {
@@ -1060,7 +1074,21 @@ impl Builder<'_> {
         };
         let key = (c.global, c.collectives);
         let tag = self.shared.tag(c.global, COLLECTIVE_TAG)?;
-        if let Some(cost) = charged_cost {
+        if let Some(model_cost) = charged_cost {
+            // T(n, p) is fitted from repeated calls whose temporary buffers are warm: add the
+            // first touch of this call's fresh ones along the tree's slowest path
+            let staged = match given.and_then(|g| g.algorithm.as_deref()) {
+                Some(spec) => {
+                    let coll = Collective::new(collectives::parse(spec)?, p, n, 0)?;
+                    let ft = &self.opts.first_touch;
+                    coll.tree_path_max(&|vr| {
+                        let b = coll.staged_bytes(vr);
+                        ft.temp_cost(b, b)
+                    })
+                }
+                None => 0,
+            };
+            let cost = model_cost.saturating_add(staged);
             let next = self.shared.instances.len() as u32;
             let instance = *self.shared.instances.entry(key).or_insert(next);
             let join = Op {
@@ -1075,7 +1103,7 @@ impl Builder<'_> {
                 calls: 0,
                 mode: "charged",
                 algorithm: None,
-                cost_ps: Some(cost),
+                cost_ps: Some(model_cost),
             });
             used.calls += u64::from(c.me == 0); // each call once, not once per member
             return Ok(());
@@ -1099,6 +1127,16 @@ impl Builder<'_> {
         });
         used.calls += u64::from(c.me == 0);
         let vr = (c.me + p - root) % p;
+        // a temporary buffer faults in as data lands in it: gather's own block copied in
+        // first, then every message received into it, each after its arrival
+        let staged = coll.staged_bytes(vr);
+        let touch = |bytes: u64| self.opts.first_touch.temp_cost(bytes, staged);
+        if coll.alg == collectives::Algorithm::GatherBinomial {
+            let ps = touch(staged.min(coll.n.div_ceil(p as u64)));
+            if ps > 0 {
+                self.step(&[Op::calc(ps)], true)?;
+            }
+        }
         let mut phase = Vec::new();
         for k in 0.. {
             phase.clear();
@@ -1108,6 +1146,11 @@ impl Builder<'_> {
             if phase.is_empty() {
                 continue;
             }
+            let received: u64 = phase
+                .iter()
+                .filter(|op| op.kind == OpKind::Recv)
+                .map(|op| op.size)
+                .sum();
             for op in &mut phase {
                 if op.kind != OpKind::Calc {
                     op.peer = c.members[((op.peer + root) % p) as usize];
@@ -1116,6 +1159,10 @@ impl Builder<'_> {
             let ops = std::mem::take(&mut phase);
             self.step(&ops, true)?;
             phase = ops;
+            let ps = touch(received);
+            if staged > 0 && ps > 0 {
+                self.step(&[Op::calc(ps)], true)?;
+            }
         }
         Ok(())
     }
