@@ -45,7 +45,7 @@ def print_table(doc: dict) -> bool:
             lg = run["loggp"]
             print(f"  {run['library']}: S = {lg.get('S')} B, L = {lg.get('L'):.3g}, o_s = {lg.get('o_s'):.3g}, "
                   f"o_r = {lg.get('o_r'):.3g}, g = {lg.get('g'):.3g}, G = {lg.get('G'):.3g} us/B (first repeat)")
-    head = (f"{'library':8s} {'program':15s} {'bytes':>7s} {'measured':>9s} {'probe':>9s} {'LogGPS':>9s} "
+    head = (f"{'library':8s} {'program':15s} {'bytes':>7s} {'measured':>9s} {'traced':>9s} {'probe':>9s} {'LogGPS':>9s} "
             f"{'error':>7s} "
             f"{'spread':>13s} {'LogGP':>9s} {'error':>7s} {'spread':>13s}  target")
     print(head)
@@ -55,7 +55,8 @@ def print_table(doc: dict) -> bool:
         met = gps is not None and abs(gps) <= TARGET and (gp is None or abs(gps) <= abs(gp) + 0.05)
         ok &= met
         probe = "" if e.get("probe_us") is None else f"{e['probe_us']:.3f}"
-        print(f"{e['library']:8s} {e['program']:15s} {e['bytes']:7d} {e['measured_us']:9.3f} {probe:>9s} "
+        traced = "" if e.get("traced_us") is None else f"{e['traced_us']:.3f}"
+        print(f"{e['library']:8s} {e['program']:15s} {e['bytes']:7d} {e['measured_us']:9.3f} {traced:>9s} {probe:>9s} "
               f"{e['loggps_us']:9.3f} "
               f"{_err(gps)} {_spread(e['loggps_error_range']):>13s} {e['loggp_us']:9.3f} {_err(gp)} "
               f"{_spread(e['loggp_error_range']):>13s}  {'met' if met else 'NOT met'}")

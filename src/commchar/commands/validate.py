@@ -130,8 +130,8 @@ def summary_table(doc: dict[str, Any]) -> Table:
                      f"{e['loggp_us']:.3f}", _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])])
     repeats = doc["options"]["repeat"]
     s_by_library = {run["library"]: run["loggp"].get("S") for run in doc["runs"]}
-    notes = [f"Time per iteration of each program's loop (us), measured in its traced run and predicted by "
-             f"replaying that trace; {'median of ' + str(repeats) + ' runs, each with its own model, spread: smallest .. largest error' if repeats > 1 else 'one run'}.",
+    notes = [f"Time per iteration of each program's loop (us), measured in an untraced run and predicted by "
+             f"replaying the trace of a second, traced run; {'median of ' + str(repeats) + ' runs, each with its own model, spread: smallest .. largest error' if repeats > 1 else 'one run'}.",
              "probe: the mean of the kernel's probe of the same operation in the model's run, per "
              "iteration (ping-pong: a round trip), what the model was fitted to.",
              "S (LogGPS rendezvous threshold): " + ", ".join(

@@ -50,8 +50,9 @@ def validation_table(row: dict[str, Any]) -> Table:
                  if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET_PCT)
     s = {run["library"]: run["loggp"].get("S") for run in doc["runs"] if run["repeat"] == 1}
     notes = [
-        "Time per iteration (us) of each program's timed loop: measured in its traced run (the slowest "
-        "rank's loop over the iterations), predicted by replaying that trace with a model measured and "
+        "Time per iteration (us) of each program's timed loop: measured in an untraced run (the slowest "
+        "rank's loop over the iterations), predicted by replaying the trace "
+        "of a second, traced run with a model measured and "
         "fitted in the same run; with several runs, the median and the spread (smallest to largest error).",
         "probe: the mean of the kernel's probe of the same operation (ping-pong: a round trip, "
         "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop.",

@@ -156,8 +156,8 @@ class _Quiet:
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
-    from commchar.apps.runner import CaseFailed, run_traced
-    from commchar.measure.launch import LaunchSpec
+    from commchar.apps.runner import CaseFailed, run_once, run_traced
+    from commchar.measure.launch import LaunchSpec, program_command
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store.traces import extract_trace
     from commchar.trace.runner import TraceRequest
@@ -165,7 +165,11 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     binary = ensure_built(APPS, library) / program.name
     argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations)]
     load = os.getloadavg()[0]
+    job = program_command(library, LaunchSpec(), options.np, argv)
     try:
+        # The measured time is the program's own, untraced: what a user runs. The traced run that
+        # follows gives the trace to replay (and its loop time, which the tracer's cost inflates).
+        untraced = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
         raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
@@ -181,7 +185,8 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     if measured is None:
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
-    row["measured_us"] = measured / options.iterations
+    row["traced_us"] = measured / options.iterations
+    row["measured_us"] = float(untraced["per_iteration_us"])
     for key in ("loggps", "loggp"):
         predicted = _loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
@@ -256,6 +261,8 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                  "repeats": len(rows)}
         for key in ("measured_us", "loggps_us", "loggp_us"):
             entry[key] = statistics.median(r[key] for r in rows)
+        traced = [r["traced_us"] for r in rows if r.get("traced_us") is not None]
+        entry["traced_us"] = statistics.median(traced) if traced else None
         for key in ("loggps_error_pct", "loggp_error_pct"):
             values = [r[key] for r in rows if r[key] is not None]
             entry[key] = statistics.median(values) if values else None
