@@ -1,6 +1,6 @@
-/* What the tracer's cold-byte count costs a receive (tracer/cc_trace.c, cct_cold_bytes):
+/* What the tracer's cold-byte count costs a receive (tracer/cc_cold.c, cc_cold_bytes):
  * the same mincore(2) walk, timed on resident and on never-touched buffers.
- *   cc -std=c11 -O2 -I kernels -o /tmp/cold_count_cost bench/cold_count_cost.c && /tmp/cold_count_cost
+ *   cc -std=c11 -O2 -I tracer -o /tmp/cold_count_cost bench/cold_count_cost.c tracer/cc_cold.c && /tmp/cold_count_cost
  * Prints, per size, ns per count (the least of 5 rounds) and the bytes it found cold. */
 #define _DEFAULT_SOURCE
 #include <stdint.h>
@@ -10,25 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CHUNK = 4096 };
-
-static uint64_t cold_bytes(const void *buf, uint64_t len)
-{
-    const uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE), start = (uintptr_t)buf, end = start + len;
-    unsigned char vec[CHUNK];
-    uint64_t cold = 0;
-    for (uintptr_t at = start & ~(ps - 1); at < end;) {
-        uintptr_t pages = (end - at + ps - 1) / ps;
-        if (pages > CHUNK) pages = CHUNK;
-        if (mincore((void *)at, pages * ps, vec) != 0) return cold;
-        for (uintptr_t i = 0; i < pages; i++, at += ps) {
-            if (vec[i] & 1) continue;
-            const uintptr_t lo = at > start ? at : start, hi = at + ps < end ? at + ps : end;
-            cold += hi - lo;
-        }
-    }
-    return cold;
-}
+#include "cc_cold.h"
 
 static double now_ns(void)
 {
@@ -51,7 +33,7 @@ int main(void)
             uint64_t cold = 0;
             for (int round = 0; round < 5; round++) {
                 const double t0 = now_ns();
-                for (int i = 0; i < calls; i++) cold = cold_bytes(b, n);
+                for (int i = 0; i < calls; i++) cold = cc_cold_bytes(b, n);
                 const double per = (now_ns() - t0) / calls;
                 if (per < best) best = per;
             }

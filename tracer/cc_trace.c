@@ -4,6 +4,7 @@
  * holds; the header then stays unfinalized, which is how a reader knows. */
 #define _GNU_SOURCE
 #include "cc_trace.h"
+#include "cc_cold.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,29 +22,10 @@ enum { CCT_DEFAULT_BUFFER = 4096, CCT_MIN_BUFFER = 64 };
 
 cct_state cct = {.fd = -1};
 
-/* mincore's answer for up to this many pages at once (4 KiB of vector: 16 MiB of 4 KiB pages) */
-enum { CCT_COLD_CHUNK = 4096 };
-
 uint64_t cct_cold_bytes(const void *buf, uint64_t len)
 {
-    static long page;
     if (len < CC_COLD_MIN_BYTES || buf == NULL) return 0;
-    if (!page) page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
-    const uintptr_t start = (uintptr_t)buf, end = start + len, ps = (uintptr_t)page;
-    unsigned char vec[CCT_COLD_CHUNK];
-    uint64_t cold = 0;
-    for (uintptr_t at = start & ~(ps - 1); at < end;) {
-        uintptr_t pages = (end - at + ps - 1) / ps;
-        if (pages > CCT_COLD_CHUNK) pages = CCT_COLD_CHUNK;
-        /* ENOMEM: part of the range is not mapped (not the program's to receive into) */
-        if (mincore((void *)at, pages * ps, vec) != 0) return cold;
-        for (uintptr_t i = 0; i < pages; i++, at += ps) {
-            if (vec[i] & 1) continue;
-            const uintptr_t lo = at > start ? at : start, hi = at + ps < end ? at + ps : end;
-            cold += hi - lo;
-        }
-    }
-    return cold;
+    return cc_cold_bytes(buf, len);
 }
 
 static void cct_warn(const char *what, const char *detail)

@@ -864,16 +864,7 @@ impl<W: Workload> Engine<'_, W> {
                     self.release_sender(t, t, ev.peer, ev.id, late)?;
                 }
                 Some(_) => {}
-                None => {
-                    let e = Entry {
-                        src: ev.peer,
-                        tag: ev.tag,
-                        size: ev.size,
-                        id: proto as u32,
-                        aux: ev.id,
-                    };
-                    self.matcher.add_unexpected(ev.rank, e);
-                }
+                None => self.matcher.add_unexpected(ev.rank, unexpected(ev, proto)),
             }
             return Ok(None);
         }
@@ -889,16 +880,7 @@ impl<W: Workload> Engine<'_, W> {
                 }
                 self.wl.done(ev.rank, recv.id, &mut self.ready);
             }
-            None => {
-                let e = Entry {
-                    src: ev.peer,
-                    tag: ev.tag,
-                    size: ev.size,
-                    id: proto as u32,
-                    aux: ev.id,
-                };
-                self.matcher.add_unexpected(ev.rank, e);
-            }
+            None => self.matcher.add_unexpected(ev.rank, unexpected(ev, proto)),
         }
         Ok(None)
     }
@@ -989,5 +971,17 @@ impl<W: Workload> Engine<'_, W> {
             breakdown: self.acct.as_ref().map(|a| a.per_rank.clone()),
             marks: self.acct.map(|a| a.marks).unwrap_or_default(),
         })
+    }
+}
+
+/// An arrived message no receive was posted for, as the matcher keeps it: its `id`
+/// holds the protocol and `aux` the sender's operation id.
+fn unexpected(ev: &Pending, proto: Proto) -> Entry {
+    Entry {
+        src: ev.peer,
+        tag: ev.tag,
+        size: ev.size,
+        id: proto as u32,
+        aux: ev.id,
     }
 }
