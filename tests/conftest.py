@@ -29,3 +29,11 @@ def mpi_libraries():
     if not found:
         pytest.fail("no MPI library found: `make setup` installs Open MPI and MPICH")
     return found
+
+
+@pytest.fixture(scope="session")
+def built_apps(mpi_libraries):
+    """The applications and validation programs built for every library: (library, folder)."""
+    from commchar.measure.build import APPS, ensure_built
+
+    return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]

@@ -15,32 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from commchar.apps.runner import CaseFailed, run_once
+from commchar.apps.runner import CaseFailed
 from commchar.cli import main
-from commchar.measure.build import APPS, ensure_built
-from commchar.measure.launch import LaunchSpec, program_command
 from commchar.store import Store
 
-
-def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) -> dict:
-    job = program_command(library, LaunchSpec(), p, argv)
-    return run_once(job.argv, {**os.environ, **job.env_added, **(env or {})}, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def built(mpi_libraries):
-    """The applications built for every library here (tests that use it need MPI)."""
-    return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
+from _apps import run_app
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("p", [1, 2])
-def test_both_programs_verify_their_answers(built, p: int) -> None:
-    for library, directory in built:
+def test_both_programs_verify_their_answers(built_apps, p: int) -> None:
+    for library, directory in built_apps:
         jacobi = [(48, exchange) for exchange in ("allgather", "direct", "butterfly")] if p > 1 \
             else [(36, "allgather")]
         for n, exchange in jacobi:
-            result = _run(library, p, [str(directory / "jacobi"), "--n", str(n), "--exchange", exchange])
+            result = run_app(library, p, [str(directory / "jacobi"), "--n", str(n), "--exchange", exchange])
             assert result["verified"] and result["p"] == p and result["N"] == n
             assert result["max_error"] < 1e-6 and result["iterations"] > 10
             assert set(result["phases_s"]) == {"distribution", "computation", "communication"}
@@ -48,19 +37,19 @@ def test_both_programs_verify_their_answers(built, p: int) -> None:
         for n, fragment in ((17, 0), (64, 0), (63, 64)):
             argv = [str(directory / "gauss"), "--n", str(n)]
             argv += ["--fragment", str(fragment)] if fragment else []
-            result = _run(library, p, argv)
+            result = run_app(library, p, argv)
             assert result["verified"] and result["residual"] < 1e-9, (library.name, n, fragment)
             assert result["largest_message_bytes"] == (fragment or 8 * (n + 1))
 
 
 @pytest.mark.mpi
-def test_a_wrong_answer_or_bad_input_fails_clearly(built) -> None:
-    library, directory = built[0]
+def test_a_wrong_answer_or_bad_input_fails_clearly(built_apps) -> None:
+    library, directory = built_apps[0]
     with pytest.raises(CaseFailed) as wrong:
-        _run(library, 2, [str(directory / "gauss"), "--n", "32"], {"COMMCHAR_APP_FAULT": "wrong"})
+        run_app(library, 2, [str(directory / "gauss"), "--n", "32"], {"COMMCHAR_APP_FAULT": "wrong"})
     assert wrong.value.kind == "wrong-answer" and "residual" in wrong.value.message
     with pytest.raises(CaseFailed) as refused:
-        _run(library, 2, [str(directory / "jacobi"), "--n", "33"])
+        run_app(library, 2, [str(directory / "jacobi"), "--n", "33"])
     assert refused.value.kind == "crash" and "multiple of the process count" in refused.value.message
 
 
@@ -70,9 +59,9 @@ def _cases(db: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def gauss_db(built, tmp_path_factory) -> tuple[str, Path]:
+def gauss_db(built_apps, tmp_path_factory) -> tuple[str, Path]:
     """One traced sweep: Gaussian elimination N = 16, whole and fragmented rows, 3 runs each."""
-    library = built[0][0].name
+    library = built_apps[0][0].name
     db = tmp_path_factory.mktemp("apps") / "apps.db"
     args = ["app", "gauss", "--db", str(db), "--library", library, "--sizes", "16", "--np", "2",
             "--reps", "3", "--configs", "original,fragmented", "--fragment", "56"]
@@ -108,8 +97,8 @@ def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None
 
 
 @pytest.mark.mpi
-def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built, tmp_path: Path) -> None:
-    library = built[0][0].name
+def test_an_interrupted_sweep_resumes_without_redoing_finished_cases(built_apps, tmp_path: Path) -> None:
+    library = built_apps[0][0].name
     db = tmp_path / "resume.db"
     argv = [sys.executable, "-m", "commchar", "app", "jacobi", "--db", str(db), "--library",
             library, "--sizes", "8,16,32,64", "--np", "1", "--reps", "1", "--exchange", "allgather",
@@ -245,10 +234,10 @@ def test_mpi_programs_refuse_the_active_message_layer_as_their_library(tmp_path:
 
 
 @pytest.fixture(scope="module")
-def p3_db(built, tmp_path_factory) -> tuple[str, Path, Path]:
+def p3_db(built_apps, tmp_path_factory) -> tuple[str, Path, Path]:
     """Jacobi (allgather and direct exchanges) and Gaussian elimination on 3 ranks, traced (oversubscribed
     on a 2-core machine: flagged), and a model fitted from a short measurement at p = 2."""
-    library = built[0][0].name
+    library = built_apps[0][0].name
     tmp = tmp_path_factory.mktemp("p3")
     db, measured, model = tmp / "apps.db", tmp / "m.db", tmp / "model.json"
     common = ["--db", str(db), "--library", library, "--sizes", "24", "--np", "3", "--reps", "1"]

@@ -6,31 +6,21 @@ end to end, and the report shows it. Real mpirun (marker mpi), tiny sizes."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from commchar.apps.runner import CaseFailed, run_once
+from commchar.apps.runner import CaseFailed
 from commchar.cli import main
-from commchar.measure.build import APPS, LOOPS, ensure_built
-from commchar.measure.launch import LaunchSpec, program_command
+from commchar.measure.build import LOOPS
 from commchar.store import Store
 from commchar.validate import PROGRAMS, summarize
 from commchar.validate.store import validations
 
+from _apps import run_app
+
 # below and above every library's rendezvous threshold here (MPICH 8 KiB, Open MPI 4 KiB)
 SIZES = (24, 40000)
-
-
-def _run(library, p: int, argv: list[str], env: dict[str, str] | None = None) -> dict:
-    job = program_command(library, LaunchSpec(), p, argv)
-    return run_once(job.argv, {**os.environ, **job.env_added, **(env or {})}, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def built(mpi_libraries):
-    return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
 
 
 def test_every_program_is_built_and_known() -> None:
@@ -38,11 +28,11 @@ def test_every_program_is_built_and_known() -> None:
 
 
 @pytest.mark.mpi
-def test_the_programs_verify_their_data_at_p2(built) -> None:
-    for library, directory in built:
+def test_the_programs_verify_their_data_at_p2(built_apps) -> None:
+    for library, directory in built_apps:
         for program in PROGRAMS:
             for n in SIZES:
-                result = _run(library, 2, [str(directory / program.name), "--bytes", str(n),
+                result = run_app(library, 2, [str(directory / program.name), "--bytes", str(n),
                                            "--iterations", "3"])
                 assert result["verified"] and result["errors"] == 0, (library.name, program.name, n)
                 assert (result["app"], result["p"], result["bytes"], result["iterations"]) == \
@@ -52,11 +42,11 @@ def test_the_programs_verify_their_data_at_p2(built) -> None:
 
 
 @pytest.mark.mpi
-def test_wrong_data_fails_and_bad_options_are_refused(built) -> None:
-    library, directory = built[0]
+def test_wrong_data_fails_and_bad_options_are_refused(built_apps) -> None:
+    library, directory = built_apps[0]
     for program in PROGRAMS:
         with pytest.raises(CaseFailed) as wrong:
-            _run(library, 2, [str(directory / program.name), "--bytes", "40000", "--iterations", "4"],
+            run_app(library, 2, [str(directory / program.name), "--bytes", "40000", "--iterations", "4"],
                  {"COMMCHAR_APP_FAULT": "wrong"})
         assert wrong.value.kind == "wrong-answer", program.name
     for argv, message in ((["allreduce_loop", "--bytes", "12"], "multiple of 8"),
@@ -64,15 +54,15 @@ def test_wrong_data_fails_and_bad_options_are_refused(built) -> None:
                           (["halo2d"], "--bytes is required"),
                           (["pingpong_loop", "--bytes", "8", "--iterations", "0"], "--iterations")):
         with pytest.raises(CaseFailed) as refused:
-            _run(library, 2, [str(directory / argv[0]), *argv[1:]])
+            run_app(library, 2, [str(directory / argv[0]), *argv[1:]])
         assert message in refused.value.message, argv
 
 
 @pytest.mark.mpi
-def test_master_worker_and_halo_run_on_more_ranks(built) -> None:
-    library, directory = built[0]
+def test_master_worker_and_halo_run_on_more_ranks(built_apps) -> None:
+    library, directory = built_apps[0]
     for name in ("master_worker", "halo2d", "ring_replace", "alltoall_loop"):
-        result = _run(library, 3, [str(directory / name), "--bytes", "64", "--iterations", "7"])
+        result = run_app(library, 3, [str(directory / name), "--bytes", "64", "--iterations", "7"])
         assert result["verified"] and result["p"] == 3, name
 
 
@@ -107,24 +97,26 @@ def test_bad_options_are_one_line(argv: list[str], message: str, tmp_path: Path,
 
 
 @pytest.mark.mpi
-def test_validate_end_to_end_on_a_tiny_configuration(built, tmp_path: Path, capsys) -> None:
+def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path, capsys) -> None:
     db = tmp_path / "v.db"
-    names = ",".join(lib.name for lib, _ in built)
+    names = ",".join(lib.name for lib, _ in built_apps)
     assert main(["validate", "--db", str(db), "--library", names, "--sizes", "64,40000",
                  "--iterations", "20", "--programs", "pingpong_loop,ring_sendrecv,allreduce_loop",
                  "--model-sizes", "0,64,1K,4K,16K,64K", "--max-time", "0.05", "--precision", "0.1",
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [run["library"] for run in doc["runs"]] == [lib.name for lib, _ in built]
-    assert len(doc["summary"]) == 3 * 2 * len(built)
+    assert [run["library"] for run in doc["runs"]] == [lib.name for lib, _ in built_apps]
+    assert len(doc["summary"]) == 3 * 2 * len(built_apps)
     for run in doc["runs"]:
         assert run["loggp"]["S"] is not None and len(run["rows"]) == 6
         for row in run["rows"]:
             assert row["measured_us"] > 0 and row["loggps_us"] > 0 and row["loggp_us"] > 0
             assert row["loggps_error_pct"] == pytest.approx(
                 100 * (row["loggps_us"] - row["measured_us"]) / row["measured_us"])
-            # the traced run's own clock and the trace's loop phase agree
-            assert row["program_us"] == pytest.approx(row["measured_us"], rel=0.05, abs=0.2)
+            # the traced run's own clock and the trace's loop phase agree; the measured time is
+            # another, untraced run's
+            assert row["program_us"] == pytest.approx(row["traced_us"], rel=0.05, abs=0.2)
+            assert row["traced_us"] > 0
             # the kernel's probe of the same operation, where the model measured that size
             if row["bytes"] == 64 and row["program"] != "ring_sendrecv":
                 assert row["probe_us"] > 0
@@ -135,7 +127,7 @@ def test_validate_end_to_end_on_a_tiny_configuration(built, tmp_path: Path, caps
     with Store(db) as store:
         (stored,) = validations(store)
         assert stored["result"]["summary"] == doc["summary"] and stored["id"] == doc["id"]
-        assert len({t["id"] for t in store.connection.execute("SELECT id FROM traces")}) == 6 * len(built)
+        assert len({t["id"] for t in store.connection.execute("SELECT id FROM traces")}) == 6 * len(built_apps)
 
     from commchar.report import ReportOptions, build_report
 
