@@ -102,8 +102,8 @@ def _pct(predicted: float, measured: float) -> float | None:
 
 def measure_model(store: Store, library: Library, options: ValidateOptions, directory: Path,
                   observer: Observer) -> tuple[int, str, list[dict]]:
-    """Measures the operations the replay needs at p = np, fits them: (run id, model file,
-    the measured points)."""
+    """Measures the operations the replay needs (point-to-point at p = 2, collectives at 2 and
+    np), fits them: (run id, model file, the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
     from commchar.models import fit_points
@@ -112,8 +112,9 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     from commchar.provenance import build_identity
     from commchar.store import owner
 
+    # point-to-point operations are measured between two ranks, collectives at np as well
     sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
-                         np=[options.np], precision=options.precision, max_time=options.max_time)
+                         np=sorted({2, options.np}), precision=options.precision, max_time=options.max_time)
     # the owner, as `commchar run` records it: a run whose process died shows as died
     run_id = store.create_run(build_identity(), {**host_info(), "owner": owner.current()}, sweep.to_dict())
     observer.step(f"{library.name}: measuring the model (run {run_id})")
