@@ -254,22 +254,40 @@ def _outliers(found: list[tuple]) -> list[dict[str, Any]]:
 
 
 def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
-                        ) -> tuple[dict[str, dict[str, Any]], CollectiveModel]:
+                        ) -> tuple[dict[str, dict[str, Any]], CollectiveModel, CollectiveModel | None]:
+    """Each variant's entry: regimes of the medians chosen by their noise (shared by every
+    variant and p), and (when every point knows its mean) a `mean` fit of the means beside
+    them, as point-to-point's (_fit_p2p)."""
     n = np.array([pt["n_bytes"] for pt in pts], float)
     p = np.array([pt["p"] for pt in pts], float)
     t = np.array([pt["t_us"] for pt in pts], float)
     v = [pt["variant"] for pt in pts]
-    model = CollectiveModel(penalty=penalty, op=op).fit(n, p, t, v)
+    noise = np.array([pt.get("noise") or 0.0 for pt in pts], float)
+    model = CollectiveModel(penalty=penalty, op=op).fit(n, p, t, v, noise=noise)
+    mean_model = None
+    means = [pt.get("t_mean_us") for pt in pts]
+    if all(isinstance(m, float) and m > 0 for m in means):
+        mean_noise = np.array([pt.get("mean_noise") or 0.0 for pt in pts], float)
+        # as point-to-point's: the mean's own noise alone bounds the fit (no 10% bound)
+        mean_model = CollectiveModel(penalty=penalty, op=op, max_miss=0.0).fit(
+            n, p, np.array(means, float), v, noise=mean_noise)
     entries = {}
     for variant in model.variants_:
         sel = np.array([x == variant for x in v])
-        entries[op_key(op, variant)] = _collective_entry(op, variant, model, n[sel], p[sel], units)
-    return entries, model
+        entry = _collective_entry(op, variant, model, n[sel], p[sel], units)
+        if mean_model is not None:
+            entry["mean"] = {
+                "segments": _collective_segments(variant, mean_model),
+                "fit": {"points": int(np.count_nonzero(sel)), "regimes": len(mean_model.segments_),
+                        **({"selection": _selection(mean_model.regimes_)} if mean_model.regimes_ else {}),
+                        "outliers": [o for o in _outliers(mean_model.outliers_) if o.get("variant") == variant]},
+                "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in mean_model.breakpoints_],
+            }
+        entries[op_key(op, variant)] = entry
+    return entries, model, mean_model
 
 
-def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
-                      units: str) -> dict[str, Any]:
-    p_range = (float(p.min()), float(p.max()))
+def _collective_segments(variant: str, model: CollectiveModel) -> list[dict[str, Any]]:
     segments = []
     last = len(model.segments_) - 1
     for i, seg in enumerate(model.segments_):
@@ -285,6 +303,12 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
         if seg.get("notes"):
             entry["fit"]["notes"] = list(seg["notes"])
         segments.append(entry)
+    return segments
+
+
+def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
+                      units: str) -> dict[str, Any]:
+    segments = _collective_segments(variant, model)
     first_laws = model.segments_[_first_sized(model)]["laws"][variant]
     last_laws = model.segments_[-1]["laws"][variant]
     op_laws = {"t_s": first_laws["t_s"].describe(), "t_b": last_laws["t_b"].describe()}
@@ -299,6 +323,7 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
         "laws": op_laws,
         "metrics": _collective_metrics(op, variant, model, n, p, units),
         "fit": {"points": int(n.size), "regimes": len(segments),
+                **({"selection": _selection(model.regimes_)} if model.regimes_ else {}),
                 "outliers": [o for o in _outliers(model.outliers_) if o.get("variant") == variant],
                 **({"note": _few_p_note(ps)} if len(ps) < 5 else {})},
         "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
@@ -412,7 +437,7 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
                                                               mine, entry["mean"]["fit"]["outliers"], "t_mean_us")
                     operations[key] = entry | {"errors": errors}
             else:
-                entries, cmodel = _collective_entries(op, pts, units, penalty)
+                entries, cmodel, cmean = _collective_entries(op, pts, units, penalty)
                 operations.update(entries)
                 for variant in cmodel.variants_:
                     key = op_key(op, variant)
@@ -420,6 +445,10 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
                     mine = [pt for pt in pts if pt["variant"] == variant]
                     operations[key]["errors"] = {"in_sample": _in_sample(
                         estimators[key], mine, operations[key]["fit"]["outliers"], "t_us")}
+                    if cmean is not None:
+                        operations[key]["errors"]["mean_in_sample"] = _in_sample(
+                            FittedOperation(key, "collective", variant, cmean), mine,
+                            operations[key]["mean"]["fit"]["outliers"], "t_mean_us")
         except InputError as exc:
             skipped.append(f"{library} {op}: {exc}")
     over_p = {key: ps for (_, key), ps in fitted_over.items()}

@@ -18,7 +18,11 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
-from commchar.models.regimes import DEFAULT_PENALTY, SegmentedHockneyModel, segment_index
+from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, segment_index
+
+# With the points' noise the regimes are as many as it asks for (one size may be one, a step
+# a Hockney segment cannot follow), as for point-to-point (assemble.P2P_MAX_SEGMENTS).
+NOISE_MAX_SEGMENTS = 12
 
 
 # The law of the bytes every process moves through the node's shared memory per byte of n
@@ -51,28 +55,45 @@ class CollectiveModel(Estimator):
     per_p {variant: {p: {t_s, t_b, r2, max_rel_residual, points}}},
     t_c {p: value} and laws {variant: {"t_s"|"t_b"|"t_c": LawSelector}}; a
     zero-byte regime [0, 0] first when n = 0 was measured), breakpoints_,
-    p_values_, outliers_ ((variant, p), n, t) left out as spikes.
+    p_values_, outliers_ ((variant, p), n, t) left out as spikes, regimes_ (the
+    SegmentedHockneyModel of the sizes n > 0, None for a single size: its selection_,
+    chi2_ or bic_ say how the regimes were chosen).
+
+    Given each point's noise (fit's `noise`), the regimes are chosen as point-to-point's
+    are: the fewest shared by every (variant, p) each consistent with the noise, no point
+    more than max_miss off (0: no bound), a single size a regime of its own where a
+    Hockney segment cannot follow (min_sizes 1), up to NOISE_MAX_SEGMENTS; without it,
+    by BIC with max_segments and min_sizes.
     """
 
     _parameter_constraints = {
         "max_segments": positive_int(1),
         "min_sizes": positive_int(2),
+        "max_miss": number_in(0.0, 1e6),
         "penalty": number_in(0.0, 1000.0),
         "laws": (lambda v: v in SELECTIONS, f"one of {', '.join(SELECTIONS)}"),
         "op": (lambda v: v is None or isinstance(v, str), "None or an operation name"),
     }
 
     def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
-                 laws: str = "extrapolate", op: str | None = None) -> None:
+                 laws: str = "extrapolate", op: str | None = None, max_miss: float = MAX_MISS) -> None:
         self.max_segments = max_segments
+        self.max_miss = max_miss
         self.min_sizes = min_sizes
         self.penalty = penalty
         self.laws = laws
         self.op = op
 
-    def fit(self, n: Any, p: Any, t: Any, variant: Any = None) -> "CollectiveModel":
+    def fit(self, n: Any, p: Any, t: Any, variant: Any = None, noise: Any = None) -> "CollectiveModel":
+        """`noise`: each point's relative standard error (0 where unknown), or None for BIC
+        selection of the regimes."""
         self._validate_params()
         n, p, t, v = _arrays(n, p, t, variant)
+        if noise is not None:
+            noise = np.asarray(noise, dtype=float).ravel()
+            if noise.size != n.size:
+                raise InputError(f"CollectiveModel: {noise.size} noise levels for {n.size} points")
+        self.regimes_: SegmentedHockneyModel | None = None
         self.variants_ = sorted(set(v.tolist()))
         self.primary_ = "sum" if "sum" in self.variants_ else self.variants_[0]
         self.p_values_ = sorted(set(int(x) for x in p))
@@ -87,9 +108,15 @@ class CollectiveModel(Estimator):
             if zero.any():
                 self._fit_startup_only(n[zero], p[zero], t[zero], v[zero])
                 n, p, t, v = n[~zero], p[~zero], t[~zero], v[~zero]
+                noise = None if noise is None else noise[~zero]
             groups = [(str(a), int(b)) for a, b in zip(v, p)]
-            regimes = SegmentedHockneyModel(max_segments=self.max_segments, min_sizes=self.min_sizes,
-                                            penalty=self.penalty, bootstrap=0).fit(n, t, groups)
+            if noise is None:
+                regimes = SegmentedHockneyModel(max_segments=self.max_segments, min_sizes=self.min_sizes,
+                                                penalty=self.penalty, bootstrap=0).fit(n, t, groups)
+            else:
+                regimes = SegmentedHockneyModel(max_segments=NOISE_MAX_SEGMENTS, min_sizes=1, bootstrap=0,
+                                                max_miss=self.max_miss).fit(n, t, groups, noise=noise)
+            self.regimes_ = regimes
             self.outliers_ = regimes.outliers_
             self.breakpoints_ = regimes.breakpoints_
             if zero.any():

@@ -78,7 +78,8 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
 
     Every signature gets the algorithm the library's selection rules choose
     (commchar.simulate.selection). In charged mode it also gets the model's
-    T(n, p) as its cost when the model has the operation; a signature the
+    T(n, p) as its cost when the model has the operation (its `mean` fit where it has
+    one: the expected cost of a call, which a program's sum of calls pays); a signature the
     model does not cover falls back to expanded, and one outside the fitted
     n or p range stays charged with the model's extrapolation warning.
     """
@@ -96,7 +97,8 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
             row["selection"] = str(exc)
         if mode == "charged":
             if model.has(library, op):
-                prediction = model.time(library, op, n, p)
+                # the mean fit: a program's loop pays the sum of its calls, tail included
+                prediction = model.time(library, op, n, p, statistic="mean")
                 row["mode"], row["cost_us"] = "charged", max(prediction.t_us, 0.0)
                 if prediction.warnings:
                     row["warning"] = "; ".join(prediction.warnings)
