@@ -567,19 +567,35 @@ impl<W: Workload> Engine<'_, W> {
 
     /// A send at t: CPU busy until t+o+(s-1)O, NIC until t+g+(s-1)G, first
     /// byte at the receiver at t+o+L (plus the network's hops and queueing).
+    ///
+    /// A message to oneself takes the library's self path (MPICH's ch4 self
+    /// send, Open MPI's `self` BTL): no network and no NIC, so it is there at
+    /// t+o, eager whatever its size (a synchronous send still completes at the
+    /// match), and its bytes are copied once, by the receive (`on_msg`).
     fn on_send(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
-        let busy = self.free[r].o.max(self.free[r].gs);
+        let to_self = ev.peer == ev.rank;
+        let busy = if to_self {
+            self.free[r].o
+        } else {
+            self.free[r].o.max(self.free[r].gs)
+        };
         if busy > t {
             return Ok(Some(busy));
         }
+        let proto = match proto {
+            Proto::BySize if to_self => Proto::Local,
+            other => other,
+        };
         let s1 = ev.size.saturating_sub(1);
         let mut c = p.cost(ev.size);
         if let Some(cs) = p.cold_start.filter(|_| take_cold(&mut self.cold_sends, r)) {
             c.o_s = c.o_s.saturating_add(cs.send(ev.size));
         }
         let rendezvous = self.rendezvous_of(ev.size, proto);
-        let copies = !(rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver);
+        // the sender copies, unless the receiver pulls the bytes or it sends to itself
+        let pulled = rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver;
+        let copies = !(to_self || pulled);
         let per_byte = if copies {
             s1.saturating_mul(c.big_o)
         } else {
@@ -587,9 +603,11 @@ impl<W: Workload> Engine<'_, W> {
         };
         // saturating: a run that long has no meaningful answer, but must not wrap
         let cpu_end = t.saturating_add(c.o_s).saturating_add(per_byte);
-        self.free[r].gs = t
-            .saturating_add(p.g)
-            .saturating_add(s1.saturating_mul(c.big_g));
+        if !to_self {
+            self.free[r].gs = t
+                .saturating_add(p.g)
+                .saturating_add(s1.saturating_mul(c.big_g));
+        }
         let depart = t.saturating_add(c.o_s);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);
         if let Some(a) = self.acct.as_mut() {
@@ -611,7 +629,9 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Local => Kind::MsgLocal,
         };
         // flow level: the bytes move when the receiver copies them (`start_copy`)
-        if self.net.reserves_links() {
+        if to_self {
+            self.schedule(depart, kind, msg)?;
+        } else if self.net.reserves_links() {
             let transit = Transit {
                 src: ev.rank,
                 dst: ev.peer,
@@ -656,21 +676,24 @@ impl<W: Workload> Engine<'_, W> {
     /// A rendezvous send is done with on the receiver at time t (matched, or
     /// its bytes pulled: then t is later than now), `late` after its message
     /// was there (the receive was posted late).
+    /// A sender that is the receiver hears of the match at once: no L.
+    #[allow(clippy::too_many_arguments)]
     fn release_sender(
         &mut self,
         now: u64,
         t: u64,
+        receiver: u32,
         sender: u32,
         send_id: u32,
         late: u64,
     ) -> Result<()> {
         let at = match self.p.rendezvous {
-            Rendezvous::Match if t <= now => {
+            Rendezvous::Handshake if sender != receiver => t.saturating_add(self.p.l),
+            _ if t <= now => {
                 self.sender_free(t, sender, send_id, late);
                 return Ok(());
             }
-            Rendezvous::Match => t,
-            Rendezvous::Handshake => t.saturating_add(self.p.l),
+            _ => t,
         };
         let ack = Pending {
             size: late,
@@ -753,7 +776,9 @@ impl<W: Workload> Engine<'_, W> {
                         None => 0,
                     };
                     // a pulled message is copied now, by this rank, from the sender's buffer
-                    let pulled = if self.p.rendezvous_copy == RendezvousCopy::Receiver {
+                    let pulled = if self.p.rendezvous_copy == RendezvousCopy::Receiver
+                        && msg.src != ev.rank
+                    {
                         let r = ev.rank as usize;
                         let start = self.free[r].o.max(t);
                         let end = start.saturating_add(self.pull_bytes(msg.size));
@@ -776,7 +801,7 @@ impl<W: Workload> Engine<'_, W> {
                     } else {
                         t
                     };
-                    self.release_sender(t, pulled, msg.src, msg.aux, late)?;
+                    self.release_sender(t, pulled, ev.rank, msg.src, msg.aux, late)?;
                 }
                 self.wl.done(ev.rank, ev.id, &mut self.ready);
             }
@@ -796,13 +821,19 @@ impl<W: Workload> Engine<'_, W> {
 
     /// A message's first byte at t: the CPU is busy until
     /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
+    /// A message to oneself never used the NIC: t + o + (s-1)O, never pulled.
     fn on_msg(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         if let Some(a) = self.acct.as_mut() {
             let slot = a.slot(ev.id);
             slot[1] = slot[1].min(t); // the first visit is the arrival
         }
-        let busy = self.free[r].o.max(self.free[r].gr);
+        let from_self = ev.peer == ev.rank;
+        let busy = if from_self {
+            self.free[r].o
+        } else {
+            self.free[r].o.max(self.free[r].gr)
+        };
         if busy > t {
             return Ok(Some(busy));
         }
@@ -814,7 +845,11 @@ impl<W: Workload> Engine<'_, W> {
         {
             c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
         }
-        let streamed = s1.saturating_mul(c.big_g);
+        let streamed = if from_self {
+            0
+        } else {
+            s1.saturating_mul(c.big_g)
+        };
         let per_byte = s1.saturating_mul(c.big_o).max(streamed);
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {
@@ -826,7 +861,7 @@ impl<W: Workload> Engine<'_, W> {
         // UCX's get_zcopy and Open MPI's CMA get do): what arrives is the
         // request to send; the bytes are copied once it is matched, and only
         // then may the sender reuse its buffer (the library's ack or FIN).
-        let pull = rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver;
+        let pull = rendezvous && !from_self && p.rendezvous_copy == RendezvousCopy::Receiver;
         let posted = self.matcher.match_posted(ev.rank, ev.peer, ev.tag);
         let copied = if pull && posted.is_none() {
             0
@@ -834,7 +869,9 @@ impl<W: Workload> Engine<'_, W> {
             per_byte
         };
         let end = t.saturating_add(c.o_r).saturating_add(copied);
-        self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
+        if !from_self {
+            self.free[r].gr = t.saturating_add(self.p.g).saturating_add(streamed);
+        }
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
         // flow level: the bytes copied now are a flow, from the first byte's
@@ -861,7 +898,7 @@ impl<W: Workload> Engine<'_, W> {
                         Some(a) => a.late_match(t, ev.id),
                         None => 0,
                     };
-                    self.release_sender(t, t, ev.peer, ev.id, late)?;
+                    self.release_sender(t, t, ev.rank, ev.peer, ev.id, late)?;
                 }
                 Some(_) => {}
                 None => self.matcher.add_unexpected(ev.rank, unexpected(ev, proto)),
@@ -876,7 +913,8 @@ impl<W: Workload> Engine<'_, W> {
                         Some(a) => a.late_match(t, ev.id),
                         None => 0,
                     };
-                    self.release_sender(t, if pull { end } else { t }, ev.peer, ev.id, late)?;
+                    let at = if pull { end } else { t };
+                    self.release_sender(t, at, ev.rank, ev.peer, ev.id, late)?;
                 }
                 self.wl.done(ev.rank, recv.id, &mut self.ready);
             }
@@ -943,7 +981,7 @@ impl<W: Workload> Engine<'_, W> {
             self.cpu_until(r, self.free[r].o, done, Busy::Comm, 0);
         }
         if m.pull {
-            self.release_sender(t, done, m.peer, m.send, m.late)?;
+            self.release_sender(t, done, m.rank, m.peer, m.send, m.late)?;
         }
         if m.recv != NO_RECV {
             self.wl.done(m.rank, m.recv, &mut self.ready);
