@@ -102,6 +102,23 @@ def test_collectives_charged_from_the_model_or_expanded(capsys, tmp_path: Path, 
     assert sum(ph["measured"] for ph in rank0["phases"]) == pytest.approx(rank0["measured"])
 
 
+def test_a_charged_collective_pays_the_mean_fit(capsys, tmp_path: Path, model: Path):
+    """A program's loop pays the sum of its calls: the charged cost is the mean fit's
+    T(n, p) where the operation has one, the median fit's where it has none."""
+    exchange_program(tmp_path / "t", p=2, iterations=40, allreduce_every=10)
+    data = json.loads(model.read_text())
+    data["libraries"]["mpich"]["operations"]["allreduce:sum"]["mean"] = {
+        "segments": [{"n_min": 8, "n_max": 32, "t_s": 9.0, "t_b": 0.5},
+                     {"n_min": 33, "n_max": 4096, "t_s": 4.0, "t_b": 0.002}]}
+    with_mean = tmp_path / "mean.json"
+    with_mean.write_text(json.dumps(data))
+    [sig] = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(with_mean))["signatures"]
+    assert (sig["n"], sig["mode"]) == (64, "charged")
+    assert sig["cost_us"] == pytest.approx(4.0 + 0.002 * 64)
+    [median] = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model))["signatures"]
+    assert median["cost_us"] == pytest.approx(3.0 + 0.001 * 64)
+
+
 def test_a_signature_the_model_lacks_is_expanded_and_said(capsys, tmp_path: Path, model: Path):
     directory = tmp_path / "t"
     directory.mkdir()

@@ -257,7 +257,7 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
                         ) -> tuple[dict[str, dict[str, Any]], CollectiveModel, CollectiveModel | None]:
     """Each variant's entry: regimes of the medians chosen by their noise (shared by every
     variant and p), and (when every point knows its mean) a `mean` fit of the means beside
-    them, as point-to-point's (_fit_p2p)."""
+    them (as _fit_p2p's, with the 10% bound)."""
     n = np.array([pt["n_bytes"] for pt in pts], float)
     p = np.array([pt["p"] for pt in pts], float)
     t = np.array([pt["t_us"] for pt in pts], float)
@@ -268,8 +268,10 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
     means = [pt.get("t_mean_us") for pt in pts]
     if all(isinstance(m, float) and m > 0 for m in means):
         mean_noise = np.array([pt.get("mean_noise") or 0.0 for pt in pts], float)
-        # as point-to-point's: the mean's own noise alone bounds the fit (no 10% bound)
-        mean_model = CollectiveModel(penalty=penalty, op=op, max_miss=0.0).fit(
+        # the mean's own noise, and (unlike point-to-point's mean fit, which prices every
+        # message size) the 10% bound: a charged collective call costs exactly this fit at
+        # its (n, p), so no measured mean may be missed by more than a median may
+        mean_model = CollectiveModel(penalty=penalty, op=op).fit(
             n, p, np.array(means, float), v, noise=mean_noise)
     entries = {}
     for variant in model.variants_:

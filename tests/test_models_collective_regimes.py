@@ -1,0 +1,77 @@
+"""Collective regimes chosen by the points' noise, as point-to-point's, and the mean fit
+beside the median one (no MPI: synthetic points through fit_points)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commchar.modelfile import ModelFile
+from commchar.models import fit_points
+from commchar.models.collective import CollectiveModel
+
+P_VALUES = (2, 4, 8)
+SIZES = [2 ** k for k in range(0, 21)]
+STEP = 32768  # one size whose per-byte cost doubles (a cache outgrown): no line through its neighbours
+
+
+def _median(n: int, p: int) -> float:
+    lg = np.log2(p)
+    if n < STEP:
+        return 1.0 + 0.5 * lg + 0.0003 * lg * n
+    if n == STEP:
+        return 0.0008 * lg * n
+    return 0.0004 * lg * n
+
+
+def _points(rng: np.random.Generator, tail: float = 1.0) -> list[dict]:
+    """Medians with a 1% CI; means `tail` times the medians from 64 KiB on (a tail that
+    grows with the size), their standard error 0.5%."""
+    pts = []
+    for p in P_VALUES:
+        for n in SIZES:
+            t = _median(n, p) * float(np.exp(rng.normal(0.0, 0.005)))
+            mean = t * (tail if n >= 2 * STEP else 1.0)
+            pts.append({"library": "lib", "op": "alltoall", "variant": "", "p": p, "n_bytes": n, "t_us": t,
+                        "ci_lo_us": 0.98 * t, "ci_hi_us": 1.02 * t, "t_mean_us": mean,
+                        "t_std_us": 0.05 * mean, "reps": 100, "valid": True, "oversubscribed": False,
+                        "extra": {}})
+    return pts
+
+
+def test_noise_selected_regimes_keep_every_median_within_ten_percent():
+    pts = _points(np.random.default_rng(3))
+    op = fit_points(pts)["libraries"]["lib"]["operations"]["alltoall"]
+    assert op["fit"]["selection"]["rule"] == "noise"
+    assert op["errors"]["in_sample"]["max"] <= 0.10, op["errors"]["in_sample"]
+    # the step starts a regime, shared by every p
+    assert any(b["at"] == STEP for b in op["breakpoints"]), op["breakpoints"]
+    # BIC over every p at once (no noise given) cannot follow the step
+    n = np.array([pt["n_bytes"] for pt in pts], float)
+    p = np.array([pt["p"] for pt in pts], float)
+    t = np.array([pt["t_us"] for pt in pts], float)
+    bic = CollectiveModel(op="alltoall").fit(n, p, t)
+    assert bic.regimes_ is not None and bic.regimes_.selection_ == "bic"
+    assert np.max(np.abs(bic.predict(n, p) - t) / t) > 0.10
+
+
+def test_the_mean_fit_follows_the_means_and_the_median_fit_the_medians():
+    pts = _points(np.random.default_rng(4), tail=1.3)
+    model = fit_points(pts)
+    op = model["libraries"]["lib"]["operations"]["alltoall"]
+    assert op["mean"]["fit"]["selection"]["rule"] == "noise"
+    assert op["errors"]["mean_in_sample"]["max"] <= 0.10, op["errors"]["mean_in_sample"]
+    loaded = ModelFile.from_dict(model)
+    for p in P_VALUES:
+        n = 4 * STEP
+        assert loaded.time("lib", "alltoall", n, p).t_us == pytest.approx(_median(n, p), rel=0.03)
+        assert loaded.time("lib", "alltoall", n, p, statistic="mean").t_us == pytest.approx(
+            1.3 * _median(n, p), rel=0.03)
+
+
+def test_points_without_means_give_no_mean_fit():
+    pts = _points(np.random.default_rng(5))
+    for pt in pts:
+        del pt["t_mean_us"], pt["t_std_us"], pt["reps"]
+    op = fit_points(pts)["libraries"]["lib"]["operations"]["alltoall"]
+    assert "mean" not in op and "mean_in_sample" not in op["errors"]
