@@ -265,22 +265,34 @@ def test_resume_measures_failed_points_again_and_counts_right(tmp_path, mpi_libr
 def test_sigkill_of_run_during_a_hung_job_leaves_no_process(tmp_path, mpi_libraries, library):
     if library not in {lib.name for lib in mpi_libraries}:  # make setup installs both: fail, never skip
         pytest.fail(f"{library} is not installed: `make setup` installs Open MPI and MPICH")
+    run, marker = _start_hung_run(tmp_path / "h.db", library, timeout=120)
+    assert len(_marked(marker, "commchar-kernel")) == 2, "the ranks never started"
+    _kill(run, marker)
+    assert _marked(marker) == [], "launcher or ranks left running after commchar was killed"
+
+
+def _start_hung_run(db: Path, library: str, timeout: int) -> tuple[subprocess.Popen, str]:
+    """`commchar run` of a barrier whose job hangs, once both ranks are up (or 120 s have
+    passed): the process and the marker its processes' environments carry."""
     marker = uuid.uuid4().hex
-    run = subprocess.Popen([sys.executable, "-m", "commchar", "run", "--db", str(tmp_path / "h.db"),
-                            "--library", library, "--ops", "barrier", "--np", "2", "--timeout", "120"],
+    run = subprocess.Popen([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library,
+                            "--ops", "barrier", "--np", "2", "--timeout", str(timeout)],
                            env={**os.environ, "COMMCHAR_INJECT_FAULT": "hang@barrier:0",
                                 "COMMCHAR_TEST_MARKER": marker},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while len(_marked(marker, "commchar-kernel")) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert len(_marked(marker, "commchar-kernel")) == 2, "the ranks never started"
+    return run, marker
+
+
+def _kill(run: subprocess.Popen, marker: str) -> None:
+    """SIGKILL of commchar, then up to 15 s for what it started to go (the watchdog's grace is 3 s)."""
     run.kill()
     run.wait()
-    deadline = time.monotonic() + 15  # the watchdog's grace is 3 s
+    deadline = time.monotonic() + 15
     while _marked(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _marked(marker) == [], "launcher or ranks left running after commchar was killed"
 
 
 @pytest.mark.mpi
@@ -429,20 +441,8 @@ def test_an_owner_killed_with_sigkill_is_dead_and_a_live_one_alive(tmp_path):
 def test_a_run_killed_with_sigkill_is_listed_died_and_resumed(tmp_path, mpi_libraries):
     db = tmp_path / "k.db"
     library = "mpich" if "mpich" in {lib.name for lib in mpi_libraries} else mpi_libraries[0].name
-    marker = uuid.uuid4().hex
-    run = subprocess.Popen([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library,
-                            "--ops", "barrier", "--np", "2", "--timeout", "60"],
-                           env={**os.environ, "COMMCHAR_INJECT_FAULT": "hang@barrier:0",
-                                "COMMCHAR_TEST_MARKER": marker},
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while len(_marked(marker, "commchar-kernel")) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    run.kill()
-    run.wait()
-    deadline = time.monotonic() + 15
-    while _marked(marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    run, marker = _start_hung_run(db, library, timeout=60)
+    _kill(run, marker)
     with Store(db, readonly=True) as store:
         assert store.run(1)["status"] == "running"  # nothing could record an outcome
     listing = commchar("runs", "--db", str(db))

@@ -59,3 +59,60 @@ pub fn run_with(
 pub fn run(spec: &str, p: u32, n: u64, gamma_ns: u64) -> u64 {
     run_with(spec, p, n, params(gamma_ns), "full", false).makespan()
 }
+
+/// One 64-byte trace record's fields (docs/trace-format.md), for hand-written traces.
+#[derive(Default, Clone, Copy)]
+pub struct R {
+    pub call: u16,
+    pub flags: u16,
+    pub comm: i32,
+    pub peer: i32,
+    pub tag: i32,
+    pub bytes: u64,
+    pub bytes2: u64,
+    pub req: u64,
+    pub aux: i32,
+    pub aux2: i32,
+}
+
+/// The record of a call from `start` to `end` (ns).
+pub fn record(r: R, start: u64, end: u64) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    b[0..2].copy_from_slice(&r.call.to_le_bytes());
+    b[2..4].copy_from_slice(&r.flags.to_le_bytes());
+    b[4..8].copy_from_slice(&r.comm.to_le_bytes());
+    b[8..12].copy_from_slice(&r.peer.to_le_bytes());
+    b[12..16].copy_from_slice(&r.tag.to_le_bytes());
+    b[16..24].copy_from_slice(&r.bytes.to_le_bytes());
+    b[24..32].copy_from_slice(&r.bytes2.to_le_bytes());
+    b[32..40].copy_from_slice(&start.to_le_bytes());
+    b[40..48].copy_from_slice(&end.to_le_bytes());
+    b[48..56].copy_from_slice(&r.req.to_le_bytes());
+    b[56..60].copy_from_slice(&r.aux.to_le_bytes());
+    b[60..64].copy_from_slice(&r.aux2.to_le_bytes());
+    b
+}
+
+/// A rank file's 256-byte header (version 1, 64-byte records) for `records` records,
+/// the rank's clock running from `t0` to `t_end` (ns), on host `host`.
+pub fn rank_header(
+    rank: i32,
+    size: i32,
+    t0: u64,
+    t_end: u64,
+    records: usize,
+    host: &[u8],
+) -> Vec<u8> {
+    let mut h = vec![0u8; 256];
+    h[0..8].copy_from_slice(b"CCTRACE1");
+    h[8..12].copy_from_slice(&1u32.to_le_bytes());
+    h[12..16].copy_from_slice(&64u32.to_le_bytes());
+    h[16..20].copy_from_slice(&rank.to_le_bytes());
+    h[20..24].copy_from_slice(&size.to_le_bytes());
+    h[24..32].copy_from_slice(&t0.to_le_bytes());
+    h[32..40].copy_from_slice(&t_end.to_le_bytes());
+    h[40..48].copy_from_slice(&(records as u64).to_le_bytes());
+    h[48..52].copy_from_slice(&1u32.to_le_bytes());
+    h[56..56 + host.len()].copy_from_slice(host);
+    h
+}

@@ -11,7 +11,7 @@ use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous};
 use commchar_sim::topology;
 use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
-use common::NS;
+use common::{NS, R};
 use std::path::PathBuf;
 
 const SEND: u16 = 1;
@@ -22,35 +22,6 @@ const SCATTER: u16 = 25;
 const COMPLETE: u16 = 60;
 const T0: u64 = 1_000_000;
 const MIB: u64 = 1 << 20;
-
-#[derive(Default, Clone, Copy)]
-struct R {
-    call: u16,
-    flags: u16,
-    peer: i32,
-    tag: i32,
-    bytes: u64,
-    bytes2: u64,
-    req: u64,
-    aux: i32,
-    aux2: i32,
-}
-
-fn record(r: R, t: u64) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    b[0..2].copy_from_slice(&r.call.to_le_bytes());
-    b[2..4].copy_from_slice(&r.flags.to_le_bytes());
-    b[8..12].copy_from_slice(&r.peer.to_le_bytes());
-    b[12..16].copy_from_slice(&r.tag.to_le_bytes());
-    b[16..24].copy_from_slice(&r.bytes.to_le_bytes());
-    b[24..32].copy_from_slice(&r.bytes2.to_le_bytes());
-    b[32..40].copy_from_slice(&t.to_le_bytes());
-    b[40..48].copy_from_slice(&t.to_le_bytes());
-    b[48..56].copy_from_slice(&r.req.to_le_bytes());
-    b[56..60].copy_from_slice(&r.aux.to_le_bytes());
-    b[60..64].copy_from_slice(&r.aux2.to_le_bytes());
-    b
-}
 
 /// A directory of rank files (records at T0, no computation), removed when dropped.
 struct TraceDir(PathBuf);
@@ -66,18 +37,9 @@ fn write(name: &str, ranks: &[Vec<R>]) -> TraceDir {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (rank, recs) in ranks.iter().enumerate() {
-        let mut h = vec![0u8; 256];
-        h[0..8].copy_from_slice(b"CCTRACE1");
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
-        h[12..16].copy_from_slice(&64u32.to_le_bytes());
-        h[16..20].copy_from_slice(&(rank as i32).to_le_bytes());
-        h[20..24].copy_from_slice(&(ranks.len() as i32).to_le_bytes());
-        h[24..32].copy_from_slice(&T0.to_le_bytes());
-        h[32..40].copy_from_slice(&T0.to_le_bytes());
-        h[40..48].copy_from_slice(&(recs.len() as u64).to_le_bytes());
-        h[48..52].copy_from_slice(&1u32.to_le_bytes());
+        let mut h = common::rank_header(rank as i32, ranks.len() as i32, T0, T0, recs.len(), b"");
         for r in recs {
-            h.extend_from_slice(&record(*r, T0));
+            h.extend_from_slice(&common::record(*r, T0, T0));
         }
         std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
     }
@@ -247,7 +209,9 @@ fn scatter(p: usize, name: &str) -> TraceDir {
     write(&format!("scatter-{p}-{name}"), &ranks)
 }
 
-fn charged(p: u32) -> Options {
+/// Charged collectives: a scatter of `block` bytes a rank at p costs 100 ns, run as
+/// `algorithm` (None: the simulator's default).
+fn charged_scatter(p: u32, block: u64, algorithm: Option<&str>) -> Options {
     let mut o = Options {
         collectives: CollectiveMode::Charged,
         ..Options::default()
@@ -256,14 +220,18 @@ fn charged(p: u32) -> Options {
         Signature {
             call: "scatter",
             p,
-            n: MIB * p as u64,
+            n: block * p as u64,
         },
         SignatureCost {
             cost_ps: Some(100 * NS),
-            algorithm: None,
+            algorithm: algorithm.map(String::from),
         },
     );
     o
+}
+
+fn charged(p: u32) -> Options {
+    charged_scatter(p, MIB, None)
 }
 
 #[test]
@@ -376,22 +344,7 @@ fn staged_scatter(p: usize, block: u64, name: &str) -> TraceDir {
 }
 
 fn binomial_charged(p: u32, block: u64) -> Options {
-    let mut o = Options {
-        collectives: CollectiveMode::Charged,
-        ..Options::default()
-    };
-    o.costs.insert(
-        Signature {
-            call: "scatter",
-            p,
-            n: block * p as u64,
-        },
-        SignatureCost {
-            cost_ps: Some(100 * NS),
-            algorithm: Some("scatter:binomial".into()),
-        },
-    );
-    o
+    charged_scatter(p, block, Some("scatter:binomial"))
 }
 
 /// (p, per rank: blocks staged in a temporary buffer, the slowest path's blocks) of a

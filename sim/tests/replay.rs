@@ -12,7 +12,7 @@ use commchar_sim::workload::replay::{
     CollectiveMode, LocalCopy, Options, Replay, Signature, SignatureCost,
 };
 use commchar_sim::SimError;
-use common::NS;
+use common::{NS, R};
 use std::path::{Path, PathBuf};
 
 // call ids (tracer/cc_trace_format.h)
@@ -42,19 +42,6 @@ struct RankTrace {
     records: Vec<[u8; 64]>,
 }
 
-#[derive(Default, Clone, Copy)]
-struct R {
-    call: u16,
-    comm: i32,
-    peer: i32,
-    tag: i32,
-    bytes: u64,
-    bytes2: u64,
-    req: u64,
-    aux: i32,
-    aux2: i32,
-}
-
 const T0: u64 = 1_000_000;
 
 impl RankTrace {
@@ -74,18 +61,7 @@ impl RankTrace {
 
     /// A call at the current time lasting `dur` ns.
     fn call(&mut self, r: R, dur: u64) -> &mut Self {
-        let mut b = [0u8; 64];
-        b[0..2].copy_from_slice(&r.call.to_le_bytes());
-        b[4..8].copy_from_slice(&r.comm.to_le_bytes());
-        b[8..12].copy_from_slice(&r.peer.to_le_bytes());
-        b[12..16].copy_from_slice(&r.tag.to_le_bytes());
-        b[16..24].copy_from_slice(&r.bytes.to_le_bytes());
-        b[24..32].copy_from_slice(&r.bytes2.to_le_bytes());
-        b[32..40].copy_from_slice(&self.now.to_le_bytes());
-        b[40..48].copy_from_slice(&(self.now + dur).to_le_bytes());
-        b[48..56].copy_from_slice(&r.req.to_le_bytes());
-        b[56..60].copy_from_slice(&r.aux.to_le_bytes());
-        b[60..64].copy_from_slice(&r.aux2.to_le_bytes());
+        let b = common::record(r, self.now, self.now + dur);
         self.records.push(b);
         self.now += dur;
         self
@@ -130,17 +106,14 @@ impl RankTrace {
     }
 
     fn bytes(&self) -> Vec<u8> {
-        let mut h = vec![0u8; 256];
-        h[0..8].copy_from_slice(b"CCTRACE1");
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
-        h[12..16].copy_from_slice(&64u32.to_le_bytes());
-        h[16..20].copy_from_slice(&self.rank.to_le_bytes());
-        h[20..24].copy_from_slice(&self.size.to_le_bytes());
-        h[24..32].copy_from_slice(&T0.to_le_bytes());
-        h[32..40].copy_from_slice(&self.now.to_le_bytes());
-        h[40..48].copy_from_slice(&(self.records.len() as u64).to_le_bytes());
-        h[48..52].copy_from_slice(&1u32.to_le_bytes());
-        h[56..60].copy_from_slice(b"host");
+        let mut h = common::rank_header(
+            self.rank,
+            self.size,
+            T0,
+            self.now,
+            self.records.len(),
+            b"host",
+        );
         for r in &self.records {
             h.extend_from_slice(r);
         }
