@@ -116,3 +116,21 @@ pub fn rank_header(
     h[56..56 + host.len()].copy_from_slice(host);
     h
 }
+
+/// Replays a directory of rank files on a fully connected network, with the breakdown.
+pub fn replay_dir(
+    dir: &std::path::Path,
+    opts: &commchar_sim::workload::replay::Options,
+    params: Params,
+) -> Result<Outcome, commchar_sim::SimError> {
+    let mut r = commchar_sim::workload::replay::Replay::load(dir, opts)?;
+    let net = Network::new(topology::parse("full", r.measured.len() as u32)?, 0, false);
+    engine::run_accounted(
+        Config {
+            params,
+            network: net,
+            trace_limit: None,
+        },
+        &mut r,
+    )
+}

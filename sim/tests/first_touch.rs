@@ -5,12 +5,10 @@
 
 mod common;
 
-use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::engine::Outcome;
 use commchar_sim::first_touch::{self, FirstTouch, REC_COLD};
-use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous};
-use commchar_sim::topology;
-use commchar_sim::workload::replay::{CollectiveMode, Options, Replay, Signature, SignatureCost};
+use commchar_sim::workload::replay::{CollectiveMode, Options, Signature, SignatureCost};
 use common::{NS, R};
 use std::path::PathBuf;
 
@@ -51,21 +49,7 @@ fn replay(dir: &TraceDir, opts: &Options) -> Outcome {
 }
 
 fn replay_with(dir: &TraceDir, opts: &Options, params: Params) -> Outcome {
-    let mut r = Replay::load(&dir.0, opts).unwrap();
-    let net = Network::new(
-        topology::parse("full", r.measured.len() as u32).unwrap(),
-        0,
-        false,
-    );
-    engine::run_accounted(
-        Config {
-            params,
-            network: net,
-            trace_limit: None,
-        },
-        &mut r,
-    )
-    .unwrap()
+    common::replay_dir(&dir.0, opts, params).unwrap()
 }
 
 /// `delta` is `cost` less at most the message's flight (o_s + L: the receiver's charge,

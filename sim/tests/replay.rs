@@ -160,16 +160,7 @@ fn params(eager_max: u64, rendezvous: Rendezvous) -> Params {
 }
 
 fn replay(dir: &Path, opts: &Options, params: Params) -> Result<Outcome, SimError> {
-    let mut r = Replay::load(dir, opts)?;
-    let net = Network::new(topology::parse("full", r.measured.len() as u32)?, 0, false);
-    engine::run_accounted(
-        Config {
-            params,
-            network: net,
-            trace_limit: None,
-        },
-        &mut r,
-    )
+    common::replay_dir(dir, opts, params)
 }
 
 fn check_sums(o: &Outcome) {
