@@ -123,12 +123,12 @@ def test_held_out_sizes_and_p_are_predicted(tmp_path):
 
 @pytest.mark.parametrize("library", ["mpich", "openmpi"])
 def test_every_pingpong_mode_fits_its_own_measurements(tmp_path, library):
-    """A default-like run of every ping-pong mode (default sizes, refinement on): each
+    """A default run of every ping-pong mode (default sizes and precision, refinement on): each
     model predicts its own measured medians with a median error under 3% and none off by
     10%, and the errors the fit stores say the same."""
     db = tmp_path / "p.db"
     commchar_run(db, library, "pingpong", "0:4M", "2", max_time="0.3",
-                 extra=("--precision", "0.05", "--refine-budget", "8"))
+                 extra=("--refine-budget", "8"))
     with Store(db, readonly=True) as store:
         points = store.points()
     model = fit_points(points, held_out_every=None)
