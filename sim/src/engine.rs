@@ -10,7 +10,7 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
-use crate::flows::{Due, FlowMsg, NO_RECV};
+use crate::flows::{Due, FlowMsg, HOP_FLOW, NO_RECV};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::{Network, Transit};
@@ -41,6 +41,9 @@ enum Kind {
     FlowDone,
     /// Flow level: the rates found again after the flows started or ended now.
     FlowSettle,
+    /// Store-and-forward through ranks: a whole message reaches rank `rank`
+    /// on its way to `peer` (`id`: its place in `Engine::in_flight`).
+    Hop,
 }
 
 /// How a message's sender completes: by its size against S, always at the
@@ -88,6 +91,7 @@ impl Kind {
             10 => Kind::MsgLocal,
             11 => Kind::FlowDone,
             12 => Kind::FlowSettle,
+            13 => Kind::Hop,
             _ => unreachable!("only engine kinds are queued"),
         }
     }
@@ -261,6 +265,13 @@ struct Engine<'a, W: Workload> {
     sent: Vec<Sent>,
     sent_bound: u64,
     delays: Vec<u64>,
+    /// Store-and-forward: messages' delays charge forwarding (`store_forward`),
+    /// and through ranks they travel as `Hop` events (`hop_by_hop`), kept in
+    /// `in_flight` (free places in `in_flight_free`).
+    store_forward: bool,
+    hop_by_hop: bool,
+    in_flight: Vec<(Pending, Kind)>,
+    in_flight_free: Vec<u32>,
 }
 
 /// A message whose route is still to be reserved: its way through the
@@ -329,6 +340,10 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         None => Vec::new(),
     };
     let cold_receives = cold_sends.clone();
+    let (store_forward, hop_by_hop) = (
+        config.network.store_and_forward(),
+        config.network.forwards_hop_by_hop(),
+    );
     let mut e = Engine {
         p: config.params,
         net: config.network,
@@ -356,6 +371,10 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         sent: Vec::new(),
         sent_bound: u64::MAX,
         delays: Vec::new(),
+        store_forward,
+        hop_by_hop,
+        in_flight: Vec::new(),
+        in_flight_free: Vec::new(),
     };
     for rank in 0..n as u32 {
         e.wl.start(rank, &mut e.ready);
@@ -402,6 +421,7 @@ impl<W: Workload> Engine<'_, W> {
                 Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
                 Kind::FlowDone => self.on_flow_done(t, &ev),
                 Kind::FlowSettle => self.on_flow_settle(t),
+                Kind::Hop => self.on_hop(t, &ev),
             }?;
             if let Some(later) = kept {
                 self.queue.push(later, event.seq(), event.kind(), ev);
@@ -631,6 +651,9 @@ impl<W: Workload> Engine<'_, W> {
         // flow level: the bytes move when the receiver copies them (`start_copy`)
         if to_self {
             self.schedule(depart, kind, msg)?;
+        } else if self.hop_by_hop {
+            let place = self.park(msg, kind);
+            self.forward(t, depart, place, 0)?;
         } else if self.net.reserves_links() {
             let transit = Transit {
                 src: ev.rank,
@@ -641,7 +664,14 @@ impl<W: Workload> Engine<'_, W> {
             };
             self.send_reserving(transit, kind, msg)?;
         } else {
-            let transit = self.net.least_transit(ev.rank, ev.peer);
+            let transit = if self.store_forward {
+                let serialization = s1.saturating_mul(c.big_g);
+                let forward = self.forward_cost(ev.size);
+                self.net
+                    .forwarded_transit(ev.rank, ev.peer, serialization, forward)
+            } else {
+                self.net.least_transit(ev.rank, ev.peer)
+            };
             let arrive = depart.saturating_add(self.p.l).saturating_add(transit);
             self.schedule(arrive, kind, msg)?;
         }
@@ -650,6 +680,103 @@ impl<W: Workload> Engine<'_, W> {
         } else {
             self.wl.done(ev.rank, ev.id, &mut self.ready);
         }
+        Ok(None)
+    }
+
+    /// What a rank forwarding a message of `size` bytes (store-and-forward
+    /// through ranks) spends of its CPU: a receive's and a send's overhead,
+    /// o_r + o_s; its bytes move between the links without the CPU's copy.
+    fn forward_cost(&self, size: u64) -> u64 {
+        let c = self.p.cost(size);
+        c.o_r.saturating_add(c.o_s)
+    }
+
+    /// Store-and-forward, hop by hop: keeps a message on its way; its place.
+    fn park(&mut self, msg: Pending, kind: Kind) -> u32 {
+        match self.in_flight_free.pop() {
+            Some(i) => {
+                self.in_flight[i as usize] = (msg, kind);
+                i
+            }
+            None => {
+                self.in_flight.push((msg, kind));
+                (self.in_flight.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Store-and-forward, hop by hop: the message parked at `place` leaves
+    /// over hop `k` of its route at `ready` (sent or forwarded at `now`).
+    /// With links reserved it holds the link for the hop latency plus its
+    /// serialization from the first free moment, and is whole at the next
+    /// node after both; at the flow level its bytes cross the link as a flow
+    /// after the hop latency, whole at the next node when the flow ends. A
+    /// node on the way is a `Hop` event; the receiver gets the message's
+    /// first byte after the last hop's latency and L, and copies its bytes
+    /// as ever (at the flow level, over the last link).
+    fn forward(&mut self, now: u64, ready: u64, place: u32, k: u32) -> Result<()> {
+        let (msg, kind) = self.in_flight[place as usize];
+        let s1 = msg.size.saturating_sub(1);
+        let serialization = s1.saturating_mul(self.p.cost(msg.size).big_g);
+        let step = self.net.step(msg.peer, msg.rank, k);
+        let hop = self.net.hop();
+        let enter = if self.net.reserves_links() {
+            let hold = hop.saturating_add(serialization);
+            self.net.reserve_hop(step.link, now, ready, hold)
+        } else {
+            ready
+        };
+        let head = enter.saturating_add(hop);
+        if step.last {
+            self.in_flight_free.push(place);
+            return self.schedule(head.saturating_add(self.p.l), kind, msg);
+        }
+        let at_next = Pending {
+            size: msg.size,
+            rank: step.node,
+            peer: msg.rank,
+            tag: k + 1,
+            id: place,
+        };
+        if !self.net.is_flow_level() || s1 == 0 {
+            return self.schedule(head.saturating_add(serialization), Kind::Hop, at_next);
+        }
+        let whole = FlowMsg {
+            rank: step.node,
+            peer: k + 1,
+            send: place,
+            recv: HOP_FLOW,
+            pull: false,
+            late: 0,
+            until: head.saturating_add(serialization),
+        };
+        let from = (k == 0).then_some(msg.peer);
+        match self
+            .net
+            .start_hop_flow(now, head, step.link, from, s1, serialization, whole)
+        {
+            Some(at) => self.schedule_settle(at),
+            None => Ok(()),
+        }
+    }
+
+    /// Store-and-forward, hop by hop: a whole message at node `ev.rank` (a
+    /// rank, or a switch or node beyond the ranks: no CPU) before hop `ev.tag`
+    /// of its route. A rank's CPU forwards it when free (o_r + o_s); then it
+    /// goes on.
+    fn on_hop(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+        let n = ev.rank as usize;
+        let ready = match self.free.get(n) {
+            Some(f) if f.o > t => return Ok(Some(f.o)),
+            Some(_) => {
+                let end = t.saturating_add(self.forward_cost(ev.size));
+                self.cpu_until(n, t, end, Busy::Comm, 0);
+                self.record(t, ev, SpanKind::Send, ev.peer);
+                end
+            }
+            None => t,
+        };
+        self.forward(t, ready, ev.id, ev.tag)?;
         Ok(None)
     }
 
@@ -974,6 +1101,18 @@ impl<W: Workload> Engine<'_, W> {
         let (m, settle) = self.net.finish_flow(ev.id);
         if settle {
             self.schedule_settle(t)?;
+        }
+        if m.recv == HOP_FLOW {
+            // store and forward: the message is whole at the hop's far end
+            let size = self.in_flight[m.send as usize].0.size;
+            let at_next = Pending {
+                size,
+                rank: m.rank,
+                peer: self.in_flight[m.send as usize].0.rank,
+                tag: m.peer,
+                id: m.send,
+            };
+            return self.schedule(t, Kind::Hop, at_next).map(|_| None);
         }
         let done = t.max(m.until);
         let r = m.rank as usize;

@@ -53,6 +53,11 @@ pub struct FlowMsg {
 /// `FlowMsg::recv` of a message copied before its receive is posted.
 pub const NO_RECV: u32 = u32::MAX;
 
+/// `FlowMsg::recv` of one hop of a store-and-forward message (`rank`: the
+/// node it reaches, `peer`: the next hop's index, `send`: its place in the
+/// engine's messages on their way).
+pub const HOP_FLOW: u32 = u32::MAX - 1;
+
 struct Flow {
     /// Dense numbers of the links of its route (see `LinkNumbers`).
     links: Vec<u32>,

@@ -158,6 +158,22 @@ fn cli() -> Command {
                 .help("on: links carry one message at a time per direction; flow: messages \
                        crossing a link share its bandwidth (max-min fair, needs G > 0)"),
         )
+        .arg(
+            Arg::new("links")
+                .long("links")
+                .default_value("full-duplex")
+                .value_parser(["full-duplex", "half-duplex"])
+                .help("half-duplex: a link carries one message at a time over both directions \
+                       together (with --congestion on), or shares its bandwidth between them (flow)"),
+        )
+        .arg(
+            Arg::new("routing")
+                .long("routing")
+                .default_value("cut-through")
+                .value_parser(["cut-through", "store-and-forward"])
+                .help("store-and-forward: each hop receives the whole message before sending it \
+                       on; ranks on the way (hypercube, torus) spend o_r + o_s forwarding it"),
+        )
         .arg(time("hop", "latency per network hop (default 0)"))
         .arg(time(
             "node-G",
@@ -861,6 +877,13 @@ fn run(m: &ArgMatches) -> Result<()> {
         "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
         mode => Network::new(topo, params.hop, mode == "on"),
     };
+    let half_duplex = m
+        .get_one::<String>("links")
+        .is_some_and(|l| l == "half-duplex");
+    let store_forward = m
+        .get_one::<String>("routing")
+        .is_some_and(|r| r == "store-and-forward");
+    let network = network.with_links(half_duplex, store_forward);
     let (network, node) = match node_plan {
         Some((gap, cost, of)) => {
             let desc = node_json(gap, cost, &of, unit);
@@ -927,6 +950,12 @@ fn run(m: &ArgMatches) -> Result<()> {
         "per_byte": call.per_byte * unit.from_ps(1), "scale": call.scale});
     if let Some(node) = node {
         v["params"]["node"] = node;
+    }
+    if half_duplex {
+        v["links"] = json!("half-duplex");
+    }
+    if store_forward {
+        v["routing"] = json!("store-and-forward");
     }
     let u = |ps: u64| unit.from_ps(ps);
     if let Some(b) = breakdown_section(&outcome, &u) {

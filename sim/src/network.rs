@@ -39,6 +39,10 @@ pub struct Network {
     routes: Vec<u64>,
     route_ends: Vec<usize>,
     flows: Option<FlowNet>,
+    /// Both directions of a cable are one link (`with_links`).
+    half_duplex: bool,
+    /// Each hop receives a whole message before sending it on (`with_links`).
+    store_forward: bool,
     /// Flow level: each rank's node, when the messages between ranks of one
     /// node share its copy bandwidth (`with_node_resource`).
     nodes: Option<Nodes>,
@@ -68,6 +72,18 @@ impl Nodes {
         need / moved
     }
 }
+
+/// One hop of a store-and-forward message's route: its link, the rank it
+/// reaches (`NO_NODE`: a switch, or the last hop), and whether it is the last.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub link: u64,
+    pub node: u32,
+    pub last: bool,
+}
+
+/// `Step::node` of a hop that reaches no rank on the way.
+pub const NO_NODE: u32 = u32::MAX;
 
 /// A message whose route is still to be reserved (congestion on): it left
 /// `src` for `dst` at `depart`, was sent at `now`, and holds each link for
@@ -111,7 +127,147 @@ impl Network {
             route_ends: Vec::new(),
             flows: None,
             nodes: None,
+            half_duplex: false,
+            store_forward: false,
         }
+    }
+
+    /// Half-duplex links: a cable carries one message at a time over both
+    /// directions together (one link id for both: `Topology::undirected`).
+    /// Store-and-forward routing: each hop receives the whole message before
+    /// sending it on, so a link's head moves on after the hop latency plus
+    /// the message's serialization, and on topologies whose messages pass
+    /// through ranks (hypercube, torus) the engine charges each rank on the
+    /// way the forwarding (`forwards_hop_by_hop`, `forwarded_transit`).
+    /// Without congestion half duplex changes nothing (no link is shared).
+    pub fn with_links(mut self, half_duplex: bool, store_and_forward: bool) -> Self {
+        self.half_duplex = half_duplex;
+        self.store_forward = store_and_forward;
+        self
+    }
+
+    /// The latency of each link.
+    pub fn hop(&self) -> u64 {
+        self.hop
+    }
+
+    pub fn half_duplex(&self) -> bool {
+        self.half_duplex
+    }
+
+    pub fn store_and_forward(&self) -> bool {
+        self.store_forward
+    }
+
+    /// Whether messages travel hop by hop as the engine's own events
+    /// (store-and-forward with links reserved through ranks, whose CPUs
+    /// forward them in their turn, or at the flow level, where each hop's
+    /// bytes are a flow): `step` gives each hop.
+    pub fn forwards_hop_by_hop(&self) -> bool {
+        self.store_forward
+            && ((self.congestion && self.topo.through_ranks()) || self.flows.is_some())
+    }
+
+    /// Hop by hop: hop `k` of the route from `src` to `dst`.
+    pub fn step(&mut self, src: u32, dst: u32, k: u32) -> Step {
+        let mut route = std::mem::take(&mut self.routes);
+        route.clear();
+        self.topo.route(src, dst, &mut route);
+        let k = k as usize;
+        let last = k + 1 == route.len();
+        let node = if self.topo.through_ranks() && !last {
+            (0..=k).fold(src, |at, _| self.next_rank(at, dst))
+        } else {
+            NO_NODE
+        };
+        let step = Step {
+            link: route[k],
+            node,
+            last,
+        };
+        self.routes = route;
+        step
+    }
+
+    fn next_rank(&self, at: u32, dst: u32) -> u32 {
+        self.topo
+            .next_hop(at, dst)
+            .expect("a topology whose messages pass through ranks")
+            .1
+    }
+
+    /// Hop by hop, links reserved: `link` (either direction of its cable
+    /// when half duplex) for `hold` from the first free moment at or after
+    /// `head`, which it returns; `now` is the current time.
+    pub fn reserve_hop(&mut self, link: u64, now: u64, head: u64, hold: u64) -> u64 {
+        let link = if self.half_duplex {
+            self.topo.undirected(link)
+        } else {
+            link
+        };
+        self.links.sweep(now);
+        self.links.start_route();
+        self.links.reserve(link, now, head, hold)
+    }
+
+    /// Flow level, hop by hop: one hop's `bytes` over `link` (out of `from`'s
+    /// NIC too on the first hop) from `at`, taking `lone` ps alone. The time
+    /// of the `settle_flows` it asks for, as `start_flow`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_hop_flow(
+        &mut self,
+        now: u64,
+        at: u64,
+        link: u64,
+        from: Option<u32>,
+        bytes: u64,
+        lone: u64,
+        msg: FlowMsg,
+    ) -> Option<u64> {
+        let link = if self.half_duplex {
+            self.topo.undirected(link)
+        } else {
+            link
+        };
+        let nics = self.topo.link_ids();
+        let mut route = [0u64; 2];
+        let n = match from {
+            Some(src) => {
+                route = [nics.saturating_add(2 * src as u64), link];
+                2
+            }
+            None => {
+                route[0] = link;
+                1
+            }
+        };
+        self.flows.as_mut().expect("a flow-level network").start_at(
+            now,
+            at,
+            &route[..n],
+            bytes,
+            lone,
+            1.0,
+            msg,
+        )
+    }
+
+    /// Store-and-forward without congestion: the delay of a message from
+    /// `src` to `dst` whose serialization is `serialization`, forwarded by
+    /// each rank on the way in `forward` (no CPU is held: nothing contends):
+    /// hops x hop + (hops - 1)(serialization + forward), the last hop's
+    /// bytes being the receiver's copy as ever. Through switches, nothing
+    /// is charged for forwarding.
+    pub fn forwarded_transit(&self, src: u32, dst: u32, serialization: u64, forward: u64) -> u64 {
+        let hops = self.topo.hops(src, dst) as u64;
+        let forward = if self.topo.through_ranks() {
+            forward
+        } else {
+            0
+        };
+        let per_hop = serialization.saturating_add(forward);
+        hops.saturating_mul(self.hop)
+            .saturating_add(hops.saturating_sub(1).saturating_mul(per_hop))
     }
 
     /// The flow-level network: links, and each NIC's sending and receiving
@@ -168,6 +324,19 @@ impl Network {
         let nics = self.topo.link_ids();
         route.push(nics.saturating_add(2 * msg.peer as u64));
         self.topo.route(msg.peer, msg.rank, &mut route);
+        // the topology's links follow the sender's NIC
+        let mut links = 1;
+        if self.store_forward && route.len() > 2 {
+            // the hops before the last were flows of their own: the copy
+            // crosses the last link only
+            route.drain(..route.len() - 1);
+            links = 0;
+        }
+        if self.half_duplex {
+            for link in &mut route[links..] {
+                *link = self.topo.undirected(*link);
+            }
+        }
         route.push(nics.saturating_add(2 * msg.rank as u64 + 1));
         let mut weight = 1.0;
         if let Some(nodes) = &self.nodes {
@@ -248,7 +417,13 @@ impl Network {
         routes.clear();
         ends.clear();
         for m in batch.iter().map(AsRef::as_ref) {
+            let start = routes.len();
             self.topo.route(m.src, m.dst, &mut routes);
+            if self.half_duplex {
+                for link in &mut routes[start..] {
+                    *link = self.topo.undirected(*link);
+                }
+            }
             ends.push(routes.len());
         }
         let mut at = 0;
@@ -257,11 +432,18 @@ impl Network {
             self.links.sweep(m.now);
             let mut head = m.depart;
             let hold = self.hop + m.serialization;
+            // store and forward (through switches): the next hop starts once
+            // the whole message is in; the last hop's bytes are the receiver's copy
+            let advance = if self.store_forward { hold } else { self.hop };
+            let first = at;
             self.links.start_route();
             while at < end {
                 self.links.prefetch(&routes, at);
-                head = self.links.reserve(routes[at], m.now, head, hold) + self.hop;
+                head = self.links.reserve(routes[at], m.now, head, hold) + advance;
                 at += 1;
+            }
+            if self.store_forward && first < end {
+                head -= advance - self.hop;
             }
             delays.push(head - m.depart);
         }

@@ -19,6 +19,20 @@ pub trait Topology {
     fn links_dense(&self) -> bool {
         true
     }
+    /// The id both directions of `link`'s cable share, for half-duplex links
+    /// (one message at a time over both directions together).
+    fn undirected(&self, link: u64) -> u64;
+    /// Store-and-forward through ranks: the first link from node `at` towards
+    /// `dst` (`at != dst`) and the node it reaches, where messages pass through
+    /// processor nodes that forward them (hypercube, torus); None where they
+    /// pass through switches or no node at all (fat tree, fully connected).
+    fn next_hop(&self, _at: u32, _dst: u32) -> Option<(u64, u32)> {
+        None
+    }
+    /// Whether messages pass through processor nodes (`next_hop` answers).
+    fn through_ranks(&self) -> bool {
+        false
+    }
 }
 
 /// Every pair of ranks has its own link in each direction.
@@ -43,6 +57,11 @@ impl Topology for FullyConnected {
     }
     fn links_dense(&self) -> bool {
         false
+    }
+    fn undirected(&self, link: u64) -> u64 {
+        let n = self.ranks as u64;
+        let (a, b) = (link / n, link % n);
+        a.min(b) * n + a.max(b)
     }
 }
 
@@ -70,6 +89,18 @@ impl Topology for Hypercube {
     fn link_ids(&self) -> u64 {
         (1u64 << self.dims) * self.dims as u64
     }
+    fn undirected(&self, link: u64) -> u64 {
+        let dims = self.dims as u64;
+        let (node, d) = (link / dims, link % dims);
+        node.min(node ^ (1 << d)) * dims + d
+    }
+    fn next_hop(&self, at: u32, dst: u32) -> Option<(u64, u32)> {
+        let d = (at ^ dst).trailing_zeros();
+        Some((at as u64 * self.dims as u64 + d as u64, at ^ (1 << d)))
+    }
+    fn through_ranks(&self) -> bool {
+        true
+    }
 }
 
 /// A 2D or 3D torus with wrap-around links, routed in dimension order along
@@ -86,6 +117,29 @@ impl Torus {
             r /= d;
         }
         c
+    }
+    /// The id of the link of dimension i and direction `plus` that leaves
+    /// coordinate 0 of `at`'s line (the one leaving coordinate c is c beyond).
+    fn link_base(&self, i: usize, plus: bool, at: &[u32; 3], nodes: u64) -> u64 {
+        let d = self.dims[i] as u64;
+        // position of `at` among the nodes ordered by coordinate i first
+        let mut rest = 0u64;
+        for j in (0..self.dims.len()).rev() {
+            if j != i {
+                rest = rest * self.dims[j] as u64 + at[j] as u64;
+            }
+        }
+        (i as u64 * 2 + u64::from(plus)) * nodes + rest * d
+    }
+    /// The coordinate after c along dimension i in direction `plus`.
+    fn step(&self, i: usize, plus: bool, c: u64) -> u64 {
+        let d = self.dims[i] as u64;
+        match (plus, c) {
+            (true, c) if c + 1 == d => 0,
+            (true, c) => c + 1,
+            (false, 0) => d - 1,
+            (false, c) => c - 1,
+        }
     }
     /// Steps and direction (+1 or -1) along dimension i.
     fn way(&self, i: usize, from: u32, to: u32) -> (u32, bool) {
@@ -122,24 +176,11 @@ impl Topology for Torus {
             if steps == 0 {
                 continue;
             }
-            let d = self.dims[i] as u64;
-            // position of `at` among the nodes ordered by coordinate i first
-            let mut rest = 0u64;
-            for j in (0..self.dims.len()).rev() {
-                if j != i {
-                    rest = rest * self.dims[j] as u64 + at[j] as u64;
-                }
-            }
-            let base = (i as u64 * 2 + u64::from(plus)) * nodes + rest * d;
+            let base = self.link_base(i, plus, &at, nodes);
             let mut c = at[i] as u64;
             for _ in 0..steps {
                 out.push(base + c);
-                c = match (plus, c) {
-                    (true, c) if c + 1 == d => 0,
-                    (true, c) => c + 1,
-                    (false, 0) => d - 1,
-                    (false, c) => c - 1,
-                };
+                c = self.step(i, plus, c);
             }
             at[i] = c as u32;
         }
@@ -147,6 +188,34 @@ impl Topology for Torus {
     fn link_ids(&self) -> u64 {
         let nodes: u64 = self.dims.iter().map(|&d| d as u64).product();
         nodes * self.dims.len() as u64 * 2
+    }
+    // a link in the negative direction shares its cable with the positive
+    // one leaving the coordinate below
+    fn undirected(&self, link: u64) -> u64 {
+        let nodes: u64 = self.dims.iter().map(|&d| d as u64).product();
+        let (block, within) = (link / nodes, link % nodes);
+        if block % 2 == 1 {
+            return link;
+        }
+        let d = self.dims[(block / 2) as usize] as u64;
+        let c = within % d;
+        (block + 1) * nodes + within - c + (c + d - 1) % d
+    }
+    fn next_hop(&self, at: u32, dst: u32) -> Option<(u64, u32)> {
+        let mut here = self.coords(at);
+        let to = self.coords(dst);
+        let nodes: u64 = self.dims.iter().map(|&d| d as u64).product();
+        let i = (0..self.dims.len()).find(|&i| here[i] != to[i])?;
+        let (_, plus) = self.way(i, here[i], to[i]);
+        let link = self.link_base(i, plus, &here, nodes) + here[i] as u64;
+        here[i] = self.step(i, plus, here[i] as u64) as u32;
+        let next = (0..self.dims.len())
+            .rev()
+            .fold(0u32, |r, j| r * self.dims[j] + here[j]);
+        Some((link, next))
+    }
+    fn through_ranks(&self) -> bool {
+        true
     }
 }
 
@@ -218,6 +287,11 @@ impl Topology for FatTree {
         let edge_agg = h * k * h * 2 * 3 + 1;
         let agg_core = k * h * h * 2 * 3 + 2;
         hosts.max(edge_agg).max(agg_core) + 1
+    }
+    // the up and down links of a cable differ in the bit above the id space's
+    fn undirected(&self, link: u64) -> u64 {
+        let (cable, space) = (link / 3, link % 3);
+        (cable & !1) * 3 + space
     }
 }
 
