@@ -13,6 +13,7 @@ from rich.table import Table
 from commchar import jsonio, outfile
 from commchar.errors import UsageError
 from commchar.simulate import list_collectives, run_simulator
+from commchar.simulate.experiment import LINKS, ROUTINGS
 from commchar.vocabulary import parse_size
 
 NAME = "simulate"
@@ -48,6 +49,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     net.add_argument("--congestion", choices=["on", "off", "flow"], default="off",
                      help="on: a link carries one message at a time per direction; flow: messages "
                           "crossing a link share its bandwidth max-min fairly (needs G > 0)")
+    net.add_argument("--links", metavar="full-duplex|half-duplex",
+                     help="half-duplex: a link carries one message at a time over both directions together "
+                          "(default full-duplex; the experiment takes a comma-separated list and sweeps each)")
+    net.add_argument("--routing", metavar="cut-through|store-and-forward",
+                     help="store-and-forward: each hop receives the whole message before sending it on, and "
+                          "ranks on the way (hypercube, torus) spend o_r + o_s forwarding it (default "
+                          "cut-through; the experiment takes a comma-separated list)")
     cost = parser.add_argument_group("cost model (LogGOPS; LogGOPSim's defaults in ns)")
     cost.add_argument("--unit", choices=["ns", "us"], default="ns", help="unit of the times given and printed")
     for flag, text in _TIME_FLAGS:
@@ -105,6 +113,11 @@ def simulator_args(args: argparse.Namespace, staged: dict[str, Path] | None = No
         argv += ["--p", _positive_int(args.p, "--p")]
     argv += ["--topology", args.topology, "--congestion", args.congestion, "--unit", args.unit,
              "--rendezvous", args.rendezvous, "--call-costs", args.call_costs]
+    for flag, value, allowed in (("--links", args.links, LINKS), ("--routing", args.routing, ROUTINGS)):
+        if value is not None:
+            if value not in allowed:
+                raise UsageError(f"{flag} must be one of {', '.join(allowed)}, not '{value}'")
+            argv += [flag, value]
     if args.rendezvous_copy:
         argv += ["--rendezvous-copy", args.rendezvous_copy]
     for flag, _ in _TIME_FLAGS:
@@ -276,14 +289,16 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print("\n".join(list_collectives()), markup=False)
         return 0
     if args.experiment:
-        from commchar.simulate.experiment import AggregationExperiment, parse_delays, render
+        from commchar.simulate.experiment import AggregationExperiment, parse_choices, parse_delays, render
 
         delays = parse_delays(args.delays) if args.delays else None
+        networks = {"links": parse_choices(args.links or LINKS[0], "--links", LINKS),
+                    "routings": parse_choices(args.routing or ROUTINGS[0], "--routing", ROUTINGS)}
         experiment = AggregationExperiment(
             delays_us=delays, iterations=int(_positive_int(args.iterations, "--iterations")) if args.iterations else 10,
             op_cost_us=args.op_cost if args.op_cost is not None else 1.0,
             overhead_us=args.message_overhead, value_cost_us=args.value_cost,
-            bandwidth_bytes_per_us=args.bandwidth)
+            bandwidth_bytes_per_us=args.bandwidth, **networks)
         result = experiment.run(console)
         outdir = Path(args.out)
         try:

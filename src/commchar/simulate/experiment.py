@@ -13,6 +13,11 @@ default), and `delay` per link it crosses (L = g = 0). Congestion is off, on (a
 link carries one message at a time per direction, held for the delay and the
 message's bytes) or, given a bandwidth, flow (the messages crossing a link share
 its bandwidth max-min fairly, and the delay is latency only, as in SimGrid).
+Links are full duplex (one message at a time per direction) or half duplex (one
+over both directions together); routing is cut-through or store-and-forward
+(each hop receives the whole message, and each rank on the way spends its two
+message overheads forwarding it). Every combination asked for is swept; without
+congestion no link is shared, so those runs are made once, as full duplex.
 """
 
 from __future__ import annotations
@@ -32,10 +37,34 @@ from commchar.simulate.binary import run_simulator
 DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 DIMENSIONS = (2, 3, 4, 5)
 METHODS = ("direct", "butterfly")
+ARCHITECTURES = ("hypercube", "full")
 # the simulator's --congestion: ignored, one message per link at a time, shared bandwidth
 CONGESTION_TITLES = {"off": "congestion off", "on": "congestion on (one message per link)",
                      "flow": "flow level (shared bandwidth)"}
 VALUE_BYTES = 8  # the simulated Jacobi sends doubles
+LINKS = ("full-duplex", "half-duplex")
+ROUTINGS = ("cut-through", "store-and-forward")
+TODAY = ("full-duplex", "cut-through")
+
+
+def parse_choices(text: str, flag: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated subset of `allowed`, in `allowed`'s order."""
+    asked = {v.strip() for v in text.split(",") if v.strip()}
+    unknown = sorted(asked - set(allowed))
+    if unknown or not asked:
+        raise UsageError(f"{flag} '{text}' must list some of {', '.join(allowed)}")
+    return tuple(v for v in allowed if v in asked)
+
+
+Model = tuple[str, str, str]  # (congestion, links, routing)
+
+
+def model_title(model: Model) -> str:
+    congestion, links, routing = model
+    extra = [] if congestion == "off" or links == "full-duplex" else ["half-duplex links"]
+    if routing != "cut-through":
+        extra.append(routing)
+    return ", ".join([CONGESTION_TITLES[congestion], *extra])
 
 
 def parse_delays(text: str) -> list[float]:
@@ -57,6 +86,12 @@ class Point:
     congestion: str  # "off", "on" or "flow"
     delay_us: float
     elapsed_us: float
+    links: str = "full-duplex"
+    routing: str = "cut-through"
+
+    @property
+    def model(self) -> Model:
+        return (self.congestion, self.links, self.routing)
 
 
 @dataclass
@@ -70,18 +105,30 @@ class ExperimentResult:
     def congestion_modes(self) -> list[str]:
         return [m for m in CONGESTION_TITLES if any(p.congestion == m for p in self.points)]
 
-    def elapsed(self, arch: str, dim: int, method: str, congestion: str) -> list[float]:
-        chosen = {p.delay_us: p.elapsed_us for p in self.points
-                  if (p.arch, p.dim, p.method, p.congestion) == (arch, dim, method, congestion)}
+    @property
+    def architectures(self) -> list[str]:
+        return [a for a in ARCHITECTURES if any(p.arch == a for p in self.points)]
+
+    @property
+    def models(self) -> list[Model]:
+        """The network models swept, in the order they were run."""
+        return list(dict.fromkeys(p.model for p in self.points))
+
+    def elapsed(self, arch: str, dim: int, method: str, congestion: str,
+                links: str = "full-duplex", routing: str = "cut-through") -> list[float]:
+        key = (arch, dim, method, (congestion, links, routing))
+        chosen = {p.delay_us: p.elapsed_us for p in self.points if (p.arch, p.dim, p.method, p.model) == key}
         return [chosen[d] for d in self.delays_us]
 
-    def speedup(self, arch: str, dim: int, method: str, congestion: str) -> list[float]:
-        return [self.sequential_us[dim] / t for t in self.elapsed(arch, dim, method, congestion)]
+    def speedup(self, arch: str, dim: int, method: str, congestion: str,
+                links: str = "full-duplex", routing: str = "cut-through") -> list[float]:
+        return [self.sequential_us[dim] / t for t in self.elapsed(arch, dim, method, congestion, links, routing)]
 
-    def crossover(self, arch: str, dim: int, congestion: str) -> tuple[float | None, str]:
+    def crossover(self, arch: str, dim: int, congestion: str, links: str = "full-duplex",
+                  routing: str = "cut-through") -> tuple[float | None, str]:
         """The delay at which the faster method changes (log-interpolated), and what happens there."""
-        direct = self.elapsed(arch, dim, "direct", congestion)
-        butterfly = self.elapsed(arch, dim, "butterfly", congestion)
+        direct = self.elapsed(arch, dim, "direct", congestion, links, routing)
+        butterfly = self.elapsed(arch, dim, "butterfly", congestion, links, routing)
         diff = [d - b for d, b in zip(direct, butterfly)]
         for i in range(len(diff) - 1):
             a, b = diff[i], diff[i + 1]
@@ -95,18 +142,19 @@ class ExperimentResult:
 
     def as_json(self) -> dict[str, Any]:
         crossovers = []
-        for arch in ("hypercube", "full"):
+        for arch in self.architectures:
             for dim in DIMENSIONS:
-                for congestion in self.congestion_modes:
-                    delay, what = self.crossover(arch, dim, congestion)
+                for congestion, links, routing in self.models:
+                    delay, what = self.crossover(arch, dim, congestion, links, routing)
                     crossovers.append({"arch": arch, "N": 2**dim, "dim": dim, "congestion": congestion,
+                                       "links": links, "routing": routing,
                                        "crossover_delay_us": delay, "after": what})
         return {
             "experiment": "aggregation",
             "settings": self.settings,
             "delays_us": self.delays_us,
             "sequential_us": {str(2**d): t for d, t in self.sequential_us.items()},
-            "points": [p.__dict__ | {"N": 2**p.dim,
+            "points": [vars(p) | {"N": 2**p.dim,
                                      "speedup": self.sequential_us[p.dim] / p.elapsed_us} for p in self.points],
             "crossovers": crossovers,
         }
@@ -121,7 +169,9 @@ class AggregationExperiment:
 
     def __init__(self, delays_us: list[float] | None = None, iterations: int = 10,
                  op_cost_us: float = 1.0, overhead_us: float = 0.1, value_cost_us: float = 0.0,
-                 bandwidth_bytes_per_us: float | None = None) -> None:
+                 bandwidth_bytes_per_us: float | None = None, links: tuple[str, ...] = TODAY[:1],
+                 routings: tuple[str, ...] = TODAY[1:], architectures: tuple[str, ...] = ARCHITECTURES,
+                 congestion: tuple[str, ...] | None = None) -> None:
         for name, value in (("--iterations", iterations), ("--op-cost", op_cost_us),
                             ("--message-overhead", overhead_us), ("--value-cost", value_cost_us)):
             if not (math.isfinite(value) and value >= 0):
@@ -137,15 +187,37 @@ class AggregationExperiment:
         self.overhead_us = overhead_us
         self.value_cost_us = value_cost_us
         self.bandwidth = bandwidth_bytes_per_us  # bytes per us = MB/s; None: unlimited
+        for name, chosen, allowed in (("--links", links, LINKS), ("--routing", routings, ROUTINGS)):
+            if not chosen or any(v not in allowed for v in chosen):
+                raise UsageError(f"{name} must list some of {', '.join(allowed)}, not {','.join(chosen)!r}")
+        self.links = links
+        self.routings = routings
+        if not architectures or any(a not in ARCHITECTURES for a in architectures):
+            raise UsageError(f"architectures must be some of {', '.join(ARCHITECTURES)}")
+        self.architectures = architectures
+        if congestion is not None and (not congestion or any(c not in CONGESTION_TITLES for c in congestion)
+                                       or ("flow" in congestion and not self.bandwidth)):
+            raise UsageError("congestion must be some of off, on and flow (flow given a bandwidth)")
+        self.congestion = congestion
 
     @property
     def congestion_modes(self) -> tuple[str, ...]:
+        if self.congestion is not None:
+            return self.congestion
         # flow-level sharing needs a bandwidth to share
         return ("off", "on", "flow") if self.bandwidth else ("off", "on")
 
+    @property
+    def models(self) -> list[Model]:
+        """Every (congestion, links, routing) asked for; without congestion the links do not matter."""
+        return list(dict.fromkeys((c, "full-duplex" if c == "off" else links, routing)
+                                  for c in self.congestion_modes for routing in self.routings
+                                  for links in self.links))
+
     def _args(self, unknowns: int, p: int, topology: str, method: str, congestion: str,
-              delay_us: float) -> list[str]:
-        return ["--app", "jacobi", "--unknowns", str(unknowns), "--p", str(p), "--iterations",
+              delay_us: float, links: str = "full-duplex", routing: str = "cut-through") -> list[str]:
+        network = [] if (links, routing) == TODAY else ["--links", links, "--routing", routing]
+        return [*network, "--app", "jacobi", "--unknowns", str(unknowns), "--p", str(p), "--iterations",
                 str(self.iterations), "--exchange", method, "--op-cost", repr(self.op_cost_us),
                 "--topology", topology, "--congestion", congestion, "--unit", "us",
                 "--L", "0", "--g", "0", "--G", repr(1.0 / self.bandwidth if self.bandwidth else 0.0),
@@ -156,11 +228,12 @@ class AggregationExperiment:
         result = ExperimentResult(delays_us=self.delays_us, sequential_us={}, settings={
             "iterations": self.iterations, "op_cost_us": self.op_cost_us, "overhead_us": self.overhead_us,
             "value_cost_us": self.value_cost_us, "bandwidth_MB_per_s": self.bandwidth,
+            "links": list(self.links), "routing": list(self.routings),
             "model": "L=g=0; o per message and O = value cost / 8 per byte at each end; "
                      "G = 1/bandwidth; delay per link; 8-byte values"})
-        jobs = [(arch, dim, method, congestion, delay)
-                for arch in ("hypercube", "full") for dim in DIMENSIONS for method in METHODS
-                for congestion in self.congestion_modes for delay in self.delays_us]
+        jobs = [(arch, dim, method, model, delay)
+                for arch in self.architectures for dim in DIMENSIONS for method in METHODS
+                for model in self.models for delay in self.delays_us]
         progress = Progress(TextColumn("aggregation experiment"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                             TimeRemainingColumn(), console=console, transient=True, disable=console is None)
         with progress:
@@ -170,11 +243,12 @@ class AggregationExperiment:
                 seq = run_simulator(self._args(n, 1, "full", "direct", "off", 1.0))
                 result.sequential_us[dim] = float(seq["makespan"])
                 progress.advance(task)
-            for arch, dim, method, congestion, delay in jobs:
+            for arch, dim, method, (congestion, links, routing), delay in jobs:
                 n = 2**dim
                 topology = f"hypercube:{dim}" if arch == "hypercube" else "full"
-                out = run_simulator(self._args(n, n, topology, method, congestion, delay))
-                result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"])))
+                out = run_simulator(self._args(n, n, topology, method, congestion, delay, links, routing))
+                result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"]),
+                                           links, routing))
                 progress.advance(task)
         return result
 
@@ -194,20 +268,22 @@ class AggregationExperiment:
         written = [outdir / "results.json"]
         written[0].write_text(json.dumps(result.as_json(), indent=1))
         for quantity in ("elapsed", "speedup"):
-            modes = result.congestion_modes
-            fig, axes = plt.subplots(len(modes), 2, figsize=(11, 4 * len(modes)), sharex=True, squeeze=False)
-            for col, arch in enumerate(("hypercube", "full")):
-                for row, congestion in enumerate(modes):
+            modes = result.models
+            archs = result.architectures
+            fig, axes = plt.subplots(len(modes), len(archs), figsize=(5.5 * len(archs), 4 * len(modes)),
+                                     sharex=True, squeeze=False)
+            for col, arch in enumerate(archs):
+                for row, model in enumerate(modes):
                     ax = axes[row][col]
                     for dim in DIMENSIONS:
                         for method, style in (("direct", "-"), ("butterfly", "--")):
                             values = (result.elapsed if quantity == "elapsed" else result.speedup)(
-                                arch, dim, method, congestion)
+                                arch, dim, method, *model)
                             ax.plot(result.delays_us, values, style, marker="o", markersize=3,
                                     color=f"C{dim - 2}", label=f"N={2**dim} {method}")
                     ax.set_xscale("log")
                     ax.set_yscale("log")
-                    ax.set_title(f"{arch}, {CONGESTION_TITLES[congestion]}")
+                    ax.set_title(f"{arch}, {model_title(model)}", fontsize=9)
                     ax.set_xlabel("communication delay per link (us)")
                     ax.set_ylabel("elapsed time (us)" if quantity == "elapsed" else "speedup over sequential")
                     ax.grid(True, which="both", alpha=0.3)
@@ -225,9 +301,9 @@ class AggregationExperiment:
 
 def render(result: ExperimentResult, console: Console) -> None:
     """Prints the elapsed times, speedups and crossover delays."""
-    for congestion in result.congestion_modes:
-        for arch in ("hypercube", "full"):
-            table = Table(title=f"{arch}, {CONGESTION_TITLES[congestion]}: elapsed us direct / butterfly "
+    for model in result.models:
+        for arch in result.architectures:
+            table = Table(title=f"{arch}, {model_title(model)}: elapsed us direct / butterfly "
                                 "(speedup over sequential)", title_justify="left")
             table.add_column("delay us", justify="right")
             for dim in DIMENSIONS:
@@ -235,19 +311,19 @@ def render(result: ExperimentResult, console: Console) -> None:
             for i, delay in enumerate(result.delays_us):
                 cells = [f"{delay:g}"]
                 for dim in DIMENSIONS:
-                    td, tb = (result.elapsed(arch, dim, m, congestion)[i] for m in METHODS)
+                    td, tb = (result.elapsed(arch, dim, m, *model)[i] for m in METHODS)
                     seq = result.sequential_us[dim]
                     cells.append(f"{td:.4g} / {tb:.4g}\n({seq / td:.2f} / {seq / tb:.2f})")
                 table.add_row(*cells)
             console.print(table)
     cross = Table(title="crossover delay (us) where the faster method changes", title_justify="left")
-    for col in ("architecture", "N", *(CONGESTION_TITLES[m] for m in result.congestion_modes)):
+    for col in ("architecture", "N", *(model_title(m) for m in result.models)):
         cross.add_column(col, justify="right")
-    for arch in ("hypercube", "full"):
+    for arch in result.architectures:
         for dim in DIMENSIONS:
             cells = [arch if arch == "full" else f"hypercube d={dim}", str(2**dim)]
-            for congestion in result.congestion_modes:
-                crossing, what = result.crossover(arch, dim, congestion)
+            for model in result.models:
+                crossing, what = result.crossover(arch, dim, *model)
                 cells.append(f"{crossing:.3g}: {what}" if crossing is not None else what)
             cross.add_row(*cells)
     console.print(cross)
