@@ -59,12 +59,14 @@ def parse_choices(text: str, flag: str, allowed: tuple[str, ...]) -> tuple[str, 
 Model = tuple[str, str, str]  # (congestion, links, routing)
 
 
-def model_title(model: Model) -> str:
+def model_title(model: Model, short: bool = False) -> str:
+    """`congestion on (one message per link), half-duplex links, store-and-forward`, or
+    short: `on, half-duplex, store-and-forward`."""
     congestion, links, routing = model
-    extra = [] if congestion == "off" or links == "full-duplex" else ["half-duplex links"]
+    extra = [] if congestion == "off" or links == "full-duplex" else ["half-duplex" if short else "half-duplex links"]
     if routing != "cut-through":
         extra.append(routing)
-    return ", ".join([CONGESTION_TITLES[congestion], *extra])
+    return ", ".join([congestion if short else CONGESTION_TITLES[congestion], *extra])
 
 
 def parse_delays(text: str) -> list[float]:
@@ -317,12 +319,12 @@ def render(result: ExperimentResult, console: Console) -> None:
                 table.add_row(*cells)
             console.print(table)
     cross = Table(title="crossover delay (us) where the faster method changes", title_justify="left")
-    for col in ("architecture", "N", *(model_title(m) for m in result.models)):
+    for col in ("architecture", "congestion, links, routing", *(f"N={2**dim}" for dim in DIMENSIONS)):
         cross.add_column(col, justify="right")
     for arch in result.architectures:
-        for dim in DIMENSIONS:
-            cells = [arch if arch == "full" else f"hypercube d={dim}", str(2**dim)]
-            for model in result.models:
+        for model in result.models:
+            cells = [arch, model_title(model, short=True)]
+            for dim in DIMENSIONS:
                 crossing, what = result.crossover(arch, dim, *model)
                 cells.append(f"{crossing:.3g}: {what}" if crossing is not None else what)
             cross.add_row(*cells)
