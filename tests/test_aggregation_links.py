@@ -95,3 +95,5 @@ def test_a_single_run_passes_the_options_to_the_simulator(capsys):
     half = json.loads(capsys.readouterr().out)
     assert half["links"] == "half-duplex" and half["routing"] == "store-and-forward"
     assert "links" not in today and half["makespan"] > today["makespan"]
+    assert main(base[:-1] + ["--links", "half-duplex", "--routing", "store-and-forward"]) == 0
+    assert "(congestion on, half-duplex, store-and-forward)" in " ".join(capsys.readouterr().out.split())

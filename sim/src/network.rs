@@ -14,6 +14,12 @@
 //! on a link share its bandwidth, is `--congestion flow` (flows.rs); there a
 //! message's first byte is delayed by the hops as here, and its copy is a flow.
 //!
+//! Both models take two options (`with_links`): half-duplex links, where
+//! both directions of a cable are one link, and store-and-forward routing,
+//! where each hop receives the whole message before sending it on (through
+//! ranks, message by message as the engine's events: `step`, `reserve_hop`,
+//! `start_hop_flow`).
+//!
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which
 //! follow each other back to back, keep one interval per link however many
@@ -149,10 +155,6 @@ impl Network {
     /// The latency of each link.
     pub fn hop(&self) -> u64 {
         self.hop
-    }
-
-    pub fn half_duplex(&self) -> bool {
-        self.half_duplex
     }
 
     pub fn store_and_forward(&self) -> bool {

@@ -193,7 +193,8 @@ def _render(result: dict[str, Any], console: Console) -> None:
     unit = result["unit"]
     fin = result["finish"]
     perf = result["performance"]
-    congestion = _CONGESTION_NAMES[result["congestion_model"]]
+    congestion = ", ".join([_CONGESTION_NAMES[result["congestion_model"]],
+                            *(result[k] for k in ("links", "routing") if k in result)])
     table = Table(title=f"{result['workload']} on {result['topology']} (congestion {congestion})",
                   title_justify="left", show_header=False)
     table.add_column("what")
