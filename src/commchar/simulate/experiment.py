@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from commchar.errors import UsageError
-from commchar.simulate.binary import run_simulator
+from commchar.simulate.binary import Session
 from commchar.tables import Table
 
 DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
@@ -150,7 +150,7 @@ class AggregationExperiment:
                 "--hop", repr(delay_us), "--S", str(2**62)]
 
     def run(self, on_progress: Callable[[int, int], None] | None = None) -> ExperimentResult:
-        """Simulates every case; `on_progress(done, total)` after each simulator run."""
+        """Simulates every case, all in one simulator process; `on_progress(done, total)` after each."""
         result = ExperimentResult(delays_us=self.delays_us, sequential_us={}, settings={
             "iterations": self.iterations, "op_cost_us": self.op_cost_us, "overhead_us": self.overhead_us,
             "value_cost_us": self.value_cost_us, "bandwidth_MB_per_s": self.bandwidth,
@@ -168,17 +168,18 @@ class AggregationExperiment:
             if on_progress is not None:
                 on_progress(done, total)
 
-        for dim in DIMENSIONS:
-            n = 2**dim
-            seq = run_simulator(self._args(n, 1, "full", "direct", "off", 1.0))
-            result.sequential_us[dim] = float(seq["makespan"])
-            advance()
-        for arch, dim, method, congestion, delay in jobs:
-            n = 2**dim
-            topology = f"hypercube:{dim}" if arch == "hypercube" else "full"
-            out = run_simulator(self._args(n, n, topology, method, congestion, delay))
-            result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"])))
-            advance()
+        with Session() as sim:
+            for dim in DIMENSIONS:
+                n = 2**dim
+                seq = sim.run(self._args(n, 1, "full", "direct", "off", 1.0))
+                result.sequential_us[dim] = float(seq["makespan"])
+                advance()
+            for arch, dim, method, congestion, delay in jobs:
+                n = 2**dim
+                topology = f"hypercube:{dim}" if arch == "hypercube" else "full"
+                out = sim.run(self._args(n, n, topology, method, congestion, delay))
+                result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"])))
+                advance()
         return result
 
     def save(self, result: ExperimentResult, outdir: Path) -> list[Path]:
