@@ -26,9 +26,12 @@ use std::rc::Rc;
 
 type Key = (String, Option<String>);
 
-/// Model files and the last replay, read once for every request of a process.
+/// Model files, read once for every request of a process, and in batch mode
+/// a copy of the last replay (a single run keeps none: it would double the
+/// replay's memory for nothing).
 #[derive(Default)]
 pub struct Sources {
+    keep_replay: bool,
     texts: HashMap<String, Rc<str>>,
     params: HashMap<Key, Params>,
     call_costs: HashMap<Key, CallCosts>,
@@ -52,6 +55,14 @@ fn memo<T: Clone>(
 }
 
 impl Sources {
+    /// The sources of a batch process: the last replay is kept for the next request.
+    pub fn for_batch() -> Sources {
+        Sources {
+            keep_replay: true,
+            ..Sources::default()
+        }
+    }
+
     /// The text of the model file at `path`.
     pub fn model_text(&mut self, path: &str) -> Result<Rc<str>> {
         if let Some(t) = self.texts.get(path) {
@@ -108,8 +119,9 @@ impl Sources {
         })
     }
 
-    /// The replay of the trace directory `dir` under `opts`: a copy of the last
-    /// one when it had the same directory and options, else read from the trace.
+    /// The replay of the trace directory `dir` under `opts`: in batch mode a copy
+    /// of the last one when it had the same directory and options, else read
+    /// from the trace.
     pub fn replay(&mut self, dir: &str, opts: &Options) -> Result<Replay> {
         if let Some((d, o, r)) = &self.replay {
             if d == dir && o == opts {
@@ -118,7 +130,9 @@ impl Sources {
         }
         self.replay = None; // its memory is free before the next one is read
         let r = Replay::load(Path::new(dir), opts)?;
-        self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
+        if self.keep_replay {
+            self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
+        }
         Ok(r)
     }
 }

@@ -995,7 +995,7 @@ fn serve(m: &ArgMatches) -> Result<()> {
             "--batch takes every flag from its requests on stdin, not --{id}"
         )));
     }
-    let mut src = Sources::default();
+    let mut src = Sources::for_batch();
     let stdin = std::io::stdin().lock();
     let stdout = std::io::BufWriter::new(std::io::stdout().lock());
     batch::serve(stdin, stdout, |args| answer(args, &mut src))
