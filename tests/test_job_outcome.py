@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import pytest
 
@@ -11,8 +12,8 @@ from commchar.measure.job_outcome import JobEnd, Verdict, classify
 POINTS = ["a", "b", "c"]
 
 
-def end(**kw) -> JobEnd[str]:
-    base = dict(points=POINTS, stored=set(), in_flight=None, outcome="ended", kernel_error="",
+def end(**kw: Any) -> JobEnd[str]:
+    base: dict[str, Any] = dict(points=POINTS, stored=set(), in_flight=None, outcome="ended", kernel_error="",
                 exit_status=0, stderr_tail="", across_hosts=None, timeout_s=60.0)
     return JobEnd(**{**base, **kw})
 
