@@ -121,6 +121,7 @@ def test_the_simulator_applies_call_costs_and_old_files_are_unchanged(capsys, tm
 @needs_sim
 def test_calibration_through_the_simulator_recovers_a_known_overhead(tmp_path: Path):
     """Points made from the simulator's own bare time plus a known per-call cost come back out."""
+    from commchar.simulate.binary import Session
     from commchar.simulate.calibration import fit_library, simulate_bare
     from commchar.simulate.selection import choose
 
@@ -128,11 +129,12 @@ def test_calibration_through_the_simulator_recovers_a_known_overhead(tmp_path: P
     path.write_text(json.dumps(model_with(LOGGP)))
     sizes = [2 ** k for k in range(3, 17)]
     points = []
-    for n in sizes:
-        bare = simulate_bare(str(path), "openmpi", choose("openmpi", "bcast", n, 2), n, 2, None)
-        points.append({"library": "openmpi", "op": "bcast", "variant": "", "p": 2, "n_bytes": n,
-                       "t_us": 0.35 + 1.75 * bare, "valid": True, "oversubscribed": False})
-    section = fit_library(str(path), "openmpi", points, None)
+    with Session() as sim:
+        for n in sizes:
+            bare = simulate_bare(sim, str(path), "openmpi", choose("openmpi", "bcast", n, 2), n, 2, None)
+            points.append({"library": "openmpi", "op": "bcast", "variant": "", "p": 2, "n_bytes": n,
+                           "t_us": 0.35 + 1.75 * bare, "valid": True, "oversubscribed": False})
+        section = fit_library(sim, str(path), "openmpi", points, None)
     (only,) = section["ops"]["bcast"]
     assert section["p"] == 2 and (only["n_min"], only["n_max"]) == (8, None)
     assert only["fixed"] == pytest.approx(0.35, rel=1e-3) and only["scale"] == pytest.approx(1.75, rel=1e-4)

@@ -4,6 +4,7 @@
 //!
 //! The library has no command-line code; `src/main.rs` is the binary.
 
+pub mod batch;
 mod bigmem;
 pub mod engine;
 pub mod error;

@@ -2,10 +2,10 @@
 //! builds the workload, runs the engine and prints the result (text or JSON).
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use commchar_sim::batch::{self, Sources};
 use commchar_sim::engine::{self, Breakdown, Config, Outcome};
-use commchar_sim::first_touch;
 use commchar_sim::network::Network;
-use commchar_sim::params::{self, CallCost, Params, Rendezvous, RendezvousCopy, Unit};
+use commchar_sim::params::{CallCost, Params, Rendezvous, RendezvousCopy, Unit};
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
@@ -76,6 +76,13 @@ fn cli() -> Command {
                 .long("other-as-compute")
                 .action(ArgAction::SetTrue)
                 .help("replay: treat MPI calls the replay cannot follow as computation"),
+        )
+        .arg(
+            Arg::new("batch")
+                .long("batch")
+                .action(ArgAction::SetTrue)
+                .help("answer many runs in one process: read one JSON array of flags per line on stdin, \
+                       write one JSON result (or {\"error\", \"exit_code\"}) per line on stdout"),
         )
         .arg(
             Arg::new("progress")
@@ -288,17 +295,9 @@ fn opt_f64(m: &ArgMatches, name: &str) -> Option<f64> {
     m.get_one::<f64>(name).copied()
 }
 
-fn build_params(m: &ArgMatches, unit: Unit) -> Result<Params> {
+fn build_params(m: &ArgMatches, unit: Unit, src: &mut Sources) -> Result<Params> {
     let mut p = match m.get_one::<String>("model") {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
-            params::from_model(
-                &text,
-                path,
-                m.get_one::<String>("library").map(String::as_str),
-            )?
-        }
+        Some(path) => src.params(path, m.get_one::<String>("library").map(String::as_str))?,
         None => {
             if m.get_one::<String>("library").is_some() {
                 return Err(SimError::Usage("--library needs --model".into()));
@@ -400,7 +399,7 @@ impl<S: PhaseSchedule> PhasedAny for PhasedBox<S> {
 
 /// The model's per-call cost of the collective asked for (none without a model,
 /// for other workloads, or with `--call-costs off`).
-fn call_cost(m: &ArgMatches) -> Result<CallCost> {
+fn call_cost(m: &ArgMatches, src: &mut Sources) -> Result<CallCost> {
     let (Some(path), Some(spec)) = (
         m.get_one::<String>("model"),
         m.get_one::<String>("collective"),
@@ -410,18 +409,18 @@ fn call_cost(m: &ArgMatches) -> Result<CallCost> {
     if m.get_one::<String>("call-costs").map(String::as_str) == Some("off") {
         return Ok(CallCost::NONE);
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
-    let costs = params::call_costs_from_model(
-        &text,
-        path,
-        m.get_one::<String>("library").map(String::as_str),
-    )?;
+    let costs = src.call_costs(path, m.get_one::<String>("library").map(String::as_str))?;
     let op = spec.split(':').next().unwrap_or(spec);
     Ok(costs.lookup(op, *m.get_one::<u64>("n").expect("has default")))
 }
 
-fn build_workload(m: &ArgMatches, params: &Params, unit: Unit, call: CallCost) -> Result<Built> {
+fn build_workload(
+    m: &ArgMatches,
+    params: &Params,
+    unit: Unit,
+    call: CallCost,
+    src: &mut Sources,
+) -> Result<Built> {
     let chosen: Vec<&str> = ["collective", "goal", "app", "replay"]
         .into_iter()
         .filter(|k| m.get_one::<String>(k).is_some())
@@ -432,7 +431,7 @@ fn build_workload(m: &ArgMatches, params: &Params, unit: Unit, call: CallCost) -
         ));
     }
     if let Some(dir) = m.get_one::<String>("replay") {
-        return Ok(Built::Replay(Box::new(load_replay(m, dir, params)?)));
+        return Ok(Built::Replay(Box::new(load_replay(m, dir, params, src)?)));
     }
     for flag in ["replay-costs", "other-as-compute", "list-signatures"] {
         if m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine) {
@@ -471,7 +470,7 @@ fn build_workload(m: &ArgMatches, params: &Params, unit: Unit, call: CallCost) -
     Ok(Built::Phased(Box::new(PhasedBox(Some(j)))))
 }
 
-fn load_replay(m: &ArgMatches, dir: &str, params: &Params) -> Result<Replay> {
+fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) -> Result<Replay> {
     let scale = *m.get_one::<f64>("compute-scale").expect("has default");
     if !scale.is_finite() || scale < 0.0 {
         return Err(SimError::Usage(format!(
@@ -497,18 +496,12 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params) -> Result<Replay> {
         local_copy: replay::LocalCopy::from_params(params),
         first_touch: match m.get_one::<String>("model") {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?;
-                first_touch::from_model(
-                    &text,
-                    path,
-                    m.get_one::<String>("library").map(String::as_str),
-                )?
+                src.first_touch(path, m.get_one::<String>("library").map(String::as_str))?
             }
             None => Default::default(),
         },
     };
-    Replay::load(std::path::Path::new(dir), &opts)
+    src.replay(dir, &opts)
 }
 
 /// `--list-signatures`: the collective calls a replay would price.
@@ -728,6 +721,7 @@ fn node_resource(
     ranks: u32,
     congestion: &str,
     unit: Unit,
+    src: &mut Sources,
 ) -> Result<Option<(f64, f64, Vec<u32>)>> {
     let given = |flag: &str| m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine);
     let explicit = given("node-G") || given("ranks-per-node") || given("node-c");
@@ -737,14 +731,10 @@ fn node_resource(
                 .into(),
         ));
     }
-    let model_text = match m.get_one::<String>("model") {
-        Some(path) => Some((
-            path,
-            std::fs::read_to_string(path)
-                .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?,
-        )),
-        None => None,
-    };
+    let model = m.get_one::<String>("model");
+    if let Some(path) = model {
+        src.model_text(path)?;
+    }
     let library = m.get_one::<String>("library").map(String::as_str);
     let cost = match opt_f64(m, "node-c") {
         Some(c) if c.is_finite() && c >= 0.0 => c * unit.picos(),
@@ -753,8 +743,8 @@ fn node_resource(
                 "--node-c {c} is not a non-negative time"
             )))
         }
-        None => match &model_text {
-            Some((path, text)) => params::node_cost_from_model(text, path, library)?,
+        None => match model {
+            Some(path) => src.node_cost(path, library)?,
             None => 0.0,
         },
     };
@@ -765,8 +755,8 @@ fn node_resource(
                 "--node-G {g} is not a positive time per byte"
             )))
         }
-        None => match &model_text {
-            Some((path, text)) => params::node_gap_from_model(text, path, library)?,
+        None => match model {
+            Some(path) => src.node_gap(path, library)?,
             None => None,
         },
     };
@@ -813,22 +803,50 @@ fn node_json(gap: f64, cost: f64, of: &[u32], unit: Unit) -> Value {
     })
 }
 
-fn run(m: &ArgMatches) -> Result<()> {
-    if m.get_flag("list") {
-        for name in collectives::names() {
-            println!("{name}");
+/// What one run gives: printed by a single run, one JSON line in batch mode.
+enum Answer {
+    /// `--list`: the collective algorithms.
+    Names(Vec<&'static str>),
+    /// `--list-signatures`: always JSON.
+    Signatures(Value),
+    /// `--emit-goal`: the file written.
+    Written(String),
+    /// A simulation's result, printed as text unless `--json`.
+    Result(Value),
+}
+
+impl Answer {
+    fn print(self, json: bool) {
+        match self {
+            Answer::Names(names) => names.iter().for_each(|n| println!("{n}")),
+            Answer::Signatures(v) => println!("{v}"),
+            Answer::Written(_) => {}
+            Answer::Result(v) if json => println!("{v}"),
+            Answer::Result(v) => print_text(&v),
         }
-        return Ok(());
+    }
+
+    fn into_json(self) -> Value {
+        match self {
+            Answer::Names(names) => json!(names),
+            Answer::Signatures(v) | Answer::Result(v) => v,
+            Answer::Written(path) => json!({"written": path}),
+        }
+    }
+}
+
+fn run(m: &ArgMatches, src: &mut Sources) -> Result<Answer> {
+    if m.get_flag("list") {
+        return Ok(Answer::Names(collectives::names()));
     }
     let unit = Unit::parse(m.get_one::<String>("unit").expect("has default"))?;
-    let call = call_cost(m)?;
-    let params = build_params(m, unit)?.scaled(call.scale);
+    let call = call_cost(m, src)?;
+    let params = build_params(m, unit, src)?.scaled(call.scale);
     // wall time and events per second include reading the workload (a GOAL file, a trace)
     let t0 = Instant::now();
-    let built = build_workload(m, &params, unit, call)?;
+    let built = build_workload(m, &params, unit, call, src)?;
     if let (Built::Replay(r), true) = (&built, m.get_flag("list-signatures")) {
-        println!("{}", signatures_json(r));
-        return Ok(());
+        return Ok(Answer::Signatures(signatures_json(r)));
     }
     if let Some(path) = m.get_one::<String>("emit-goal") {
         let unit_ps = unit.to_ps(1.0, "unit")?;
@@ -851,7 +869,8 @@ fn run(m: &ArgMatches) -> Result<()> {
                 ))
             }
         };
-        return written.map_err(|e| SimError::Input(format!("cannot write {path}: {e}")));
+        written.map_err(|e| SimError::Input(format!("cannot write {path}: {e}")))?;
+        return Ok(Answer::Written(path.clone()));
     }
     let ranks = match &built {
         Built::Phased(_) => *m.get_one::<u32>("p").expect("has default"),
@@ -865,7 +884,7 @@ fn run(m: &ArgMatches) -> Result<()> {
         .get_one::<String>("congestion")
         .expect("has default")
         .as_str();
-    let node_plan = node_resource(m, &built, ranks, congestion, unit)?;
+    let node_plan = node_resource(m, &built, ranks, congestion, unit, src)?;
     let network = match congestion {
         // a link moves bytes as fast as the fastest message does alone; with G = 0
         // only a node's copy bandwidth is left to share
@@ -965,12 +984,51 @@ fn run(m: &ArgMatches) -> Result<()> {
         let scale = *m.get_one::<f64>("compute-scale").expect("has default");
         v["replay"] = replay_json(r, scale, unit);
     }
-    if m.get_flag("json") {
-        println!("{v}");
-    } else {
-        print_text(&v);
+    Ok(Answer::Result(v))
+}
+
+/// The message of a command line clap refused: its first line.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// One batch request: the flags of one run, answered as that run's JSON.
+fn answer(args: Vec<String>, src: &mut Sources) -> Result<Value> {
+    let argv = std::iter::once("commchar-sim".to_string()).chain(args);
+    let m = cli()
+        .try_get_matches_from(argv)
+        .map_err(|e| SimError::Usage(clap_message(&e)))?;
+    for flag in ["batch", "progress"] {
+        if m.value_source(flag) == Some(clap::parser::ValueSource::CommandLine) {
+            return Err(SimError::Usage(format!(
+                "--{flag} is not a batch request's flag"
+            )));
+        }
     }
-    Ok(())
+    Ok(run(&m, src)?.into_json())
+}
+
+/// `--batch`: every other flag comes with the requests.
+fn serve(m: &ArgMatches) -> Result<()> {
+    let given = m
+        .ids()
+        .filter(|id| id.as_str() != "batch")
+        .find(|id| m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine));
+    if let Some(id) = given {
+        return Err(SimError::Usage(format!(
+            "--batch takes every flag from its requests on stdin, not --{id}"
+        )));
+    }
+    let mut src = Sources::for_batch();
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    batch::serve(stdin, stdout, |args| answer(args, &mut src))
+        .map_err(|e| SimError::Input(format!("batch: {e}")))
 }
 
 fn main() {
@@ -982,17 +1040,16 @@ fn main() {
                 let _ = e.print();
                 std::process::exit(0);
             }
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
-            eprintln!("commchar-sim: {first}");
+            eprintln!("commchar-sim: {}", clap_message(&e));
             std::process::exit(2);
         }
     };
-    if let Err(e) = run(&matches) {
+    let done = if matches.get_flag("batch") {
+        serve(&matches)
+    } else {
+        run(&matches, &mut Sources::default()).map(|a| a.print(matches.get_flag("json")))
+    };
+    if let Err(e) = done {
         eprintln!("commchar-sim: {e}");
         std::process::exit(e.exit_code());
     }

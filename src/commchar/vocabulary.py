@@ -6,9 +6,9 @@ accept the same spellings, and `predict`, `advise` and `report` print a size
 the same way. The catalogue of what the kernel can measure (unit of n,
 default sizes) stays in measure/operations.py; this module holds only names.
 
-Size spellings (docs/cli.md): an integer or decimal, an optional exponent, and
-an optional suffix K, M or G, in either case, with an optional `i` and an
-optional `B`. Every suffix is binary, as MPI benchmarks use them:
+Size spellings (README.md, "Measuring"): an integer or decimal, an optional
+exponent, and an optional suffix K, M or G, in either case, with an optional `i`
+and an optional `B`. Every suffix is binary, as MPI benchmarks use them:
 1K = 1k = 1Ki = 1KiB = 1KB = 1024 bytes; 1.5K = 1536; 64B = 64. A byte count
 must come out whole (`1.3` is refused where bytes are counted; `predict --n`
 takes any non-negative number).

@@ -212,7 +212,7 @@ const COLLECTIVE_CALLS: &[(u16, &str, &str, bool)] = &[
 ];
 
 /// Everything that shapes the replay besides the trace.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// Multiplies every computation (0.5: a CPU twice as fast).
     pub compute_scale: f64,
@@ -297,6 +297,7 @@ struct Step {
 
 const NONE: u32 = u32::MAX;
 
+#[derive(Clone)]
 pub struct Replay {
     ranks: u32,
     ops: Vec<Op>,

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from commchar import jsonio, outfile
 from commchar.errors import UsageError
 from commchar.simulate import list_collectives, run_simulator
 from commchar.simulate.experiment import LINKS, ROUTINGS
+from commchar.tables import table_rich
 from commchar.vocabulary import parse_size
 
 NAME = "simulate"
@@ -290,7 +292,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print("\n".join(list_collectives()), markup=False)
         return 0
     if args.experiment:
-        from commchar.simulate.experiment import AggregationExperiment, parse_choices, parse_delays, render
+        from commchar.simulate.experiment import AggregationExperiment, parse_choices, parse_delays, tables
 
         delays = parse_delays(args.delays) if args.delays else None
         networks = {"links": parse_choices(args.links or LINKS[0], "--links", LINKS),
@@ -300,7 +302,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             op_cost_us=args.op_cost if args.op_cost is not None else 1.0,
             overhead_us=args.message_overhead, value_cost_us=args.value_cost,
             bandwidth_bytes_per_us=args.bandwidth, **networks)
-        result = experiment.run(console)
+        with Progress(TextColumn("aggregation experiment"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeRemainingColumn(), console=console, transient=True) as progress:
+            task = progress.add_task("runs", total=None)
+            result = experiment.run(lambda done, total: progress.update(task, completed=done, total=total))
         outdir = Path(args.out)
         try:
             paths = experiment.save(result, outdir)
@@ -309,7 +314,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         if args.json:
             console.print_json(jsonio.dumps(result.as_json()))
         else:
-            render(result, console)
+            for table in tables(result):
+                console.print(table_rich(table))
             console.print(f"plots and results in {outdir}: " + ", ".join(p.name for p in paths), markup=False)
         return 0
     with ExitStack() as outputs:  # each file the simulator writes is put in place when it succeeds

@@ -25,8 +25,8 @@ from commchar import processes
 from commchar.errors import UsageError
 from commchar.measure import hostfailures, pvm
 from commchar.measure.build import ensure_kernel
-from commchar.measure.launch import (LaunchSpec, describe_exit, is_oversubscribed, job_command,
-                                     spec_hosts)
+from commchar.measure.job_outcome import JobEnd, classify
+from commchar.measure.launch import LaunchSpec, is_oversubscribed, job_command, spec_hosts
 from commchar.provenance import file_sha256
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, catalogue, parse_ops
@@ -127,6 +127,36 @@ class _Stream:
     def next(self, timeout: float) -> str | None:
         """The next line; None at end of stream. Raises queue.Empty on timeout."""
         return self._lines.get(timeout=timeout)
+
+
+@dataclass
+class _JobState:
+    """What one job has said so far."""
+
+    job_id: int
+    points: list[Point]
+    oversubscribed: bool
+    machine: pvm.Machine | None
+    stored: set[Point] = field(default_factory=set)
+    in_flight: Point | None = None  # begun and not finished
+    kernel_error: str = ""
+    outcome: str = "ended"  # job_outcome.OUTCOMES
+    chatter: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=CHATTER_LINES))
+    by_key: dict[tuple[str, str, int], Point] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_key = {(pt.op, pt.variant, pt.n_bytes): pt for pt in self.points}
+
+
+def _reap(process: subprocess.Popen, outcome: str) -> int:
+    """Stops a job that timed out, ran misplaced or lingered, and waits for it: its exit status."""
+    killed_by = processes.stop(process) if outcome in ("timeout", "misplaced", "lingered") else None
+    exit_status = process.wait()
+    processes.finished(process)
+    if killed_by is not None and exit_status >= 0:
+        # A launcher that traps our SIGTERM exits 0 (MPICH's does); the job did not succeed.
+        exit_status = -int(killed_by)
+    return exit_status
 
 
 def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
@@ -284,6 +314,7 @@ class _JobRunner:
 
     def _launch(self, points: list[Point], machine: pvm.Machine | None
                 ) -> tuple[set[Point], Point | None, str | None]:
+        """Run the job, follow its lines, and classify how it ended (job_outcome)."""
         machine_env = machine.env if machine else {}
         oversubscribed = is_oversubscribed(self.spec, self.p)
         job = job_command(self.library, self.spec, self.p, self.kernel,
@@ -292,11 +323,7 @@ class _JobRunner:
         job_id = self.store.create_job(self.run_id, self.library.name, self.p, job.argv,
                                        env_added, job.oversubscribed, self.placed.policy)
         self.observer.job_started(self.library.name, self.p, len(points), job.oversubscribed)
-        stored: set[Point] = set()
-        in_flight: Point | None = None
-        by_key = {(pt.op, pt.variant, pt.n_bytes): pt for pt in points}
-        kernel_error = ""
-        chatter: collections.deque[str] = collections.deque(maxlen=CHATTER_LINES)
+        state = _JobState(job_id, points, job.oversubscribed, machine)
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as stderr:
             try:
                 process = processes.start(
@@ -305,109 +332,101 @@ class _JobRunner:
                 )
             except OSError as exc:
                 self.store.finish_job(job_id, None)
-                return stored, None, f"cannot start {job.argv[0]}: {exc.strerror}"
-            stream = _Stream(process.stdout)  # type: ignore[arg-type]
-            outcome = "ended"
+                return set(), None, f"cannot start {job.argv[0]}: {exc.strerror}"
             try:
-                while True:
-                    try:
-                        line = stream.next(min(self.options.timeout, FINALIZE_GRACE_S)
-                                           if outcome == "measured" else self.options.timeout)
-                    except queue.Empty:
-                        outcome = "lingered" if outcome == "measured" else "timeout"
-                        break
-                    if line is None:
-                        break
-                    message = _parse_line(line)
-                    if message is None:
-                        chatter.append(line)  # UCX, for one, logs its errors to stdout
-                        continue
-                    if message.get("op") in self.stored_names:
-                        message["op"] = self.stored_names[message["op"]]
-                    what = message.get("type")
-                    if what == "header":
-                        if machine is not None:  # the MPI library only bootstrapped the ranks
-                            bootstrap = (short_version(message.get("mpi_library_version")) or "MPI")
-                            message["mpi_library_version"] = (
-                                f"PVM {machine.version or 'version unknown'} (ranks started by "
-                                f"{bootstrap.split(',')[0].split(';')[0][:60]})")
-                        # the kernel's options with the identity of the binary that ran them
-                        options = message.get("options")
-                        options = options if isinstance(options, dict) else {}
-                        message["options"] = {**options, "kernel_sha256": file_sha256(self.kernel)}
-                        self.store.record_job_header(job_id, message)
-                        misplaced = self._misplaced(message.get("hosts"), points)
-                        if misplaced:
-                            kernel_error, outcome = misplaced, "misplaced"
-                            break
-                    elif what == "begin":
-                        in_flight = _named_point(by_key, message)
-                    elif what == "point":
-                        point = _named_point(by_key, message)
-                        if point is not None and self._store_point(job_id, point, message,
-                                                                   job.oversubscribed):
-                            stored.add(point)
-                        in_flight = None
-                    elif what == "unsupported":
-                        # the library lacks the call (an MPI-4 op in an MPI-3 library): recorded, not failed
-                        point = _named_point(by_key, message)
-                        if point is not None:
-                            self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
-                                                   self.p, point.n_bytes, "unsupported",
-                                                   str(message.get("reason", "unsupported by the library")),
-                                                   self.placed.localities.get(point, ""), self.options.cache)
-                            stored.add(point)
-                            self.result.unsupported += 1
-                        in_flight = None
-                    elif what == "error":
-                        kernel_error = str(message.get("message", "kernel error"))
-                    elif what == "end":
-                        outcome = "measured"
+                self._follow(_Stream(process.stdout), state)  # type: ignore[arg-type]
             except BaseException:
                 processes.stop(process)
                 self.store.finish_job(job_id, None)
                 raise
-            killed_by = processes.stop(process) if outcome in ("timeout", "misplaced", "lingered") else None
-            exit_status = process.wait()
-            processes.finished(process)
-            if killed_by is not None and exit_status >= 0:
-                # A launcher that traps our SIGTERM exits 0 (MPICH's does); the job did not succeed.
-                exit_status = -int(killed_by)
+            exit_status = _reap(process, state.outcome)
             self.store.finish_job(job_id, exit_status)
             stderr.seek(0)
             text = stderr.read()
-            tail = stderr_tail(text)
-            across_hosts = hostfailures.diagnose(
-                text + "\n" + "".join(chatter),
-                hosts_used(self.placed.ranks) if self.placed.ranks else None)
+        across_hosts = hostfailures.diagnose(
+            text + "\n" + "".join(state.chatter),
+            hosts_used(self.placed.ranks) if self.placed.ranks else None)
+        verdict = classify(JobEnd(points, state.stored, state.in_flight, state.outcome, state.kernel_error,
+                                  exit_status, stderr_tail(text), across_hosts, self.options.timeout))
+        if verdict.failed is not None:
+            self._fail(verdict.failed, str(verdict.kind), str(verdict.reason))
+        return state.stored, verdict.failed, verdict.launch_error
 
-        complete = not (set(points) - stored)
-        if complete and outcome in ("ended", "measured", "lingered"):
-            return stored, None, None  # lingered: stopped after its last point (ranks across
-            # hosts can hang in MPI_Finalize); everything it measured is stored
-        if outcome == "misplaced":
-            return stored, None, f"placement: {kernel_error}"
-        if outcome == "timeout":
-            reason = f"no output for {self.options.timeout:g} s: killed"
-            if across_hosts:
-                reason += f" ({across_hosts})"  # Hydra waits forever for a host ssh never reached
-            kind = "timeout"
-        else:
-            reason = kernel_error or f"job exited with {describe_exit(exit_status)}"
-            if across_hosts:
-                reason = across_hosts  # the cause, rather than what the library made of it
-            elif tail and not kernel_error:
-                reason += f": {tail}"
-            kind = "crash"
-        if in_flight is None and not stored:
-            return stored, None, f"{kind}: {reason}"
-        if in_flight is None and complete:
-            return stored, None, None  # every point is stored: the job failed on its way out
-        if in_flight is None:
-            # Ended between points without finishing the plan: the next point never began.
-            in_flight = next(pt for pt in points if pt not in stored)
-        self._fail(in_flight, kind, reason)
-        return stored, in_flight, None
+    def _follow(self, stream: _Stream, state: _JobState) -> None:
+        """Reads the job's lines into `state` until they end, the job is silent too long
+        (timeout; after its last point: lingered) or a handler says stop."""
+        handlers = {"header": self._on_header, "begin": self._on_begin, "point": self._on_point,
+                    "unsupported": self._on_unsupported, "error": self._on_error, "end": self._on_end}
+        while True:
+            measured = state.outcome == "measured"
+            try:
+                line = stream.next(min(self.options.timeout, FINALIZE_GRACE_S) if measured
+                                   else self.options.timeout)
+            except queue.Empty:
+                state.outcome = "lingered" if measured else "timeout"
+                return
+            if line is None:
+                return
+            message = _parse_line(line)
+            if message is None:
+                state.chatter.append(line)  # UCX, for one, logs its errors to stdout
+                continue
+            if message.get("op") in self.stored_names:
+                message["op"] = self.stored_names[message["op"]]
+            handler = handlers.get(str(message.get("type")))
+            if handler is not None and handler(state, message):
+                return
+
+    # One handler per kernel message type: each updates the job's state, True to stop reading.
+
+    def _on_header(self, state: _JobState, message: dict[str, Any]) -> bool:
+        if state.machine is not None:  # the MPI library only bootstrapped the ranks
+            bootstrap = (short_version(message.get("mpi_library_version")) or "MPI")
+            message["mpi_library_version"] = (
+                f"PVM {state.machine.version or 'version unknown'} (ranks started by "
+                f"{bootstrap.split(',')[0].split(';')[0][:60]})")
+        # the kernel's options with the identity of the binary that ran them
+        options = message.get("options")
+        options = options if isinstance(options, dict) else {}
+        message["options"] = {**options, "kernel_sha256": file_sha256(self.kernel)}
+        self.store.record_job_header(state.job_id, message)
+        misplaced = self._misplaced(message.get("hosts"), state.points)
+        if misplaced:
+            state.kernel_error, state.outcome = misplaced, "misplaced"
+            return True
+        return False
+
+    def _on_begin(self, state: _JobState, message: dict[str, Any]) -> bool:
+        state.in_flight = _named_point(state.by_key, message)
+        return False
+
+    def _on_point(self, state: _JobState, message: dict[str, Any]) -> bool:
+        point = _named_point(state.by_key, message)
+        if point is not None and self._store_point(state.job_id, point, message, state.oversubscribed):
+            state.stored.add(point)
+        state.in_flight = None
+        return False
+
+    def _on_unsupported(self, state: _JobState, message: dict[str, Any]) -> bool:
+        # the library lacks the call (an MPI-4 op in an MPI-3 library): recorded, not failed
+        point = _named_point(state.by_key, message)
+        if point is not None:
+            self.store.add_failure(self.run_id, self.library.name, point.op, point.variant,
+                                   self.p, point.n_bytes, "unsupported",
+                                   str(message.get("reason", "unsupported by the library")),
+                                   self.placed.localities.get(point, ""), self.options.cache)
+            state.stored.add(point)
+            self.result.unsupported += 1
+        state.in_flight = None
+        return False
+
+    def _on_error(self, state: _JobState, message: dict[str, Any]) -> bool:
+        state.kernel_error = str(message.get("message", "kernel error"))
+        return False
+
+    def _on_end(self, state: _JobState, message: dict[str, Any]) -> bool:
+        state.outcome = "measured"
+        return False
 
     def _misplaced(self, hosts: object, points: list[Point]) -> str | None:
         """Why the ranks' real hosts (the kernel's header) contradict the planned locality of

@@ -1,13 +1,17 @@
-"""Finding and running the `commchar-sim` binary."""
+"""Finding and running the `commchar-sim` binary: one run per process (`run_simulator`), or
+many runs answered by one process (`Session`, the simulator's `--batch` mode)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from types import TracebackType
+from typing import IO, Any, Callable, NoReturn
 
 from commchar import jsonio, processes
 from commchar.errors import CommcharError, InputError, UsageError
@@ -73,16 +77,98 @@ def run_simulator(args: list[str], *, expect_json: bool = True,
         raise
     processes.finished(process)
     if process.returncode != 0:
-        message = failure_cause(stderr, process.returncode)
-        if process.returncode == 2:
-            raise UsageError(message)
-        if process.returncode == 3:
-            raise InputError(message)
-        raise SimulationError(message)
+        _fail(process.returncode, failure_cause(stderr, process.returncode))
     if not expect_json:
         return {}
     result: dict[str, Any] = jsonio.loads(stdout, "the simulator's output", SimulationError)
     return result
+
+
+def _fail(status: int, message: str) -> NoReturn:
+    """The error of a run that ended with exit status `status`: 2 the flags, 3 a file."""
+    if status == 2:
+        raise UsageError(message)
+    if status == 3:
+        raise InputError(message)
+    raise SimulationError(message)
+
+
+class Session:
+    """One simulator process answering many runs (`commchar-sim --batch`): each model file
+    and trace is read once, and a replay asked again with other engine parameters is copied
+    instead of read again. `run` takes the flags `run_simulator` takes and gives the same
+    result, or raises the same error; the process ends with the `with` block.
+
+        with Session() as sim:
+            a = sim.run(["--collective", "bcast:binomial", "--n", "8"])
+    """
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._stderr: IO[str] | None = None
+
+    def __enter__(self) -> Session:
+        binary = find_binary()
+        # stderr to a file: a process that fails must not block on a full pipe nobody reads
+        self._stderr = tempfile.TemporaryFile("w+", prefix="commchar-sim-", errors="replace")
+        try:
+            self._process = processes.start([str(binary), "--batch"], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                            errors="replace")
+        except OSError as exc:
+            self._stderr.close()
+            raise SimulationError(f"cannot run {binary}: {exc.strerror}") from None
+        return self
+
+    def run(self, args: list[str], *, expect_json: bool = True) -> dict[str, Any]:
+        """The answer to one run's flags (its --json result; {} without `expect_json`)."""
+        process = self._process
+        if process is None or process.stdin is None or process.stdout is None:
+            raise ValueError("Session.run outside its with block")  # the caller's bug
+        try:
+            process.stdin.write(json.dumps([a for a in args if a != "--json"]) + "\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:  # the process ended (a crash, a signal): say why as a single run would
+            status = process.wait()
+            processes.finished(process)
+            self._process = None
+            raise SimulationError(failure_cause(self._stderr_text(), status))
+        answer = jsonio.loads(line, "the simulator's output", SimulationError)
+        if isinstance(answer, dict) and set(answer) == {"error", "exit_code"}:
+            _fail(int(answer["exit_code"]), str(answer["error"]))
+        if not expect_json:
+            return {}
+        if not isinstance(answer, dict):
+            raise SimulationError("the simulator's answer is not a JSON object")
+        return answer
+
+    def _stderr_text(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        process, self._process = self._process, None
+        try:
+            if process is not None:
+                if kind is None and process.stdin is not None:
+                    try:
+                        process.stdin.close()  # the end of the requests: the simulator exits
+                        process.wait(timeout=60)
+                    except (BrokenPipeError, subprocess.TimeoutExpired):
+                        processes.stop(process)
+                else:  # Ctrl-C, SIGTERM or a failed request's error: the simulator stops with it
+                    processes.stop(process)
+                processes.finished(process)
+        finally:
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
 
 
 def _communicate_with_progress(process: subprocess.Popen,

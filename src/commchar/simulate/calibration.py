@@ -5,6 +5,8 @@ model-file dict (docs/model-format.md): for each collective measured at a
 dedicated p, the simulator runs the algorithm the library chooses there
 (`selection.choose`) at every measured size without call costs, and
 `models.callcost.CallCostModel` fits what the measured times add to that.
+One simulator process (`binary.Session`) answers every run of a model: it
+reads the model once.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from commchar.models.callcost import DEFAULT_CALL_PENALTY, CallCostModel
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.simulate import selection
-from commchar.simulate.binary import run_simulator
+from commchar.simulate.binary import Session
 from commchar.vocabulary import DEFAULT_VARIANTS
 
 
@@ -37,13 +38,14 @@ def gamma_us(model: Any, library: str) -> float | None:
     return max(t_c_us, 0.0)
 
 
-def simulate_bare(model_path: str, library: str, algorithm: str, n: int, p: int, gamma: float | None) -> float:
+def simulate_bare(sim: Session, model_path: str, library: str, algorithm: str, n: int, p: int,
+                  gamma: float | None) -> float:
     """The simulated time (us) of one call without the model's call costs."""
     argv = ["--model", model_path, "--library", library, "--unit", "us", "--collective", algorithm,
             "--n", str(n), "--p", str(p), "--call-costs", "off"]
     if gamma is not None:
         argv.append(f"--gamma={gamma!r}")
-    return float(run_simulator(argv)["makespan"])
+    return float(sim.run(argv)["makespan"])
 
 
 def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict[str, dict[int, float]]]:
@@ -73,7 +75,7 @@ def dedicated_series(points: list[dict], library: str) -> tuple[int | None, dict
     return p, {op: times for op, times in series.items() if times}
 
 
-def fit_library(model_path: str, library: str, points: list[dict], gamma: float | None,
+def fit_library(sim: Session, model_path: str, library: str, points: list[dict], gamma: float | None,
                 penalty: float = DEFAULT_CALL_PENALTY) -> dict[str, Any] | None:
     """The `call_costs` section of one library, or None when it measured no collective."""
     p, series = dedicated_series(points, library)
@@ -81,8 +83,7 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
         return None
     jobs = [(op, n, selection.choose(library, op, n, p)) for op, times in sorted(series.items())
             for n in sorted(times)]
-    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
-        bare = list(pool.map(lambda job: simulate_bare(model_path, library, job[2], job[1], p, gamma), jobs))
+    bare = [simulate_bare(sim, model_path, library, algorithm, n, p, gamma) for _, n, algorithm in jobs]
     by_op: dict[str, list[tuple[int, float, float, str]]] = defaultdict(list)
     for (op, n, algorithm), b in zip(jobs, bare):
         by_op[op].append((n, series[op][n], b, algorithm))
@@ -94,7 +95,7 @@ def fit_library(model_path: str, library: str, points: list[dict], gamma: float 
         bare_of = {r[0]: r[2] for r in rows}
 
         def bare_at(n: int, op: str = op) -> float:
-            return simulate_bare(model_path, library, selection.choose(library, op, n, p), n, p, gamma)
+            return simulate_bare(sim, model_path, library, selection.choose(library, op, n, p), n, p, gamma)
 
         for lower, upper in zip(segments, segments[1:]):
             sizes = sorted(n for n in bare_of if lower["n_min"] <= n <= lower["n_max"])
@@ -147,7 +148,7 @@ def add_call_costs(model: dict[str, Any], points: list[dict],
 
     points = [normalise(pt, f"point {i + 1}") for i, pt in enumerate(points)]
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="commchar-cal-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="commchar-cal-") as tmp, Session() as sim:
         path = os.path.join(tmp, "model.json")
         save(model, path)  # the simulator reads the model as a file, written the one way files are
         loaded = load(path)
@@ -157,7 +158,7 @@ def add_call_costs(model: dict[str, Any], points: list[dict],
             if library not in selection.LIBRARIES:
                 notes.append(f"{library}: no collective selection rules for this library: no call costs")
                 continue
-            section = fit_library(path, library, points, gamma_us(loaded, library), penalty)
+            section = fit_library(sim, path, library, points, gamma_us(loaded, library), penalty)
             if section is None:
                 notes.append(f"{library}: no collective measured at a dedicated p: no call costs")
                 continue

@@ -25,14 +25,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from typing import Any, Callable
 
 from commchar.errors import UsageError
-from commchar.simulate.binary import run_simulator
+from commchar.simulate.binary import Session
+from commchar.tables import Table
 
 DEFAULT_DELAYS_US = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 DIMENSIONS = (2, 3, 4, 5)
@@ -226,7 +223,8 @@ class AggregationExperiment:
                 "--O", repr(self.value_cost_us / VALUE_BYTES), "--o", repr(self.overhead_us),
                 "--hop", repr(delay_us), "--S", str(2**62)]
 
-    def run(self, console: Console | None = None) -> ExperimentResult:
+    def run(self, on_progress: Callable[[int, int], None] | None = None) -> ExperimentResult:
+        """Simulates every case, all in one simulator process; `on_progress(done, total)` after each."""
         result = ExperimentResult(delays_us=self.delays_us, sequential_us={}, settings={
             "iterations": self.iterations, "op_cost_us": self.op_cost_us, "overhead_us": self.overhead_us,
             "value_cost_us": self.value_cost_us, "bandwidth_MB_per_s": self.bandwidth,
@@ -236,22 +234,28 @@ class AggregationExperiment:
         jobs = [(arch, dim, method, model, delay)
                 for arch in self.architectures for dim in DIMENSIONS for method in METHODS
                 for model in self.models for delay in self.delays_us]
-        progress = Progress(TextColumn("aggregation experiment"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                            TimeRemainingColumn(), console=console, transient=True, disable=console is None)
-        with progress:
-            task = progress.add_task("runs", total=len(jobs) + len(DIMENSIONS))
+        total = len(jobs) + len(DIMENSIONS)
+        done = 0
+
+        def advance() -> None:
+            nonlocal done
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
+
+        with Session() as sim:
             for dim in DIMENSIONS:
                 n = 2**dim
-                seq = run_simulator(self._args(n, 1, "full", "direct", "off", 1.0))
+                seq = sim.run(self._args(n, 1, "full", "direct", "off", 1.0))
                 result.sequential_us[dim] = float(seq["makespan"])
-                progress.advance(task)
+                advance()
             for arch, dim, method, (congestion, links, routing), delay in jobs:
                 n = 2**dim
                 topology = f"hypercube:{dim}" if arch == "hypercube" else "full"
-                out = run_simulator(self._args(n, n, topology, method, congestion, delay, links, routing))
+                out = sim.run(self._args(n, n, topology, method, congestion, delay, links, routing))
                 result.points.append(Point(arch, dim, method, congestion, delay, float(out["makespan"]),
                                            links, routing))
-                progress.advance(task)
+                advance()
         return result
 
     def save(self, result: ExperimentResult, outdir: Path) -> list[Path]:
@@ -301,33 +305,36 @@ class AggregationExperiment:
         return written
 
 
-def render(result: ExperimentResult, console: Console) -> None:
-    """Prints the elapsed times, speedups and crossover delays."""
+def tables(result: ExperimentResult) -> list[Table]:
+    """The elapsed times and speedups per network model and architecture, then the crossover
+    delays; the sequential baseline is the last table's note."""
+    out: list[Table] = []
+    headers = ["delay us", *(f"N={2**dim}" for dim in DIMENSIONS)]
+    right = frozenset(range(len(headers)))
     for model in result.models:
         for arch in result.architectures:
-            table = Table(title=f"{arch}, {model_title(model)}: elapsed us direct / butterfly "
-                                "(speedup over sequential)", title_justify="left")
-            table.add_column("delay us", justify="right")
-            for dim in DIMENSIONS:
-                table.add_column(f"N={2**dim}", justify="right")
+            rows = []
             for i, delay in enumerate(result.delays_us):
                 cells = [f"{delay:g}"]
                 for dim in DIMENSIONS:
                     td, tb = (result.elapsed(arch, dim, m, *model)[i] for m in METHODS)
                     seq = result.sequential_us[dim]
                     cells.append(f"{td:.4g} / {tb:.4g}\n({seq / td:.2f} / {seq / tb:.2f})")
-                table.add_row(*cells)
-            console.print(table)
-    cross = Table(title="crossover delay (us) where the faster method changes", title_justify="left")
-    for col in ("architecture", "congestion, links, routing", *(f"N={2**dim}" for dim in DIMENSIONS)):
-        cross.add_column(col, justify="right")
+                rows.append(cells)
+            out.append(Table(f"aggregation-{arch}-{'-'.join(model)}",
+                             f"{arch}, {model_title(model)}: elapsed us direct / butterfly "
+                             "(speedup over sequential)", headers, rows, right=right))
+    rows = []
     for arch in result.architectures:
         for model in result.models:
             cells = [arch, model_title(model, short=True)]
             for dim in DIMENSIONS:
                 crossing, what = result.crossover(arch, dim, *model)
                 cells.append(f"{crossing:.3g}: {what}" if crossing is not None else what)
-            cross.add_row(*cells)
-    console.print(cross)
+            rows.append(cells)
+    cross_headers = ["architecture", "congestion, links, routing", *(f"N={2**dim}" for dim in DIMENSIONS)]
     baseline = ", ".join(f"N={2**d}: {t:.4g}" for d, t in result.sequential_us.items())
-    console.print(f"sequential baseline (us): {baseline}", markup=False)
+    out.append(Table("aggregation-crossover", "crossover delay (us) where the faster method changes",
+                     cross_headers, rows, notes=[f"sequential baseline (us): {baseline}"],
+                     right=frozenset(range(len(cross_headers)))))
+    return out

@@ -4,7 +4,9 @@ The simulator reads the trace itself (`commchar-sim --replay DIR`) and says
 which collective calls it holds (`--list-signatures`); this module prices
 them from the model file, then runs the replay twice: with the model's
 rendezvous threshold S (LogGPS) and with every message eager (LogGP, S
-infinite). The result puts the trace's measured time per rank beside both
+infinite). One simulator process (`binary.Session`) answers all of these: it
+reads the model once and the priced replay once, for both runs and the GOAL
+output. The result puts the trace's measured time per rank beside both
 predictions, with each rank's predicted breakdown and per-phase times.
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 from commchar.errors import ModelError, UsageError
 from commchar.modelfile import ModelFile
 from commchar.simulate import selection
-from commchar.simulate.binary import run_simulator
+from commchar.simulate.binary import Session
 from commchar.simulate.calibration import gamma_us
 
 FORMAT = "commchar-replay"
@@ -133,28 +135,28 @@ def replay(req: ReplayRequest) -> dict[str, Any]:
     model = load(req.model_path)
     library = _library(model, req.library)
     req, node_warning = _node_resource(req, model, library)
+    if req.emit_goal and req.collectives != "expanded":
+        raise UsageError("--emit-goal writes the expanded schedule: use --collectives expanded")
     base = _base_args(req, library)
-    listed = run_simulator([*base, "--list-signatures"])
-    costs, rows = price_signatures(model, library, listed["signatures"], req.collectives)
     gamma = gamma_us(model, library)
-    if gamma is not None:
-        base.append(f"--gamma={gamma!r}")
     loggp = model.loggp(library) or {}
     results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="commchar-replay-") as tmp:
+    with Session() as sim, tempfile.TemporaryDirectory(prefix="commchar-replay-") as tmp:
+        listed = sim.run([*base, "--list-signatures"])
+        costs, rows = price_signatures(model, library, listed["signatures"], req.collectives)
+        if gamma is not None:
+            base.append(f"--gamma={gamma!r}")
         costs_path = Path(tmp) / "costs.json"
         costs_path.write_text(json.dumps(costs))
         # a signature the model lacks is expanded even in charged mode (its entry has no cost)
         argv = [*base, "--collectives", req.collectives, "--replay-costs", str(costs_path)]
         if req.emit_goal:
-            if req.collectives != "expanded":
-                raise UsageError("--emit-goal writes the expanded schedule: use --collectives expanded")
             from commchar import outfile
 
             with outfile.output_path(req.emit_goal) as staged:  # the policy of every output file
-                run_simulator([*argv, "--emit-goal", str(staged)], expect_json=False)
-        results["loggps"] = run_simulator(argv)
-        results["loggp"] = run_simulator([*argv, "--S", "inf"])
+                sim.run([*argv, "--emit-goal", str(staged)], expect_json=False)
+        results["loggps"] = sim.run(argv)
+        results["loggp"] = sim.run([*argv, "--S", "inf"])
     doc = _document(req, library, loggp, listed, rows, results)
     if node_warning:
         doc["warnings"].append(node_warning)

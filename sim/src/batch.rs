@@ -1,0 +1,227 @@
+//! Batch mode: one simulator process answers many requests.
+//!
+//! `commchar-sim --batch` reads requests from stdin, one per line, each a JSON
+//! array of the flags a single run takes (`["--collective", "bcast:binomial",
+//! "--n", "8"]`), and writes one JSON line per request to stdout as soon as it
+//! is answered: the result a single run prints with `--json`, or
+//! `{"error": MESSAGE, "exit_code": CODE}` with the message and exit code the
+//! single run would have given. A failed request leaves the process serving.
+//!
+//! [`Sources`] is what the requests of one process share: each model file is
+//! read and parsed once per library, and a replay built with the same trace
+//! directory and options as the request before it is copied instead of read
+//! again (a replay under LogGPS and then under LogGP differs only in the
+//! engine's parameters). The files are taken to stay unchanged while the
+//! process runs.
+
+use crate::first_touch::{self, FirstTouch};
+use crate::params::{self, CallCosts, Params};
+use crate::workload::replay::{Options, Replay};
+use crate::{Result, SimError};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+type Key = (String, Option<String>);
+
+/// Model files, read once for every request of a process, and in batch mode
+/// a copy of the last replay (a single run keeps none: it would double the
+/// replay's memory for nothing).
+#[derive(Default)]
+pub struct Sources {
+    keep_replay: bool,
+    texts: HashMap<String, Rc<str>>,
+    params: HashMap<Key, Params>,
+    call_costs: HashMap<Key, CallCosts>,
+    first_touch: HashMap<Key, FirstTouch>,
+    node_gap: HashMap<Key, Option<f64>>,
+    node_cost: HashMap<Key, f64>,
+    replay: Option<(String, Options, Replay)>,
+}
+
+fn memo<T: Clone>(
+    map: &mut HashMap<Key, T>,
+    key: Key,
+    parse: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    if let Some(v) = map.get(&key) {
+        return Ok(v.clone());
+    }
+    let v = parse()?;
+    map.insert(key, v.clone());
+    Ok(v)
+}
+
+impl Sources {
+    /// The sources of a batch process: the last replay is kept for the next request.
+    pub fn for_batch() -> Sources {
+        Sources {
+            keep_replay: true,
+            ..Sources::default()
+        }
+    }
+
+    /// The text of the model file at `path`.
+    pub fn model_text(&mut self, path: &str) -> Result<Rc<str>> {
+        if let Some(t) = self.texts.get(path) {
+            return Ok(t.clone());
+        }
+        let text: Rc<str> = std::fs::read_to_string(path)
+            .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?
+            .into();
+        self.texts.insert(path.to_string(), text.clone());
+        Ok(text)
+    }
+
+    fn key(path: &str, library: Option<&str>) -> Key {
+        (path.to_string(), library.map(str::to_string))
+    }
+
+    /// The model's parameters (`params::from_model`).
+    pub fn params(&mut self, path: &str, library: Option<&str>) -> Result<Params> {
+        let text = self.model_text(path)?;
+        memo(&mut self.params, Self::key(path, library), || {
+            params::from_model(&text, path, library)
+        })
+    }
+
+    /// The model's per-call collective costs (`params::call_costs_from_model`).
+    pub fn call_costs(&mut self, path: &str, library: Option<&str>) -> Result<CallCosts> {
+        let text = self.model_text(path)?;
+        memo(&mut self.call_costs, Self::key(path, library), || {
+            params::call_costs_from_model(&text, path, library)
+        })
+    }
+
+    /// The model's first-touch costs (`first_touch::from_model`).
+    pub fn first_touch(&mut self, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+        let text = self.model_text(path)?;
+        memo(&mut self.first_touch, Self::key(path, library), || {
+            first_touch::from_model(&text, path, library)
+        })
+    }
+
+    /// The node's copy gap of the model's concurrency section (`params::node_gap_from_model`).
+    pub fn node_gap(&mut self, path: &str, library: Option<&str>) -> Result<Option<f64>> {
+        let text = self.model_text(path)?;
+        memo(&mut self.node_gap, Self::key(path, library), || {
+            params::node_gap_from_model(&text, path, library)
+        })
+    }
+
+    /// The node's cost per message of the model's concurrency section (`params::node_cost_from_model`).
+    pub fn node_cost(&mut self, path: &str, library: Option<&str>) -> Result<f64> {
+        let text = self.model_text(path)?;
+        memo(&mut self.node_cost, Self::key(path, library), || {
+            params::node_cost_from_model(&text, path, library)
+        })
+    }
+
+    /// The replay of the trace directory `dir` under `opts`: in batch mode a copy
+    /// of the last one when it had the same directory and options, else read
+    /// from the trace.
+    pub fn replay(&mut self, dir: &str, opts: &Options) -> Result<Replay> {
+        if let Some((d, o, r)) = &self.replay {
+            if d == dir && o == opts {
+                return Ok(r.clone());
+            }
+        }
+        self.replay = None; // its memory is free before the next one is read
+        let r = Replay::load(Path::new(dir), opts)?;
+        if self.keep_replay {
+            self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
+        }
+        Ok(r)
+    }
+}
+
+/// A request line's flags: a JSON array of strings.
+fn request_args(line: &str) -> Result<Vec<String>> {
+    let bad = || {
+        SimError::Usage(
+            "a batch request is a JSON array of the flags of one run, e.g. [\"--collective\", \"bcast\"]"
+                .into(),
+        )
+    };
+    let value: Value = serde_json::from_str(line).map_err(|_| bad())?;
+    value
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|a| a.as_str().map(str::to_string).ok_or_else(bad))
+        .collect()
+}
+
+/// The answer line of a failed request.
+pub fn error_json(e: &SimError) -> Value {
+    json!({"error": e.to_string(), "exit_code": e.exit_code()})
+}
+
+/// Answers every request line of `input` on `output`, one JSON line each, in
+/// order; blank lines are skipped. Stops at the end of `input`, or with an
+/// error when `output` cannot be written.
+pub fn serve<R: BufRead, W: Write>(
+    input: R,
+    mut output: W,
+    mut answer: impl FnMut(Vec<String>) -> Result<Value>,
+) -> std::io::Result<()> {
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match request_args(&line).and_then(&mut answer) {
+            Ok(v) => v,
+            Err(e) => error_json(&e),
+        };
+        writeln!(output, "{reply}")?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers(input: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        serve(input.as_bytes(), &mut out, |args| match args.first() {
+            Some(a) if a == "fail" => Err(SimError::Input("no such file".into())),
+            _ => Ok(json!(args)),
+        })
+        .unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn one_answer_per_request_in_order() {
+        let got = answers("[\"a\", \"b\"]\n\n[\"fail\"]\n[]\n");
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], json!(["a", "b"]));
+        assert_eq!(got[1], json!({"error": "no such file", "exit_code": 3}));
+        assert_eq!(got[2], json!([]));
+    }
+
+    #[test]
+    fn a_malformed_request_is_a_usage_error() {
+        for line in ["{\"n\": 1}", "[1, 2]", "not json"] {
+            let got = answers(line);
+            assert_eq!(got[0]["exit_code"], 2, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_missing_model_says_which() {
+        let mut s = Sources::default();
+        let e = s.params("/nonexistent/model.json", None).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.to_string().contains("/nonexistent/model.json"));
+    }
+}
