@@ -1,8 +1,8 @@
 /* Non-blocking collectives, Alltoallw and the neighborhood collectives.
  *
  * A non-blocking collective is recorded as its blocking call is (the same bytes,
- * root and op), under its own id with the non-blocking flag; its request gets
- * no COMPLETE record.  A neighborhood collective records the bytes this rank
+ * root and op) under its own id; its request is not followed (no non-blocking
+ * flag, no COMPLETE record).  A neighborhood collective records the bytes this rank
  * sends to all its destinations and receives from all its sources (the
  * communicator's NEIGHBORS records name them). */
 #include "cc_trace_coll.h"
@@ -11,7 +11,7 @@ static inline void cct_nbc(cc_trace_record *r, uint16_t call, int rc, MPI_Comm c
                            uint64_t bytes, uint64_t bytes2, uint64_t t0, uint64_t t1,
                            int32_t aux)
 {
-    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, CC_REC_NONBLOCKING),
+    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = root, .tag = -1, .bytes = bytes,
                            .bytes2 = bytes2, .t_start = t0, .t_end = t1, .aux = aux};
     cct_end(1);
@@ -289,17 +289,17 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
 /* ---- neighborhood collectives: bytes to all destinations, from all sources ---- */
 
-static inline void cct_neighbor(cc_trace_record *r, uint16_t call, uint16_t flags, int rc,
+static inline void cct_neighbor(cc_trace_record *r, uint16_t call, int rc,
                                 MPI_Comm comm, uint64_t bytes, uint64_t bytes2, uint64_t t0,
                                 uint64_t t1)
 {
-    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, flags), .comm = cct_comm(comm),
+    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
                            .peer = CC_PEER_NONE, .tag = -1, .bytes = bytes, .bytes2 = bytes2,
                            .t_start = t0, .t_end = t1};
     cct_end(1);
 }
 
-#define CCT_NEIGHBOR_FIXED(NAME, CALL, FLAGS, REQ_PARAM, REQ_ARG)                             \
+#define CCT_NEIGHBOR_FIXED(NAME, CALL, REQ_PARAM, REQ_ARG)                             \
     int MPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,  \
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm REQ_PARAM)             \
     {                                                                                         \
@@ -313,7 +313,7 @@ static inline void cct_neighbor(cc_trace_record *r, uint16_t call, uint16_t flag
             bytes = (uint64_t)out * cct_bytes(sendcount, sendtype);                           \
             bytes2 = (uint64_t)in * cct_bytes(recvcount, recvtype);                           \
         }                                                                                     \
-        cct_neighbor(r, CALL, FLAGS, rc, comm, bytes, bytes2, t0, t1);                        \
+        cct_neighbor(r, CALL, rc, comm, bytes, bytes2, t0, t1);                        \
         return rc;                                                                            \
     }
 
@@ -321,14 +321,14 @@ static inline void cct_neighbor(cc_trace_record *r, uint16_t call, uint16_t flag
 #define CCT_REQ_ARG , request
 #define CCT_NONE
 
-CCT_NEIGHBOR_FIXED(Neighbor_allgather, CC_NEIGHBOR_ALLGATHER, 0, CCT_NONE, CCT_NONE)
-CCT_NEIGHBOR_FIXED(Neighbor_alltoall, CC_NEIGHBOR_ALLTOALL, 0, CCT_NONE, CCT_NONE)
-CCT_NEIGHBOR_FIXED(Ineighbor_allgather, CC_INEIGHBOR_ALLGATHER, CC_REC_NONBLOCKING,
+CCT_NEIGHBOR_FIXED(Neighbor_allgather, CC_NEIGHBOR_ALLGATHER, CCT_NONE, CCT_NONE)
+CCT_NEIGHBOR_FIXED(Neighbor_alltoall, CC_NEIGHBOR_ALLTOALL, CCT_NONE, CCT_NONE)
+CCT_NEIGHBOR_FIXED(Ineighbor_allgather, CC_INEIGHBOR_ALLGATHER,
                    CCT_REQ_PARAM, CCT_REQ_ARG)
-CCT_NEIGHBOR_FIXED(Ineighbor_alltoall, CC_INEIGHBOR_ALLTOALL, CC_REC_NONBLOCKING,
+CCT_NEIGHBOR_FIXED(Ineighbor_alltoall, CC_INEIGHBOR_ALLTOALL,
                    CCT_REQ_PARAM, CCT_REQ_ARG)
 
-#define CCT_NEIGHBOR_ALLGATHERV(NAME, CALL, FLAGS, REQ_PARAM, REQ_ARG)                        \
+#define CCT_NEIGHBOR_ALLGATHERV(NAME, CALL, REQ_PARAM, REQ_ARG)                        \
     int MPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,  \
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,         \
                    MPI_Comm comm REQ_PARAM)                                                   \
@@ -343,15 +343,15 @@ CCT_NEIGHBOR_FIXED(Ineighbor_alltoall, CC_INEIGHBOR_ALLTOALL, CC_REC_NONBLOCKING
             bytes = (uint64_t)out * cct_bytes(sendcount, sendtype);                           \
             bytes2 = cct_sum_bytes(recvcounts, in, recvtype);                                 \
         }                                                                                     \
-        cct_neighbor(r, CALL, FLAGS, rc, comm, bytes, bytes2, t0, t1);                        \
+        cct_neighbor(r, CALL, rc, comm, bytes, bytes2, t0, t1);                        \
         return rc;                                                                            \
     }
 
-CCT_NEIGHBOR_ALLGATHERV(Neighbor_allgatherv, CC_NEIGHBOR_ALLGATHERV, 0, CCT_NONE, CCT_NONE)
-CCT_NEIGHBOR_ALLGATHERV(Ineighbor_allgatherv, CC_INEIGHBOR_ALLGATHERV, CC_REC_NONBLOCKING,
+CCT_NEIGHBOR_ALLGATHERV(Neighbor_allgatherv, CC_NEIGHBOR_ALLGATHERV, CCT_NONE, CCT_NONE)
+CCT_NEIGHBOR_ALLGATHERV(Ineighbor_allgatherv, CC_INEIGHBOR_ALLGATHERV,
                         CCT_REQ_PARAM, CCT_REQ_ARG)
 
-#define CCT_NEIGHBOR_ALLTOALLV(NAME, CALL, FLAGS, REQ_PARAM, REQ_ARG)                         \
+#define CCT_NEIGHBOR_ALLTOALLV(NAME, CALL, REQ_PARAM, REQ_ARG)                         \
     int MPI_##NAME(const void *sendbuf, const int sendcounts[], const int sdispls[],          \
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],              \
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm REQ_PARAM)       \
@@ -366,15 +366,15 @@ CCT_NEIGHBOR_ALLGATHERV(Ineighbor_allgatherv, CC_INEIGHBOR_ALLGATHERV, CC_REC_NO
             bytes = cct_sum_bytes(sendcounts, out, sendtype);                                 \
             bytes2 = cct_sum_bytes(recvcounts, in, recvtype);                                 \
         }                                                                                     \
-        cct_neighbor(r, CALL, FLAGS, rc, comm, bytes, bytes2, t0, t1);                        \
+        cct_neighbor(r, CALL, rc, comm, bytes, bytes2, t0, t1);                        \
         return rc;                                                                            \
     }
 
-CCT_NEIGHBOR_ALLTOALLV(Neighbor_alltoallv, CC_NEIGHBOR_ALLTOALLV, 0, CCT_NONE, CCT_NONE)
-CCT_NEIGHBOR_ALLTOALLV(Ineighbor_alltoallv, CC_INEIGHBOR_ALLTOALLV, CC_REC_NONBLOCKING,
+CCT_NEIGHBOR_ALLTOALLV(Neighbor_alltoallv, CC_NEIGHBOR_ALLTOALLV, CCT_NONE, CCT_NONE)
+CCT_NEIGHBOR_ALLTOALLV(Ineighbor_alltoallv, CC_INEIGHBOR_ALLTOALLV,
                        CCT_REQ_PARAM, CCT_REQ_ARG)
 
-#define CCT_NEIGHBOR_ALLTOALLW(NAME, CALL, FLAGS, REQ_PARAM, REQ_ARG)                         \
+#define CCT_NEIGHBOR_ALLTOALLW(NAME, CALL, REQ_PARAM, REQ_ARG)                         \
     int MPI_##NAME(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],     \
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],     \
                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],                  \
@@ -390,10 +390,10 @@ CCT_NEIGHBOR_ALLTOALLV(Ineighbor_alltoallv, CC_INEIGHBOR_ALLTOALLV, CC_REC_NONBL
             for (int i = 0; i < out; i++) bytes += cct_bytes(sendcounts[i], sendtypes[i]);    \
             for (int i = 0; i < in; i++) bytes2 += cct_bytes(recvcounts[i], recvtypes[i]);    \
         }                                                                                     \
-        cct_neighbor(r, CALL, FLAGS, rc, comm, bytes, bytes2, t0, t1);                        \
+        cct_neighbor(r, CALL, rc, comm, bytes, bytes2, t0, t1);                        \
         return rc;                                                                            \
     }
 
-CCT_NEIGHBOR_ALLTOALLW(Neighbor_alltoallw, CC_NEIGHBOR_ALLTOALLW, 0, CCT_NONE, CCT_NONE)
-CCT_NEIGHBOR_ALLTOALLW(Ineighbor_alltoallw, CC_INEIGHBOR_ALLTOALLW, CC_REC_NONBLOCKING,
+CCT_NEIGHBOR_ALLTOALLW(Neighbor_alltoallw, CC_NEIGHBOR_ALLTOALLW, CCT_NONE, CCT_NONE)
+CCT_NEIGHBOR_ALLTOALLW(Ineighbor_alltoallw, CC_INEIGHBOR_ALLTOALLW,
                        CCT_REQ_PARAM, CCT_REQ_ARG)
