@@ -169,7 +169,10 @@ impl Builder<'_> {
             if r == PEER_NULL {
                 None
             } else {
-                c.members.get(r as usize).copied().filter(|_| (0..p).contains(&r))
+                c.members
+                    .get(r as usize)
+                    .copied()
+                    .filter(|_| (0..p).contains(&r))
             }
         };
         let tag = self.shared.tag(c.global, COLLECTIVE_TAG)?;
