@@ -2,8 +2,9 @@
 each library (tests/programs/trace_more.c): topologies with their NEIGHBORS, the
 neighborhood collectives, Comm_split_type / Comm_create_group / Comm_idup,
 non-blocking collectives, Alltoallw, persistent requests and MPI-IO are recorded
-as calls of their own, and the trace replays without --other-as-compute (MPI-IO
-as computation, said in a warning)."""
+as calls of their own, one-sided operations with what each target received at
+each fence, and the trace replays without --other-as-compute (MPI-IO as
+computation, said in a warning)."""
 
 from __future__ import annotations
 
@@ -57,9 +58,12 @@ def test_nothing_is_left_as_other(traced):
                  "Comm_split_type", "Comm_create_group", "Comm_idup", "Neighbor_alltoall",
                  "Neighbor_allgather", "Ineighbor_alltoall", "Neighbor_allgatherv", "Ibcast",
                  "Iallreduce", "Ialltoall", "Igatherv", "Ibarrier", "Alltoallw", "Send_init",
-                 "Recv_init", "File_open", "File_write_at_all", "File_read_at", "File_close"):
+                 "Recv_init", "File_open", "File_write_at_all", "File_read_at", "File_close",
+                 "Win_allocate", "Get", "Accumulate", "Win_post", "Win_start", "Win_complete",
+                 "Win_wait", "Win_free"):
         assert summary.calls[name]["count"] == 2, name  # once per rank
     assert summary.calls["Startall"]["count"] == 6 and summary.calls["Request_free"]["count"] == 4
+    assert summary.calls["Win_fence"]["count"] == 6 and summary.calls["Win_lock"]["count"] == 4
 
 
 def test_topologies_name_members_and_neighbors(traced):
@@ -98,6 +102,24 @@ def test_nonblocking_collectives_and_persistent_requests(traced):
         completed = set(_calls(rec, "COMPLETE")["req"].tolist())
         assert set(starts["req"].tolist()) <= completed
         assert _calls(rec, "File_write_at_all")["bytes"].tolist() == [32768]
+
+
+def test_one_sided_operations_and_what_each_target_received(traced):
+    for position, rank in enumerate(traced[2].ranks):
+        rec = rank.records
+        window = int(_calls(rec, "Win_allocate")["aux"][0])
+        puts, get = _calls(rec, "Put"), _calls(rec, "Get")[0]
+        # the fence epoch's Put (aux2 0) and the PSCW epoch's (aux2 1), to the other rank
+        assert puts["bytes"].tolist() == [8192, 8] and puts["aux2"].tolist() == [0, 1]
+        assert puts["peer"].tolist() == [1 - position] * 2 and (puts["aux"] == window).all()
+        assert (get["bytes2"], get["aux2"]) == (4096, 0)
+        assert _calls(rec, "Accumulate")["aux2"].tolist() == [1]
+        # each fence that closes an epoch follows the RMA_IN records of what arrived in it
+        fences = np.flatnonzero(rec["call"] == C["Win_fence"])
+        rma_in = rec[rec["call"] == fmt.RMA_IN]
+        assert len(fences) == 3 and rec["call"][fences[1] - 1] == fmt.RMA_IN
+        assert rma_in["peer"].tolist() == [1 - position] * 2
+        assert rma_in[["bytes", "bytes2"]].tolist() == [(8192, 0), (0, 4096)]
 
 
 def test_the_trace_replays_without_flags(traced, tmp_path):

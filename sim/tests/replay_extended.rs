@@ -251,3 +251,58 @@ fn mpi_io_is_computation_and_listed() {
     let o = common::replay_dir(&dir.0, &Options::default(), params()).unwrap();
     assert_eq!(o.finish, vec![40_000 * NS, 40_000 * NS]);
 }
+
+#[test]
+fn a_put_in_a_fence_epoch_is_a_message_at_the_closing_fence() {
+    const WIN_CREATE: u16 = 140;
+    const PUT: u16 = 145;
+    const WIN_FENCE: u16 = 154;
+    const RMA_IN: u16 = 166;
+    let run = |bytes: u64| {
+        let mut t = ranks(2);
+        let fence = R {
+            call: WIN_FENCE,
+            peer: -1,
+            aux: 1,
+            ..R::default()
+        };
+        for tr in &mut t {
+            tr.call(
+                R {
+                    call: WIN_CREATE,
+                    aux: 1,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(fence, 0);
+        }
+        if bytes > 0 {
+            let put = R {
+                call: PUT,
+                peer: 1,
+                bytes,
+                aux: 1,
+                ..R::default()
+            };
+            t[0].call(put, 0);
+            let arrived = R {
+                call: RMA_IN,
+                peer: 0,
+                bytes,
+                aux: 1,
+                ..R::default()
+            };
+            t[1].call(arrived, 0);
+        }
+        for tr in &mut t {
+            tr.call(fence, 0);
+        }
+        let dir = write(&format!("fence-{bytes}"), &t);
+        common::replay_dir(&dir.0, &Options::default(), params()).unwrap()
+    };
+    let (without, with) = (run(0), run(100_000));
+    assert_eq!(with.messages, without.messages + 1);
+    // the target leaves its fence only once the data is there: 100 kB at G = 6 ns/B
+    assert!(with.finish[1] >= without.finish[1] + 100_000 * 6 * NS);
+}

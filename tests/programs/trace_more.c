@@ -1,7 +1,7 @@
 /* Calls real applications make beyond point-to-point and the classic collectives:
  * topologies and the neighborhood collectives on them, the other ways of making
- * a communicator, non-blocking collectives, Alltoallw, persistent requests and
- * MPI-IO.  Each result is checked; the last line says how many checks failed.
+ * a communicator, non-blocking collectives, Alltoallw, persistent requests,
+ * MPI-IO and one-sided communication.  Each result is checked; the last line says how many checks failed.
  *   mpirun -n 2 trace_more DIR     (DIR: where the MPI-IO file goes) */
 #include <mpi.h>
 #include <stdio.h>
@@ -142,6 +142,40 @@ int main(int argc, char **argv)
         check(back[1] == right + 1, "MPI-IO", rank);
         MPI_File_close(&fh);
     }
+
+    /* one-sided: a fence epoch (a Put to the right, a Get from the left), a PSCW epoch
+     * and a lock epoch */
+    double *base;
+    MPI_Win win;
+    MPI_Win_allocate(2048 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                     &win);
+    for (int i = 0; i < 2048; i++) base[i] = -1;
+    double fetched[512];
+    MPI_Win_fence(0, win);
+    MPI_Put(big, 1024, MPI_DOUBLE, right, 0, 1024, MPI_DOUBLE, win);
+    MPI_Win_fence(0, win);
+    MPI_Get(fetched, 512, MPI_DOUBLE, left, 0, 512, MPI_DOUBLE, win);
+    MPI_Win_fence(0, win);
+    check(base[5] == left + 5 && fetched[5] == rank + 5, "Put and Get in fence epochs", rank);
+    MPI_Group peers;
+    int others[1] = {right};
+    MPI_Group_incl(world_group, 1, others, &peers);
+    MPI_Win_post(peers, 0, win);
+    MPI_Win_start(peers, 0, win);
+    MPI_Put(&big[1], 1, MPI_DOUBLE, right, 1024, 1, MPI_DOUBLE, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    check(base[1024] == left + 1, "Put in a PSCW epoch", rank);
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+    double one = 1;
+    MPI_Accumulate(&one, 1, MPI_DOUBLE, right, 2000, 1, MPI_DOUBLE, MPI_SUM, win);
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    check(base[2000] == 0, "Accumulate in a lock epoch", rank);
+    MPI_Win_unlock(rank, win);
+    MPI_Group_free(&peers);
+    MPI_Win_free(&win);
 
     MPI_Comm_free(&copy);
     MPI_Comm_free(&all);

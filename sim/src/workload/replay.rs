@@ -539,8 +539,8 @@ struct RankState {
     wait_step: Option<usize>,
     /// A communicator being created: (new id, parent id, expected size, members).
     creating: Option<(i32, i32, usize, Vec<u32>)>,
-    /// Communicators with a topology: their NEIGHBORS.
-    topologies: HashMap<i32, extended::Topology>,
+    /// Topologies and windows (calls of id 70 and up).
+    ext: extended::RankExt,
     file: String,
     index: u64,
 }
@@ -634,7 +634,7 @@ impl Builder<'_> {
             t_prev: h.t_init,
             wait_step: None,
             creating: None,
-            topologies: HashMap::new(),
+            ext: extended::RankExt::default(),
             file: shown.clone(),
             index: 0,
         };
@@ -697,8 +697,8 @@ impl Builder<'_> {
         if rec.call == call::MEMBERS {
             return self.members(st, rec, raw);
         }
-        if rec.call == extended::NEIGHBORS {
-            return self.neighbors(st, rec, raw);
+        if extended::is_pseudo(rec.call) {
+            return self.pseudo(st, rec, raw);
         }
         if st.creating.is_some() {
             return st.err("a communicator's MEMBERS records are incomplete");

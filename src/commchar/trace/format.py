@@ -84,12 +84,18 @@ CALL_NAMES: dict[int, str] = {
     125: "File_read_at_all", 126: "File_write", 127: "File_write_at", 128: "File_write_all",
     129: "File_write_at_all", 130: "File_iread", 131: "File_iwrite", 132: "File_set_view",
     133: "File_sync",
+    140: "Win_create", 141: "Win_allocate", 142: "Win_allocate_shared", 143: "Win_create_dynamic",
+    144: "Win_free", 145: "Put", 146: "Get", 147: "Accumulate", 148: "Get_accumulate",
+    149: "Fetch_and_op", 150: "Compare_and_swap", 151: "Rput", 152: "Rget", 153: "Raccumulate",
+    154: "Win_fence", 155: "Win_lock", 156: "Win_unlock", 157: "Win_lock_all", 158: "Win_unlock_all",
+    159: "Win_flush", 160: "Win_flush_all", 161: "Win_flush_local", 162: "Win_post",
+    163: "Win_start", 164: "Win_complete", 165: "Win_wait", 166: "RMA_IN",
 }
 CALL_IDS: dict[str, int] = {name: call for call, name in CALL_NAMES.items()}
-COMPLETE, MEMBERS, OTHER, MARK, NEIGHBORS = 60, 61, 62, 63, 79
+COMPLETE, MEMBERS, OTHER, MARK, NEIGHBORS, RMA_IN = 60, 61, 62, 63, 79, 166
 PCONTROL, INIT, FINALIZE = 43, 44, 45
 # records that describe a call rather than being one
-PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK, NEIGHBORS})
+PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK, NEIGHBORS, RMA_IN})
 # calls that create a communicator: MEMBERS records follow
 CREATES_COMM = (39, 40, 41, 70, 71, 72, 73, 74, 75, 76, 77)
 

@@ -10,12 +10,18 @@
 //! - a persistent request's START is replayed as the Isend or Irecv its init
 //!   call described, completed by the COMPLETE record that names it;
 //! - MPI-IO is computation (its span stays in the gap to the next call) and
-//!   is listed as such.
+//!   is listed as such;
+//! - one-sided operations of a fence epoch are messages at the fence that closes
+//!   it: one send per target of what the rank put there, one receive per target
+//!   of what it got, and at the target (its RMA_IN records) the matching receive
+//!   and send per origin, all in one step, then a barrier on the window's
+//!   communicator; operations inside a lock or PSCW epoch, and the lock, PSCW
+//!   and flush calls, keep their measured time (as computation).
 
 use super::{call, Builder, RankState, Rec, COLLECTIVE_TAG, MEMBERS_PER_RECORD, PEER_NULL};
 use crate::error::Result;
 use crate::workload::Op;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub(super) const NEIGHBORS: u16 = 79;
 const ALLTOALLW: u16 = 80;
@@ -38,6 +44,18 @@ const STARTALL: u16 = 116;
 const REQUEST_FREE: u16 = 117;
 const FILE_FIRST: u16 = 120;
 const FILE_LAST: u16 = 133;
+const WIN_CREATE: u16 = 140;
+const WIN_CREATE_DYNAMIC: u16 = 143;
+const WIN_FREE: u16 = 144;
+const RMA_FIRST: u16 = 145;
+const RMA_LAST: u16 = 153;
+const WIN_FENCE: u16 = 154;
+const WIN_SYNC_FIRST: u16 = 155;
+const WIN_SYNC_LAST: u16 = 165;
+const RMA_IN: u16 = 166;
+/// The engine tag key of one-sided messages on a communicator (user tags are >= 0,
+/// collectives -1).
+const RMA_TAG: i64 = -2;
 
 /// MPI-IO calls by id (120..=133).
 const FILE_NAMES: [&str; 14] = [
@@ -59,7 +77,12 @@ const FILE_NAMES: [&str; 14] = [
 
 pub(super) fn is_extended(call: u16) -> bool {
     matches!(call, 70..=77 | ALLTOALLW..=IEXSCAN | NEIGHBOR_FIRST..=NEIGHBOR_LAST
-        | SEND_INIT..=REQUEST_FREE | FILE_FIRST..=FILE_LAST)
+        | SEND_INIT..=REQUEST_FREE | FILE_FIRST..=FILE_LAST | WIN_CREATE..=WIN_SYNC_LAST)
+}
+
+/// Records that describe a call rather than being one.
+pub(super) fn is_pseudo(call: u16) -> bool {
+    call == NEIGHBORS || call == RMA_IN
 }
 
 /// The MPI-IO calls a replay charged as computation: (name, count).
@@ -86,6 +109,18 @@ fn blocking_of(c: u16) -> u16 {
 pub(super) struct Topology {
     sources: Vec<i32>,
     destinations: Vec<i32>,
+}
+
+/// One-sided traffic with a peer in a fence epoch: (peer, bytes to it, bytes from it).
+type Moved = (i32, u64, u64);
+
+/// A rank's state for the calls of this module.
+#[derive(Debug, Default)]
+pub(super) struct RankExt {
+    /// Communicators with a topology: their NEIGHBORS.
+    topologies: HashMap<i32, Topology>,
+    /// Per window id: its communicator and the fence epoch's messages so far.
+    windows: HashMap<i32, (i32, Vec<Moved>)>,
 }
 
 impl Builder<'_> {
@@ -129,6 +164,22 @@ impl Builder<'_> {
                 )
             }
             SEND_INIT..=RECV_INIT | STARTALL | REQUEST_FREE => self.bookkeeping(st, rec),
+            WIN_CREATE..=WIN_CREATE_DYNAMIC => {
+                self.bookkeeping(st, rec)?;
+                st.comm(rec.comm)?;
+                st.ext.windows.insert(rec.aux, (rec.comm, Vec::new()));
+                Ok(())
+            }
+            WIN_FREE => self.bookkeeping(st, rec),
+            RMA_FIRST..=RMA_LAST if rec.aux2 == 0 => {
+                self.bookkeeping(st, rec)?;
+                self.window(st, rec)?
+                    .push((rec.peer, rec.bytes, rec.bytes2));
+                Ok(())
+            }
+            // inside a lock or PSCW epoch: the measured time, as computation
+            RMA_FIRST..=RMA_LAST | WIN_SYNC_FIRST..=WIN_SYNC_LAST => Ok(()),
+            WIN_FENCE => self.fence(st, rec),
             _ => {
                 *self.shared.io.entry(rec.call).or_insert(0) += 1;
                 Ok(())
@@ -136,11 +187,81 @@ impl Builder<'_> {
         }
     }
 
+    pub(super) fn pseudo(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
+        if rec.call == RMA_IN {
+            // what an origin moved to and from this rank: the reverse of its operations
+            let entry = (rec.peer, rec.bytes2, rec.bytes);
+            self.window(st, rec)?.push(entry);
+            return Ok(());
+        }
+        self.neighbors(st, rec, raw)
+    }
+
+    /// The fence epoch's messages of the record's window so far.
+    fn window<'s>(&self, st: &'s mut RankState, rec: &Rec) -> Result<&'s mut Vec<Moved>> {
+        if !st.ext.windows.contains_key(&rec.aux) {
+            return st.err(format!("window {} was not created in the trace", rec.aux));
+        }
+        Ok(&mut st.ext.windows.get_mut(&rec.aux).expect("checked").1)
+    }
+
+    /// A fence: the epoch's messages in one step, then a barrier.
+    fn fence(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        self.bookkeeping(st, rec)?;
+        let comm = match st.ext.windows.get(&rec.aux) {
+            Some(w) => w.0,
+            None => return st.err(format!("window {} was not created in the trace", rec.aux)),
+        };
+        let moved = std::mem::take(self.window(st, rec)?);
+        let c = st.comm(comm)?.clone();
+        let tag = self.shared.tag(c.global, RMA_TAG)?;
+        // one message per peer and direction, in peer order on every rank
+        let mut per_peer: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
+        for (peer, to, from) in moved {
+            let e = per_peer.entry(peer).or_default();
+            e.0 += to;
+            e.1 += from;
+        }
+        let mut ops = Vec::new();
+        for (peer, (to, from)) in per_peer {
+            let Some(&world) = c.members.get(peer.max(0) as usize).filter(|_| peer >= 0) else {
+                return st.err(format!(
+                    "peer {peer} is not a rank of the window's communicator"
+                ));
+            };
+            if world == st.rank {
+                continue;
+            }
+            if to > 0 {
+                ops.push(Op::send(world, to, tag));
+            }
+            if from > 0 {
+                ops.push(Op::recv(world, from, tag));
+            }
+        }
+        if !ops.is_empty() {
+            st.wait_step = None;
+            self.step(&ops, true)?;
+        }
+        let barrier = Rec {
+            call: call::BARRIER,
+            comm,
+            peer: -1,
+            bytes: 0,
+            bytes2: 0,
+            flags: 0,
+            t_start: rec.t_end,
+            t_end: rec.t_end,
+            ..*rec
+        };
+        self.blocking_collective(st, &barrier)
+    }
+
     /// A NEIGHBORS record: tag 0 the sources, 1 the destinations; aux the first index,
     /// aux2 how many, peer the total.
-    pub(super) fn neighbors(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
+    fn neighbors(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
         st.comm(rec.comm)?;
-        let topo = st.topologies.entry(rec.comm).or_default();
+        let topo = st.ext.topologies.entry(rec.comm).or_default();
         let list = match rec.tag {
             0 => &mut topo.sources,
             1 => &mut topo.destinations,
@@ -161,7 +282,7 @@ impl Builder<'_> {
 
     fn neighbor_collective(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
         let c = st.comm(rec.comm)?.clone();
-        let Some(topo) = st.topologies.get(&rec.comm) else {
+        let Some(topo) = st.ext.topologies.get(&rec.comm) else {
             return st.err("a neighborhood collective on a communicator without a topology");
         };
         let p = c.members.len() as i32;
