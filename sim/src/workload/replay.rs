@@ -554,7 +554,7 @@ impl RankState {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
             None if id < 0 => self.err(
-                "a communicator created by a call the replay cannot follow (Cart_create, Comm_split_type, ...)",
+                "a communicator created by a call the replay cannot follow (Intercomm_create, Intercomm_merge, Comm_spawn)",
             ),
             None => self.err(format!("unknown communicator {id}")),
         }
