@@ -5,6 +5,8 @@
 #   scripts/ensure-deps.sh pvm      PVM 3.4 (Debian's pvm, pvm-dev), measured beside MPI; optional:
 #                                   without apt-get (or root) it says so and setup goes on without PVM
 #   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
+#   scripts/ensure-deps.sh corpus   Debian's MPI applications the corpus tests trace (tests/test_corpus_*.py):
+#                                   lammps, scalapack-mpi-test (gfortran for the Fortran tests)
 #   scripts/ensure-deps.sh hosts    sshd, Slurm and munge for the emulated hosts' tests (root only:
 #                                   without root those tests skip, so nothing is installed)
 set -euo pipefail
@@ -25,6 +27,10 @@ case "${1:-mpi}" in
       fi
       want+=(pvm pvm-dev)
     fi ;;
+  corpus)
+    command -v lmp >/dev/null 2>&1 || want+=(lammps)
+    [ -x /usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/xdlu ] || want+=(scalapack-mpi-test)
+    command -v gfortran >/dev/null 2>&1 || want+=(gfortran) ;;
   browser)
     command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
   hosts)
@@ -36,7 +42,7 @@ case "${1:-mpi}" in
     command -v srun >/dev/null 2>&1 || want+=(slurm-client)
     command -v munged >/dev/null 2>&1 || want+=(munge)
     command -v tc >/dev/null 2>&1 || want+=(iproute2) ;;
-  *) echo "ensure-deps: unknown group '$1' (mpi, pvm, browser, hosts)" >&2; exit 2 ;;
+  *) echo "ensure-deps: unknown group '$1' (mpi, pvm, corpus, browser, hosts)" >&2; exit 2 ;;
 esac
 [ ${#want[@]} -eq 0 ] && exit 0
 

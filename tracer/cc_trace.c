@@ -302,11 +302,17 @@ uint32_t cct_members_records(MPI_Comm parent)
 void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
                       int rc, uint64_t t0, uint64_t t1)
 {
+    cct_comm_created_like(r, call, parent, created, *created, rc, t0, t1);
+}
+
+void cct_comm_created_like(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
+                           MPI_Comm members_of, int rc, uint64_t t0, uint64_t t1)
+{
     int size = 0;
     int32_t id = CC_COMM_NONE;
     if (rc == MPI_SUCCESS && *created != MPI_COMM_NULL) {
         id = cct_comm_add(*created);
-        PMPI_Comm_size(*created, &size);
+        PMPI_Comm_size(members_of, &size);
     }
     r[0] = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = parent,
                              .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1,
@@ -316,7 +322,7 @@ void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Com
         int stack_ranks[2 * 64], *ranks = stack_ranks;
         if (size > 64) ranks = malloc(2 * (size_t)size * sizeof *ranks);
         MPI_Group group, world;
-        if (ranks && PMPI_Comm_group(*created, &group) == MPI_SUCCESS) {
+        if (ranks && PMPI_Comm_group(members_of, &group) == MPI_SUCCESS) {
             PMPI_Comm_group(MPI_COMM_WORLD, &world);
             for (int i = 0; i < size; i++) ranks[i] = i;
             PMPI_Group_translate_ranks(group, size, ranks, world, ranks + size);

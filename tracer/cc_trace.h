@@ -177,7 +177,14 @@ static inline void cct_complete(cc_trace_record *r, cct_req_info info, int index
 uint32_t cct_members_records(MPI_Comm parent);
 void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
                       int rc, uint64_t t0, uint64_t t1);
+/* As cct_comm_created, the members read from members_of (Comm_idup: the parent, since
+ * the new communicator may not be used before its request completes). */
+void cct_comm_created_like(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
+                           MPI_Comm members_of, int rc, uint64_t t0, uint64_t t1);
 void cct_comm_forget(MPI_Comm comm);
+/* NEIGHBORS records of a communicator with a topology (none without one). */
+void cct_neighbors(MPI_Comm comm);
+void cct_neighbors_like(MPI_Comm comm, MPI_Comm like);
 
 /* An MPI call recorded by name only. */
 static inline void cct_other(cc_trace_record *r, enum cc_other index, int32_t comm, int rc,

@@ -3,51 +3,7 @@
  * Byte counts follow docs/trace-format.md.  Only arguments MPI says are
  * significant at this rank are read: at a non-root rank the root's buffers
  * and datatypes may be anything. */
-#include "cc_trace.h"
-
-static inline void cct_coll(cc_trace_record *r, uint16_t call, int rc, MPI_Comm comm, int root,
-                            uint64_t bytes, uint64_t bytes2, uint64_t t0, uint64_t t1,
-                            int32_t aux)
-{
-    *r = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
-                           .peer = root, .tag = -1, .bytes = bytes, .bytes2 = bytes2,
-                           .t_start = t0, .t_end = t1, .aux = aux};
-    cct_end(1);
-}
-
-static inline int cct_rank(MPI_Comm comm)
-{
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    return rank;
-}
-
-static inline int cct_size(MPI_Comm comm)
-{
-    int size = 1;
-    PMPI_Comm_size(comm, &size);
-    return size;
-}
-
-static uint64_t cct_sum_bytes(const int *counts, int n, MPI_Datatype type)
-{
-    uint64_t total = 0;
-    for (int i = 0; i < n; i++) total += (uint64_t)(counts[i] > 0 ? counts[i] : 0);
-    return total * cct_bytes(1, type);
-}
-
-static int32_t cct_op(MPI_Op op)
-{
-    if (op == MPI_SUM) return CC_OP_SUM;
-    if (op == MPI_MAX) return CC_OP_MAX;
-    if (op == MPI_MIN) return CC_OP_MIN;
-    if (op == MPI_PROD) return CC_OP_PROD;
-    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR || op == MPI_BAND || op == MPI_BOR
-        || op == MPI_BXOR || op == MPI_MAXLOC || op == MPI_MINLOC || op == MPI_REPLACE
-        || op == MPI_NO_OP)
-        return CC_OP_OTHER;
-    return CC_OP_UNKNOWN;
-}
+#include "cc_trace_coll.h"
 
 /* Time the call; a call that failed is recorded as such and nothing more is
  * asked about its arguments (they may be invalid: asking could be fatal). */
@@ -296,6 +252,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     CCT_ENTER(cct_members_records(comm), PMPI_Comm_dup(comm, newcomm));
     CCT_TIMED(CC_COMM_DUP, cct_comm(comm), PMPI_Comm_dup(comm, newcomm));
     cct_comm_created(r, CC_COMM_DUP, cct_comm(comm), newcomm, rc, t0, t1);
+    if (rc == MPI_SUCCESS) cct_neighbors(*newcomm); /* a duplicate keeps the topology */
     return rc;
 }
 

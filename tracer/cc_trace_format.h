@@ -34,7 +34,40 @@ enum cc_call {
     CC_REDUCE_SCATTER = 35, CC_REDUCE_SCATTER_BLOCK = 36, CC_SCAN = 37, CC_EXSCAN = 38,
     CC_COMM_SPLIT = 39, CC_COMM_DUP = 40, CC_COMM_CREATE = 41, CC_COMM_FREE = 42,
     CC_PCONTROL = 43, CC_INIT = 44, CC_FINALIZE = 45,
-    CC_COMPLETE = 60, CC_MEMBERS = 61, CC_OTHER = 62, CC_MARK = 63
+    CC_COMPLETE = 60, CC_MEMBERS = 61, CC_OTHER = 62, CC_MARK = 63,
+    /* communicators and topologies: MEMBERS records follow as for Comm_split */
+    CC_CART_CREATE = 70, CC_CART_SUB = 71, CC_GRAPH_CREATE = 72, CC_DIST_GRAPH_CREATE = 73,
+    CC_DIST_GRAPH_CREATE_ADJACENT = 74, CC_COMM_CREATE_GROUP = 75, CC_COMM_SPLIT_TYPE = 76,
+    CC_COMM_IDUP = 77, CC_NEIGHBORS = 79,
+    /* collectives with per-rank types, non-blocking collectives (as their blocking call) */
+    CC_ALLTOALLW = 80, CC_IBARRIER = 81, CC_IBCAST = 82, CC_ISCATTER = 83, CC_ISCATTERV = 84,
+    CC_IGATHER = 85, CC_IGATHERV = 86, CC_IALLGATHER = 87, CC_IALLGATHERV = 88,
+    CC_IALLTOALL = 89, CC_IALLTOALLV = 90, CC_IALLTOALLW = 91, CC_IREDUCE = 92,
+    CC_IALLREDUCE = 93, CC_IREDUCE_SCATTER = 94, CC_IREDUCE_SCATTER_BLOCK = 95, CC_ISCAN = 96,
+    CC_IEXSCAN = 97,
+    /* neighborhood collectives, blocking and not */
+    CC_NEIGHBOR_ALLGATHER = 100, CC_NEIGHBOR_ALLGATHERV = 101, CC_NEIGHBOR_ALLTOALL = 102,
+    CC_NEIGHBOR_ALLTOALLV = 103, CC_NEIGHBOR_ALLTOALLW = 104, CC_INEIGHBOR_ALLGATHER = 105,
+    CC_INEIGHBOR_ALLGATHERV = 106, CC_INEIGHBOR_ALLTOALL = 107, CC_INEIGHBOR_ALLTOALLV = 108,
+    CC_INEIGHBOR_ALLTOALLW = 109,
+    /* persistent requests: a START record per request started */
+    CC_SEND_INIT = 110, CC_BSEND_INIT = 111, CC_SSEND_INIT = 112, CC_RSEND_INIT = 113,
+    CC_RECV_INIT = 114, CC_START = 115, CC_STARTALL = 116, CC_REQUEST_FREE = 117,
+    /* MPI-IO: recorded, replayed as computation */
+    CC_FILE_OPEN = 120, CC_FILE_CLOSE = 121, CC_FILE_READ = 122, CC_FILE_READ_AT = 123,
+    CC_FILE_READ_ALL = 124, CC_FILE_READ_AT_ALL = 125, CC_FILE_WRITE = 126,
+    CC_FILE_WRITE_AT = 127, CC_FILE_WRITE_ALL = 128, CC_FILE_WRITE_AT_ALL = 129,
+    CC_FILE_IREAD = 130, CC_FILE_IWRITE = 131, CC_FILE_SET_VIEW = 132, CC_FILE_SYNC = 133,
+    /* one-sided: windows, their operations and synchronizations; RMA_IN records (what
+     * each origin moved to and from this rank in the epoch) precede a fence's record */
+    CC_WIN_CREATE = 140, CC_WIN_ALLOCATE = 141, CC_WIN_ALLOCATE_SHARED = 142,
+    CC_WIN_CREATE_DYNAMIC = 143, CC_WIN_FREE = 144, CC_PUT = 145, CC_GET = 146,
+    CC_ACCUMULATE = 147, CC_GET_ACCUMULATE = 148, CC_FETCH_AND_OP = 149,
+    CC_COMPARE_AND_SWAP = 150, CC_RPUT = 151, CC_RGET = 152, CC_RACCUMULATE = 153,
+    CC_WIN_FENCE = 154, CC_WIN_LOCK = 155, CC_WIN_UNLOCK = 156, CC_WIN_LOCK_ALL = 157,
+    CC_WIN_UNLOCK_ALL = 158, CC_WIN_FLUSH = 159, CC_WIN_FLUSH_ALL = 160,
+    CC_WIN_FLUSH_LOCAL = 161, CC_WIN_POST = 162, CC_WIN_START = 163, CC_WIN_COMPLETE = 164,
+    CC_WIN_WAIT = 165, CC_RMA_IN = 166
 };
 
 enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
@@ -70,7 +103,8 @@ enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN =
 enum cc_other { CC_TRACE_OTHER_NAMES(CC_TRACE_OTHER_ENUM) CC_OTHER_COUNT };
 #undef CC_TRACE_OTHER_ENUM
 
-/* Members per MEMBERS record: ten i32 in the 40 bytes at offsets 16..55. */
+/* Members per MEMBERS record: ten i32 in the 40 bytes at offsets 16..55; NEIGHBORS
+ * records hold as many, tag 0 for the sources, 1 for the destinations. */
 enum { CC_MEMBERS_PER_RECORD = 10 };
 
 typedef struct {

@@ -170,7 +170,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     if (bad_send == MPI_SUCCESS || bad_bcast == MPI_SUCCESS) printf("an invalid call succeeded\n");
 
-    /* a call the tracer does not follow */
+    /* a non-blocking collective: its request gets no COMPLETE record */
     MPI_Request ibarrier;
     MPI_Ibarrier(MPI_COMM_WORLD, &ibarrier);
     MPI_Wait(&ibarrier, MPI_STATUS_IGNORE);

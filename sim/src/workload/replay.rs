@@ -25,6 +25,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+mod extended;
+
 const MAGIC: &[u8; 8] = b"CCTRACE1";
 const VERSION: u32 = 1;
 const HEADER_BYTES: usize = 256;
@@ -319,6 +321,8 @@ pub struct Replay {
     pub mode: CollectiveMode,
     /// Calls recorded as OTHER and replayed as computation: (name, count).
     pub other_calls: Vec<(String, u64)>,
+    /// MPI-IO calls, replayed as computation: (name, count).
+    pub io_calls: Vec<(String, u64)>,
     pub calls: u64,
     dir: String,
 }
@@ -495,6 +499,8 @@ struct Shared {
     tags: HashMap<(u32, i64), u32>,
     instances: HashMap<(u32, u32), u32>,
     other: BTreeMap<i32, u64>,
+    /// MPI-IO calls (replayed as computation) by call id.
+    io: BTreeMap<u16, u64>,
 }
 
 impl Shared {
@@ -534,6 +540,8 @@ struct RankState {
     wait_step: Option<usize>,
     /// A communicator being created: (new id, parent id, expected size, members).
     creating: Option<(i32, i32, usize, Vec<u32>)>,
+    /// Topologies and windows (calls of id 70 and up).
+    ext: extended::RankExt,
     file: String,
     index: u64,
 }
@@ -547,7 +555,7 @@ impl RankState {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
             None if id < 0 => self.err(
-                "a communicator created by a call the replay cannot follow (Cart_create, Comm_split_type, ...)",
+                "a communicator created by a call the replay cannot follow (Intercomm_create, Intercomm_merge, Comm_spawn)",
             ),
             None => self.err(format!("unknown communicator {id}")),
         }
@@ -627,6 +635,7 @@ impl Builder<'_> {
             t_prev: h.t_init,
             wait_step: None,
             creating: None,
+            ext: extended::RankExt::default(),
             file: shown.clone(),
             index: 0,
         };
@@ -689,6 +698,9 @@ impl Builder<'_> {
         if rec.call == call::MEMBERS {
             return self.members(st, rec, raw);
         }
+        if extended::is_pseudo(rec.call) {
+            return self.pseudo(st, rec, raw);
+        }
         if st.creating.is_some() {
             return st.err("a communicator's MEMBERS records are incomplete");
         }
@@ -736,45 +748,52 @@ impl Builder<'_> {
                 self.step(&[mark], true)?;
                 Ok(())
             }
-            call::COMM_SPLIT..=call::COMM_CREATE => {
-                self.compute_until(st, rec.t_start)?;
-                st.t_prev = st.t_prev.max(rec.t_end);
-                st.comm(rec.comm)?;
-                let n = rec.aux2.max(0) as usize;
-                if rec.aux >= 0 && (n == 0 || n > self.ranks as usize) {
-                    return st.err(format!("new communicator of size {n}"));
-                }
-                if rec.aux == 0 || rec.aux == 1 {
-                    return st.err("a new communicator cannot reuse id 0 or 1");
-                }
-                st.creating = Some((rec.aux, rec.comm, n, Vec::with_capacity(n)));
-                if rec.aux < 0 || n == 0 {
-                    self.finish_comm(st)?;
-                }
-                Ok(())
-            }
+            call::COMM_SPLIT..=call::COMM_CREATE => self.begin_comm(st, rec),
             call::SEND..=call::SENDRECV_REPLACE => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
                 self.first_touch(st, rec)?;
                 self.point_to_point(st, rec)
             }
-            call::BARRIER..=call::EXSCAN => {
-                self.compute_until(st, rec.t_start)?;
-                st.t_prev = st.t_prev.max(rec.t_end);
-                // the root's cold bytes are its own part, copied after it has sent the others'
-                let root = st.comm(rec.comm)?.me as i64 == rec.peer as i64;
-                if !root {
-                    self.first_touch(st, rec)?;
-                }
-                self.collective(st, rec)?;
-                if root {
-                    self.first_touch(st, rec)?;
-                }
-                Ok(())
-            }
+            call::BARRIER..=call::EXSCAN => self.blocking_collective(st, rec),
+            c if extended::is_extended(c) => self.extended(st, rec),
             other => st.err(format!("unknown call id {other}")),
         }
+    }
+
+    /// A call that creates a communicator: MEMBERS records follow (none for MPI_COMM_NULL).
+    fn begin_comm(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        self.compute_until(st, rec.t_start)?;
+        st.t_prev = st.t_prev.max(rec.t_end);
+        st.comm(rec.comm)?;
+        let n = rec.aux2.max(0) as usize;
+        if rec.aux >= 0 && (n == 0 || n > self.ranks as usize) {
+            return st.err(format!("new communicator of size {n}"));
+        }
+        if rec.aux == 0 || rec.aux == 1 {
+            return st.err("a new communicator cannot reuse id 0 or 1");
+        }
+        st.creating = Some((rec.aux, rec.comm, n, Vec::with_capacity(n)));
+        if rec.aux < 0 || n == 0 {
+            self.finish_comm(st)?;
+        }
+        Ok(())
+    }
+
+    /// A collective call (ids 23..=38) with its receive buffers' first touch.
+    fn blocking_collective(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        self.compute_until(st, rec.t_start)?;
+        st.t_prev = st.t_prev.max(rec.t_end);
+        // the root's cold bytes are its own part, copied after it has sent the others'
+        let root = st.comm(rec.comm)?.me as i64 == rec.peer as i64;
+        if !root {
+            self.first_touch(st, rec)?;
+        }
+        self.collective(st, rec)?;
+        if root {
+            self.first_touch(st, rec)?;
+        }
+        Ok(())
     }
 
     /// The receiving rank faults in its buffer's cold bytes: before its receive is posted
@@ -1257,6 +1276,7 @@ impl Replay {
             signatures: b.signatures,
             mode: opts.collectives,
             other_calls,
+            io_calls: extended::io_calls(&b.shared.io),
             calls: b.calls,
             dir: shown,
         })

@@ -178,6 +178,15 @@ def _node_resource(req: ReplayRequest, model: ModelFile, library: str) -> tuple[
                  f" level only: not charged under --congestion {req.congestion}")
 
 
+def _io_note(replay: dict[str, Any]) -> list[str]:
+    """MPI-IO is not modelled: its calls' time is replayed as the rank's computation."""
+    calls = replay.get("io_as_compute") or []
+    if not calls:
+        return []
+    named = ", ".join(f"{c['call']} ×{c['count']}" for c in calls)
+    return [f"MPI-IO replayed as computation (its measured time): {named}"]
+
+
 def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
               rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     first = results["loggps"]
@@ -199,7 +208,7 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "congestion_model": first["congestion_model"],
         "node": first["params"].get("node"),
         "signatures": rows,
-        "warnings": [r["warning"] for r in rows if r["warning"]],
+        "warnings": [r["warning"] for r in rows if r["warning"]] + _io_note(first["replay"]),
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,
                      "phases": [[ph["time"] for ph in m["phases"]] for m in measured]},
         "predictions": {},

@@ -67,12 +67,37 @@ CALL_NAMES: dict[int, str] = {
     39: "Comm_split", 40: "Comm_dup", 41: "Comm_create", 42: "Comm_free",
     43: "Pcontrol", 44: "Init", 45: "Finalize",
     60: "COMPLETE", 61: "MEMBERS", 62: "OTHER", 63: "MARK",
+    70: "Cart_create", 71: "Cart_sub", 72: "Graph_create", 73: "Dist_graph_create",
+    74: "Dist_graph_create_adjacent", 75: "Comm_create_group", 76: "Comm_split_type",
+    77: "Comm_idup", 79: "NEIGHBORS",
+    80: "Alltoallw", 81: "Ibarrier", 82: "Ibcast", 83: "Iscatter", 84: "Iscatterv", 85: "Igather",
+    86: "Igatherv", 87: "Iallgather", 88: "Iallgatherv", 89: "Ialltoall", 90: "Ialltoallv",
+    91: "Ialltoallw", 92: "Ireduce", 93: "Iallreduce", 94: "Ireduce_scatter",
+    95: "Ireduce_scatter_block", 96: "Iscan", 97: "Iexscan",
+    100: "Neighbor_allgather", 101: "Neighbor_allgatherv", 102: "Neighbor_alltoall",
+    103: "Neighbor_alltoallv", 104: "Neighbor_alltoallw", 105: "Ineighbor_allgather",
+    106: "Ineighbor_allgatherv", 107: "Ineighbor_alltoall", 108: "Ineighbor_alltoallv",
+    109: "Ineighbor_alltoallw",
+    110: "Send_init", 111: "Bsend_init", 112: "Ssend_init", 113: "Rsend_init", 114: "Recv_init",
+    115: "Start", 116: "Startall", 117: "Request_free",
+    120: "File_open", 121: "File_close", 122: "File_read", 123: "File_read_at", 124: "File_read_all",
+    125: "File_read_at_all", 126: "File_write", 127: "File_write_at", 128: "File_write_all",
+    129: "File_write_at_all", 130: "File_iread", 131: "File_iwrite", 132: "File_set_view",
+    133: "File_sync",
+    140: "Win_create", 141: "Win_allocate", 142: "Win_allocate_shared", 143: "Win_create_dynamic",
+    144: "Win_free", 145: "Put", 146: "Get", 147: "Accumulate", 148: "Get_accumulate",
+    149: "Fetch_and_op", 150: "Compare_and_swap", 151: "Rput", 152: "Rget", 153: "Raccumulate",
+    154: "Win_fence", 155: "Win_lock", 156: "Win_unlock", 157: "Win_lock_all", 158: "Win_unlock_all",
+    159: "Win_flush", 160: "Win_flush_all", 161: "Win_flush_local", 162: "Win_post",
+    163: "Win_start", 164: "Win_complete", 165: "Win_wait", 166: "RMA_IN",
 }
 CALL_IDS: dict[str, int] = {name: call for call, name in CALL_NAMES.items()}
-COMPLETE, MEMBERS, OTHER, MARK = 60, 61, 62, 63
+COMPLETE, MEMBERS, OTHER, MARK, NEIGHBORS, RMA_IN = 60, 61, 62, 63, 79, 166
 PCONTROL, INIT, FINALIZE = 43, 44, 45
 # records that describe a call rather than being one
-PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK})
+PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK, NEIGHBORS, RMA_IN})
+# calls that create a communicator: MEMBERS records follow
+CREATES_COMM = (39, 40, 41, 70, 71, 72, 73, 74, 75, 76, 77)
 
 # CC_TRACE_OTHER_NAMES of the header, in index order (append only).
 OTHER_NAMES: tuple[str, ...] = (
@@ -133,7 +158,7 @@ class RankTrace:
     def members(self) -> dict[int, list[int]]:
         """World ranks of each communicator this rank created, by comm id (MEMBERS records)."""
         found: dict[int, list[int]] = {}
-        creates = np.flatnonzero(np.isin(self.records["call"], [39, 40, 41]))
+        creates = np.flatnonzero(np.isin(self.records["call"], CREATES_COMM))
         raw = self.records.view(np.uint8).reshape(-1, RECORD_BYTES)
         for index in creates:
             comm, size = int(self.records["aux"][index]), int(self.records["aux2"][index])
