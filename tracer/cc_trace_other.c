@@ -286,25 +286,7 @@ int MPI_Request_free(MPI_Request *request)
     return rc;
 }
 
-CCT_OTHER(Cancel, CCT_NO_COMM,
-          (MPI_Request *request),
-          (request))
-
-CCT_OTHER(Mprobe, cct_comm(comm),
-          (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
-          (source, tag, comm, message, status))
-
-CCT_OTHER(Improbe, cct_comm(comm),
-          (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
-          (source, tag, comm, flag, message, status))
-
-CCT_OTHER(Mrecv, CCT_NO_COMM,
-          (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status),
-          (buf, count, type, message, status))
-
-CCT_OTHER(Imrecv, CCT_NO_COMM,
-          (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request),
-          (buf, count, type, message, request))
+/* MPI_Cancel, Mprobe, Improbe, Mrecv and Imrecv are followed: cc_trace_mprobe.c */
 
 CCT_OTHER(Comm_split_type, cct_comm(comm),
           (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm),
