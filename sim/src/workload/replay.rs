@@ -682,10 +682,7 @@ impl Builder<'_> {
                 "communicator {id} lacks some of its MEMBERS records"
             ));
         }
-        if let Some((from, until)) = st.polling.take() {
-            self.compute_until(&mut st, from)?;
-            st.t_prev = st.t_prev.max(until);
-        }
+        self.close_polling(&mut st)?;
         self.compute_until(&mut st, h.t_finalize)?;
         Ok(measured)
     }
@@ -706,10 +703,7 @@ impl Builder<'_> {
             st.polling.add(rec.t_start, rec.t_end, rec.bytes2);
             return Ok(());
         }
-        if let Some((from, until)) = st.polling.take() {
-            self.compute_until(st, from)?;
-            st.t_prev = st.t_prev.max(until);
-        }
+        self.close_polling(st)?;
         if rec.call == call::COMPLETE {
             return self.complete(st, rec);
         }
@@ -747,8 +741,18 @@ impl Builder<'_> {
                 }
                 self.first_touch(st, rec)?;
                 // the message's source and tag are the ones its probe found
-                let plain = if rec.call == call::MRECV { call::RECV } else { call::IRECV };
-                self.point_to_point(st, &Rec { call: plain, ..*rec })
+                let plain = if rec.call == call::MRECV {
+                    call::RECV
+                } else {
+                    call::IRECV
+                };
+                self.point_to_point(
+                    st,
+                    &Rec {
+                        call: plain,
+                        ..*rec
+                    },
+                )
             }
             call::MARK
             | call::PROBE
@@ -819,6 +823,15 @@ impl Builder<'_> {
             }
             other => st.err(format!("unknown call id {other}")),
         }
+    }
+
+    /// The TEST_RUN records read since the last other record, as computation (polling.rs).
+    fn close_polling(&mut self, st: &mut RankState) -> Result<()> {
+        if let Some((from, until)) = st.polling.take() {
+            self.compute_until(st, from)?;
+            st.t_prev = st.t_prev.max(until);
+        }
+        Ok(())
     }
 
     /// The receiving rank faults in its buffer's cold bytes: before its receive is posted
