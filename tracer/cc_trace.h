@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cc_timer.h"
 #include "cc_trace_format.h"
@@ -184,36 +185,58 @@ static inline void cct_complete(cc_trace_record *r, cct_req_info info, int index
     }
 }
 
-/* The key of a request set for TEST_RUN records: its handles' values (FNV-1a). */
+/* ---- polling: unsuccessful Test* calls ---- */
+
+/* Polling loops alternate tests of a few request sets (a receive's and a send's): the
+ * trailing TEST_RUN records, up to this many, are extended in place.  Inside a run only
+ * every CCT_TEST_SAMPLE-th call reads the clock (two reads would cost more than the call):
+ * its time inside MPI stands for the calls since the previous one read it. */
+enum { CCT_TEST_RUN_SETS = 4, CCT_TEST_SAMPLE = 16 };
+
+/* The key of a request set for TEST_RUN records: its handles' values, mixed. */
 static inline uint64_t cct_handles_key(int count, const MPI_Request *handles)
 {
-    uint64_t key = 0xcbf29ce484222325ull;
-    const unsigned char *b = (const unsigned char *)handles;
-    for (size_t i = 0; i < (size_t)(count > 0 ? count : 0) * sizeof *handles; i++)
-        key = (key ^ b[i]) * 0x100000001b3ull;
+    uint64_t key = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)count;
+    for (int i = 0; i < count; i++) {
+        uint64_t h = 0;
+        memcpy(&h, &handles[i], sizeof handles[i] < sizeof h ? sizeof handles[i] : sizeof h);
+        key = (key ^ h) * 0x100000001b3ull;
+        key ^= key >> 29;
+    }
     return key;
 }
 
-/* Polling loops alternate tests of a few request sets (a receive's and a send's): the
- * trailing TEST_RUN records, up to this many, are extended in place. */
-enum { CCT_TEST_RUN_SETS = 4 };
-
-/* An unsuccessful Test* call (r: its reserved record): extends one of the TEST_RUN records
- * the buffer ends with when it is of the same call on the same set, or starts one. */
-static inline void cct_test_failed(cc_trace_record *r, uint16_t call, int count,
-                                   const MPI_Request *handles, uint64_t t0, uint64_t t1)
+/* Before a Test* call (r: its reserved record): the TEST_RUN record of this call on this
+ * set among those the buffer ends with, NULL if none. */
+static inline cc_trace_record *cct_test_run(cc_trace_record *r, uint16_t call, int count,
+                                            uint64_t key)
 {
-    uint64_t key = cct_handles_key(count, handles);
     for (uint32_t back = 1; back <= CCT_TEST_RUN_SETS && back <= cct.n; back++) {
         cc_trace_record *last = r - back;
         if (last->call != CC_TEST_RUN) break;
-        if (last->aux == call && last->req == key && last->aux2 == count) {
-            last->t_end = t1;
-            last->bytes++;
-            last->bytes2 += t1 - t0;
-            cct_end(0);
-            return;
+        if (last->aux == call && last->req == key && last->aux2 == count) return last;
+    }
+    return NULL;
+}
+
+/* Whether this call reads the clock: outside a run always (it may complete something). */
+static inline int cct_test_timed(const cc_trace_record *run)
+{
+    return !run || run->bytes % CCT_TEST_SAMPLE == 0;
+}
+
+/* An unsuccessful Test* call: one more in its run, or a run of one. */
+static inline void cct_test_failed(cc_trace_record *r, cc_trace_record *run, uint16_t call,
+                                   int count, uint64_t key, int timed, uint64_t t0, uint64_t t1)
+{
+    if (run) {
+        run->bytes++;
+        if (timed) {
+            run->t_end = t1;
+            run->bytes2 += (t1 - t0) * CCT_TEST_SAMPLE;
         }
+        cct_end(0);
+        return;
     }
     *r = (cc_trace_record){.call = CC_TEST_RUN, .comm = CC_COMM_NONE, .peer = CC_PEER_NONE,
                            .tag = -1, .bytes = 1, .bytes2 = t1 - t0, .t_start = t0,

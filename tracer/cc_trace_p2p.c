@@ -1,8 +1,6 @@
 /* Point-to-point wrappers: sends in every mode, receives, probes, and the
  * Wait/Test family with one COMPLETE record per request that completed.
  * Request ids are read before PMPI_Wait and Test calls because those null the handles. */
-#include <string.h>
-
 #include "cc_trace.h"
 
 /* ---- blocking sends ---- */
@@ -201,20 +199,31 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 }
 
 /* Test calls that complete nothing are the polling loops of chatty programs: they touch
- * neither the request map nor a new record (cct_test_failed extends a TEST_RUN). */
+ * neither the request map nor a new record (cct_test_failed extends a TEST_RUN), and most
+ * read no clock. */
+#define CCT_TEST_BEGIN(CALL, COUNT, HANDLES)                                                  \
+    uint64_t key = cct_handles_key(COUNT, HANDLES);                                           \
+    cc_trace_record *run = cct_test_run(r, CALL, COUNT, key);                                 \
+    int timed = cct_test_timed(run);                                                          \
+    uint64_t t0 = timed ? cct_now() : 0
+
+#define CCT_TEST_END(CALL, COUNT, FAILED)                                                     \
+    uint64_t t1 = timed ? cct_now() : 0;                                                      \
+    if (rc == MPI_SUCCESS && (FAILED)) {                                                      \
+        cct_test_failed(r, run, CALL, COUNT, key, timed, t0, t1);                             \
+        return rc;                                                                            \
+    }                                                                                         \
+    if (!timed) t0 = t1 = cct_now() /* a test that completes something takes little time */
+
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     CCT_ENTER(2, PMPI_Test(request, flag, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     MPI_Request handle = *request;
-    uint64_t t0 = cct_now();
+    CCT_TEST_BEGIN(CC_TEST, 1, &handle);
     int rc = PMPI_Test(request, flag, status);
-    uint64_t t1 = cct_now();
-    if (rc == MPI_SUCCESS && !*flag) {
-        cct_test_failed(r, CC_TEST, 1, &handle, t0, t1);
-        return rc;
-    }
+    CCT_TEST_END(CC_TEST, 1, !*flag);
     cct_call(r, CC_TEST, rc, t0, t1, *flag);
     uint32_t n = 1;
     cct_req_info info = *flag ? cct_req_take(handle) : (cct_req_info){0, CC_COMM_NONE, 0};
@@ -223,11 +232,14 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return rc;
 }
 
-/* Before a call on a request array: copy the handles (the call nulls those that complete). */
-static MPI_Request *cct_before(int count, const MPI_Request *requests)
+/* Before a call on a request array: copy the handles (the call nulls those that complete)
+ * to `small` when they fit, to a scratch array otherwise. */
+enum { CCT_SMALL_SET = 8 };
+static inline MPI_Request *cct_before(int count, const MPI_Request *requests,
+                                      MPI_Request *small)
 {
-    MPI_Request *copy = cct_scratch_handles(count);
-    if (count > 0) memcpy(copy, requests, (size_t)count * sizeof *copy);
+    MPI_Request *copy = count <= CCT_SMALL_SET ? small : cct_scratch_handles(count);
+    for (int i = 0; i < count; i++) copy[i] = requests[i];
     return copy;
 }
 
@@ -254,7 +266,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     CCT_ENTER(cct_slots(count), PMPI_Waitall(count, requests, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(count);
-    MPI_Request *handles = cct_before(count, requests);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitall(count, requests, statuses);
     uint64_t t1 = cct_now();
@@ -269,14 +281,10 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 {
     CCT_ENTER(cct_slots(count), PMPI_Testall(count, requests, flag, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(count);
-    MPI_Request *handles = cct_before(count, requests);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
+    CCT_TEST_BEGIN(CC_TESTALL, count, handles);
     int rc = PMPI_Testall(count, requests, flag, statuses);
-    uint64_t t1 = cct_now();
-    if (rc == MPI_SUCCESS && !*flag) {
-        cct_test_failed(r, CC_TESTALL, count, handles, t0, t1);
-        return rc;
-    }
+    CCT_TEST_END(CC_TESTALL, count, !*flag);
     cct_call(r, CC_TESTALL, rc, t0, t1, *flag);
     /* all complete, or none */
     uint32_t n = 1 + cct_after(r + 1, handles, *flag ? count : 0, NULL, statuses, t1);
@@ -289,7 +297,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     CCT_ENTER(2, PMPI_Waitany(count, requests, index, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    MPI_Request *handles = cct_before(count, requests);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitany(count, requests, index, status);
     uint64_t t1 = cct_now();
@@ -305,15 +313,11 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     CCT_ENTER(2, PMPI_Testany(count, requests, index, flag, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    MPI_Request *handles = cct_before(count, requests);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
+    CCT_TEST_BEGIN(CC_TESTANY, count, handles);
     int rc = PMPI_Testany(count, requests, index, flag, status);
-    uint64_t t1 = cct_now();
     int done = *flag && *index != MPI_UNDEFINED;
-    if (rc == MPI_SUCCESS && !done) {
-        cct_test_failed(r, CC_TESTANY, count, handles, t0, t1);
-        return rc;
-    }
+    CCT_TEST_END(CC_TESTANY, count, !done);
     cct_call(r, CC_TESTANY, rc, t0, t1, *flag);
     uint32_t n = 1 + cct_after(r + 1, handles, done, index, status, t1);
     cct_end(n);
@@ -325,7 +329,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 {
     CCT_ENTER(cct_slots(incount), PMPI_Waitsome(incount, requests, outcount, indices, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(incount);
-    MPI_Request *handles = cct_before(incount, requests);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(incount, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     uint64_t t1 = cct_now();
@@ -341,15 +345,11 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 {
     CCT_ENTER(cct_slots(incount), PMPI_Testsome(incount, requests, outcount, indices, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(incount);
-    MPI_Request *handles = cct_before(incount, requests);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(incount, requests, small);
+    CCT_TEST_BEGIN(CC_TESTSOME, incount, handles);
     int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    uint64_t t1 = cct_now();
     int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    if (rc == MPI_SUCCESS && done == 0) {
-        cct_test_failed(r, CC_TESTSOME, incount, handles, t0, t1);
-        return rc;
-    }
+    CCT_TEST_END(CC_TESTSOME, incount, done == 0);
     cct_call(r, CC_TESTSOME, rc, t0, t1, *outcount);
     uint32_t n = 1 + cct_after(r + 1, handles, done, indices, statuses, t1);
     cct_end(n);
