@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CARGO  ?= cargo
 
-.PHONY: setup demo apps test mpi pvm python kernels sim browser hosts bench clean
+.PHONY: setup demo apps test mpi pvm python kernels sim browser corpus hosts bench clean
 
 setup: mpi pvm python kernels sim
 
@@ -35,6 +35,10 @@ sim: python
 browser:
 	@scripts/ensure-deps.sh browser
 
+# real applications the tests trace and replay (tests/test_corpus_*.py)
+corpus:
+	@scripts/ensure-deps.sh corpus
+
 # sshd, Slurm and munge for the tests on emulated hosts (tests/test_hosts.py, test_slurm.py)
 hosts:
 	@scripts/ensure-deps.sh hosts
@@ -55,7 +59,7 @@ apps: setup
 	$(BIN)/commchar report --db $(APPS_DB) -o report.html
 
 # The simulator's checks run first so that pytest's summary closes the output.
-test: setup browser hosts
+test: setup browser corpus hosts
 	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
 	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml

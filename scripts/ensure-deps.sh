@@ -5,6 +5,7 @@
 #   scripts/ensure-deps.sh pvm      PVM 3.4 (Debian's pvm, pvm-dev), measured beside MPI; optional:
 #                                   without apt-get (or root) it says so and setup goes on without PVM
 #   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
+#   scripts/ensure-deps.sh corpus   real MPI applications the tests trace and replay (Debian's hpcc)
 #   scripts/ensure-deps.sh hosts    sshd, Slurm and munge for the emulated hosts' tests (root only:
 #                                   without root those tests skip, so nothing is installed)
 set -euo pipefail
@@ -27,6 +28,8 @@ case "${1:-mpi}" in
     fi ;;
   browser)
     command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
+  corpus)
+    command -v hpcc >/dev/null 2>&1 || want+=(hpcc) ;;
   hosts)
     [ "$(id -u)" = 0 ] || exit 0
     [ -x /usr/sbin/sshd ] || want+=(openssh-server)
@@ -36,7 +39,7 @@ case "${1:-mpi}" in
     command -v srun >/dev/null 2>&1 || want+=(slurm-client)
     command -v munged >/dev/null 2>&1 || want+=(munge)
     command -v tc >/dev/null 2>&1 || want+=(iproute2) ;;
-  *) echo "ensure-deps: unknown group '$1' (mpi, pvm, browser, hosts)" >&2; exit 2 ;;
+  *) echo "ensure-deps: unknown group '$1' (mpi, pvm, browser, corpus, hosts)" >&2; exit 2 ;;
 esac
 [ ${#want[@]} -eq 0 ] && exit 0
 
