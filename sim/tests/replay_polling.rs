@@ -22,9 +22,11 @@ const REC_CANCELLED: u16 = 8;
 const ANY: i32 = -2;
 const T0: u64 = 1_000_000;
 
-/// Writes the ranks' (record, start, end) lists, each rank finalizing at `ends[rank]` (ns
-/// after T0), into a fresh directory.
-fn write(name: &str, ranks: &[(Vec<(R, u64, u64)>, u64)]) -> PathBuf {
+/// A rank's records as (record, start, end) in ns after T0, and its Finalize time.
+type Rank = (Vec<(R, u64, u64)>, u64);
+
+/// Writes the ranks into a fresh directory.
+fn write(name: &str, ranks: &[Rank]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("commchar-polling-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
