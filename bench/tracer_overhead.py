@@ -2,7 +2,8 @@
 """What the tracer costs a chatty program: HPCC (Debian's hpcc, 4 M MPI_Testany calls at
 N = 1000, p = 2) and optionally a program of apps/, run untraced and traced alternately.
 
-    python bench/tracer_overhead.py [--runs 5] [--np 2] [--hpcc-input FILE] [--app jacobi ARGS...]
+    python bench/tracer_overhead.py [--runs 5] [--np 2] [--hpcc-input FILE] [--model M.json]
+                                    [--app jacobi ARGS...]
 
 Each pair is an untraced then a traced run of the whole job (mpirun to exit) with the
 same launcher; the tracer is preloaded as `commchar trace` does, writing to a temporary
@@ -11,12 +12,15 @@ of the per-pair ratios traced / untraced, the MPI calls the trace holds (a TEST_
 counted as the calls it stands for), the records and bytes it took, and the overhead per
 call: (median traced - median untraced) / calls. An empty MPI job (Init, Finalize) is run
 alongside so the program's own Init-to-Finalize time, untraced, can be read off as its
-job wall time minus the empty job's.
+job wall time minus the empty job's. With --model, the last traced run is replayed
+(`commchar replay --dir`, no other flags) and its LogGPS and LogGP predictions are set
+against that untraced Init-to-Finalize time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -62,8 +66,23 @@ def calls_and_records(trace_dir: Path) -> tuple[int, int, int]:
     return calls, records, size
 
 
+def predict(model: str, library: Library, trace_dir: Path, untraced_s: float) -> str:
+    out = subprocess.run([sys.executable, "-m", "commchar", "replay", "--dir", str(trace_dir),
+                          "--model", model, "--library", library.name, "--json"],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return f"  replay failed: {out.stderr.strip()[-300:]}"
+    doc = json.loads(out.stdout)
+    traced_s = doc["measured"]["makespan"] / 1e6
+    line = f"  Init-to-Finalize: untraced {untraced_s:.3f} s, traced {traced_s:.3f} s"
+    for key, name in (("loggps", "LogGPS"), ("loggp", "LogGP")):
+        predicted = doc["predictions"][key]["makespan"] / 1e6
+        line += f"; {name} {predicted:.3f} s ({100 * (predicted / untraced_s - 1):+.1f}%)"
+    return line
+
+
 def measure(name: str, library: Library, program: list[str], p: int, runs: int, cwd: Path,
-            trace_dir: Path, empty: list[str]) -> None:
+            trace_dir: Path, empty: list[str], model: str | None) -> None:
     untraced, traced, bare = [], [], []
     for _ in range(runs):
         bare.append(run(library, empty, p, cwd, None))
@@ -78,6 +97,8 @@ def measure(name: str, library: Library, program: list[str], p: int, runs: int, 
     print(f"  {calls} MPI calls in {records} records ({size / 1e6:.2f} MB, "
           f"{size / max(calls, 1):.2f} B a call); overhead per call "
           f"{1e9 * (t - u) / max(calls, 1):.1f} ns (median traced - median untraced)", flush=True)
+    if model:
+        print(predict(model, library, trace_dir, u - e), flush=True)
 
 
 def main() -> int:
@@ -85,6 +106,7 @@ def main() -> int:
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5, help="untraced/traced pairs per program")
     parser.add_argument("--hpcc-input", default=str(HPCC_INPUT), help="the hpccinf.txt to run with")
+    parser.add_argument("--model", help="a model file: also replay the last traced run and predict")
     parser.add_argument("--app", nargs=argparse.REMAINDER,
                         help="also a program of apps/ (built for the library) and its arguments")
     args = parser.parse_args()
@@ -105,11 +127,11 @@ def main() -> int:
         trace_dir = work / "trace"
         trace_dir.mkdir()
         empty = [str(work / "empty")]
-        measure("hpcc", library, [hpcc], args.np, args.runs, work, trace_dir, empty)
+        measure("hpcc", library, [hpcc], args.np, args.runs, work, trace_dir, empty, args.model)
         if args.app:
             binary = ensure_built(APPS, library) / args.app[0]
             measure(args.app[0], library, [str(binary), *args.app[1:]], args.np, args.runs, work,
-                    trace_dir, empty)
+                    trace_dir, empty, args.model)
     return 0
 
 

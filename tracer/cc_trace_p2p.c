@@ -90,6 +90,15 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return rc;
 }
 
+/* A wildcard receive of a Sendrecv: aux and aux2 are what the status says arrived. */
+static inline void cct_received_from(cc_trace_record *r, int rc, int source,
+                                     const MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) return;
+    r->aux = cct_peer(status->MPI_SOURCE);
+    r->aux2 = cct_tag(status->MPI_TAG);
+}
+
 /* bytes2 is what arrived (the status), which is what the replay must move */
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
@@ -110,6 +119,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                            .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
+    cct_received_from(r, rc, source, status);
     cct_end(1);
     return rc;
 }
@@ -131,6 +141,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                            .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
+    cct_received_from(r, rc, source, status);
     cct_end(1);
     return rc;
 }

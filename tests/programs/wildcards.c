@@ -2,7 +2,8 @@
  * messages tagged 1..NMSG of tag ints each (value: the tag); rank 0 receives them with
  * MPI_ANY_SOURCE and MPI_ANY_TAG through Wait, Waitany, Waitsome, Waitall, Test,
  * Testany, Testsome, Testall, Iprobe + Recv, Probe + Recv, Mprobe + Mrecv and
- * Improbe + Imrecv, cancels a receive no message matches, then polls a receive and a
+ * Improbe + Imrecv, and a Sendrecv's (tag 201), cancels a receive no message matches,
+ * then polls a receive and a
  * send alternately (Testany, Test) while computing, as chatty programs do.
  * Prints "wildcards ok polls <Testany calls> <Test calls>" on rank 0 when every message
  * arrived whole. */
@@ -141,6 +142,19 @@ int main(int argc, char **argv)
         bad += !cancelled;
     }
     MPI_Barrier(MPI_COMM_WORLD);
+
+    /* a Sendrecv whose receive is a wildcard at rank 0 */
+    int back = 0;
+    if (rank == 0) {
+        MPI_Status status;
+        MPI_Sendrecv(&token, 1, MPI_INT, 1, 200, &back, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                     MPI_COMM_WORLD, &status);
+        bad += back != 9 || status.MPI_SOURCE != 1 || status.MPI_TAG != 201;
+    } else {
+        int nine = 9;
+        MPI_Sendrecv(&nine, 1, MPI_INT, 0, 201, &back, 1, MPI_INT, 0, 200, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+    }
 
     /* polling: rank 0 tests a wildcard receive and a send in turn, computing between */
     int any_calls = 0, test_calls = 0;
