@@ -6,6 +6,7 @@ records), and replayed without flags; a replay's error names a stored trace by i
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,9 +27,10 @@ NMSG = 18
 LOGGP = {"L": 2.0, "o_s": 0.5, "o_r": 0.75, "g": 0.1, "G": 0.001, "S": 65536}
 
 
-def commchar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def commchar(*args: str, timeout: float = 120, path: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{path}{os.pathsep}{os.environ['PATH']}"} if path else None
     return subprocess.run([sys.executable, "-m", "commchar", *args], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=env)
 
 
 def _model(path: Path) -> Path:
@@ -44,17 +46,19 @@ def traced(request, mpi_libraries, tmp_path_factory):
         pytest.fail(f"{request.param} not installed: `make setup` installs both libraries")
     library = found[request.param]
     work = tmp_path_factory.mktemp(f"wild-{library.name}")
-    binary = work / "wildcards"
+    binary = work / "bin" / f"wildcards-{library.name}"
+    binary.parent.mkdir()
     subprocess.run([library.mpicc, "-std=c11", "-O1", "-o", str(binary), str(PROGRAM)],
                    check=True, capture_output=True, timeout=120)
     db = work / "t.db"
-    result = commchar("trace", "--db", str(db), "--np", "2", "--", str(binary))  # library found
+    # by its name on PATH, without --library: the program and its library are found
+    result = commchar("trace", "--db", str(db), "--np", "2", "--", binary.name, path=binary.parent)
     assert result.returncode == 0, result.stderr
     polls = re.search(r"wildcards ok polls (\d+) (\d+)", result.stdout)
     assert polls, result.stdout
     with Store(db) as store:
         (row,) = traces(store)
-        assert row["library"] == library.name
+        assert row["library"] == library.name and row["program"][0] == str(binary)
         directory = extract_trace(store, row["id"], work / "x")
     return library.name, db, read_trace(directory), (int(polls[1]), int(polls[2]))
 
