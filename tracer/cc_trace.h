@@ -191,7 +191,7 @@ static inline void cct_complete(cc_trace_record *r, cct_req_info info, int index
  * trailing TEST_RUN records, up to this many, are extended in place.  Inside a run only
  * every CCT_TEST_SAMPLE-th call reads the clock (two reads would cost more than the call):
  * its time inside MPI stands for the calls since the previous one read it. */
-enum { CCT_TEST_RUN_SETS = 4, CCT_TEST_SAMPLE = 16 };
+enum { CCT_TEST_RUN_SETS = 4, CCT_TEST_SAMPLE = 64 };
 
 /* The key of a request set for TEST_RUN records: its handles' values, mixed. */
 static inline uint64_t cct_handles_key(int count, const MPI_Request *handles)
