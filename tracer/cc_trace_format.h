@@ -39,7 +39,8 @@ enum cc_call {
     CC_PCONTROL = 43, CC_INIT = 44, CC_FINALIZE = 45,
     /* TEST_RUN: unsuccessful calls of one Test* call on one request set, with no other
      * record between them but TEST_RUNs of other sets, as one record (aux: the call,
-     * bytes: how many, bytes2: ns inside them, req: the set's key, aux2: its size;
+     * bytes: how many, bytes2: the least ns one took inside MPI, req: the set's key,
+     * aux2: its size;
      * t_start..t_end from the first call's start to the last one's end) */
     CC_TEST_RUN = 46, CC_CANCEL = 47,
     CC_MPROBE = 48, CC_IMPROBE = 49, CC_MRECV = 50, CC_IMRECV = 51,

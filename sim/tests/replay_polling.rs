@@ -208,11 +208,12 @@ fn a_matched_probes_receive_takes_the_probed_message() {
     assert!(err.contains("whose probe the trace lacks"), "{err}");
 }
 
-fn run(call: u16, count: u64, in_call: u64, key: u64) -> R {
+/// A TEST_RUN of `count` calls, the quickest `least` ns inside MPI.
+fn run(call: u16, count: u64, least: u64, key: u64) -> R {
     R {
         call: TEST_RUN,
         bytes: count,
-        bytes2: in_call,
+        bytes2: least,
         req: key,
         aux: call as i32,
         aux2: 1,
@@ -225,7 +226,7 @@ fn tests_between_work_are_computation_and_a_spin_is_waiting() {
     // 10 us of tests with 1 us inside MPI: the program worked between them
     let working = write(
         "working",
-        &[(vec![(run(TESTANY, 100, 1_000, 7), 0, 10_000)], 10_000)],
+        &[(vec![(run(TESTANY, 100, 10, 7), 0, 10_000)], 10_000)],
     );
     assert_eq!(replay(&working).unwrap().finish[0], 10_000 * NS);
     // two sets polled in turn, 9 us of 10 inside MPI: waiting, only the gaps computed
@@ -233,8 +234,8 @@ fn tests_between_work_are_computation_and_a_spin_is_waiting() {
         "spinning",
         &[(
             vec![
-                (run(TESTANY, 100, 4_500, 7), 0, 9_990),
-                (run(TEST, 100, 4_500, 8), 10, 10_000),
+                (run(TESTANY, 100, 45, 7), 0, 9_990),
+                (run(TEST, 100, 45, 8), 10, 10_000),
             ],
             10_000,
         )],

@@ -3,13 +3,14 @@
 //!
 //! A run covers consecutive unsuccessful calls of one Test* call on one request set;
 //! it holds their count, their span (first call's start to last call's end) and the
-//! time spent inside them. The gaps between the calls are the program's computation.
+//! least time one of them took inside MPI, so count x least is the time spent inside
+//! them. The gaps between the calls are the program's computation.
 //! The time inside them is computation too when the program did other work between
 //! tests (the polling is its own cost, paid however fast the messages come); a run
 //! that did little else (its gaps add up to less than its time inside the calls) was
 //! waiting, which the replay's own message timing stands for.
 
-/// The computation (ns) a run of `count` unsuccessful tests over `span_ns`, `in_call_ns`
+/// The computation (ns) a run of unsuccessful tests over `span_ns`, `in_call_ns`
 /// of it inside the calls, stands for.
 pub fn run_compute_ns(span_ns: u64, in_call_ns: u64) -> u64 {
     let in_call = in_call_ns.min(span_ns);

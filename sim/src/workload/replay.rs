@@ -700,7 +700,8 @@ impl Builder<'_> {
                 return st.err("the call ends before it starts");
             }
             self.calls += rec.bytes;
-            st.polling.add(rec.t_start, rec.t_end, rec.bytes2);
+            st.polling
+                .add(rec.t_start, rec.t_end, rec.bytes.saturating_mul(rec.bytes2));
             return Ok(());
         }
         self.close_polling(st)?;
