@@ -12,7 +12,8 @@ of the per-pair ratios traced / untraced, the MPI calls the trace holds (a TEST_
 counted as the calls it stands for), the records and bytes it took, and the overhead per
 call: (median traced - median untraced) / calls. An empty MPI job (Init, Finalize) is run
 alongside so the program's own Init-to-Finalize time, untraced, can be read off as its
-job wall time minus the empty job's. With --model, the last traced run is replayed
+job wall time minus the empty job's. First, a polling loop alone (one rank, a million
+unsuccessful MPI_Testany a round) gives the tracer's cost per unsuccessful test. With --model, the last traced run is replayed
 (`commchar replay --dir`, no other flags) and its LogGPS and LogGP predictions are set
 against that untraced Init-to-Finalize time.
 """
@@ -38,10 +39,37 @@ from commchar.trace import read_trace
 ROOT = Path(__file__).resolve().parent.parent
 HPCC_INPUT = ROOT / "tests" / "fixtures" / "hpcc" / "hpccinf.txt"
 EMPTY = "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n"
+# A polling loop alone: MPI_Testany on a receive nothing matches, the best of 5 rounds.
+POLL = r"""#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int x = 0, index, flag, n = atoi(argv[1]);
+    MPI_Request r;
+    MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_SELF, &r);
+    double best = 1e9;
+    for (int round = 0; round < 5; round++) {
+        double t0 = now();
+        for (int i = 0; i < n; i++) MPI_Testany(1, &r, &index, &flag, MPI_STATUS_IGNORE);
+        double ns = 1e9 * (now() - t0) / n;
+        if (ns < best) best = ns;
+    }
+    MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_SELF);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    printf("%.2f\n", best);
+    MPI_Finalize();
+    return 0;
+}
+"""
 
 
-def run(library: Library, program: list[str], p: int, cwd: Path, trace_dir: Path | None) -> float:
-    """The job's wall seconds, launch to exit."""
+def run(library: Library, program: list[str], p: int, cwd: Path, trace_dir: Path | None,
+        output: list[str] | None = None) -> float:
+    """The job's wall seconds, launch to exit (its stdout appended to `output`)."""
     rank_env = {}
     if trace_dir is not None:
         for old in trace_dir.glob("rank-*.cctrace"):
@@ -54,7 +82,23 @@ def run(library: Library, program: list[str], p: int, cwd: Path, trace_dir: Path
     wall = time.monotonic() - start
     if out.returncode != 0:
         sys.exit(f"tracer_overhead: {' '.join(program)} failed: {out.stderr.strip()[-300:]}")
+    if output is not None:
+        output.append(out.stdout)
     return wall
+
+
+def polling(library: Library, binary: Path, calls: int, runs: int, cwd: Path, trace_dir: Path) -> None:
+    untraced: list[str] = []
+    traced: list[str] = []
+    for _ in range(runs):
+        run(library, [str(binary), str(calls)], 1, cwd, None, untraced)
+        run(library, [str(binary), str(calls)], 1, cwd, trace_dir, traced)
+    u = statistics.median(float(x) for x in untraced)
+    t = statistics.median(float(x) for x in traced)
+    size = sum(path.stat().st_size for path in trace_dir.glob("rank-*.cctrace"))
+    print(f"polling loop ({library.name}, {runs} runs of 5 x {calls} unsuccessful MPI_Testany, best round):"
+          f" untraced {u:.1f} ns a call, traced {t:.1f} ns a call, +{t - u:.1f} ns; its trace file "
+          f"{size} bytes", flush=True)
 
 
 def calls_and_records(trace_dir: Path) -> tuple[int, int, int]:
@@ -124,8 +168,11 @@ def main() -> int:
         shutil.copy(args.hpcc_input, work / "hpccinf.txt")
         (work / "empty.c").write_text(EMPTY)
         subprocess.run([library.mpicc, "-o", str(work / "empty"), str(work / "empty.c")], check=True)
+        (work / "poll.c").write_text(POLL)
+        subprocess.run([library.mpicc, "-O2", "-o", str(work / "poll"), str(work / "poll.c")], check=True)
         trace_dir = work / "trace"
         trace_dir.mkdir()
+        polling(library, work / "poll", 1_000_000, args.runs, work, trace_dir)
         empty = [str(work / "empty")]
         measure("hpcc", library, [hpcc], args.np, args.runs, work, trace_dir, empty, args.model)
         if args.app:
