@@ -222,23 +222,78 @@ fn run(call: u16, count: u64, least: u64, key: u64) -> R {
 }
 
 #[test]
-fn tests_between_work_are_computation_and_a_spin_is_waiting() {
-    // 10 us of tests with 1 us inside MPI: the program worked between them
-    let working = write(
-        "working",
-        &[(vec![(run(TESTANY, 100, 10, 7), 0, 10_000)], 10_000)],
-    );
-    assert_eq!(replay(&working).unwrap().finish[0], 10_000 * NS);
-    // two sets polled in turn, 9 us of 10 inside MPI: waiting, only the gaps computed
-    let spinning = write(
-        "spinning",
-        &[(
-            vec![
-                (run(TESTANY, 100, 45, 7), 0, 9_990),
-                (run(TEST, 100, 45, 8), 10, 10_000),
-            ],
+fn a_polling_loop_is_computation_and_the_completing_test_waits_for_the_message() {
+    // two sets polled in turn for 10 us, then the receive completes: rank 1 sends at 20 us
+    let irecv = R {
+        call: IRECV,
+        peer: ANY,
+        tag: -1,
+        bytes2: 100,
+        req: 1,
+        ..R::default()
+    };
+    let rank0 = vec![
+        (irecv, 0, 0),
+        (run(TESTANY, 100, 45, 7), 0, 9_990),
+        (run(TEST, 100, 45, 8), 10, 10_000),
+        (
+            R {
+                call: TESTANY,
+                aux: 1,
+                ..R::default()
+            },
+            30_000,
+            30_000,
+        ),
+        (
+            R {
+                call: COMPLETE,
+                req: 1,
+                aux: 1,
+                aux2: 5,
+                bytes2: 100,
+                ..R::default()
+            },
+            30_000,
+            30_000,
+        ),
+    ];
+    let rank1 = vec![(send(5), 20_000, 20_000)];
+    let dir = write("polling", &[(rank0, 30_000), (rank1, 20_000)]);
+    let o = replay(&dir).unwrap();
+    // the 10 us of polls, then 20 us more of computation; the message sent at 20 us has
+    // arrived by then, and its receive overhead runs once the CPU is free
+    assert_eq!(o.finish[0], (30_000 + 1500 + 99 * 6) * NS);
+    // with the sender later than the polling: the completing test waits for its message
+    let rank0 = vec![
+        (irecv, 0, 0),
+        (run(TESTANY, 100, 45, 7), 0, 10_000),
+        (
+            R {
+                call: TESTANY,
+                aux: 1,
+                ..R::default()
+            },
             10_000,
-        )],
+            10_000,
+        ),
+        (
+            R {
+                call: COMPLETE,
+                req: 1,
+                aux: 1,
+                aux2: 5,
+                bytes2: 100,
+                ..R::default()
+            },
+            10_000,
+            10_000,
+        ),
+    ];
+    let dir = write(
+        "late",
+        &[(rank0, 10_000), (vec![(send(5), 50_000, 50_000)], 50_000)],
     );
-    assert_eq!(replay(&spinning).unwrap().finish[0], 1_000 * NS);
+    let o = replay(&dir).unwrap();
+    assert_eq!(o.finish[0], (50_000 + 1500 + 2500 + 1500 + 99 * 6) * NS);
 }

@@ -700,8 +700,7 @@ impl Builder<'_> {
                 return st.err("the call ends before it starts");
             }
             self.calls += rec.bytes;
-            st.polling
-                .add(rec.t_start, rec.t_end, rec.bytes.saturating_mul(rec.bytes2));
+            st.polling.add(rec.t_start, rec.t_end);
             return Ok(());
         }
         self.close_polling(st)?;
@@ -826,11 +825,10 @@ impl Builder<'_> {
         }
     }
 
-    /// The TEST_RUN records read since the last other record, as computation (polling.rs).
+    /// The TEST_RUN records read since the last other record: computation (polling.rs).
     fn close_polling(&mut self, st: &mut RankState) -> Result<()> {
-        if let Some((from, until)) = st.polling.take() {
-            self.compute_until(st, from)?;
-            st.t_prev = st.t_prev.max(until);
+        if let Some((_, until)) = st.polling.take() {
+            self.compute_until(st, until)?;
         }
         Ok(())
     }
