@@ -6,7 +6,7 @@
 #                                   without apt-get (or root) it says so and setup goes on without PVM
 #   scripts/ensure-deps.sh browser  headless chromium for the report's browser test
 #   scripts/ensure-deps.sh corpus   Debian's MPI applications the corpus tests trace (tests/test_corpus_*.py):
-#                                   lammps, scalapack-mpi-test (gfortran for the Fortran tests)
+#                                   hpcc, lammps, scalapack-mpi-test (gfortran for the Fortran tests)
 #   scripts/ensure-deps.sh hosts    sshd, Slurm and munge for the emulated hosts' tests (root only:
 #                                   without root those tests skip, so nothing is installed)
 set -euo pipefail
@@ -30,7 +30,8 @@ case "${1:-mpi}" in
   corpus)
     command -v lmp >/dev/null 2>&1 || want+=(lammps)
     [ -x /usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/xdlu ] || want+=(scalapack-mpi-test)
-    command -v gfortran >/dev/null 2>&1 || want+=(gfortran) ;;
+    command -v gfortran >/dev/null 2>&1 || want+=(gfortran)
+    command -v hpcc >/dev/null 2>&1 || want+=(hpcc) ;;
   browser)
     command -v chromium >/dev/null 2>&1 || want+=(chromium) ;;
   hosts)

@@ -434,13 +434,20 @@ cct_req_info cct_req_take(MPI_Request req)
 
 void cct_req_drop(MPI_Request req) { (void)cct_req_take(req); }
 
+cct_req_info cct_req_peek(MPI_Request req, int cancel)
+{
+    if (!cct_reqs || req == MPI_REQUEST_NULL) return (cct_req_info){0, CC_COMM_NONE, 0};
+    uint64_t at = cct_req_find(cct_req_key(req));
+    if (cancel && cct_reqs[at].info.id) cct_reqs[at].info.recv |= CCT_REQ_CANCELLED;
+    return cct_reqs[at].info;
+}
+
 /* ---- scratch arrays for Wait* and Test*: grown rarely, never freed ---- */
 
 /* Allocated at MPI_Init, so that a program's first requests allocate nothing. */
 static void cct_prepare_requests(void)
 {
     cct_req_grow();
-    cct_scratch_infos(256);
     cct_scratch_statuses(256);
     cct_scratch_handles(256);
 }
@@ -459,15 +466,9 @@ static void *cct_scratch(void *array, int *cap, int count, size_t item)
     return grown;
 }
 
-static cct_req_info *cct_infos;
 static MPI_Status *cct_statuses;
 static MPI_Request *cct_handles;
-static int cct_infos_cap, cct_statuses_cap, cct_handles_cap;
-
-cct_req_info *cct_scratch_infos(int count)
-{
-    return cct_infos = cct_scratch(cct_infos, &cct_infos_cap, count, sizeof *cct_infos);
-}
+static int cct_statuses_cap, cct_handles_cap;
 
 MPI_Status *cct_scratch_statuses(int count)
 {

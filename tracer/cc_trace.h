@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cc_timer.h"
 #include "cc_trace_format.h"
@@ -139,10 +140,13 @@ static inline uint64_t cct_status_bytes(const MPI_Status *status)
 
 /* ---- requests: MPI_Request (a pointer in Open MPI, an int in MPICH) -> id ---- */
 
+enum { CCT_REQ_RECV = 1, CCT_REQ_CANCELLED = 2 };
+
 typedef struct cct_req_info {
     uint64_t id;   /* 0: not a request the tracer follows */
     int32_t comm;
-    int32_t recv;  /* completion carries a received message */
+    int32_t recv;  /* CCT_REQ_RECV: completion carries a received message; CCT_REQ_CANCELLED:
+                    * MPI_Cancel was called on it */
 } cct_req_info;
 
 void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id);
@@ -150,12 +154,13 @@ void cct_req_add(MPI_Request req, int32_t comm, int recv, uint64_t id);
  * MPI call that may null the handle; re-add what did not complete. */
 cct_req_info cct_req_take(MPI_Request req);
 void cct_req_drop(MPI_Request req);
+/* Look up without forgetting; marks it cancelled when `cancel` is set. */
+cct_req_info cct_req_peek(MPI_Request req, int cancel);
 
 static inline uint64_t cct_new_req(void) { return ++cct.next_req; }
 
-/* Scratch arrays for Wait and Test calls: request infos and statuses when the program
- * passes MPI_STATUSES_IGNORE.  They grow (rarely) and are never freed. */
-cct_req_info *cct_scratch_infos(int count);
+/* Scratch arrays for Wait and Test calls: the handles before the call, and statuses when
+ * the program passes MPI_STATUSES_IGNORE.  They grow (rarely) and are never freed. */
 MPI_Status *cct_scratch_statuses(int count);
 MPI_Request *cct_scratch_handles(int count);
 
@@ -166,11 +171,78 @@ static inline void cct_complete(cc_trace_record *r, cct_req_info info, int index
     *r = (cc_trace_record){.call = CC_COMPLETE, .comm = info.comm, .peer = index,
                            .tag = -1, .t_start = t, .t_end = t, .req = info.id,
                            .aux = -1, .aux2 = -1};
-    if (info.recv && status) {
+    if (status && (info.recv & CCT_REQ_CANCELLED)) {
+        int cancelled = 0;
+        if (PMPI_Test_cancelled(status, &cancelled) == MPI_SUCCESS && cancelled) {
+            r->flags = CC_REC_CANCELLED;
+            return;
+        }
+    }
+    if ((info.recv & CCT_REQ_RECV) && status) {
         r->aux = cct_peer(status->MPI_SOURCE);
         r->aux2 = cct_tag(status->MPI_TAG);
         r->bytes2 = cct_status_bytes(status);
     }
+}
+
+/* ---- polling: unsuccessful Test* calls ---- */
+
+/* Polling loops alternate tests of a few request sets (a receive's and a send's): the
+ * trailing TEST_RUN records, up to this many, are extended in place.  Inside a run only
+ * every CCT_TEST_SAMPLE-th call reads the clock (two reads would cost more than the call),
+ * and the run keeps the least time one of them took inside MPI: a poll that finds nothing
+ * costs the same each time, and a rank descheduled inside one would only inflate it. */
+enum { CCT_TEST_RUN_SETS = 4, CCT_TEST_SAMPLE = 64 };
+
+/* The key of a request set for TEST_RUN records: its handles' values, mixed. */
+static inline uint64_t cct_handles_key(int count, const MPI_Request *handles)
+{
+    uint64_t key = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)count;
+    for (int i = 0; i < count; i++) {
+        uint64_t h = 0;
+        memcpy(&h, &handles[i], sizeof handles[i] < sizeof h ? sizeof handles[i] : sizeof h);
+        key = (key ^ h) * 0x100000001b3ull;
+        key ^= key >> 29;
+    }
+    return key;
+}
+
+/* Before a Test* call (r: its reserved record): the TEST_RUN record of this call on this
+ * set among those the buffer ends with, NULL if none. */
+static inline cc_trace_record *cct_test_run(cc_trace_record *r, uint16_t call, int count,
+                                            uint64_t key)
+{
+    for (uint32_t back = 1; back <= CCT_TEST_RUN_SETS && back <= cct.n; back++) {
+        cc_trace_record *last = r - back;
+        if (last->call != CC_TEST_RUN) break;
+        if (last->aux == call && last->req == key && last->aux2 == count) return last;
+    }
+    return NULL;
+}
+
+/* Whether this call reads the clock: outside a run always (it may complete something). */
+static inline int cct_test_timed(const cc_trace_record *run)
+{
+    return !run || run->bytes % CCT_TEST_SAMPLE == 0;
+}
+
+/* An unsuccessful Test* call: one more in its run, or a run of one. */
+static inline void cct_test_failed(cc_trace_record *r, cc_trace_record *run, uint16_t call,
+                                   int count, uint64_t key, int timed, uint64_t t0, uint64_t t1)
+{
+    if (run) {
+        run->bytes++;
+        if (timed) {
+            run->t_end = t1;
+            if (t1 - t0 < run->bytes2) run->bytes2 = t1 - t0;
+        }
+        cct_end(0);
+        return;
+    }
+    *r = (cc_trace_record){.call = CC_TEST_RUN, .comm = CC_COMM_NONE, .peer = CC_PEER_NONE,
+                           .tag = -1, .bytes = 1, .bytes2 = t1 - t0, .t_start = t0,
+                           .t_end = t1, .req = key, .aux = call, .aux2 = count};
+    cct_end(1);
 }
 
 /* Communicators the program creates: MEMBERS records follow the call. */

@@ -14,7 +14,10 @@ enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
 /* CC_REC_COLD: the receive buffer (at least CC_COLD_MIN_BYTES) had bytes in pages not
  * resident at the call's entry (mincore): their count is the u64 at offset 48 (req) of a
  * blocking call, at offset 56 (aux, aux2) of an Irecv, whose req is its request */
-enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u, CC_REC_COLD = 4u };
+/* CC_REC_CANCELLED: on a COMPLETE record, the request was cancelled (MPI_Cancel, then
+ * MPI_Test_cancelled said so): it moved nothing. */
+enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u, CC_REC_COLD = 4u,
+                      CC_REC_CANCELLED = 8u };
 enum { CC_COLD_MIN_BYTES = 65536 };
 
 enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
@@ -34,6 +37,13 @@ enum cc_call {
     CC_REDUCE_SCATTER = 35, CC_REDUCE_SCATTER_BLOCK = 36, CC_SCAN = 37, CC_EXSCAN = 38,
     CC_COMM_SPLIT = 39, CC_COMM_DUP = 40, CC_COMM_CREATE = 41, CC_COMM_FREE = 42,
     CC_PCONTROL = 43, CC_INIT = 44, CC_FINALIZE = 45,
+    /* TEST_RUN: unsuccessful calls of one Test* call on one request set, with no other
+     * record between them but TEST_RUNs of other sets, as one record (aux: the call,
+     * bytes: how many, bytes2: the least ns one took inside MPI, req: the set's key,
+     * aux2: its size;
+     * t_start..t_end from the first call's start to the last one's end) */
+    CC_TEST_RUN = 46, CC_CANCEL = 47,
+    CC_MPROBE = 48, CC_IMPROBE = 49, CC_MRECV = 50, CC_IMRECV = 51,
     CC_COMPLETE = 60, CC_MEMBERS = 61, CC_OTHER = 62, CC_MARK = 63,
     /* communicators and topologies: MEMBERS records follow as for Comm_split */
     CC_CART_CREATE = 70, CC_CART_SUB = 71, CC_GRAPH_CREATE = 72, CC_DIST_GRAPH_CREATE = 73,

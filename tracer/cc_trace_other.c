@@ -15,25 +15,9 @@
 
 #define CCT_NO_COMM CC_COMM_NONE
 
-CCT_OTHER(Cancel, CCT_NO_COMM,
-          (MPI_Request *request),
-          (request))
-
-CCT_OTHER(Mprobe, cct_comm(comm),
-          (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
-          (source, tag, comm, message, status))
-
-CCT_OTHER(Improbe, cct_comm(comm),
-          (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
-          (source, tag, comm, flag, message, status))
-
-CCT_OTHER(Mrecv, CCT_NO_COMM,
-          (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status),
-          (buf, count, type, message, status))
-
-CCT_OTHER(Imrecv, CCT_NO_COMM,
-          (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request),
-          (buf, count, type, message, request))
+/* MPI_Cancel, Mprobe, Improbe, Mrecv and Imrecv are followed in cc_trace_mprobe.c; one-sided,
+ * non-blocking collectives and persistent requests in cc_trace_rma.c, cc_trace_nbc.c and
+ * cc_trace_persist.c */
 
 CCT_OTHER(Intercomm_create, cct_comm(local_comm),
           (MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader,

@@ -90,6 +90,15 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return rc;
 }
 
+/* A wildcard receive of a Sendrecv: aux and aux2 are what the status says arrived. */
+static inline void cct_received_from(cc_trace_record *r, int rc, int source,
+                                     const MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) return;
+    r->aux = cct_peer(status->MPI_SOURCE);
+    r->aux2 = cct_tag(status->MPI_TAG);
+}
+
 /* bytes2 is what arrived (the status), which is what the replay must move */
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
@@ -110,6 +119,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                            .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
+    cct_received_from(r, rc, source, status);
     cct_end(1);
     return rc;
 }
@@ -131,6 +141,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                            .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
+    cct_received_from(r, rc, source, status);
     cct_end(1);
     return rc;
 }
@@ -198,58 +209,65 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     return rc;
 }
 
+/* Test calls that complete nothing are the polling loops of chatty programs: they touch
+ * neither the request map nor a new record (cct_test_failed extends a TEST_RUN), and most
+ * read no clock. */
+#define CCT_TEST_BEGIN(CALL, COUNT, HANDLES)                                                  \
+    uint64_t key = cct_handles_key(COUNT, HANDLES);                                           \
+    cc_trace_record *run = cct_test_run(r, CALL, COUNT, key);                                 \
+    int timed = cct_test_timed(run);                                                          \
+    uint64_t t0 = timed ? cct_now() : 0
+
+#define CCT_TEST_END(CALL, COUNT, FAILED)                                                     \
+    uint64_t t1 = timed ? cct_now() : 0;                                                      \
+    if (rc == MPI_SUCCESS && (FAILED)) {                                                      \
+        cct_test_failed(r, run, CALL, COUNT, key, timed, t0, t1);                             \
+        return rc;                                                                            \
+    }                                                                                         \
+    if (!timed) t0 = t1 = cct_now() /* a test that completes something takes little time */
+
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     CCT_ENTER(2, PMPI_Test(request, flag, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     MPI_Request handle = *request;
-    cct_req_info info = cct_req_take(handle);
-    uint64_t t0 = cct_now();
+    CCT_TEST_BEGIN(CC_TEST, 1, &handle);
     int rc = PMPI_Test(request, flag, status);
-    uint64_t t1 = cct_now();
+    CCT_TEST_END(CC_TEST, 1, !*flag);
     cct_call(r, CC_TEST, rc, t0, t1, *flag);
     uint32_t n = 1;
-    if (!*flag)
-        cct_req_add(handle, info.comm, info.recv, info.id);
-    else if (info.id)
-        cct_complete(r + n++, info, 0, status, t1);
+    cct_req_info info = *flag ? cct_req_take(handle) : (cct_req_info){0, CC_COMM_NONE, 0};
+    if (info.id) cct_complete(r + n++, info, 0, status, t1);
     cct_end(n);
     return rc;
 }
 
-/* Before a call on a request array: take the tracer's ids out of the map, and
- * copy the handles (the call nulls those that complete) to put back after
- * those that did not. */
-static cct_req_info *cct_before(int count, const MPI_Request *requests, MPI_Request **handles)
+/* Before a call on a request array: copy the handles (the call nulls those that complete)
+ * to `small` when they fit, to a scratch array otherwise. */
+enum { CCT_SMALL_SET = 8 };
+static inline MPI_Request *cct_before(int count, const MPI_Request *requests,
+                                      MPI_Request *small)
 {
-    cct_req_info *infos = cct_scratch_infos(count);
-    MPI_Request *copy = cct_scratch_handles(count);
-    for (int i = 0; i < count; i++) {
-        copy[i] = requests[i];
-        infos[i] = cct_req_take(requests[i]);
-    }
-    *handles = copy;
-    return infos;
+    MPI_Request *copy = count <= CCT_SMALL_SET ? small : cct_scratch_handles(count);
+    for (int i = 0; i < count; i++) copy[i] = requests[i];
+    return copy;
 }
 
-/* COMPLETE records for the requests at these indices (all when indices is
- * NULL), then the rest back into the map.  Requests the tracer did not create
- * (a non-blocking collective, a persistent request) get no record: the replay
+/* COMPLETE records for the requests at these indices (all when indices is NULL), each
+ * taken out of the map by its handle from before the call.  Requests the tracer did not
+ * create (a non-blocking collective, a persistent request) get no record: the replay
  * knows no start for them. */
-static uint32_t cct_after(cc_trace_record *r, cct_req_info *infos, const MPI_Request *handles,
-                          int count, int completed, const int *indices,
-                          const MPI_Status *statuses, uint64_t t)
+static uint32_t cct_after(cc_trace_record *r, const MPI_Request *handles, int completed,
+                          const int *indices, const MPI_Status *statuses, uint64_t t)
 {
     uint32_t written = 0;
     for (int i = 0; i < completed; i++) {
         int index = indices ? indices[i] : i;
-        if (!infos[index].id) continue;
-        cct_complete(r + written++, infos[index], index, statuses ? &statuses[i] : NULL, t);
-        infos[index].id = 0;
+        cct_req_info info = cct_req_take(handles[index]);
+        if (!info.id) continue;
+        cct_complete(r + written++, info, index, statuses ? &statuses[i] : NULL, t);
     }
-    for (int i = 0; i < count; i++)
-        if (infos[i].id) cct_req_add(handles[i], infos[i].comm, infos[i].recv, infos[i].id);
     return written;
 }
 
@@ -259,14 +277,13 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     CCT_ENTER(cct_slots(count), PMPI_Waitall(count, requests, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(count);
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(count, requests, &handles);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitall(count, requests, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITALL, rc, t0, t1, count);
     /* on an error some may still be pending: the statuses do not say which */
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, count, NULL, statuses, t1);
+    uint32_t n = 1 + cct_after(r + 1, handles, count, NULL, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -275,14 +292,13 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 {
     CCT_ENTER(cct_slots(count), PMPI_Testall(count, requests, flag, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(count);
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(count, requests, &handles);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
+    CCT_TEST_BEGIN(CC_TESTALL, count, handles);
     int rc = PMPI_Testall(count, requests, flag, statuses);
-    uint64_t t1 = cct_now();
+    CCT_TEST_END(CC_TESTALL, count, !*flag);
     cct_call(r, CC_TESTALL, rc, t0, t1, *flag);
     /* all complete, or none */
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, *flag ? count : 0, NULL, statuses, t1);
+    uint32_t n = 1 + cct_after(r + 1, handles, *flag ? count : 0, NULL, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -292,14 +308,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     CCT_ENTER(2, PMPI_Waitany(count, requests, index, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(count, requests, &handles);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitany(count, requests, index, status);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITANY, rc, t0, t1, *index);
     int done = *index != MPI_UNDEFINED;
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, done, index, status, t1);
+    uint32_t n = 1 + cct_after(r + 1, handles, done, index, status, t1);
     cct_end(n);
     return rc;
 }
@@ -309,14 +324,13 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     CCT_ENTER(2, PMPI_Testany(count, requests, index, flag, status));
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(count, requests, &handles);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(count, requests, small);
+    CCT_TEST_BEGIN(CC_TESTANY, count, handles);
     int rc = PMPI_Testany(count, requests, index, flag, status);
-    uint64_t t1 = cct_now();
-    cct_call(r, CC_TESTANY, rc, t0, t1, *flag);
     int done = *flag && *index != MPI_UNDEFINED;
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, count, done, index, status, t1);
+    CCT_TEST_END(CC_TESTANY, count, !done);
+    cct_call(r, CC_TESTANY, rc, t0, t1, *flag);
+    uint32_t n = 1 + cct_after(r + 1, handles, done, index, status, t1);
     cct_end(n);
     return rc;
 }
@@ -326,14 +340,13 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 {
     CCT_ENTER(cct_slots(incount), PMPI_Waitsome(incount, requests, outcount, indices, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(incount);
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(incount, requests, &handles);
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(incount, requests, small);
     uint64_t t0 = cct_now();
     int rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     uint64_t t1 = cct_now();
     cct_call(r, CC_WAITSOME, rc, t0, t1, *outcount);
     int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, incount, done, indices, statuses, t1);
+    uint32_t n = 1 + cct_after(r + 1, handles, done, indices, statuses, t1);
     cct_end(n);
     return rc;
 }
@@ -343,14 +356,13 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 {
     CCT_ENTER(cct_slots(incount), PMPI_Testsome(incount, requests, outcount, indices, statuses));
     if (statuses == MPI_STATUSES_IGNORE) statuses = cct_scratch_statuses(incount);
-    MPI_Request *handles;
-    cct_req_info *infos = cct_before(incount, requests, &handles);
-    uint64_t t0 = cct_now();
+    MPI_Request small[CCT_SMALL_SET], *handles = cct_before(incount, requests, small);
+    CCT_TEST_BEGIN(CC_TESTSOME, incount, handles);
     int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    uint64_t t1 = cct_now();
-    cct_call(r, CC_TESTSOME, rc, t0, t1, *outcount);
     int done = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    uint32_t n = 1 + cct_after(r + 1, infos, handles, incount, done, indices, statuses, t1);
+    CCT_TEST_END(CC_TESTSOME, incount, done == 0);
+    cct_call(r, CC_TESTSOME, rc, t0, t1, *outcount);
+    uint32_t n = 1 + cct_after(r + 1, handles, done, indices, statuses, t1);
     cct_end(n);
     return rc;
 }

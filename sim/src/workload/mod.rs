@@ -7,6 +7,7 @@ pub mod cycle;
 pub mod goal;
 pub mod jacobi;
 pub mod phased;
+pub mod polling;
 pub mod progress;
 pub mod replay;
 

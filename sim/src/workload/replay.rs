@@ -16,6 +16,7 @@
 
 use super::collectives::{self, Collective};
 use super::phased::{write_goal_op, PhaseSchedule};
+use super::polling;
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, usage, Result, SimError};
 use crate::first_touch::{self, FirstTouch};
@@ -33,6 +34,8 @@ const HEADER_BYTES: usize = 256;
 const RECORD_BYTES: usize = 64;
 const FINALIZED: u32 = 1;
 const REC_ERROR: u16 = 2;
+const REC_CANCELLED: u16 = 8;
+const PEER_NONE: i32 = -1;
 const PEER_ANY: i32 = -2;
 const PEER_NULL: i32 = -3;
 const TAG_ANY: i32 = -1;
@@ -71,6 +74,12 @@ mod call {
     pub const PCONTROL: u16 = 43;
     pub const INIT: u16 = 44;
     pub const FINALIZE: u16 = 45;
+    pub const TEST_RUN: u16 = 46;
+    pub const CANCEL: u16 = 47;
+    pub const MPROBE: u16 = 48;
+    pub const IMPROBE: u16 = 49;
+    pub const MRECV: u16 = 50;
+    pub const IMRECV: u16 = 51;
     pub const COMPLETE: u16 = 60;
     pub const MEMBERS: u16 = 61;
     pub const OTHER: u16 = 62;
@@ -538,6 +547,8 @@ struct RankState {
     t_prev: u64,
     /// The Wait*/Test* step COMPLETE records add to (its index), if open.
     wait_step: Option<usize>,
+    /// Consecutive TEST_RUN records read and not yet accounted (polling::Runs).
+    polling: polling::Runs,
     /// A communicator being created: (new id, parent id, expected size, members).
     creating: Option<(i32, i32, usize, Vec<u32>)>,
     /// Topologies and windows (calls of id 70 and up).
@@ -634,6 +645,7 @@ impl Builder<'_> {
             requests: HashMap::new(),
             t_prev: h.t_init,
             wait_step: None,
+            polling: polling::Runs::default(),
             creating: None,
             ext: extended::RankExt::default(),
             file: shown.clone(),
@@ -680,6 +692,7 @@ impl Builder<'_> {
                 "communicator {id} lacks some of its MEMBERS records"
             ));
         }
+        self.close_polling(&mut st)?;
         self.compute_until(&mut st, h.t_finalize)?;
         Ok(measured)
     }
@@ -692,6 +705,15 @@ impl Builder<'_> {
         measured: &mut Measured,
         t_init: u64,
     ) -> Result<()> {
+        if rec.call == call::TEST_RUN {
+            if rec.t_end < rec.t_start {
+                return st.err("the call ends before it starts");
+            }
+            self.calls += rec.bytes;
+            st.polling.add(rec.t_start, rec.t_end);
+            return Ok(());
+        }
+        self.close_polling(st)?;
         if rec.call == call::COMPLETE {
             return self.complete(st, rec);
         }
@@ -724,7 +746,34 @@ impl Builder<'_> {
                 // as computation: its span stays in the gap to the next call
                 Ok(())
             }
-            call::MARK | call::PROBE | call::IPROBE | call::COMM_FREE => {
+            call::MRECV | call::IMRECV => {
+                self.compute_until(st, rec.t_start)?;
+                st.t_prev = st.t_prev.max(rec.t_end);
+                if rec.peer == PEER_NONE {
+                    return st.err("a receive of a probed message whose probe the trace lacks");
+                }
+                self.first_touch(st, rec)?;
+                // the message's source and tag are the ones its probe found
+                let plain = if rec.call == call::MRECV {
+                    call::RECV
+                } else {
+                    call::IRECV
+                };
+                self.point_to_point(
+                    st,
+                    &Rec {
+                        call: plain,
+                        ..*rec
+                    },
+                )
+            }
+            call::MARK
+            | call::PROBE
+            | call::IPROBE
+            | call::MPROBE
+            | call::IMPROBE
+            | call::CANCEL
+            | call::COMM_FREE => {
                 // waiting (probes) or tracer/bookkeeping time: not computation
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
@@ -792,6 +841,14 @@ impl Builder<'_> {
         self.collective(st, rec)?;
         if root {
             self.first_touch(st, rec)?;
+        }
+        Ok(())
+    }
+
+    /// The TEST_RUN records read since the last other record: computation (polling.rs).
+    fn close_polling(&mut self, st: &mut RankState) -> Result<()> {
+        if let Some((_, until)) = st.polling.take() {
+            self.compute_until(st, until)?;
         }
         Ok(())
     }
@@ -1002,7 +1059,9 @@ impl Builder<'_> {
         };
         st.requests.remove(&rec.req);
         let o = self.ops[op as usize];
-        if o.kind == OpKind::Recv && (o.peer == ANY || o.tag == ANY) {
+        if rec.flags & REC_CANCELLED != 0 {
+            self.ops[op as usize] = polling::cancelled(o);
+        } else if o.kind == OpKind::Recv && (o.peer == ANY || o.tag == ANY) {
             let (src, tag) = (rec.aux, rec.aux2);
             if src < 0 || tag < 0 {
                 return st.err("a wildcard receive completed without its actual source and tag");

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(f"trace {args.trace} is {info['status']}: only a complete trace can be replayed")
         with tempfile.TemporaryDirectory(prefix="commchar-trace-") as tmp:
             directory = extract_trace(store, args.trace, tmp)
-            doc = replay(_request(args, directory, args.library or info["library"]))
+            doc = replay(replace(_request(args, directory, args.library or info["library"]),
+                                 label=f"trace {args.trace}"))
         doc["trace"].update({"db": str(args.db), "id": args.trace, "library": info["library"],
                              "dir": None, "program": info["program"]})
         doc["prediction_id"] = save_prediction(store, args.trace, doc)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import signal
 import tempfile
 from pathlib import Path
@@ -58,11 +59,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="-- then the program and its arguments")
 
 
+def _resolved(program: str) -> str:
+    """The file a program name stands for: a bare name is looked up on PATH, as the launcher will."""
+    if "/" in program:
+        return program
+    return shutil.which(program) or program
+
+
 def _library(name: str | None, program: list[str]) -> Library:
     if name:
         return select([name], mpi_only=True)[0]
     found = discover()
-    family = linked_family(program[0]) if program else None
+    family = linked_family(_resolved(program[0])) if program else None
     matching = [lib for lib in found if lib.family == family]
     if matching:
         return matching[0]

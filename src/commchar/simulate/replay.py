@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from commchar.errors import ModelError, UsageError
+from commchar.errors import CommcharError, ModelError, UsageError
 from commchar.modelfile import ModelFile
 from commchar.simulate import selection
 from commchar.simulate.binary import Session
@@ -51,6 +51,7 @@ class ReplayRequest:
     emit_goal: str | None = None
     other_as_compute: bool = False
     cold_start: str = "on"  # charge each rank's first sends the model's cold start (on | off)
+    label: str | None = None  # how errors name the trace ("trace 3"): its directory is temporary
 
 
 def _pct(predicted: float, measured: float) -> float | None:
@@ -121,7 +122,19 @@ def _base_args(req: ReplayRequest, library: str) -> list[str]:
 
 
 def replay(req: ReplayRequest) -> dict[str, Any]:
-    """Replays the trace under LogGPS and LogGP; the `commchar replay --json` document."""
+    """Replays the trace under LogGPS and LogGP; the `commchar replay --json` document.
+    Errors about the trace name it by req.label when given, not by its directory."""
+    if req.label is None:
+        return _replay(req)
+    try:
+        return _replay(req)
+    except CommcharError as exc:
+        text = str(exc).replace(f"{req.trace_dir}/", f"{req.label}: ").replace(str(req.trace_dir), req.label)
+        exc.args = (text,)
+        raise
+
+
+def _replay(req: ReplayRequest) -> dict[str, Any]:
     if req.collectives not in MODES:
         raise UsageError(f"--collectives must be one of {', '.join(MODES)}, not '{req.collectives}'")
     if req.cold_start not in ("on", "off"):
