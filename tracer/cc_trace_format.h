@@ -80,6 +80,9 @@ enum cc_call {
     CC_WIN_WAIT = 165, CC_RMA_IN = 166
 };
 
+/* Records that describe a call rather than being one (no MPI function of that name). */
+#define CC_TRACE_PSEUDO_CALLS(X) X(COMPLETE) X(MEMBERS) X(MARK) X(NEIGHBORS) X(RMA_IN)
+
 enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
                     CC_OP_PROD = 4, CC_OP_OTHER = 5 };
 

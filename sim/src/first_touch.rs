@@ -14,8 +14,8 @@ pub const REC_COLD: u16 = 4;
 /// on first touch; smaller ones reuse heap memory. glibc raises the threshold up to 32 MiB
 /// after a mapped block is freed; the replay keeps the default.
 pub const MMAP_THRESHOLD: u64 = 128 * 1024;
-/// The Irecv call id, whose cold count sits in aux/aux2 (its req is its request).
-const IRECV: u16 = 10;
+// an Irecv's cold count sits in aux/aux2 (its req is its request)
+use crate::trace_calls::IRECV;
 
 /// The cost of first touching received bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -19,6 +19,7 @@ mod prefetch;
 pub mod queue;
 pub mod topology;
 pub mod trace;
+pub mod trace_calls;
 pub mod workload;
 
 pub use error::{Result, SimError};

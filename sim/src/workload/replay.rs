@@ -43,48 +43,8 @@ const MEMBERS_PER_RECORD: usize = 10;
 /// The tracer's header, whose `CC_TRACE_OTHER_NAMES` list names OTHER records.
 const FORMAT_HEADER: &str = include_str!("../../../tracer/cc_trace_format.h");
 
-/// Trace call ids (tracer/cc_trace_format.h).
-mod call {
-    pub const SEND: u16 = 1;
-    pub const BSEND: u16 = 2;
-    pub const SSEND: u16 = 3;
-    pub const RSEND: u16 = 4;
-    pub const RECV: u16 = 5;
-    pub const ISEND: u16 = 6;
-    pub const IBSEND: u16 = 7;
-    pub const ISSEND: u16 = 8;
-    pub const IRSEND: u16 = 9;
-    pub const IRECV: u16 = 10;
-    pub const SENDRECV_REPLACE: u16 = 12;
-    pub const WAIT: u16 = 13;
-    pub const TESTSOME: u16 = 20;
-    pub const PROBE: u16 = 21;
-    pub const IPROBE: u16 = 22;
-    pub const BARRIER: u16 = 23;
-    pub const SCATTER: u16 = 25;
-    pub const SCATTERV: u16 = 26;
-    pub const GATHER: u16 = 27;
-    pub const GATHERV: u16 = 28;
-    pub const ALLGATHERV: u16 = 30;
-    pub const ALLTOALLV: u16 = 32;
-    pub const EXSCAN: u16 = 38;
-    pub const COMM_SPLIT: u16 = 39;
-    pub const COMM_CREATE: u16 = 41;
-    pub const COMM_FREE: u16 = 42;
-    pub const PCONTROL: u16 = 43;
-    pub const INIT: u16 = 44;
-    pub const FINALIZE: u16 = 45;
-    pub const TEST_RUN: u16 = 46;
-    pub const CANCEL: u16 = 47;
-    pub const MPROBE: u16 = 48;
-    pub const IMPROBE: u16 = 49;
-    pub const MRECV: u16 = 50;
-    pub const IMRECV: u16 = 51;
-    pub const COMPLETE: u16 = 60;
-    pub const MEMBERS: u16 = 61;
-    pub const OTHER: u16 = 62;
-    pub const MARK: u16 = 63;
-}
+/// Trace call ids, generated from tracer/cc_trace_format.h.
+use crate::trace_calls as call;
 
 /// How collective calls are replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
+from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PSEUDO_CALLS
 
 MAGIC = b"CCTRACE1"
 VERSION = 1
@@ -55,79 +56,18 @@ RECORD_DTYPE = np.dtype([
 ])
 assert HEADER_DTYPE.itemsize == HEADER_BYTES and RECORD_DTYPE.itemsize == RECORD_BYTES
 
-CALL_NAMES: dict[int, str] = {
-    1: "Send", 2: "Bsend", 3: "Ssend", 4: "Rsend", 5: "Recv",
-    6: "Isend", 7: "Ibsend", 8: "Issend", 9: "Irsend", 10: "Irecv",
-    11: "Sendrecv", 12: "Sendrecv_replace",
-    13: "Wait", 14: "Waitall", 15: "Waitany", 16: "Waitsome",
-    17: "Test", 18: "Testall", 19: "Testany", 20: "Testsome",
-    21: "Probe", 22: "Iprobe",
-    23: "Barrier", 24: "Bcast", 25: "Scatter", 26: "Scatterv", 27: "Gather", 28: "Gatherv",
-    29: "Allgather", 30: "Allgatherv", 31: "Alltoall", 32: "Alltoallv", 33: "Reduce",
-    34: "Allreduce", 35: "Reduce_scatter", 36: "Reduce_scatter_block", 37: "Scan", 38: "Exscan",
-    39: "Comm_split", 40: "Comm_dup", 41: "Comm_create", 42: "Comm_free",
-    43: "Pcontrol", 44: "Init", 45: "Finalize",
-    46: "Test_run", 47: "Cancel", 48: "Mprobe", 49: "Improbe", 50: "Mrecv", 51: "Imrecv",
-    60: "COMPLETE", 61: "MEMBERS", 62: "OTHER", 63: "MARK",
-    70: "Cart_create", 71: "Cart_sub", 72: "Graph_create", 73: "Dist_graph_create",
-    74: "Dist_graph_create_adjacent", 75: "Comm_create_group", 76: "Comm_split_type",
-    77: "Comm_idup", 79: "NEIGHBORS",
-    80: "Alltoallw", 81: "Ibarrier", 82: "Ibcast", 83: "Iscatter", 84: "Iscatterv", 85: "Igather",
-    86: "Igatherv", 87: "Iallgather", 88: "Iallgatherv", 89: "Ialltoall", 90: "Ialltoallv",
-    91: "Ialltoallw", 92: "Ireduce", 93: "Iallreduce", 94: "Ireduce_scatter",
-    95: "Ireduce_scatter_block", 96: "Iscan", 97: "Iexscan",
-    100: "Neighbor_allgather", 101: "Neighbor_allgatherv", 102: "Neighbor_alltoall",
-    103: "Neighbor_alltoallv", 104: "Neighbor_alltoallw", 105: "Ineighbor_allgather",
-    106: "Ineighbor_allgatherv", 107: "Ineighbor_alltoall", 108: "Ineighbor_alltoallv",
-    109: "Ineighbor_alltoallw",
-    110: "Send_init", 111: "Bsend_init", 112: "Ssend_init", 113: "Rsend_init", 114: "Recv_init",
-    115: "Start", 116: "Startall", 117: "Request_free",
-    120: "File_open", 121: "File_close", 122: "File_read", 123: "File_read_at", 124: "File_read_all",
-    125: "File_read_at_all", 126: "File_write", 127: "File_write_at", 128: "File_write_all",
-    129: "File_write_at_all", 130: "File_iread", 131: "File_iwrite", 132: "File_set_view",
-    133: "File_sync",
-    140: "Win_create", 141: "Win_allocate", 142: "Win_allocate_shared", 143: "Win_create_dynamic",
-    144: "Win_free", 145: "Put", 146: "Get", 147: "Accumulate", 148: "Get_accumulate",
-    149: "Fetch_and_op", 150: "Compare_and_swap", 151: "Rput", 152: "Rget", 153: "Raccumulate",
-    154: "Win_fence", 155: "Win_lock", 156: "Win_unlock", 157: "Win_lock_all", 158: "Win_unlock_all",
-    159: "Win_flush", 160: "Win_flush_all", 161: "Win_flush_local", 162: "Win_post",
-    163: "Win_start", 164: "Win_complete", 165: "Win_wait", 166: "RMA_IN",
-}
 CALL_IDS: dict[str, int] = {name: call for call, name in CALL_NAMES.items()}
-COMPLETE, MEMBERS, OTHER, MARK, NEIGHBORS, RMA_IN = 60, 61, 62, 63, 79, 166
-PCONTROL, INIT, FINALIZE = 43, 44, 45
+COMPLETE, MEMBERS, OTHER, MARK, NEIGHBORS, RMA_IN = (
+    CALL_IDS[n] for n in ("COMPLETE", "MEMBERS", "OTHER", "MARK", "NEIGHBORS", "RMA_IN"))
+PCONTROL, INIT, FINALIZE = CALL_IDS["Pcontrol"], CALL_IDS["Init"], CALL_IDS["Finalize"]
 # unsuccessful calls of one Test* call on one request set: aux names the call, bytes counts
 # them, bytes2 is the least time one of them took inside MPI (ns)
-TEST_RUN = 46
-# records that describe a call rather than being one
-PSEUDO_CALLS = frozenset({COMPLETE, MEMBERS, MARK, NEIGHBORS, RMA_IN})
+TEST_RUN = CALL_IDS["Test_run"]
 # calls that create a communicator: MEMBERS records follow
-CREATES_COMM = (39, 40, 41, 70, 71, 72, 73, 74, 75, 76, 77)
+CREATES_COMM = tuple(CALL_IDS[n] for n in (
+    "Comm_split", "Comm_dup", "Comm_create", "Cart_create", "Cart_sub", "Graph_create",
+    "Dist_graph_create", "Dist_graph_create_adjacent", "Comm_create_group", "Comm_split_type", "Comm_idup"))
 
-# CC_TRACE_OTHER_NAMES of the header, in index order (append only).
-OTHER_NAMES: tuple[str, ...] = (
-    "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op",
-    "Compare_and_swap", "Rput", "Rget", "Raccumulate",
-    "Win_create", "Win_allocate", "Win_allocate_shared", "Win_create_dynamic",
-    "Win_free", "Win_fence", "Win_lock", "Win_unlock", "Win_lock_all",
-    "Win_unlock_all", "Win_flush", "Win_flush_all", "Win_flush_local",
-    "Win_post", "Win_start", "Win_complete", "Win_wait",
-    "Ibarrier", "Ibcast", "Iscatter", "Iscatterv", "Igather", "Igatherv",
-    "Iallgather", "Iallgatherv", "Ialltoall", "Ialltoallv", "Ialltoallw",
-    "Ireduce", "Iallreduce", "Ireduce_scatter", "Ireduce_scatter_block",
-    "Iscan", "Iexscan", "Alltoallw",
-    "Send_init", "Bsend_init", "Ssend_init", "Rsend_init", "Recv_init",
-    "Start", "Startall", "Request_free", "Cancel",
-    "Mprobe", "Improbe", "Mrecv", "Imrecv",
-    "Comm_split_type", "Comm_create_group", "Comm_idup",
-    "Intercomm_create", "Intercomm_merge", "Comm_spawn",
-    "Cart_create", "Graph_create", "Dist_graph_create_adjacent",
-    "Neighbor_allgather", "Neighbor_alltoall",
-    "File_open", "File_close", "File_read", "File_read_at", "File_read_all",
-    "File_read_at_all", "File_write", "File_write_at", "File_write_all",
-    "File_write_at_all", "File_iread", "File_iwrite", "File_set_view",
-    "File_sync",
-)
 
 _KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
 

@@ -23,36 +23,21 @@ use crate::error::Result;
 use crate::workload::Op;
 use std::collections::{BTreeMap, HashMap};
 
-pub(super) const NEIGHBORS: u16 = 79;
-const ALLTOALLW: u16 = 80;
-const IBARRIER: u16 = 81;
-const IALLTOALLV: u16 = 90;
-const IALLTOALLW: u16 = 91;
-const IREDUCE: u16 = 92;
-const IEXSCAN: u16 = 97;
-/// MPI_Reduce, the blocking call of IREDUCE.
-const REDUCE: u16 = 33;
-const NEIGHBOR_FIRST: u16 = 100;
-const NEIGHBOR_LAST: u16 = 109;
-const SEND_INIT: u16 = 110;
-const BSEND_INIT: u16 = 111;
-const SSEND_INIT: u16 = 112;
-const RSEND_INIT: u16 = 113;
-const RECV_INIT: u16 = 114;
-const START: u16 = 115;
-const STARTALL: u16 = 116;
-const REQUEST_FREE: u16 = 117;
-const FILE_FIRST: u16 = 120;
-const FILE_LAST: u16 = 133;
-const WIN_CREATE: u16 = 140;
-const WIN_CREATE_DYNAMIC: u16 = 143;
-const WIN_FREE: u16 = 144;
-const RMA_FIRST: u16 = 145;
-const RMA_LAST: u16 = 153;
-const WIN_FENCE: u16 = 154;
-const WIN_SYNC_FIRST: u16 = 155;
-const WIN_SYNC_LAST: u16 = 165;
-const RMA_IN: u16 = 166;
+pub(super) use call::NEIGHBORS;
+use call::{
+    ALLTOALLW, BSEND_INIT, IALLTOALLV, IALLTOALLW, IBARRIER, IEXSCAN, IREDUCE, RECV_INIT, REDUCE,
+    REQUEST_FREE, RMA_IN, RSEND_INIT, SEND_INIT, SSEND_INIT, START, STARTALL, WIN_CREATE,
+    WIN_CREATE_DYNAMIC, WIN_FENCE, WIN_FREE,
+};
+// the id ranges of the header's groups
+const NEIGHBOR_FIRST: u16 = call::NEIGHBOR_ALLGATHER;
+const NEIGHBOR_LAST: u16 = call::INEIGHBOR_ALLTOALLW;
+const FILE_FIRST: u16 = call::FILE_OPEN;
+const FILE_LAST: u16 = call::FILE_SYNC;
+const RMA_FIRST: u16 = call::PUT;
+const RMA_LAST: u16 = call::RACCUMULATE;
+const WIN_SYNC_FIRST: u16 = call::WIN_LOCK;
+const WIN_SYNC_LAST: u16 = call::WIN_WAIT;
 /// The engine tag key of one-sided messages on a communicator (user tags are >= 0,
 /// collectives -1).
 const RMA_TAG: i64 = -2;
