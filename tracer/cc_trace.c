@@ -294,8 +294,11 @@ void cct_comm_forget(MPI_Comm comm)
 
 uint32_t cct_members_records(MPI_Comm parent)
 {
-    int size = 1;
+    int size = 1, inter = 0, remote = 0;
     PMPI_Comm_size(parent, &size);
+    PMPI_Comm_test_inter(parent, &inter);
+    if (inter) PMPI_Comm_remote_size(parent, &remote);
+    size += remote; /* a communicator made from an intercommunicator lists both groups */
     return 1 + (uint32_t)(size + CC_MEMBERS_PER_RECORD - 1) / CC_MEMBERS_PER_RECORD;
 }
 
@@ -305,29 +308,49 @@ void cct_comm_created(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Com
     cct_comm_created_like(r, call, parent, created, *created, rc, t0, t1);
 }
 
+/* World ranks of a group's members into out[0..n). */
+static void cct_world_ranks(MPI_Group group, int n, int *scratch, int *out)
+{
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    for (int i = 0; i < n; i++) scratch[i] = i;
+    PMPI_Group_translate_ranks(group, n, scratch, world, out);
+    PMPI_Group_free(&world);
+}
+
 void cct_comm_created_like(cc_trace_record *r, uint16_t call, int32_t parent, MPI_Comm *created,
                            MPI_Comm members_of, int rc, uint64_t t0, uint64_t t1)
 {
-    int size = 0;
+    int local = 0, remote = 0, inter = 0;
     int32_t id = CC_COMM_NONE;
     if (rc == MPI_SUCCESS && *created != MPI_COMM_NULL) {
         id = cct_comm_add(*created);
-        PMPI_Comm_size(members_of, &size);
+        PMPI_Comm_size(members_of, &local);
+        PMPI_Comm_test_inter(members_of, &inter);
+        if (inter) PMPI_Comm_remote_size(members_of, &remote);
     }
-    r[0] = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0), .comm = parent,
-                             .peer = CC_PEER_NONE, .tag = -1, .t_start = t0, .t_end = t1,
-                             .aux = id, .aux2 = size};
+    int size = local + remote;
+    r[0] = (cc_trace_record){.call = call, .flags = cct_flags(rc, 0) | (inter ? CC_REC_INTER : 0),
+                             .comm = parent, .peer = CC_PEER_NONE, .tag = inter ? local : -1,
+                             .t_start = t0, .t_end = t1, .aux = id, .aux2 = size};
     uint32_t written = 1;
     if (size > 0) {
         int stack_ranks[2 * 64], *ranks = stack_ranks;
         if (size > 64) ranks = malloc(2 * (size_t)size * sizeof *ranks);
-        MPI_Group group, world;
-        if (ranks && PMPI_Comm_group(members_of, &group) == MPI_SUCCESS) {
-            PMPI_Comm_group(MPI_COMM_WORLD, &world);
-            for (int i = 0; i < size; i++) ranks[i] = i;
-            PMPI_Group_translate_ranks(group, size, ranks, world, ranks + size);
+        MPI_Group group;
+        int ok = ranks && PMPI_Comm_group(members_of, &group) == MPI_SUCCESS;
+        if (ok) {
+            cct_world_ranks(group, local, ranks, ranks + size);
             PMPI_Group_free(&group);
-            PMPI_Group_free(&world);
+        }
+        if (ok && inter) {
+            ok = PMPI_Comm_remote_group(members_of, &group) == MPI_SUCCESS;
+            if (ok) {
+                cct_world_ranks(group, remote, ranks, ranks + size + local);
+                PMPI_Group_free(&group);
+            }
+        }
+        if (ok) {
             for (int first = 0; first < size; first += CC_MEMBERS_PER_RECORD) {
                 int count = size - first < CC_MEMBERS_PER_RECORD ? size - first
                                                                  : CC_MEMBERS_PER_RECORD;

@@ -199,3 +199,27 @@ void cct_degrees(MPI_Comm comm, int *in, int *out)
     free(sources);
     free(destinations);
 }
+
+/* An intercommunicator: its groups' world ranks, local then remote (CC_REC_INTER); each
+ * group may hold any ranks of the world. */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    CCT_ENTER(cct_members_records(MPI_COMM_WORLD),
+              PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag,
+                                    newintercomm));
+    int32_t parent_id = cct_comm(local_comm);
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag,
+                                   newintercomm);
+    uint64_t t1 = cct_now();
+    cct_comm_created(r, CC_INTERCOMM_CREATE, parent_id, newintercomm, rc, t0, t1);
+    return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    CCT_CREATES(CC_INTERCOMM_MERGE, intercomm, newintracomm,
+                PMPI_Intercomm_merge(intercomm, high, newintracomm));
+    return rc;
+}

@@ -16,8 +16,11 @@ enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
  * blocking call, at offset 56 (aux, aux2) of an Irecv, whose req is its request */
 /* CC_REC_CANCELLED: on a COMPLETE record, the request was cancelled (MPI_Cancel, then
  * MPI_Test_cancelled said so): it moved nothing. */
+/* CC_REC_INTER: on a call that created a communicator, the new one is an
+ * intercommunicator: its MEMBERS records list the local group, then the remote group,
+ * and the record's tag holds the local group's size. */
 enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u, CC_REC_COLD = 4u,
-                      CC_REC_CANCELLED = 8u };
+                      CC_REC_CANCELLED = 8u, CC_REC_INTER = 16u };
 enum { CC_COLD_MIN_BYTES = 65536 };
 
 enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
@@ -44,6 +47,8 @@ enum cc_call {
      * t_start..t_end from the first call's start to the last one's end) */
     CC_TEST_RUN = 46, CC_CANCEL = 47,
     CC_MPROBE = 48, CC_IMPROBE = 49, CC_MRECV = 50, CC_IMRECV = 51,
+    /* intercommunicators: MEMBERS records follow as for Comm_split (CC_REC_INTER) */
+    CC_INTERCOMM_CREATE = 52, CC_INTERCOMM_MERGE = 53,
     CC_COMPLETE = 60, CC_MEMBERS = 61, CC_OTHER = 62, CC_MARK = 63,
     /* communicators and topologies: MEMBERS records follow as for Comm_split */
     CC_CART_CREATE = 70, CC_CART_SUB = 71, CC_GRAPH_CREATE = 72, CC_DIST_GRAPH_CREATE = 73,

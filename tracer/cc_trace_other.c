@@ -15,18 +15,10 @@
 
 #define CCT_NO_COMM CC_COMM_NONE
 
-/* MPI_Cancel, Mprobe, Improbe, Mrecv and Imrecv are followed in cc_trace_mprobe.c; one-sided,
+/* MPI_Cancel, Mprobe, Improbe, Mrecv and Imrecv are followed in cc_trace_mprobe.c; the
+ * intercommunicators in cc_trace_comm.c; one-sided,
  * non-blocking collectives and persistent requests in cc_trace_rma.c, cc_trace_nbc.c and
  * cc_trace_persist.c */
-
-CCT_OTHER(Intercomm_create, cct_comm(local_comm),
-          (MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader,
-           int tag, MPI_Comm *newintercomm),
-          (local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm))
-
-CCT_OTHER(Intercomm_merge, cct_comm(intercomm),
-          (MPI_Comm intercomm, int high, MPI_Comm *newintercomm),
-          (intercomm, high, newintercomm))
 
 CCT_OTHER(Comm_spawn, cct_comm(comm),
           (const char *command, char *argv[], int maxprocs, MPI_Info info, int root,

@@ -35,6 +35,8 @@ const RECORD_BYTES: usize = 64;
 const FINALIZED: u32 = 1;
 const REC_ERROR: u16 = 2;
 const REC_CANCELLED: u16 = 8;
+/// On a call that created a communicator: an intercommunicator (local group, then remote).
+const REC_INTER: u16 = 16;
 const PEER_NONE: i32 = -1;
 const PEER_ANY: i32 = -2;
 const PEER_NULL: i32 = -3;
@@ -455,6 +457,9 @@ struct Comm {
     /// World rank of each communicator rank.
     members: std::rc::Rc<Vec<u32>>,
     me: u32,
+    /// An intercommunicator: `members` is the remote group (a peer names one of its
+    /// ranks), `me` this rank's place in the local group.
+    inter: bool,
     /// Communicators created from this one so far (to name them across ranks).
     created: u32,
     /// Collective calls made on it so far (to name each instance).
@@ -511,6 +516,11 @@ struct RankState {
     polling: polling::Runs,
     /// A communicator being created: (new id, parent id, expected size, members).
     creating: Option<(i32, i32, usize, Vec<u32>)>,
+    /// The local group's size when the communicator being created is an intercommunicator.
+    creating_inter: Option<usize>,
+    /// Intercommunicators created so far per set of world ranks they join (to name them
+    /// across both groups, whose parents differ).
+    inter_created: HashMap<Vec<u32>, u32>,
     /// Topologies and windows (calls of id 70 and up).
     ext: extended::RankExt,
     file: String,
@@ -525,9 +535,9 @@ impl RankState {
     fn comm(&self, id: i32) -> Result<&Comm> {
         match self.comms.get(&id) {
             Some(c) => Ok(c),
-            None if id < 0 => self.err(
-                "a communicator created by a call the replay cannot follow (Intercomm_create, Intercomm_merge, Comm_spawn)",
-            ),
+            None if id < 0 => {
+                self.err("a communicator created by a call the replay cannot follow (Comm_spawn)")
+            }
             None => self.err(format!("unknown communicator {id}")),
         }
     }
@@ -607,6 +617,8 @@ impl Builder<'_> {
             wait_step: None,
             polling: polling::Runs::default(),
             creating: None,
+            creating_inter: None,
+            inter_created: HashMap::new(),
             ext: extended::RankExt::default(),
             file: shown.clone(),
             index: 0,
@@ -617,6 +629,7 @@ impl Builder<'_> {
                 global: 0,
                 members: world,
                 me: rank,
+                inter: false,
                 created: 0,
                 collectives: 0,
             },
@@ -627,6 +640,7 @@ impl Builder<'_> {
                 global: 1 + rank,
                 members: std::rc::Rc::new(vec![rank]),
                 me: 0,
+                inter: false,
                 created: 0,
                 collectives: 0,
             },
@@ -757,7 +771,9 @@ impl Builder<'_> {
                 self.step(&[mark], true)?;
                 Ok(())
             }
-            call::COMM_SPLIT..=call::COMM_CREATE => self.begin_comm(st, rec),
+            call::COMM_SPLIT..=call::COMM_CREATE
+            | call::INTERCOMM_CREATE
+            | call::INTERCOMM_MERGE => self.begin_comm(st, rec),
             call::SEND..=call::SENDRECV_REPLACE => {
                 self.compute_until(st, rec.t_start)?;
                 st.t_prev = st.t_prev.max(rec.t_end);
@@ -781,6 +797,17 @@ impl Builder<'_> {
         }
         if rec.aux == 0 || rec.aux == 1 {
             return st.err("a new communicator cannot reuse id 0 or 1");
+        }
+        st.creating_inter = None;
+        if rec.flags & REC_INTER != 0 {
+            let local = rec.tag.max(0) as usize;
+            if local == 0 || local >= n {
+                return st.err(format!(
+                    "intercommunicator with a local group of {} of its {n} members",
+                    rec.tag
+                ));
+            }
+            st.creating_inter = Some(local);
         }
         st.creating = Some((rec.aux, rec.comm, n, Vec::with_capacity(n)));
         if rec.aux < 0 || n == 0 {
@@ -866,23 +893,38 @@ impl Builder<'_> {
         if id < 0 {
             return Ok(());
         }
-        let Some(me) = members.iter().position(|&m| m == rank) else {
+        let inter = st.creating_inter.take();
+        let local = inter.unwrap_or(members.len());
+        let Some(me) = members[..local].iter().position(|&m| m == rank) else {
             return st.err(format!(
                 "rank {rank} is not a member of its new communicator {id}"
             ));
         };
+        // both groups of an intercommunicator come from different parents: it is named by
+        // the ranks it joins and how many such intercommunicators came before
+        let key = match inter {
+            None => (parent_global, k, members.clone()),
+            Some(_) => {
+                let mut joined = members.clone();
+                joined.sort_unstable();
+                let nth = st.inter_created.entry(joined.clone()).or_insert(0);
+                *nth += 1;
+                (u32::MAX, *nth, joined)
+            }
+        };
         let next = self.shared.comm_ids.len() as u32 + 1 + self.ranks;
-        let global = *self
-            .shared
-            .comm_ids
-            .entry((parent_global, k, members.clone()))
-            .or_insert(next);
+        let global = *self.shared.comm_ids.entry(key).or_insert(next);
+        let members = match inter {
+            None => members,
+            Some(local) => members[local..].to_vec(),
+        };
         st.comms.insert(
             id,
             Comm {
                 global,
                 members: std::rc::Rc::new(members),
                 me: me as u32,
+                inter: inter.is_some(),
                 created: 0,
                 collectives: 0,
             },
@@ -1048,6 +1090,11 @@ impl Builder<'_> {
             .find(|c| c.0 == rec.call)
             .expect("collective ids are in the table");
         let c = st.comm(rec.comm)?.clone();
+        if c.inter {
+            return st.err(format!(
+                "{name} on an intercommunicator cannot be replayed (its two groups' roles are not modelled)"
+            ));
+        }
         if let Some(cm) = st.comms.get_mut(&rec.comm) {
             cm.collectives += 1;
         }

@@ -53,6 +53,8 @@ CALL_NAMES: dict[int, str] = {
     49: 'Improbe',
     50: 'Mrecv',
     51: 'Imrecv',
+    52: 'Intercomm_create',
+    53: 'Intercomm_merge',
     60: 'COMPLETE',
     61: 'MEMBERS',
     62: 'OTHER',

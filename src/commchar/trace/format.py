@@ -27,6 +27,7 @@ REC_NONBLOCKING = 1
 REC_ERROR = 2
 REC_COLD = 4  # cold bytes counted: at offset 48 (req) of a blocking call, 56 (aux, aux2) of an Irecv
 REC_CANCELLED = 8  # on a COMPLETE record: the request was cancelled and moved nothing
+REC_INTER = 16  # on a call that created an intercommunicator: members local then remote, tag = local size
 COLD_MIN_BYTES = 64 * 1024  # receive buffers the tracer counts cold bytes of
 MEMBERS_PER_RECORD = 10
 FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
@@ -66,7 +67,8 @@ TEST_RUN = CALL_IDS["Test_run"]
 # calls that create a communicator: MEMBERS records follow
 CREATES_COMM = tuple(CALL_IDS[n] for n in (
     "Comm_split", "Comm_dup", "Comm_create", "Cart_create", "Cart_sub", "Graph_create",
-    "Dist_graph_create", "Dist_graph_create_adjacent", "Comm_create_group", "Comm_split_type", "Comm_idup"))
+    "Dist_graph_create", "Dist_graph_create_adjacent", "Comm_create_group", "Comm_split_type", "Comm_idup",
+    "Intercomm_create", "Intercomm_merge"))
 
 
 _KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
