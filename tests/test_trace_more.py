@@ -109,8 +109,8 @@ def test_one_sided_operations_and_what_each_target_received(traced):
         rec = rank.records
         window = int(_calls(rec, "Win_allocate")["aux"][0])
         puts, get = _calls(rec, "Put"), _calls(rec, "Get")[0]
-        # the fence epoch's Put (aux2 0) and the PSCW epoch's (aux2 1), to the other rank
-        assert puts["bytes"].tolist() == [8192, 8] and puts["aux2"].tolist() == [0, 1]
+        # the fence epoch's Put (aux2 0) and the PSCW epoch's (aux2 2), to the other rank
+        assert puts["bytes"].tolist() == [8192, 8] and puts["aux2"].tolist() == [0, 2]
         assert puts["peer"].tolist() == [1 - position] * 2 and (puts["aux"] == window).all()
         assert (get["bytes2"], get["aux2"]) == (4096, 0)
         assert _calls(rec, "Accumulate")["aux2"].tolist() == [1]
@@ -118,8 +118,13 @@ def test_one_sided_operations_and_what_each_target_received(traced):
         fences = np.flatnonzero(rec["call"] == C["Win_fence"])
         rma_in = rec[rec["call"] == fmt.RMA_IN]
         assert len(fences) == 3 and rec["call"][fences[1] - 1] == fmt.RMA_IN
-        assert rma_in["peer"].tolist() == [1 - position] * 2
-        assert rma_in[["bytes", "bytes2"]].tolist() == [(8192, 0), (0, 4096)]
+        # then the PSCW epoch: at Win_complete what this origin moved to its target (tag 1),
+        # at Win_wait what the origin of the post group moved here (tag -1, as a fence's)
+        complete, wait = (np.flatnonzero(rec["call"] == C[n])[0] for n in ("Win_complete", "Win_wait"))
+        assert rec["call"][complete - 1] == fmt.RMA_IN and rec["tag"][complete - 1] == 1
+        assert rec["call"][wait - 1] == fmt.RMA_IN and rec["tag"][wait - 1] == -1
+        assert rma_in["peer"].tolist() == [1 - position] * 4
+        assert rma_in[["bytes", "bytes2"]].tolist() == [(8192, 0), (0, 4096), (8, 0), (8, 0)]
 
 
 def test_the_trace_replays_without_flags(traced, tmp_path):

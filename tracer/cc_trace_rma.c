@@ -1,12 +1,17 @@
 /* One-sided communication.  Each window gets an id (aux of its records) and a
  * private duplicate of its communicator.  An operation is recorded at its origin
  * (peer = target, bytes = bytes to the target, bytes2 = bytes from it; aux2 = 1
- * when issued inside a lock or PSCW access epoch, 0 in a fence epoch).  A target
+ * when issued inside a lock epoch, 2 inside a PSCW access epoch, 0 in a fence epoch).  A target
  * never sees the operations on it, so at each MPI_Win_fence the ranks exchange
  * what each moved to and from each other since the last fence (one Alltoall on
  * the private communicator, inside the fence's recorded span) and each rank
  * writes an RMA_IN record per origin that touched it, before the fence's record.
- * Lock, PSCW and flush calls are recorded as they are. */
+ * A PSCW epoch (Win_post/Win_start/Win_complete/Win_wait) does the same with
+ * point-to-point messages on that communicator: at Win_complete each origin sends
+ * every target of its start group what it moved to and from it, writing an RMA_IN
+ * record per target (tag 1, before Win_complete's record), and at Win_wait each target
+ * receives them from every origin of its post group (RMA_IN records, tag 0, before
+ * Win_wait's). Lock and flush calls are recorded as they are. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +21,10 @@ typedef struct {
     MPI_Win handle;
     int32_t id, comm; /* the window's id, its communicator's */
     MPI_Comm own;     /* the tracer's duplicate, for the fence's exchange */
-    int size, epochs; /* communicator size; lock and PSCW access epochs open */
+    int size, epochs; /* communicator size; lock epochs open */
     uint64_t *moved;  /* per target: bytes to it, bytes from it (2 x size) */
+    int *start, nstart, *post, npost; /* the PSCW groups, as ranks in the communicator */
+    int access;                       /* a PSCW access epoch is open (Win_start) */
 } cct_window;
 
 static cct_window *cct_wins;
@@ -103,6 +110,8 @@ int MPI_Win_free(MPI_Win *win)
     if (rc == MPI_SUCCESS && w) {
         PMPI_Comm_free(&w->own);
         free(w->moved);
+        free(w->start);
+        free(w->post);
         *w = cct_wins[--cct_nwins];
     }
     cct_win_record(r, CC_WIN_FREE, rc, &gone, CC_PEER_NONE, 0, 0, 0, t0, t1);
@@ -122,7 +131,9 @@ static void cct_rma_op(cc_trace_record *r, uint16_t call, int rc, MPI_Win win, i
         w->moved[2 * target] += to;
         w->moved[2 * target + 1] += from;
     }
-    cct_win_record(r, call, rc, w, cct_peer(target), to, from, in_epoch, t0, t1);
+    /* aux2: 1 inside a lock epoch, 2 inside a PSCW access epoch, 0 in a fence epoch */
+    int32_t epoch = in_epoch ? 1 : w && w->access ? 2 : 0;
+    cct_win_record(r, call, rc, w, cct_peer(target), to, from, epoch, t0, t1);
     cct_end(1);
 }
 
@@ -232,7 +243,110 @@ int MPI_Win_fence(int assert, MPI_Win win)
     return rc;
 }
 
-/* ---- lock and PSCW epochs, flushes: recorded as they are ---- */
+/* ---- PSCW epochs: the moved bytes sent from origins to targets ---- */
+
+enum { CCT_PSCW_TAG = 7 };
+
+/* The group's members as ranks of the window's communicator, kept in *ranks. */
+static void cct_win_group(cct_window *w, MPI_Group group, int **ranks, int *n)
+{
+    free(*ranks);
+    *ranks = NULL;
+    *n = 0;
+    int size = 0;
+    MPI_Group all;
+    if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0) return;
+    int *both = malloc(2 * (size_t)size * sizeof *both);
+    if (!both || PMPI_Comm_group(w->own, &all) != MPI_SUCCESS) {
+        free(both);
+        return;
+    }
+    for (int i = 0; i < size; i++) both[i] = i;
+    PMPI_Group_translate_ranks(group, size, both, all, both + size);
+    PMPI_Group_free(&all);
+    memmove(both, both + size, (size_t)size * sizeof *both);
+    *ranks = both;
+    *n = size;
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    CCT_ENTER(1, PMPI_Win_post(group, assert, win));
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Win_post(group, assert, win);
+    cct_window *w = cct_win(win);
+    if (w && rc == MPI_SUCCESS) cct_win_group(w, group, &w->post, &w->npost);
+    cct_win_record(r, CC_WIN_POST, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
+    cct_end(1);
+    return rc;
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    CCT_ENTER(1, PMPI_Win_start(group, assert, win));
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Win_start(group, assert, win);
+    cct_window *w = cct_win(win);
+    if (w && rc == MPI_SUCCESS) {
+        cct_win_group(w, group, &w->start, &w->nstart);
+        w->access = 1;
+    }
+    cct_win_record(r, CC_WIN_START, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
+    cct_end(1);
+    return rc;
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+    cct_window *w = cct_win(win);
+    CCT_ENTER(1 + (w ? (uint32_t)w->nstart : 0), PMPI_Win_complete(win));
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Win_complete(win);
+    uint32_t n = 0;
+    if (w && rc == MPI_SUCCESS) {
+        w->access = 0;
+        for (int i = 0; i < w->nstart; i++) {
+            int target = w->start[i];
+            if (target < 0 || target >= w->size) continue;
+            uint64_t *moved = w->moved + 2 * target;
+            if (PMPI_Send(moved, 2, MPI_UINT64_T, target, CCT_PSCW_TAG, w->own) == MPI_SUCCESS) {
+                cc_trace_record *m = r + n++;
+                cct_win_record(m, CC_RMA_IN, MPI_SUCCESS, w, target, moved[0], moved[1], 0, t0,
+                               t0);
+                m->tag = 1;
+            }
+            moved[0] = moved[1] = 0;
+        }
+    }
+    cct_win_record(r + n++, CC_WIN_COMPLETE, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
+    cct_end(n);
+    return rc;
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+    cct_window *w = cct_win(win);
+    CCT_ENTER(1 + (w ? (uint32_t)w->npost : 0), PMPI_Win_wait(win));
+    uint64_t t0 = cct_now();
+    int rc = PMPI_Win_wait(win);
+    uint32_t n = 0;
+    if (w && rc == MPI_SUCCESS) {
+        for (int i = 0; i < w->npost; i++) {
+            int origin = w->post[i];
+            uint64_t in[2];
+            if (origin < 0 || origin >= w->size ||
+                PMPI_Recv(in, 2, MPI_UINT64_T, origin, CCT_PSCW_TAG, w->own, MPI_STATUS_IGNORE)
+                    != MPI_SUCCESS)
+                continue;
+            cct_win_record(r + n++, CC_RMA_IN, MPI_SUCCESS, w, origin, in[0], in[1], 0, t0, t0);
+        }
+    }
+    cct_win_record(r + n++, CC_WIN_WAIT, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
+    cct_end(n);
+    return rc;
+}
+
+/* ---- lock epochs, flushes: recorded as they are ---- */
 
 static int cct_win_sync(cc_trace_record *r, uint16_t call, int rc, MPI_Win win, int peer,
                         int opens, uint64_t t0)
@@ -262,9 +376,4 @@ CCT_WIN_SYNC(Win_flush, CC_WIN_FLUSH, (int rank, MPI_Win win), (rank, win), cct_
 CCT_WIN_SYNC(Win_flush_all, CC_WIN_FLUSH_ALL, (MPI_Win win), (win), CC_PEER_NONE, 0)
 CCT_WIN_SYNC(Win_flush_local, CC_WIN_FLUSH_LOCAL, (int rank, MPI_Win win), (rank, win),
              cct_peer(rank), 0)
-CCT_WIN_SYNC(Win_post, CC_WIN_POST, (MPI_Group group, int assert, MPI_Win win),
-             (group, assert, win), CC_PEER_NONE, 0)
-CCT_WIN_SYNC(Win_start, CC_WIN_START, (MPI_Group group, int assert, MPI_Win win),
-             (group, assert, win), CC_PEER_NONE, 1)
-CCT_WIN_SYNC(Win_complete, CC_WIN_COMPLETE, (MPI_Win win), (win), CC_PEER_NONE, -1)
-CCT_WIN_SYNC(Win_wait, CC_WIN_WAIT, (MPI_Win win), (win), CC_PEER_NONE, 0)
+

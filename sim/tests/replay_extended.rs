@@ -1,6 +1,6 @@
 //! Replay of the trace's calls of id 70 and up (docs/trace-format.md), on
 //! hand-written traces: a topology's neighborhood collective, persistent
-//! requests, a non-blocking collective, MPI-IO.
+//! requests, a non-blocking collective, MPI-IO, fence and PSCW epochs.
 
 mod common;
 
@@ -305,4 +305,74 @@ fn a_put_in_a_fence_epoch_is_a_message_at_the_closing_fence() {
     assert_eq!(with.messages, without.messages + 1);
     // the target leaves its fence only once the data is there: 100 kB at G = 6 ns/B
     assert!(with.finish[1] >= without.finish[1] + 100_000 * 6 * NS);
+}
+
+#[test]
+fn a_pscw_epoch_is_a_message_from_origin_to_target_even_when_empty() {
+    use commchar_sim::trace_calls::{
+        PUT, RMA_IN, WIN_COMPLETE, WIN_CREATE, WIN_POST, WIN_START, WIN_WAIT,
+    };
+    let win = |call| R {
+        call,
+        peer: -1,
+        aux: 1,
+        ..R::default()
+    };
+    // rank 0 the origin (start group {1}), rank 1 the target (post group {0}); the
+    // target may come late to its epoch
+    let run = |bytes: u64, target_late: u64| {
+        let mut t = ranks(2);
+        for tr in &mut t {
+            tr.call(win(WIN_CREATE), 0);
+        }
+        t[0].call(win(WIN_START), 0);
+        if bytes > 0 {
+            t[0].call(
+                R {
+                    call: PUT,
+                    peer: 1,
+                    bytes,
+                    aux: 1,
+                    aux2: 2,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        // what the origin moved to its target (tag 1), then Win_complete
+        t[0].call(
+            R {
+                call: RMA_IN,
+                peer: 1,
+                tag: 1,
+                bytes,
+                aux: 1,
+                ..R::default()
+            },
+            0,
+        )
+        .call(win(WIN_COMPLETE), 0);
+        t[1].now += target_late;
+        t[1].call(win(WIN_POST), 0)
+            .call(
+                R {
+                    call: RMA_IN,
+                    peer: 0,
+                    tag: -1,
+                    bytes,
+                    aux: 1,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(win(WIN_WAIT), 0);
+        let dir = write(&format!("pscw-{bytes}-{target_late}"), &t);
+        common::replay_dir(&dir.0, &Options::default(), params()).unwrap()
+    };
+    let (empty, full) = (run(0, 0), run(100_000, 0));
+    // one message each way of synchronization: even an empty epoch sends one
+    assert_eq!(empty.messages, 1);
+    assert_eq!(full.messages, 1);
+    // the target leaves its Win_wait only once the data is there: (100 kB - 1) G, G = 6 ns/B
+    assert!(full.finish[1] >= empty.finish[1] + (100_000 - 1) * 6 * NS);
 }

@@ -15,8 +15,14 @@
 //!   it: one send per target of what the rank put there, one receive per target
 //!   of what it got, and at the target (its RMA_IN records) the matching receive
 //!   and send per origin, all in one step, then a barrier on the window's
-//!   communicator; operations inside a lock or PSCW epoch, and the lock, PSCW
-//!   and flush calls, keep their measured time (as computation).
+//!   communicator;
+//! - a PSCW epoch's operations are messages too: at Win_complete the origin sends
+//!   each target of its start group what it put there (a message even when
+//!   empty: the target's Win_wait waits for it) and receives what it got from it,
+//!   at Win_wait the target the reverse for each origin of its post group (their
+//!   RMA_IN records); Win_post and Win_start keep their measured time;
+//! - operations inside a lock epoch, and the lock and flush calls, keep their
+//!   measured time (as computation).
 
 use super::{call, Builder, RankState, Rec, COLLECTIVE_TAG, MEMBERS_PER_RECORD, PEER_NULL};
 use crate::error::Result;
@@ -26,8 +32,8 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) use call::NEIGHBORS;
 use call::{
     ALLTOALLW, BSEND_INIT, IALLTOALLV, IALLTOALLW, IBARRIER, IEXSCAN, IREDUCE, RECV_INIT, REDUCE,
-    REQUEST_FREE, RMA_IN, RSEND_INIT, SEND_INIT, SSEND_INIT, START, STARTALL, WIN_CREATE,
-    WIN_CREATE_DYNAMIC, WIN_FENCE, WIN_FREE,
+    REQUEST_FREE, RMA_IN, RSEND_INIT, SEND_INIT, SSEND_INIT, START, STARTALL, WIN_COMPLETE,
+    WIN_CREATE, WIN_CREATE_DYNAMIC, WIN_FENCE, WIN_FREE, WIN_WAIT,
 };
 // the id ranges of the header's groups
 const NEIGHBOR_FIRST: u16 = call::NEIGHBOR_ALLGATHER;
@@ -78,6 +84,15 @@ pub(super) fn io_calls(io: &BTreeMap<u16, u64>) -> Vec<(String, u64)> {
             (format!("MPI_{name}"), n)
         })
         .collect()
+}
+
+/// Which side of a PSCW epoch's messages is sent even when empty (origin to target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sync {
+    /// Win_complete: the origin sends to each target of its start group.
+    Send,
+    /// Win_wait: the target receives from each origin of its post group.
+    Recv,
 }
 
 /// The blocking collective a non-blocking one (or Alltoallw) is replayed as.
@@ -162,7 +177,10 @@ impl Builder<'_> {
                     .push((rec.peer, rec.bytes, rec.bytes2));
                 Ok(())
             }
-            // inside a lock or PSCW epoch: the measured time, as computation
+            WIN_COMPLETE => self.pscw(st, rec, Sync::Send),
+            WIN_WAIT => self.pscw(st, rec, Sync::Recv),
+            // inside a lock or PSCW epoch: the measured time, as computation (a PSCW
+            // epoch's bytes come with Win_complete's and Win_wait's RMA_IN records)
             RMA_FIRST..=RMA_LAST | WIN_SYNC_FIRST..=WIN_SYNC_LAST => Ok(()),
             WIN_FENCE => self.fence(st, rec),
             _ => {
@@ -174,8 +192,13 @@ impl Builder<'_> {
 
     pub(super) fn pseudo(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
         if rec.call == RMA_IN {
+            // tag 1: what this rank moved to and from a target (a PSCW origin); otherwise
             // what an origin moved to and from this rank: the reverse of its operations
-            let entry = (rec.peer, rec.bytes2, rec.bytes);
+            let entry = if rec.tag == 1 {
+                (rec.peer, rec.bytes, rec.bytes2)
+            } else {
+                (rec.peer, rec.bytes2, rec.bytes)
+            };
             self.window(st, rec)?.push(entry);
             return Ok(());
         }
@@ -193,6 +216,31 @@ impl Builder<'_> {
     /// A fence: the epoch's messages in one step, then a barrier.
     fn fence(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
         self.bookkeeping(st, rec)?;
+        let comm = self.epoch_messages(st, rec, None)?;
+        let barrier = Rec {
+            call: call::BARRIER,
+            comm,
+            peer: -1,
+            bytes: 0,
+            bytes2: 0,
+            flags: 0,
+            t_start: rec.t_end,
+            t_end: rec.t_end,
+            ..*rec
+        };
+        self.blocking_collective(st, &barrier)
+    }
+
+    /// Win_complete (an origin) or Win_wait (a target): the PSCW epoch's messages.
+    fn pscw(&mut self, st: &mut RankState, rec: &Rec, sync: Sync) -> Result<()> {
+        self.bookkeeping(st, rec)?;
+        self.epoch_messages(st, rec, Some(sync)).map(|_| ())
+    }
+
+    /// The window's epoch messages, one per peer and direction in peer order on every
+    /// rank, all in one step; with `sync`, the origin-to-target one even when empty.
+    /// Returns the window's communicator.
+    fn epoch_messages(&mut self, st: &mut RankState, rec: &Rec, sync: Option<Sync>) -> Result<i32> {
         let comm = match st.ext.windows.get(&rec.aux) {
             Some(w) => w.0,
             None => return st.err(format!("window {} was not created in the trace", rec.aux)),
@@ -200,7 +248,6 @@ impl Builder<'_> {
         let moved = std::mem::take(self.window(st, rec)?);
         let c = st.comm(comm)?.clone();
         let tag = self.shared.tag(c.global, RMA_TAG)?;
-        // one message per peer and direction, in peer order on every rank
         let mut per_peer: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
         for (peer, to, from) in moved {
             let e = per_peer.entry(peer).or_default();
@@ -217,10 +264,10 @@ impl Builder<'_> {
             if world == st.rank {
                 continue;
             }
-            if to > 0 {
+            if to > 0 || sync == Some(Sync::Send) {
                 ops.push(Op::send(world, to, tag));
             }
-            if from > 0 {
+            if from > 0 || sync == Some(Sync::Recv) {
                 ops.push(Op::recv(world, from, tag));
             }
         }
@@ -228,18 +275,7 @@ impl Builder<'_> {
             st.wait_step = None;
             self.step(&ops, true)?;
         }
-        let barrier = Rec {
-            call: call::BARRIER,
-            comm,
-            peer: -1,
-            bytes: 0,
-            bytes2: 0,
-            flags: 0,
-            t_start: rec.t_end,
-            t_end: rec.t_end,
-            ..*rec
-        };
-        self.blocking_collective(st, &barrier)
+        Ok(comm)
     }
 
     /// A NEIGHBORS record: tag 0 the sources, 1 the destinations; aux the first index,
