@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,9 @@ def test_each_job_records_where_and_how_it_measured(full_run):
 
 def test_statistics_agree_with_the_stored_raw_samples(full_run):
     db, _ = full_run
+    # the relative half-width the precision was judged by (a column the point dicts leave out)
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        ci_rel = dict(con.execute("SELECT id, ci_rel FROM points").fetchall())
     with Store(db) as store:
         for point in store.points():
             samples = np.array(store.samples(point["point_id"]))
@@ -115,7 +119,10 @@ def test_statistics_agree_with_the_stored_raw_samples(full_run):
             assert point["ci_lo_us"] <= point["t_us"] <= point["ci_hi_us"]
             half = max(point["t_us"] - point["ci_lo_us"], point["ci_hi_us"] - point["t_us"])
             yardstick = max(point["t_us"], point["extra"].get("delay_us", 0.0))
-            assert point["precision_met"] == (half <= 0.05 * yardstick * (1 + 1e-9))
+            # the stored relative half-width is the CI's, raised to half a timer tick where the
+            # order statistics agree closer than that; the target is met by it
+            assert ci_rel[point["point_id"]] >= half / yardstick * (1 - 1e-9)
+            assert point["precision_met"] == (ci_rel[point["point_id"]] <= 0.05 * (1 + 1e-9))
 
 
 def test_export_csv_and_json_have_the_promised_columns(full_run, tmp_path):
