@@ -64,7 +64,7 @@ test: setup browser hosts corpus
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
 	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra --durations=15
 
 clean:
 	rm -rf build sim/target $(VENV)
