@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "cc_common.h"
+#include "cc_errors.h"
 #include "cc_json.h"
 
 #define APP_EXIT_WRONG 1 /* the answer failed its check */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cc_common.h"
+#include "cc_errors.h"
 #include "cc_json.h"
 #include "cc_options.h"
 #include "cc_timer.h"

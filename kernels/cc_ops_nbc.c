@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 
 enum { CC_NBC_PURE, CC_NBC_OVERLAP };
