@@ -1,4 +1,4 @@
-#include "cc_options.h"
+#include "cc_args.h"
 
 #include <ctype.h>
 #include <stdarg.h>
