@@ -1,6 +1,6 @@
 #include "app_common.h"
 
-#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +74,7 @@ double app_parse_double(const char *usage, const char *flag, const char *text)
 {
     char err[CC_ERRLEN];
     double value = 0.0;
-    if (cc_parse_double(flag, text, 0.0, DBL_MAX, 1, &value, err, sizeof err) != 0)
+    if (cc_parse_double(flag, text, 0.0, INFINITY, 1, &value, err, sizeof err) != 0)
         app_usage(usage, "%s", err);
     return value;
 }

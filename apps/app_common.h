@@ -46,6 +46,8 @@ app_fault app_fault_read(void);
 
 /* rank 0 prints the usage error as a JSON error line; every rank exits 2 */
 _Noreturn void app_usage(const char *usage, const char *fmt, ...) CC_PRINTF(2, 3);
+/* a whole number in [lo, hi]; a positive number: else app_usage with the message
+ * of kernels/common/cc_parse.h ("--n: 'x' is not a whole number in [1, 65536]") */
 long app_parse_long(const char *usage, const char *flag, const char *text, long lo, long hi);
 double app_parse_double(const char *usage, const char *flag, const char *text);
 

@@ -14,8 +14,8 @@ int cc_parse_double(const char *name, const char *text, double lo, double hi, in
     int ok = text && end != text && *end == '\0' && errno == 0 && isfinite(v) && v <= hi &&
              (lo_open ? v > lo : v >= lo);
     if (!ok) {
-        snprintf(err, errlen, "%s: '%s' is not a number in %s%g, %g]", name, text ? text : "",
-                 lo_open ? "(" : "[", lo, hi);
+        snprintf(err, errlen, "%s: '%s' is not a number in %s%g, %g%s", name, text ? text : "",
+                 lo_open ? "(" : "[", lo, hi, isinf(hi) ? ")" : "]");
         return -1;
     }
     *out = v;
