@@ -88,7 +88,7 @@ const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen)
     /* one slot holds both buffers, each on pages of its own */
     const size_t rbuf_at = cc_round_pages(pt->sbuf_len);
     const size_t stride = rbuf_at + cc_round_pages(pt->rbuf_len);
-    const size_t floor_bytes = 2 * opt->llc_bytes; /* <= the limit: cc_args.c */
+    const size_t floor_bytes = 2 * opt->llc_bytes; /* <= the limit: cc_options_parse */
     /* whole slots covering twice the cache, and at least two, so the slot a
      * repetition uses was last touched a whole region of traffic ago */
     size_t slots = floor_bytes / stride + (floor_bytes % stride != 0);

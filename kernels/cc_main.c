@@ -2,8 +2,8 @@
  * 0's stdout (docs/kernel-protocol.md).  No file I/O. */
 #include <stdio.h>
 
-#include "cc_args.h"
 #include "cc_fault.h"
+#include "cc_options.h"
 #include "cc_report.h"
 #include "cc_run.h"
 

@@ -1,4 +1,4 @@
-#include "cc_args.h"
+#include "cc_options.h"
 
 #include <ctype.h>
 #include <stdarg.h>
