@@ -1,7 +1,8 @@
 /* What the applications commchar ships share: phase timing marked with
  * MPI_Pcontrol so a tracer sees the same phases, the JSON result line, option
  * parsing and test-only fault injection.  MPI errors, fatal errors and the
- * JSON buffer come from the kernel (cc_common.h, cc_json.h). */
+ * JSON buffer are the kernel's shared code (kernels/common/: cc_errors.h,
+ * cc_json.h). */
 #ifndef APP_COMMON_H
 #define APP_COMMON_H
 
