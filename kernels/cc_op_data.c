@@ -140,6 +140,83 @@ int cc_reduce_check(const cc_point *pt, char *err, size_t errlen)
                             pt->seed, pt->rank, err, errlen);
 }
 
+const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen)
+{
+    (void)variant;
+    if (n % (size_t)p != 0) {
+        snprintf(why, whylen, "%zu bytes is not a multiple of p=%d", n, p);
+        return why;
+    }
+    return cc_too_large(n, 1, why, whylen);
+}
+
+const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen)
+{
+    (void)variant;
+    return cc_too_large(n, (size_t)p, why, whylen);
+}
+
+void cc_allgather_setup(cc_point *pt)
+{
+    cc_coll_buffers(pt, cc_block(pt), pt->n, pt->n);
+}
+
+void cc_alltoall_setup(cc_point *pt)
+{
+    const size_t total = pt->n * (size_t)pt->size;
+    cc_coll_buffers(pt, total, total, total);
+}
+
+void cc_alltoall_fill(cc_point *pt)
+{
+    cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);
+    for (int j = 0; j < pt->size; j++)
+        cc_poison_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed);
+}
+
+int cc_alltoall_check(const cc_point *pt, char *err, size_t errlen)
+{
+    for (int j = 0; j < pt->size; j++)
+        if (cc_check_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed,
+                           pt->rank, (size_t)j * pt->n, err, errlen))
+            return 1;
+    return 0;
+}
+
+static void cc_nop_fn(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in;
+    (void)inout;
+    (void)len;
+    (void)type;
+}
+
+/* sum: rank r contributes pattern(r, i); nop: every rank pattern(0, i), so
+ * whichever operand the library keeps, the result is that vector */
+void cc_reduction_setup(cc_point *pt, size_t rlen, size_t checked_len)
+{
+    cc_coll_buffers(pt, pt->n, rlen, checked_len);
+    if (pt->variant == CC_RED_SUM)
+        pt->reduce_op = MPI_SUM;
+    else
+        CC_MPI(MPI_Op_create(cc_nop_fn, 1, &pt->reduce_op));
+}
+
+void cc_allreduce_setup(cc_point *pt)
+{
+    cc_reduction_setup(pt, pt->n, pt->n);
+}
+
+/* what a non-blocking or persistent form shares with its blocking collective */
+const cc_coll_data cc_bcast_data = {cc_size_any, cc_bcast_setup, cc_bcast_fill, cc_bcast_check,
+                                    cc_coll_cleanup};
+const cc_coll_data cc_allreduce_data = {cc_size_doubles, cc_allreduce_setup, cc_reduction_fill,
+                                        cc_reduce_check, cc_coll_cleanup};
+const cc_coll_data cc_alltoall_data = {cc_size_per_peer, cc_alltoall_setup, cc_alltoall_fill,
+                                       cc_alltoall_check, cc_coll_cleanup};
+const cc_coll_data cc_allgather_data = {cc_size_multiple_of_p, cc_allgather_setup, cc_gather_fill,
+                                        cc_gather_check, cc_coll_cleanup};
+
 /* ---- pairs ------------------------------------------------------------------ */
 
 const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen)

@@ -24,22 +24,6 @@ static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t 
     return NULL;
 }
 
-static const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    if (n % (size_t)p != 0) {
-        snprintf(why, whylen, "%zu bytes is not a multiple of p=%d", n, p);
-        return why;
-    }
-    return cc_too_large(n, 1, why, whylen);
-}
-
-static const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    return cc_too_large(n, (size_t)p, why, whylen);
-}
-
 static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
@@ -107,11 +91,6 @@ static void cc_gather_setup(cc_point *pt)
     cc_coll_buffers(pt, cc_block(pt), pt->n, pt->rank == 0 ? pt->n : 0);
 }
 
-static void cc_allgather_setup(cc_point *pt)
-{
-    cc_coll_buffers(pt, cc_block(pt), pt->n, pt->n);
-}
-
 static void cc_gather_run(cc_point *pt, long count)
 {
     const int b = (int)cc_block(pt);
@@ -140,33 +119,11 @@ const cc_op cc_op_allgather = {
 
 /* ---- alltoall: rank r's cc_block for j is pattern(r, j*n + k) ---------------- */
 
-static void cc_alltoall_setup(cc_point *pt)
-{
-    const size_t total = pt->n * (size_t)pt->size;
-    cc_coll_buffers(pt, total, total, total);
-}
-
 static void cc_alltoall_run(cc_point *pt, long count)
 {
     const int n = (int)pt->n;
     for (long k = 0; k < count; k++)
         CC_MPI(MPI_Alltoall(pt->sbuf, n, MPI_BYTE, pt->rbuf, n, MPI_BYTE, pt->comm));
-}
-
-static void cc_alltoall_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);
-    for (int j = 0; j < pt->size; j++)
-        cc_poison_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed);
-}
-
-static int cc_alltoall_check(const cc_point *pt, char *err, size_t errlen)
-{
-    for (int j = 0; j < pt->size; j++)
-        if (cc_check_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed,
-                           pt->rank, (size_t)j * pt->n, err, errlen))
-            return 1;
-    return 0;
 }
 
 const cc_op cc_op_alltoall = {
@@ -177,33 +134,9 @@ const cc_op cc_op_alltoall = {
 
 /* ---- reductions: sum of doubles, or an empty commutative operation -------- */
 
-static void cc_nop_fn(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    (void)in;
-    (void)inout;
-    (void)len;
-    (void)type;
-}
-
-/* sum: rank r contributes pattern(r, i); nop: every rank pattern(0, i), so
- * whichever operand the library keeps, the result is that vector */
-static void cc_reduction_setup(cc_point *pt, size_t rlen, size_t checked_len)
-{
-    cc_coll_buffers(pt, pt->n, rlen, checked_len);
-    if (pt->variant == CC_RED_SUM)
-        pt->reduce_op = MPI_SUM;
-    else
-        CC_MPI(MPI_Op_create(cc_nop_fn, 1, &pt->reduce_op));
-}
-
 static void cc_reduce_setup(cc_point *pt)
 {
     cc_reduction_setup(pt, pt->n, pt->rank == 0 ? pt->n : 0);
-}
-
-static void cc_allreduce_setup(cc_point *pt)
-{
-    cc_reduction_setup(pt, pt->n, pt->n);
 }
 
 static void cc_reduce_scatter_setup(cc_point *pt)
