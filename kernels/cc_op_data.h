@@ -10,17 +10,17 @@
 /* the reductions' variants: sum, or an operation that keeps either operand */
 enum { CC_RED_SUM, CC_RED_NOP };
 
-/* Collectives (root 0; rbuf, sbuf and n/p blocks as in cc_ops_coll.c).
- * Buffers of slen and rlen bytes, every rank timed, checked_len bytes of rbuf
- * verified. */
-/* check_size of a collective: n * factor bytes fit one call; any n one call can
- * carry; n a whole number of doubles */
+/* ---- collectives (root 0; rbuf, sbuf and n/p blocks as in cc_ops_coll.c) ---- */
+
+/* check_size of a collective: NULL when n * factor bytes fit one call; any n
+ * one call can carry; n a whole number of doubles */
 const char *cc_too_large(size_t n, size_t factor, char *why, size_t whylen);
 const char *cc_size_any(size_t n, int p, int variant, char *why, size_t whylen);
 const char *cc_size_doubles(size_t n, int p, int variant, char *why, size_t whylen);
 /* n a multiple of p; n * p bytes fit one call (n per peer) */
 const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen);
 const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen);
+/* buffers of slen and rlen bytes, every rank timed, checked_len bytes of rbuf verified */
 void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len);
 void cc_coll_cleanup(cc_point *pt);
 size_t cc_block(const cc_point *pt); /* n / p */
@@ -59,8 +59,9 @@ typedef struct cc_coll_data {
 } cc_coll_data;
 extern const cc_coll_data cc_bcast_data, cc_allreduce_data, cc_alltoall_data, cc_allgather_data;
 
-/* Two ranks exchanging n bytes of sbuf into rbuf: each sends its own pattern
- * and checks its peer's (point-to-point, partitioned, PVM's sends). */
+/* ---- pairs: two ranks exchanging n bytes of sbuf into rbuf ---------------------
+ * each sends its own pattern and checks its peer's (point-to-point,
+ * partitioned, PVM's sends) */
 void cc_pair_buffers(cc_point *pt); /* n bytes each way, rank 0 timed, half a round trip */
 /* NULL when ranks 0 and 1 can exchange one message of n bytes at p, else why not */
 const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen);
