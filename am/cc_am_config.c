@@ -1,11 +1,10 @@
 /* Defaults and the CC_AM_* environment variables. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cc_am.h"
+#include "cc_parse.h"
 
 /* Defaults chosen by measurement on loopback (am/README.md, "Sizes"): the
  * largest datagrams cost the fewest system calls per byte; 8 of them per
@@ -27,30 +26,21 @@ void cc_am_config_default(cc_am_config *cfg)
     cfg->faults.seed = 1;
 }
 
+/* a variable left unset or empty keeps the default */
 static int cc_am_env_double(const char *name, double lo, double hi, double *out, char *err,
                             size_t errlen)
 {
     const char *text = getenv(name);
     if (!text || !*text) return 0;
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !isfinite(v) || v < lo || v > hi) {
-        snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", name, text, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return cc_parse_double(name, text, lo, hi, 0, out, err, errlen);
 }
 
-static int cc_am_env_int(const char *name, double lo, double hi, int *out, char *err, size_t errlen)
+static int cc_am_env_int(const char *name, long lo, long hi, int *out, char *err, size_t errlen)
 {
-    double v = *out;
-    if (cc_am_env_double(name, lo, hi, &v, err, errlen) != 0) return -1;
-    if (v != floor(v)) {
-        snprintf(err, errlen, "%s: '%s' is not a whole number", name, getenv(name));
-        return -1;
-    }
+    const char *text = getenv(name);
+    if (!text || !*text) return 0;
+    long v = 0;
+    if (cc_parse_long(name, text, lo, hi, &v, err, errlen) != 0) return -1;
     *out = (int)v;
     return 0;
 }

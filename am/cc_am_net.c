@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cc_am_internal.h"
+#include "cc_am_net.h"
 
 static int cc_am_local_ip(uint8_t ip[4], char *host, size_t hostlen)
 {
@@ -252,4 +252,13 @@ long cc_am_net_recv(cc_am_ep *ep, unsigned char **data)
         if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) continue;
         return -errno;
     }
+}
+
+/* the prediction still names a fragment the receiver will take and has not got */
+int cc_am_prediction_open(const cc_am_ep *ep)
+{
+    const cc_am_recv *r = &ep->peers[ep->predict.peer].rcv[ep->predict.chan];
+    if (r->expect != ep->predict.seq) return 0;
+    if (ep->predict.frag == 0 && r->chunk_bits == 0) return 1;
+    return r->chunk_seq == ep->predict.seq && !(r->chunk_bits >> ep->predict.frag & 1);
 }

@@ -1,12 +1,12 @@
 #include "app_common.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_parse.h"
 #include "cc_timer.h"
 
 const char *const app_phase_names[APP_PHASES] = {"outside", "distribution", "computation",
@@ -64,22 +64,18 @@ void app_usage(const char *usage, const char *fmt, ...)
 
 long app_parse_long(const char *usage, const char *flag, const char *text, long lo, long hi)
 {
-    char *end = NULL;
-    errno = 0;
-    long value = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || value < lo || value > hi)
-        app_usage(usage, "%s needs an integer from %ld to %ld, not '%s'", flag, lo, hi,
-                  text ? text : "");
+    char err[CC_ERRLEN];
+    long value = 0;
+    if (cc_parse_long(flag, text, lo, hi, &value, err, sizeof err) != 0) app_usage(usage, "%s", err);
     return value;
 }
 
 double app_parse_double(const char *usage, const char *flag, const char *text)
 {
-    char *end = NULL;
-    errno = 0;
-    double value = text ? strtod(text, &end) : 0.0;
-    if (!text || errno || end == text || *end || !isfinite(value) || value <= 0)
-        app_usage(usage, "%s needs a positive number, not '%s'", flag, text ? text : "");
+    char err[CC_ERRLEN];
+    double value = 0.0;
+    if (cc_parse_double(flag, text, 0.0, INFINITY, 1, &value, err, sizeof err) != 0)
+        app_usage(usage, "%s", err);
     return value;
 }
 

@@ -1,13 +1,14 @@
 /* What the applications commchar ships share: phase timing marked with
  * MPI_Pcontrol so a tracer sees the same phases, the JSON result line, option
  * parsing and test-only fault injection.  MPI errors, fatal errors and the
- * JSON buffer come from the kernel (cc_common.h, cc_json.h). */
+ * JSON buffer are the kernel's shared code (kernels/common/: cc_errors.h,
+ * cc_json.h). */
 #ifndef APP_COMMON_H
 #define APP_COMMON_H
 
 #include <stdint.h>
 
-#include "cc_common.h"
+#include "cc_errors.h"
 #include "cc_json.h"
 
 #define APP_EXIT_WRONG 1 /* the answer failed its check */
@@ -46,6 +47,8 @@ app_fault app_fault_read(void);
 
 /* rank 0 prints the usage error as a JSON error line; every rank exits 2 */
 _Noreturn void app_usage(const char *usage, const char *fmt, ...) CC_PRINTF(2, 3);
+/* a whole number in [lo, hi]; a positive number: else app_usage with the message
+ * of kernels/common/cc_parse.h ("--n: 'x' is not a whole number in [1, 65536]") */
 long app_parse_long(const char *usage, const char *flag, const char *text, long lo, long hi);
 double app_parse_double(const char *usage, const char *flag, const char *text);
 

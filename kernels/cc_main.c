@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cc_fault.h"
+#include "cc_options.h"
 #include "cc_report.h"
 #include "cc_run.h"
 

@@ -73,12 +73,25 @@ static long cc_clamp(double v, long lo, long hi)
  * Rank 0 decides from the rounds, broadcast to every participant: the batch,
  * and the first chunk (small, and short enough for max_time). */
 #define CC_WARMUP_STEADY 0.05
+
+/* What rank 0 decides after each warm-up round, broadcast as CC_WARMUP_LONGS longs. */
+typedef struct cc_warmup_decision {
+    long next_round;  /* calls in the next round; 0: warm-up done */
+    long batch;       /* calls per timed sample */
+    long first_chunk; /* repetitions of the first chunk */
+    long resync;      /* nonzero: resynchronise before each sample */
+    long steady;      /* nonzero: the round means settled */
+} cc_warmup_decision;
+#define CC_WARMUP_LONGS 5
+_Static_assert(sizeof(cc_warmup_decision) == CC_WARMUP_LONGS * sizeof(long),
+               "cc_warmup_decision is broadcast as an array of longs");
+
 static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *first_chunk, int *resync)
 {
     const double res = pt->env->timer.resolution_ns;
     const int64_t start = cc_now_ns();
     long round = 1, total = 0;
-    long decision[5] = {0, 1, 1, 1, 0}; /* next round (0: done), batch, first chunk, resync, steady */
+    cc_warmup_decision decision = {.next_round = 0, .batch = 1, .first_chunk = 1, .resync = 1, .steady = 0};
     double fastest = INFINITY;    /* rank 0: least per-call time of any round */
     double previous = -1.0;       /* rank 0: the last representative round's mean, -1: none */
     pt->batch = 1;
@@ -113,11 +126,11 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
             if (representative) previous = per_call;
             const int settled = steady && elapsed >= lim->warmup_min_time;
             if (total >= 2 && representative && (settled || elapsed >= lim->warmup_time)) {
-                decision[0] = 0;
+                decision.next_round = 0;
                 /* cold: one repetition per sample, as a batch would repeat one slot;
                  * window: one call per window, as ReproMPI times it (back-to-back calls
                  * would overlap, and their mean is a throughput, not one call's time) */
-                decision[1] = pt->rot.region || pt->sync->windowed
+                decision.batch = pt->rot.region || pt->sync->windowed
                                   ? 1
                                   /* a lone call's time holds one timer read: an operation of
                                    * 10 ns looked 3 times longer, was batched 3 times too little,
@@ -125,31 +138,31 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
                                   : cc_batch_for(fastest - pt->env->timer.cost_ns, res,
                                                  lim->batch_threshold);
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
-                decision[2] = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision[1]), 1, first);
-                decision[3] = wall * (double)decision[1] < CC_RESYNC_BELOW_NS;
-                decision[4] = settled;
+                decision.first_chunk = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision.batch), 1, first);
+                decision.resync = wall * (double)decision.batch < CC_RESYNC_BELOW_NS;
+                decision.steady = settled;
             } else if (elapsed < lim->warmup_min_time) {
-                decision[0] = cc_clamp(ceil((lim->warmup_min_time - elapsed) * 1e9 / wall), 1, 2 * round);
+                decision.next_round = cc_clamp(ceil((lim->warmup_min_time - elapsed) * 1e9 / wall), 1, 2 * round);
             } else if (elapsed < lim->warmup_time) {
                 /* as long as the last round, or the fewest calls that are representative
                  * (8, or one long call), within the time left */
                 const long least = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
-                decision[0] = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1,
-                                       round > least ? round : least);
+                decision.next_round = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1,
+                                               round > least ? round : least);
             } else {
-                decision[0] = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
+                decision.next_round = cc_clamp(ceil(lim->warmup_time / 4 * 1e9 / wall), 1, 8);
             }
         }
-        CC_MPI(MPI_Bcast(decision, 5, MPI_LONG, 0, pt->ctl));
-        if (decision[0] == 0) break;
-        round = decision[0];
+        CC_MPI(MPI_Bcast(&decision, CC_WARMUP_LONGS, MPI_LONG, 0, pt->ctl));
+        if (decision.next_round == 0) break;
+        round = decision.next_round;
     }
     out->warmup = total;
     out->warmup_s = (double)(cc_now_ns() - start) * 1e-9;
-    out->warmup_steady = decision[4] != 0;
-    out->batch = decision[1];
-    *first_chunk = decision[2];
-    *resync = decision[3] != 0;
+    out->warmup_steady = decision.steady != 0;
+    out->batch = decision.batch;
+    *first_chunk = decision.first_chunk;
+    *resync = decision.resync != 0;
 }
 
 static void cc_series_reserve(cc_series *s, long need, double **scratch)
@@ -188,30 +201,39 @@ static double cc_reps_needed(const cc_series *s, const cc_limits *lim)
     return (double)s->n * ratio * ratio;
 }
 
+/* What rank 0 decides after each chunk, broadcast as CC_CHUNK_LONGS longs. */
+typedef struct cc_chunk_decision {
+    long next_chunk; /* repetitions of the next chunk; 0: stop */
+    long stop;       /* CC_STOP_GO, or why the series stops (cc_stop_names) */
+} cc_chunk_decision;
+#define CC_CHUNK_LONGS 2
+_Static_assert(sizeof(cc_chunk_decision) == CC_CHUNK_LONGS * sizeof(long),
+               "cc_chunk_decision is broadcast as an array of longs");
+
 /* rank 0: stop (and why), or how many repetitions the next chunk has */
-static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, long decision[2])
+static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, cc_chunk_decision *decision)
 {
-    decision[0] = 0;
+    decision->next_chunk = 0;
     const double per_rep = s->n > 0 ? elapsed / (double)s->n : 0.0;
     const double needed = cc_reps_needed(s, lim);
     if (s->precision_met) {
-        decision[1] = CC_STOP_PRECISION;
+        decision->stop = CC_STOP_PRECISION;
     } else if (s->n >= lim->max_reps) {
-        decision[1] = CC_STOP_MAX_REPS;
+        decision->stop = CC_STOP_MAX_REPS;
     } else if (elapsed >= lim->max_time && s->n >= lim->min_reps) {
         /* min-reps is a floor: a slow point still gets its fewest samples */
-        decision[1] = CC_STOP_MAX_TIME;
+        decision->stop = CC_STOP_MAX_TIME;
     } else if (s->late >= lim->max_reps || (elapsed >= lim->max_time && s->late >= lim->min_reps)) {
         /* redoing late repetitions is bounded by what was asked: a point whose
          * windows are too short for this machine's load stops, flagged, not failed */
-        decision[1] = CC_STOP_LATE;
+        decision->stop = CC_STOP_LATE;
     } else if (elapsed >= lim->max_time * CC_UNREACHABLE_AFTER && s->n >= CC_UNREACHABLE_MIN_REPS &&
                s->n >= lim->min_reps &&
                (needed - (double)s->n) * per_rep > CC_UNREACHABLE_FACTOR * lim->max_time) {
         /* far from the precision with half of max-time spent: at the rate so far
          * it would take several times max-time, so the rest of max-time would end at
          * max_time unmet all the same (the samples are kept, the point is flagged) */
-        decision[1] = CC_STOP_UNREACHABLE;
+        decision->stop = CC_STOP_UNREACHABLE;
     } else {
         /* grow geometrically (x1.5 in total), never past max-reps or max-time.  Not
          * in smaller steps towards what the CI says it needs: every chunk ends in
@@ -224,8 +246,8 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         if (chunk > lim->max_reps - s->n) chunk = lim->max_reps - s->n;
         if (chunk > by_time) chunk = by_time;
         if (s->n + chunk < lim->min_reps) chunk = lim->min_reps - s->n;
-        decision[0] = chunk > 0 ? chunk : 1;
-        decision[1] = CC_STOP_GO;
+        decision->next_chunk = chunk > 0 ? chunk : 1;
+        decision->stop = CC_STOP_GO;
     }
 }
 
@@ -331,7 +353,7 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
     double *dur = NULL, *maxed = NULL, *scratch = NULL;
     long dur_cap = 0, timed_reps = 0;
     cc_own own = {NULL, 0, 0}; /* this rank's durations (ns), for its own median */
-    long decision[2] = {chunk, CC_STOP_GO};
+    cc_chunk_decision decision = {.next_chunk = chunk, .stop = CC_STOP_GO};
     cc_window win;
     if (windowed) {
         const double estimate_ns = lim->sync_window_us > 0.0 ? 0.0 : cc_one_repetition_ns(pt);
@@ -401,17 +423,17 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
             cc_merge_chunk(out->sorted_us, (size_t)out->n, dur, (size_t)kept, scratch);
             out->n += kept;
             cc_evaluate(out, lim, pt->ci_reference_us);
-            cc_decide(out, lim, (double)(cc_now_ns() - start) * 1e-9, decision);
+            cc_decide(out, lim, (double)(cc_now_ns() - start) * 1e-9, &decision);
         } else {
             out->n += kept;
         }
-        CC_MPI(MPI_Bcast(decision, 2, MPI_LONG, 0, pt->ctl));
-        if (decision[0] == 0) break;
+        CC_MPI(MPI_Bcast(&decision, CC_CHUNK_LONGS, MPI_LONG, 0, pt->ctl));
+        if (decision.next_chunk == 0) break;
         /* the late repetitions so far are made up for by the chunks that follow */
         out->redone = out->late;
-        chunk = decision[0];
+        chunk = decision.next_chunk;
     }
-    out->stop_reason = cc_stop_names[decision[1]];
+    out->stop_reason = cc_stop_names[decision.stop];
     if (pt->op->scope == CC_SCOPE_ALL) cc_rank_medians(pt, own.d, own.n, to_us, out);
     free(own.d);
     free(dur);

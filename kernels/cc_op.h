@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cc_common.h"
+#include "cc_errors.h"
 #include "cc_json.h"
-#include "cc_options.h"
+#include "cc_settings.h"
 #include "cc_timer.h"
 
 enum { CC_TAG_DATA = 1, CC_TAG_ACK = 2, CC_TAG_READY = 3, CC_TAG_CLOCK = 4 };

@@ -17,6 +17,7 @@
  * what each costs its sender and its receiver. */
 #include <stdlib.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 
 /* three times MPICH 4's 64 cells a rank, so the warm tail is long enough to judge */

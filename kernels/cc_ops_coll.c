@@ -5,29 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 
-enum { CC_RED_SUM, CC_RED_NOP };
 static const char *const cc_reduction_variants[] = {"sum", "nop", NULL};
 
 /* ---- sizes ---------------------------------------------------------------- */
-
-static const char *cc_too_large(size_t n, size_t factor, char *why, size_t whylen)
-{
-    if (n > INT_MAX / (factor ? factor : 1)) {
-        snprintf(why, whylen, "%zu bytes is too large for one call", n);
-        return why;
-    }
-    return NULL;
-}
-
-static const char *cc_size_any(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    (void)p;
-    return cc_too_large(n, 1, why, whylen);
-}
 
 static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen)
 {
@@ -40,33 +24,6 @@ static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t 
     return NULL;
 }
 
-static const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    if (n % (size_t)p != 0) {
-        snprintf(why, whylen, "%zu bytes is not a multiple of p=%d", n, p);
-        return why;
-    }
-    return cc_too_large(n, 1, why, whylen);
-}
-
-static const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    return cc_too_large(n, (size_t)p, why, whylen);
-}
-
-static const char *cc_size_doubles(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    (void)p;
-    if (n % 8 != 0) {
-        snprintf(why, whylen, "%zu bytes is not a whole number of doubles (multiple of 8)", n);
-        return why;
-    }
-    return cc_too_large(n, 1, why, whylen);
-}
-
 static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
@@ -75,35 +32,6 @@ static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *
         return why;
     }
     return cc_too_large(n, 1, why, whylen);
-}
-
-/* ---- shared set-up --------------------------------------------------------- */
-
-/* checked_len: the bytes of rbuf (from 0) this rank verifies */
-void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
-{
-    pt->sbuf_len = slen;
-    pt->rbuf_len = rlen;
-    pt->sbuf = cc_xalloc_pages(slen);
-    pt->rbuf = cc_xalloc_pages(rlen);
-    pt->check_off = 0;
-    pt->check_len = checked_len;
-    pt->timed = 1;
-    pt->scale = 1.0;
-}
-
-void cc_coll_cleanup(cc_point *pt)
-{
-    free(pt->sbuf);
-    free(pt->rbuf);
-    pt->sbuf = pt->rbuf = NULL;
-    if (pt->reduce_op != MPI_OP_NULL && pt->reduce_op != MPI_SUM) CC_MPI(MPI_Op_free(&pt->reduce_op));
-    pt->reduce_op = MPI_OP_NULL;
-}
-
-static size_t cc_block(const cc_point *pt)
-{
-    return pt->n / (size_t)pt->size;
 }
 
 /* ---- barrier --------------------------------------------------------------- */
@@ -125,28 +53,9 @@ const cc_op cc_op_barrier = {
 
 /* ---- bcast ----------------------------------------------------------------- */
 
-static void cc_bcast_setup(cc_point *pt)
-{
-    cc_coll_buffers(pt, 0, pt->n, pt->rank == 0 ? 0 : pt->n);
-}
-
 static void cc_bcast_run(cc_point *pt, long count)
 {
     for (long k = 0; k < count; k++) CC_MPI(MPI_Bcast(pt->rbuf, (int)pt->n, MPI_BYTE, 0, pt->comm));
-}
-
-void cc_bcast_fill(cc_point *pt)
-{
-    if (pt->rank == 0)
-        cc_fill_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
-    else
-        cc_poison_bytes(pt->rbuf, pt->n, 0, 0, pt->seed);
-}
-
-int cc_bcast_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->rank == 0) return 0;
-    return cc_check_bytes(pt->rbuf, pt->n, 0, 0, pt->seed, pt->rank, 0, err, errlen);
 }
 
 const cc_op cc_op_bcast = {
@@ -169,18 +78,6 @@ static void cc_scatter_run(cc_point *pt, long count)
         CC_MPI(MPI_Scatter(pt->sbuf, b, MPI_BYTE, pt->rbuf, b, MPI_BYTE, 0, pt->comm));
 }
 
-void cc_scatter_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->sbuf_len, 0, 0, pt->seed);
-    cc_poison_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed);
-}
-
-int cc_scatter_check(const cc_point *pt, char *err, size_t errlen)
-{
-    return cc_check_bytes(pt->rbuf, cc_block(pt), 0, (size_t)pt->rank * cc_block(pt), pt->seed, pt->rank,
-                          0, err, errlen);
-}
-
 const cc_op cc_op_scatter = {
     .name = "scatter", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_multiple_of_p,
     .setup = cc_scatter_setup, .run = cc_scatter_run, .fill = cc_scatter_fill, .check = cc_scatter_check,
@@ -192,11 +89,6 @@ const cc_op cc_op_scatter = {
 static void cc_gather_setup(cc_point *pt)
 {
     cc_coll_buffers(pt, cc_block(pt), pt->n, pt->rank == 0 ? pt->n : 0);
-}
-
-static void cc_allgather_setup(cc_point *pt)
-{
-    cc_coll_buffers(pt, cc_block(pt), pt->n, pt->n);
 }
 
 static void cc_gather_run(cc_point *pt, long count)
@@ -213,24 +105,6 @@ static void cc_allgather_run(cc_point *pt, long count)
         CC_MPI(MPI_Allgather(pt->sbuf, b, MPI_BYTE, pt->rbuf, b, MPI_BYTE, pt->comm));
 }
 
-void cc_gather_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, cc_block(pt), pt->rank, 0, pt->seed);
-    for (int r = 0; r < pt->size; r++)
-        cc_poison_bytes(pt->rbuf + (size_t)r * cc_block(pt), cc_block(pt), r, 0, pt->seed);
-}
-
-int cc_gather_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->check_len == 0) return 0;
-    const size_t b = cc_block(pt);
-    for (int r = 0; r < pt->size; r++)
-        if (cc_check_bytes(pt->rbuf + (size_t)r * b, b, r, 0, pt->seed, pt->rank, (size_t)r * b, err,
-                           errlen))
-            return 1;
-    return 0;
-}
-
 const cc_op cc_op_gather = {
     .name = "gather", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_multiple_of_p,
     .setup = cc_gather_setup, .run = cc_gather_run, .fill = cc_gather_fill, .check = cc_gather_check,
@@ -245,33 +119,11 @@ const cc_op cc_op_allgather = {
 
 /* ---- alltoall: rank r's cc_block for j is pattern(r, j*n + k) ---------------- */
 
-static void cc_alltoall_setup(cc_point *pt)
-{
-    const size_t total = pt->n * (size_t)pt->size;
-    cc_coll_buffers(pt, total, total, total);
-}
-
 static void cc_alltoall_run(cc_point *pt, long count)
 {
     const int n = (int)pt->n;
     for (long k = 0; k < count; k++)
         CC_MPI(MPI_Alltoall(pt->sbuf, n, MPI_BYTE, pt->rbuf, n, MPI_BYTE, pt->comm));
-}
-
-static void cc_alltoall_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);
-    for (int j = 0; j < pt->size; j++)
-        cc_poison_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed);
-}
-
-static int cc_alltoall_check(const cc_point *pt, char *err, size_t errlen)
-{
-    for (int j = 0; j < pt->size; j++)
-        if (cc_check_bytes(pt->rbuf + (size_t)j * pt->n, pt->n, j, (size_t)pt->rank * pt->n, pt->seed,
-                           pt->rank, (size_t)j * pt->n, err, errlen))
-            return 1;
-    return 0;
 }
 
 const cc_op cc_op_alltoall = {
@@ -282,50 +134,9 @@ const cc_op cc_op_alltoall = {
 
 /* ---- reductions: sum of doubles, or an empty commutative operation -------- */
 
-static void cc_nop_fn(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    (void)in;
-    (void)inout;
-    (void)len;
-    (void)type;
-}
-
-/* sum: rank r contributes pattern(r, i); nop: every rank pattern(0, i), so
- * whichever operand the library keeps, the result is that vector */
-static void cc_reduction_setup(cc_point *pt, size_t rlen, size_t checked_len)
-{
-    cc_coll_buffers(pt, pt->n, rlen, checked_len);
-    if (pt->variant == CC_RED_SUM)
-        pt->reduce_op = MPI_SUM;
-    else
-        CC_MPI(MPI_Op_create(cc_nop_fn, 1, &pt->reduce_op));
-}
-
-static int cc_contributor(const cc_point *pt)
-{
-    return pt->variant == CC_RED_SUM ? pt->rank : 0;
-}
-
-/* how many ranks' patterns the expected result sums (0: the nop vector) */
-static int cc_summed(const cc_point *pt, int nranks)
-{
-    return pt->variant == CC_RED_SUM ? nranks : 0;
-}
-
-void cc_reduction_fill(cc_point *pt)
-{
-    cc_fill_doubles((double *)(void *)pt->sbuf, pt->n / 8, cc_contributor(pt), 0, pt->seed);
-    memset(pt->rbuf, 0xff, pt->rbuf_len); /* NaN: equal to nothing */
-}
-
 static void cc_reduce_setup(cc_point *pt)
 {
     cc_reduction_setup(pt, pt->n, pt->rank == 0 ? pt->n : 0);
-}
-
-static void cc_allreduce_setup(cc_point *pt)
-{
-    cc_reduction_setup(pt, pt->n, pt->n);
 }
 
 static void cc_reduce_scatter_setup(cc_point *pt)
@@ -357,13 +168,6 @@ static void cc_reduce_scatter_run(cc_point *pt, long count)
     for (long k = 0; k < count; k++)
         CC_MPI(MPI_Reduce_scatter_block(pt->sbuf, pt->rbuf, per_rank, MPI_DOUBLE, pt->reduce_op,
                                         pt->comm));
-}
-
-int cc_reduce_check(const cc_point *pt, char *err, size_t errlen)
-{
-    if (pt->check_len == 0) return 0;
-    return cc_check_doubles((const double *)(const void *)pt->rbuf, pt->n / 8, cc_summed(pt, pt->size), 0,
-                            pt->seed, pt->rank, err, errlen);
 }
 
 static int cc_scan_check(const cc_point *pt, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cc_measure.h"
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 
@@ -34,13 +35,13 @@ static const char *cc_mpi4_missing(void)
 static const char *cc_pbcast_size(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
-    return cc_op_bcast.check_size(n, p, 0, why, whylen);
+    return cc_size_any(n, p, 0, why, whylen);
 }
 
 static const char *cc_pallreduce_size(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
-    return cc_op_allreduce.check_size(n, p, 0, why, whylen);
+    return cc_size_doubles(n, p, 0, why, whylen);
 }
 
 static const char *cc_partitioned_size(size_t n, int p, int variant, char *why, size_t whylen)
@@ -85,7 +86,7 @@ static void cc_requests(cc_point *pt, int count)
 
 static void cc_pbcast_setup(cc_point *pt)
 {
-    cc_op_bcast.setup(pt);
+    cc_bcast_setup(pt);
     cc_requests(pt, 1);
 #if MPI_VERSION >= 4
     CC_MPI(MPI_Bcast_init(pt->rbuf, (int)pt->n, MPI_BYTE, 0, pt->comm, MPI_INFO_NULL, &pt->reqs[0]));
@@ -94,7 +95,8 @@ static void cc_pbcast_setup(cc_point *pt)
 
 static void cc_pallreduce_setup(cc_point *pt)
 {
-    cc_op_allreduce.setup(pt);
+    cc_coll_buffers(pt, pt->n, pt->n, pt->n);
+    pt->reduce_op = MPI_SUM;
     cc_requests(pt, 1);
 #if MPI_VERSION >= 4
     CC_MPI(MPI_Allreduce_init(pt->sbuf, pt->rbuf, (int)(pt->n / 8), MPI_DOUBLE, MPI_SUM, pt->comm, MPI_INFO_NULL,
@@ -102,24 +104,24 @@ static void cc_pallreduce_setup(cc_point *pt)
 #endif
 }
 
-static void cc_pbcast_fill(cc_point *pt) { cc_op_bcast.fill(pt); }
-static int cc_pbcast_check(const cc_point *pt, char *err, size_t errlen) { return cc_op_bcast.check(pt, err, errlen); }
-static void cc_pallreduce_fill(cc_point *pt) { cc_op_allreduce.fill(pt); }
+static void cc_pbcast_fill(cc_point *pt) { cc_bcast_fill(pt); }
+static int cc_pbcast_check(const cc_point *pt, char *err, size_t errlen) { return cc_bcast_check(pt, err, errlen); }
+static void cc_pallreduce_fill(cc_point *pt) { cc_reduction_fill(pt); }
 static int cc_pallreduce_check(const cc_point *pt, char *err, size_t errlen)
 {
-    return cc_op_allreduce.check(pt, err, errlen);
+    return cc_reduce_check(pt, err, errlen);
 }
 
 static void cc_pbcast_cleanup(cc_point *pt)
 {
     cc_persistent_free(pt);
-    cc_op_bcast.cleanup(pt);
+    cc_coll_cleanup(pt);
 }
 
 static void cc_pallreduce_cleanup(cc_point *pt)
 {
     cc_persistent_free(pt);
-    cc_op_allreduce.cleanup(pt);
+    cc_coll_cleanup(pt);
 }
 
 const cc_op cc_op_pbcast = {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 
 enum { CC_NBC_PURE, CC_NBC_OVERLAP };
@@ -105,22 +106,22 @@ static void cc_nbc_extra(cc_point *pt, double main_median_us, cc_buf *json)
     static const char *cc_##opname##_size(size_t n, int p, int variant, char *why, size_t whylen)           \
     {                                                                                                     \
         (void)variant;                                                                                    \
-        return cc_op_##blocking.check_size(n, p, 0, why, whylen);                                         \
+        return cc_##blocking##_data.check_size(n, p, 0, why, whylen);                                         \
     }                                                                                                     \
     static void cc_##opname##_setup(cc_point *pt)                                                           \
     {                                                                                                     \
-        CC_WITH_BLOCKING_VARIANT(pt, cc_op_##blocking.setup(pt));                                         \
+        CC_WITH_BLOCKING_VARIANT(pt, cc_##blocking##_data.setup(pt));                                         \
         if (pt->variant == CC_NBC_OVERLAP) cc_nbc_probe(pt, startfn);                                     \
     }                                                                                                     \
     static void cc_##opname##_run(cc_point *pt, long count) { cc_nbc_run(pt, count, startfn); }             \
-    static void cc_##opname##_fill(cc_point *pt) { CC_WITH_BLOCKING_VARIANT(pt, cc_op_##blocking.fill(pt)); } \
+    static void cc_##opname##_fill(cc_point *pt) { CC_WITH_BLOCKING_VARIANT(pt, cc_##blocking##_data.fill(pt)); } \
     static int cc_##opname##_check(const cc_point *pt, char *err, size_t errlen)                            \
     {                                                                                                     \
         cc_point copy = *pt;                                                                              \
         copy.variant = 0;                                                                                 \
-        return cc_op_##blocking.check(&copy, err, errlen);                                                \
+        return cc_##blocking##_data.check(&copy, err, errlen);                                                \
     }                                                                                                     \
-    static void cc_##opname##_cleanup(cc_point *pt) { CC_WITH_BLOCKING_VARIANT(pt, cc_op_##blocking.cleanup(pt)); } \
+    static void cc_##opname##_cleanup(cc_point *pt) { CC_WITH_BLOCKING_VARIANT(pt, cc_##blocking##_data.cleanup(pt)); } \
     const cc_op cc_op_##opname = {                                                                          \
         .name = #opname, .variants = cc_nbc_variants, .scope = CC_SCOPE_ALL, .phases = 1,                   \
         .check_size = cc_##opname##_size, .setup = cc_##opname##_setup, .run = cc_##opname##_run,               \

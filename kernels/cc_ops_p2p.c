@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cc_measure.h"
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 
@@ -14,20 +15,6 @@
 
 enum { CC_PP_SEND, CC_PP_BSEND, CC_PP_SSEND, CC_PP_RSEND, CC_PP_ISEND };
 static const char *const cc_pingpong_variants[] = {"send", "bsend", "ssend", "rsend", "isend", NULL};
-
-const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    if (p < 2) {
-        snprintf(why, whylen, "needs at least 2 processes");
-        return why;
-    }
-    if (n > INT_MAX) {
-        snprintf(why, whylen, "%zu bytes is more than one message can carry", n);
-        return why;
-    }
-    return NULL;
-}
 
 static int cc_peer(const cc_point *pt)
 {
@@ -56,30 +43,6 @@ static void cc_p2p_cleanup(cc_point *pt)
     free(pt->reqs);
     pt->sbuf = pt->rbuf = NULL;
     pt->reqs = NULL;
-}
-
-/* every rank sends its own pattern and expects its peer's in rbuf (repeated
- * per window of n bytes) */
-void cc_pair_buffers(cc_point *pt)
-{
-    pt->sbuf_len = pt->rbuf_len = pt->n;
-    pt->sbuf = cc_xalloc_pages(pt->n);
-    pt->rbuf = cc_xalloc_pages(pt->n);
-    pt->check_off = 0;
-    pt->check_len = pt->n;
-    pt->timed = pt->rank == 0;
-    pt->scale = 0.5; /* half a round trip */
-}
-
-void cc_pair_fill(cc_point *pt)
-{
-    cc_fill_bytes(pt->sbuf, pt->n, pt->rank, 0, pt->seed);
-    cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
-}
-
-int cc_pair_check(const cc_point *pt, char *err, size_t errlen)
-{
-    return cc_check_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
 }
 
 static void cc_p2p_fill(cc_point *pt)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 

@@ -1,16 +1,15 @@
 #include "cc_options.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cc_cache.h"
-#include "cc_common.h"
+#include "cc_errors.h"
 #include "cc_op.h"
+#include "cc_parse.h"
 
 const char cc_usage[] =
     "usage: commchar-kernel --plan PLAN [options]\n"
@@ -43,37 +42,6 @@ static int cc_fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-static int cc_parse_double(const char *name, const char *text, double lo, double hi, int lo_open,
-                        double *out, char *err, size_t errlen)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    int ok = end != text && *end == '\0' && errno == 0 && isfinite(v) && v <= hi &&
-             (lo_open ? v > lo : v >= lo);
-    if (!ok) {
-        snprintf(err, errlen, "%s: '%s' is not a number in %s%g, %g]", name, text, lo_open ? "(" : "[",
-                 lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int cc_parse_long(const char *name, const char *text, long lo, long hi, long *out, char *err,
-                      size_t errlen)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        snprintf(err, errlen, "%s: '%s' is not a whole number in [%ld, %ld]", name, text, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 static char *cc_trim(char *s)

@@ -90,10 +90,15 @@ def test_bad_arguments_give_clear_errors(am_test):
     assert "names bulk handler 3, none registered here" in out
 
 
-def test_bad_configuration_is_one_line(am_test):
-    result = _run(am_test, "exact", env={"CC_AM_LOSS": "lots"})
+@pytest.mark.parametrize("name, value, message", [
+    ("CC_AM_LOSS", "lots", "CC_AM_LOSS: 'lots' is not a number in [0, 0.9]"),
+    ("CC_AM_CHUNK_PACKETS", "2.5", "CC_AM_CHUNK_PACKETS: '2.5' is not a whole number in [1, 64]"),
+    ("CC_AM_REQUEST_WINDOW", "3", "CC_AM_REQUEST_WINDOW: '3' is not a whole number in [4, 4096]"),
+])
+def test_bad_configuration_is_one_line(am_test, name, value, message):
+    result = _run(am_test, "exact", env={name: value})
     assert result.returncode == 2
-    assert result.stderr.strip() == "am-test: CC_AM_LOSS: 'lots' is not a number in [0, 0.9]"
+    assert result.stderr.strip() == f"am-test: {message}"
 
 
 @pytest.mark.mpi

@@ -51,6 +51,12 @@ def test_a_wrong_answer_or_bad_input_fails_clearly(built_apps) -> None:
     with pytest.raises(CaseFailed) as refused:
         run_app(library, 2, [str(directory / "jacobi"), "--n", "33"])
     assert refused.value.kind == "crash" and "multiple of the process count" in refused.value.message
+    # a bad number reads as every commchar C number does (kernels/common/cc_parse.c)
+    for flag, value, message in (("--iterations", "5x", "'5x' is not a whole number in [1, 1073741824]"),
+                                 ("--tolerance", "-1", "'-1' is not a number in (0, inf)")):
+        with pytest.raises(CaseFailed) as bad:
+            run_app(library, 1, [str(directory / "jacobi"), "--n", "8", flag, value])
+        assert f"{flag}: {message}" in bad.value.message
 
 
 def _cases(db: Path) -> list[dict]:

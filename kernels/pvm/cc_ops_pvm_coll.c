@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_ops_pvm.h"
 #include "cc_pvm.h"
 
-enum { CC_RED_SUM, CC_RED_NOP };
 static const char *const cc_reduction_variants[] = {"sum", "nop", NULL};
 
 static const int *cc_tids; /* the participants' task ids, by rank */
@@ -42,7 +42,7 @@ static const char *cc_size_check(size_t n, int p, size_t multiple, char *why, si
     return NULL;
 }
 
-static const char *cc_size_any(size_t n, int p, int variant, char *why, size_t whylen)
+static const char *cc_pvm_size_any(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
     return cc_size_check(n, p, 1, why, whylen);
@@ -64,7 +64,7 @@ static const char *cc_size_per_rank(size_t n, int p, int variant, char *why, siz
     return cc_size_check(n, p, (size_t)p, why, whylen);
 }
 
-static const char *cc_size_doubles(size_t n, int p, int variant, char *why, size_t whylen)
+static const char *cc_pvm_size_doubles(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;
     return cc_size_check(n, p, 8, why, whylen);
@@ -75,11 +75,6 @@ static void cc_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_le
 {
     cc_tids = cc_pvm_participants(pt);
     cc_coll_buffers(pt, slen, rlen, checked_len);
-}
-
-static size_t cc_block(const cc_point *pt)
-{
-    return pt->n / (size_t)pt->size;
 }
 
 /* ---- pvm_mcast, pvm_bcast: the root's rbuf to every other rank's rbuf ----- */
@@ -125,14 +120,14 @@ static void cc_bcast_run(cc_point *pt, long count)
 }
 
 const cc_op cc_op_pvm_mcast = {
-    .name = "pvm_mcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_any,
+    .name = "pvm_mcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_pvm_size_any,
     .setup = cc_one_to_all_setup, .before = cc_one_to_all_before, .run = cc_mcast_run,
     .fill = cc_bcast_fill, .check = cc_bcast_check, .extra = cc_pvm_extra,
     .cleanup = cc_coll_cleanup,
 };
 
 const cc_op cc_op_pvm_bcast = {
-    .name = "pvm_bcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_any,
+    .name = "pvm_bcast", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_pvm_size_any,
     .setup = cc_one_to_all_setup, .before = cc_one_to_all_before, .run = cc_bcast_run,
     .fill = cc_bcast_fill, .check = cc_bcast_check, .extra = cc_pvm_extra,
     .cleanup = cc_coll_cleanup,
@@ -182,7 +177,7 @@ static void cc_reduce_run(cc_point *pt, long count)
 
 const cc_op cc_op_pvm_reduce = {
     .name = "pvm_reduce", .variants = cc_reduction_variants, .scope = CC_SCOPE_ALL, .phases = 1,
-    .check_size = cc_size_doubles, .setup = cc_reduce_setup, .before = cc_reduce_before,
+    .check_size = cc_pvm_size_doubles, .setup = cc_reduce_setup, .before = cc_reduce_before,
     .run = cc_reduce_run, .fill = cc_reduction_fill, .check = cc_reduce_check, .extra = cc_pvm_extra,
     .cleanup = cc_coll_cleanup,
 };

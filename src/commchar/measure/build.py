@@ -28,11 +28,11 @@ class Component:
 KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",))  # links the active-message layer
 # the same kernel with PVM's operations (kernels/pvm/), for the pvm library (its own build directory)
 PVM_KERNEL = Component("kernels", ("commchar-kernel",), uses=("am",), make_args=("WITH_PVM=1",))
-TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels",))
+TRACER = Component("tracer", ("libcommchar-trace.so",), uses=("kernels/common",))
 # the validation programs (apps/loop_common.h), one communication pattern each in a timed loop
 LOOPS = ("pingpong_loop", "ring_sendrecv", "ring_replace", "allreduce_loop", "halo2d", "alltoall_loop",
          "master_worker")
-APPS = Component("apps", ("jacobi", "gauss", *LOOPS), uses=("kernels",))
+APPS = Component("apps", ("jacobi", "gauss", *LOOPS), uses=("kernels/common",))
 COMPONENTS = (KERNEL, TRACER, APPS)
 
 

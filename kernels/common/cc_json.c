@@ -105,23 +105,3 @@ void cc_buf_emit(cc_buf *b)
     b->len = 0;
     b->data[0] = '\0';
 }
-
-void cc_emit_error(const char *message)
-{
-    /* no allocation here: this also reports running out of memory */
-    char line[4 * CC_ERRLEN];
-    size_t at = (size_t)snprintf(line, sizeof line, "{\"type\":\"error\",\"message\":\"");
-    for (const unsigned char *c = (const unsigned char *)message; *c && at + 8 < sizeof line; c++) {
-        if (*c == '"' || *c == '\\') {
-            line[at++] = '\\';
-            line[at++] = (char)*c;
-        } else if (*c < 0x20) {
-            at += (size_t)snprintf(line + at, sizeof line - at, "\\u%04x", *c);
-        } else {
-            line[at++] = (char)*c;
-        }
-    }
-    snprintf(line + at, sizeof line - at, "\"}\n");
-    fputs(line, stdout);
-    fflush(stdout);
-}

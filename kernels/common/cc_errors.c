@@ -1,6 +1,6 @@
-/* Fatal-error reporting and checked allocation. */
-#include "cc_common.h"
-#include "cc_json.h"
+/* Error lines, fatal-error reporting and checked allocation: the bottom of the
+ * shared C code (it uses nothing else of it). */
+#include "cc_errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +8,26 @@
 #include <string.h>
 
 MPI_Status *cc_statuses_ignore = MPI_STATUSES_IGNORE;
+
+void cc_emit_error(const char *message)
+{
+    /* no allocation here: this also reports running out of memory */
+    char line[4 * CC_ERRLEN];
+    size_t at = (size_t)snprintf(line, sizeof line, "{\"type\":\"error\",\"message\":\"");
+    for (const unsigned char *c = (const unsigned char *)message; *c && at + 8 < sizeof line; c++) {
+        if (*c == '"' || *c == '\\') {
+            line[at++] = '\\';
+            line[at++] = (char)*c;
+        } else if (*c < 0x20) {
+            at += (size_t)snprintf(line + at, sizeof line - at, "\\u%04x", *c);
+        } else {
+            line[at++] = (char)*c;
+        }
+    }
+    snprintf(line + at, sizeof line - at, "\"}\n");
+    fputs(line, stdout);
+    fflush(stdout);
+}
 
 /* Whether MPI calls are allowed now: after MPI_Init and before MPI_Finalize
  * (a failed MPI_Init or MPI_Finalize is reported through here too). */

@@ -1,8 +1,9 @@
-/* Shared definitions of the commchar kernel: MPI error checking, fatal errors,
- * checked allocation.  Every MPI call goes through CC_MPI so a failure anywhere
- * is reported the same way: one JSON error line, then MPI_Abort. */
-#ifndef CC_COMMON_H
-#define CC_COMMON_H
+/* Shared by the kernel, the tracer and the applications: MPI error checking,
+ * error lines, fatal errors, checked allocation.  Every MPI call goes through
+ * CC_MPI so a failure anywhere is reported the same way: one JSON error line,
+ * then MPI_Abort. */
+#ifndef CC_ERRORS_H
+#define CC_ERRORS_H
 
 #include <mpi.h>
 #include <stddef.h>
@@ -26,6 +27,10 @@ void cc_mpi_fail(int rc, const char *call, const char *file, int line);
         int cc_rc_ = (call);                                               \
         if (cc_rc_ != MPI_SUCCESS) cc_mpi_fail(cc_rc_, #call, __FILE__, __LINE__); \
     } while (0)
+
+/* {"type":"error","message":...} on stdout, flushed (any rank may call it;
+ * no allocation, so it also reports running out of memory) */
+void cc_emit_error(const char *message);
 
 _Noreturn void cc_die(const char *fmt, ...) CC_PRINTF(1, 2);
 

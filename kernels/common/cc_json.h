@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "cc_common.h"
+#include "cc_errors.h"
 
 typedef struct cc_buf {
     char *data;
@@ -25,8 +25,5 @@ void cc_buf_num(cc_buf *b, double v);
 void cc_buf_bool(cc_buf *b, int v);
 /* write the buffer as one line on stdout, flush, and empty the buffer */
 void cc_buf_emit(cc_buf *b);
-
-/* {"type":"error","message":...} on stdout, flushed (any rank may call it) */
-void cc_emit_error(const char *message);
 
 #endif

@@ -1,6 +1,7 @@
-/* Internals shared by the files of the cc_am library (not installed). */
-#ifndef CC_AM_INTERNAL_H
-#define CC_AM_INTERNAL_H
+/* The endpoint's state and the wire format, shared by the layers of the cc_am
+ * library (not installed); types only. */
+#ifndef CC_AM_STATE_H
+#define CC_AM_STATE_H
 
 #include <netinet/in.h>
 #include <stdint.h>
@@ -171,46 +172,5 @@ struct cc_am_ep {
     cc_am_stats stats;
     char err[CC_AM_ERRLEN];
 };
-
-/* cc_am.c */
-int cc_am_fail(cc_am_ep *ep, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-int64_t cc_am_now_ns(void);
-int cc_am_progress(cc_am_ep *ep);
-int cc_am_check_peer(cc_am_ep *ep, int dest, const char *call);
-void cc_am_pump(cc_am_ep *ep, int peer, int chan);
-int cc_am_enqueue(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, cc_am_xfer *xfer);
-void cc_am_send_data(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, const unsigned char *data,
-                     cc_am_xfer *xfer);
-
-/* cc_am_bulk.c */
-/* after an in-order fragment: predict the next one of its transfer (or none) */
-void cc_am_predict(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt, int complete);
-/* the prediction still names a fragment the receiver will take and has not got */
-int cc_am_prediction_open(const cc_am_ep *ep);
-void cc_am_deliver_bulk(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt,
-                        const unsigned char *data, size_t len, int *complete);
-/* the last chunk of a transfer has arrived in order: run its handler */
-void cc_am_bulk_arrived(cc_am_ep *ep, int peer, int chan, const cc_am_pkt *pkt);
-void cc_am_deliver_get(cc_am_ep *ep, int peer, const cc_am_pkt *pkt);
-void cc_am_deliver_geterr(cc_am_ep *ep, int peer, const cc_am_pkt *pkt);
-void cc_am_xfer_chunk_acked(cc_am_ep *ep, cc_am_xfer *x);
-void cc_am_fail_peer_bulk(cc_am_ep *ep, int peer);
-int cc_am_send_chunk(cc_am_ep *ep, int peer, int chan, cc_am_xfer *x);
-int cc_am_bulk_busy(const cc_am_ep *ep);
-
-/* cc_am_net.c: datagrams, with the injected faults */
-int cc_am_net_open(cc_am_ep *ep, cc_am_addr *addr, char *err, size_t errlen);
-void cc_am_net_send(cc_am_ep *ep, int peer, const struct iovec *iov, int iovcnt);
-/* a chunk's datagrams, each a header and a piece of data, in as few system calls as possible */
-void cc_am_net_send_many(cc_am_ep *ep, int peer, cc_am_pkt *hdrs, const unsigned char *data, int count);
-/* One datagram: its header into ep->rxbuf, its data after it or, for the
- * predicted bulk fragment, straight to where it belongs (*data says where).
- * Returns its length, 0 when none, < 0 on error. */
-long cc_am_net_recv(cc_am_ep *ep, unsigned char **data);
-void cc_am_net_flush_late(cc_am_ep *ep, int64_t now);
 
 #endif

@@ -1,0 +1,72 @@
+"""The C sources' layout (scripts/check-c-layout.py): no include cycle between
+files or between modules (x.c with x.h), and tracer/, apps/ and am/ take shared
+code only from kernels/common/.  The checker is run on this tree and on small
+trees that break each rule, so it is known to catch what it looks for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "check-c-layout.py"
+
+
+def _check(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True,
+                          timeout=60)
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for top in ("kernels/common", "tracer", "apps", "am"):
+        (tmp_path / top).mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_this_tree_has_no_cycle_and_shares_only_common():
+    result = _check(ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+def test_shared_code_lives_in_kernels_common():
+    common = {p.name for p in (ROOT / "kernels" / "common").iterdir()}
+    assert {"cc_timer.h", "cc_json.h", "cc_errors.h", "cc_parse.h", "cc_verify.h"} <= common
+    for old in ("cc_timer.h", "cc_json.h", "cc_common.h", "cc_util.c", "cc_verify.h"):
+        assert not (ROOT / "kernels" / old).exists(), old
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"kernels/a.h": '#include "b.h"\n', "kernels/b.h": '#include "a.h"\n'},
+     "include cycle among kernels/a.h, kernels/b.h"),
+    ({"kernels/a.h": "", "kernels/a.c": '#include "a.h"\n#include "b.h"\n',
+      "kernels/b.h": "", "kernels/b.c": '#include "b.h"\n#include "a.h"\n'},
+     "module cycle (x.c with x.h) among kernels/a, kernels/b"),
+    ({"kernels/cc_op.h": "", "tracer/t.c": '#include "cc_op.h"\n'},
+     "tracer/t.c includes kernels/cc_op.h: outside kernels/ only kernels/common/ may be included"),
+    ({"apps/x.c": '#include "nowhere.h"\n'}, 'apps/x.c: #include "nowhere.h" names no file'),
+    ({"kernels/common/s.h": "", "am/s.h": "", "apps/y.c": '#include "s.h"\n'},
+     'apps/y.c: #include "s.h" names several files (am/s.h, kernels/common/s.h)'),
+])
+def test_checker_finds_each_breach(tmp_path, files, expected):
+    result = _check(_tree(tmp_path, files))
+    assert result.returncode == 1
+    assert f"check-c-layout: {expected}\n" in result.stderr
+
+
+def test_checker_accepts_a_layered_tree(tmp_path):
+    result = _check(_tree(tmp_path, {
+        "kernels/common/cc_timer.h": "", "kernels/common/cc_json.h": '#include "cc_timer.h"\n',
+        "tracer/t.c": '#include "cc_json.h"\n', "am/a.c": '#include "cc_timer.h"\n'}))
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_checker_refuses_a_tree_without_the_sources(tmp_path):
+    result = _check(tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "does not hold kernels, tracer, apps, am" in result.stderr
