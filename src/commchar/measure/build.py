@@ -90,6 +90,10 @@ def ensure_built(component: Component, library: Library) -> Path:
     if all(p.is_file() for p in products) and stamp.is_file() and stamp.read_text() == fingerprint:
         return target
     target.mkdir(parents=True, exist_ok=True)
+    # `make -B` rebuilds every object, so the dependency files of the last build only
+    # mislead it, naming sources that may have moved since
+    for stale in target.rglob("*.d"):
+        stale.unlink(missing_ok=True)
     argv = ["make", "-s", "-B", "-C", str(sources), f"MPICC={library.mpicc}", f"BUILD={target}",
             *component.make_args]
     what = f"building {component.name} for {library.name} failed"
