@@ -44,14 +44,9 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     cct_cold_recv(recvbuf, recvcount, recvtype); /* the root's own part too */
     CCT_TIMED(CC_SCATTER, cct_comm(comm),
               PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
-    uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
-    if (cct_rank(comm) == root) {
-        bytes = p * cct_bytes(sendcount, sendtype);
-        bytes2 = recvbuf == MPI_IN_PLACE ? bytes / p : cct_bytes(recvcount, recvtype);
-    } else {
-        bytes2 = cct_bytes(recvcount, recvtype);
-        bytes = p * bytes2;
-    }
+    uint64_t bytes, bytes2;
+    cct_scatter_bytes(sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &bytes,
+                      &bytes2);
     cct_coll(r, CC_SCATTER, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -65,15 +60,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     CCT_TIMED(CC_SCATTERV, cct_comm(comm),
               PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
               root, comm));
-    uint64_t bytes = 0, bytes2 = 0;
-    int me = cct_rank(comm);
-    if (me == root) {
-        bytes = cct_sum_bytes(sendcounts, cct_size(comm), sendtype);
-        bytes2 = recvbuf == MPI_IN_PLACE ? cct_bytes(sendcounts[me], sendtype)
-                                         : cct_bytes(recvcount, recvtype);
-    } else {
-        bytes2 = cct_bytes(recvcount, recvtype);
-    }
+    uint64_t bytes, bytes2;
+    cct_scatterv_bytes(sendcounts, sendtype, recvbuf, recvcount, recvtype, root, comm, &bytes,
+                       &bytes2);
     cct_coll(r, CC_SCATTERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -87,14 +76,9 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
         cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_GATHER, cct_comm(comm),
               PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
-    uint64_t p = (uint64_t)cct_size(comm), bytes, bytes2;
-    if (cct_rank(comm) == root) {
-        bytes2 = p * cct_bytes(recvcount, recvtype);
-        bytes = sendbuf == MPI_IN_PLACE ? bytes2 / p : cct_bytes(sendcount, sendtype);
-    } else {
-        bytes = cct_bytes(sendcount, sendtype);
-        bytes2 = p * bytes;
-    }
+    uint64_t bytes, bytes2;
+    cct_gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, &bytes,
+                     &bytes2);
     cct_coll(r, CC_GATHER, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -108,15 +92,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     CCT_TIMED(CC_GATHERV, cct_comm(comm),
               PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
               root, comm));
-    uint64_t bytes, bytes2 = 0;
-    int me = cct_rank(comm);
-    if (me == root) {
-        bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
-        bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[me], recvtype)
-                                        : cct_bytes(sendcount, sendtype);
-    } else {
-        bytes = cct_bytes(sendcount, sendtype);
-    }
+    uint64_t bytes, bytes2;
+    cct_gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm, &bytes,
+                      &bytes2);
     cct_coll(r, CC_GATHERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -130,10 +108,9 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_ALLGATHER, cct_comm(comm),
               PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
-    uint64_t each = cct_bytes(recvcount, recvtype);
-    uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
-    cct_coll(r, CC_ALLGATHER, rc, comm, CC_PEER_NONE, bytes, each * (uint64_t)cct_size(comm),
-             t0, t1, 0);
+    uint64_t bytes, bytes2;
+    cct_allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, &bytes, &bytes2);
+    cct_coll(r, CC_ALLGATHER, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
 
@@ -146,10 +123,10 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     CCT_TIMED(CC_ALLGATHERV, cct_comm(comm),
               PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
               comm));
-    uint64_t bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[cct_rank(comm)], recvtype)
-                                             : cct_bytes(sendcount, sendtype);
-    cct_coll(r, CC_ALLGATHERV, rc, comm, CC_PEER_NONE, bytes,
-             cct_sum_bytes(recvcounts, cct_size(comm), recvtype), t0, t1, 0);
+    uint64_t bytes, bytes2;
+    cct_allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm, &bytes,
+                         &bytes2);
+    cct_coll(r, CC_ALLGATHERV, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
 
@@ -162,9 +139,9 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         cct.cold += cct_cold_bytes(recvbuf, cct_bytes(recvcount, recvtype) * (uint64_t)cct_size(comm));
     CCT_TIMED(CC_ALLTOALL, cct_comm(comm),
               PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
-    uint64_t each = cct_bytes(recvcount, recvtype);
-    uint64_t bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
-    cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, bytes, each, t0, t1, 0);
+    uint64_t bytes, bytes2;
+    cct_alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes, &bytes2);
+    cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
 
@@ -177,9 +154,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     CCT_TIMED(CC_ALLTOALLV, cct_comm(comm),
               PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
               recvtype, comm));
-    int p = cct_size(comm);
-    uint64_t bytes2 = cct_sum_bytes(recvcounts, p, recvtype);
-    uint64_t bytes = sendbuf == MPI_IN_PLACE ? bytes2 : cct_sum_bytes(sendcounts, p, sendtype);
+    uint64_t bytes, bytes2;
+    cct_alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm, &bytes,
+                        &bytes2);
     cct_coll(r, CC_ALLTOALLV, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }

@@ -48,6 +48,104 @@ static inline int32_t cct_op(MPI_Op op)
     return CC_OP_UNKNOWN;
 }
 
+/* The bytes a collective's record carries (docs/trace-format.md), blocking or not alike:
+ * bytes as sent by the calling rank, bytes2 as received. */
+static inline void cct_scatter_bytes(int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm, uint64_t *bytes, uint64_t *bytes2)
+{
+    uint64_t p = (uint64_t)cct_size(comm);
+    if (cct_rank(comm) == root) {
+        *bytes = p * cct_bytes(sendcount, sendtype);
+        *bytes2 = recvbuf == MPI_IN_PLACE ? *bytes / p : cct_bytes(recvcount, recvtype);
+    } else {
+        *bytes2 = cct_bytes(recvcount, recvtype);
+        *bytes = p * *bytes2;
+    }
+}
+
+static inline void cct_scatterv_bytes(const int sendcounts[], MPI_Datatype sendtype,
+                                      const void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      int root, MPI_Comm comm, uint64_t *bytes, uint64_t *bytes2)
+{
+    int me = cct_rank(comm);
+    *bytes = 0;
+    if (me == root) {
+        *bytes = cct_sum_bytes(sendcounts, cct_size(comm), sendtype);
+        *bytes2 = recvbuf == MPI_IN_PLACE ? cct_bytes(sendcounts[me], sendtype)
+                                          : cct_bytes(recvcount, recvtype);
+    } else {
+        *bytes2 = cct_bytes(recvcount, recvtype);
+    }
+}
+
+static inline void cct_gather_bytes(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    int recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm, uint64_t *bytes, uint64_t *bytes2)
+{
+    uint64_t p = (uint64_t)cct_size(comm);
+    if (cct_rank(comm) == root) {
+        *bytes2 = p * cct_bytes(recvcount, recvtype);
+        *bytes = sendbuf == MPI_IN_PLACE ? *bytes2 / p : cct_bytes(sendcount, sendtype);
+    } else {
+        *bytes = cct_bytes(sendcount, sendtype);
+        *bytes2 = p * *bytes;
+    }
+}
+
+static inline void cct_gatherv_bytes(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     const int recvcounts[], MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm, uint64_t *bytes, uint64_t *bytes2)
+{
+    int me = cct_rank(comm);
+    *bytes2 = 0;
+    if (me == root) {
+        *bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
+        *bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[me], recvtype)
+                                         : cct_bytes(sendcount, sendtype);
+    } else {
+        *bytes = cct_bytes(sendcount, sendtype);
+    }
+}
+
+static inline void cct_allgather_bytes(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                       uint64_t *bytes, uint64_t *bytes2)
+{
+    uint64_t each = cct_bytes(recvcount, recvtype);
+    *bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
+    *bytes2 = each * (uint64_t)cct_size(comm);
+}
+
+static inline void cct_allgatherv_bytes(const void *sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, const int recvcounts[],
+                                        MPI_Datatype recvtype, MPI_Comm comm, uint64_t *bytes,
+                                        uint64_t *bytes2)
+{
+    *bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[cct_rank(comm)], recvtype)
+                                     : cct_bytes(sendcount, sendtype);
+    *bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
+}
+
+/* Alltoall: bytes2 is what arrives from each rank */
+static inline void cct_alltoall_bytes(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      int recvcount, MPI_Datatype recvtype, uint64_t *bytes,
+                                      uint64_t *bytes2)
+{
+    *bytes2 = cct_bytes(recvcount, recvtype);
+    *bytes = sendbuf == MPI_IN_PLACE ? *bytes2 : cct_bytes(sendcount, sendtype);
+}
+
+static inline void cct_alltoallv_bytes(const void *sendbuf, const int sendcounts[],
+                                       MPI_Datatype sendtype, const int recvcounts[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, uint64_t *bytes,
+                                       uint64_t *bytes2)
+{
+    int p = cct_size(comm);
+    *bytes2 = cct_sum_bytes(recvcounts, p, recvtype);
+    *bytes = sendbuf == MPI_IN_PLACE ? *bytes2 : cct_sum_bytes(sendcounts, p, sendtype);
+}
+
 /* The bytes sent and received by an Alltoallw (per-peer types) */
 static inline void cct_alltoallw_bytes(const void *sendbuf, const int sendcounts[],
                                        const MPI_Datatype sendtypes[], const int recvcounts[],

@@ -52,16 +52,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                comm, request));
     CCT_CALL(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm, request));
-    if (ok) {
-        uint64_t p = (uint64_t)cct_size(comm);
-        if (cct_rank(comm) == root) {
-            bytes = p * cct_bytes(sendcount, sendtype);
-            bytes2 = recvbuf == MPI_IN_PLACE ? bytes / p : cct_bytes(recvcount, recvtype);
-        } else {
-            bytes2 = cct_bytes(recvcount, recvtype);
-            bytes = p * bytes2;
-        }
-    }
+    if (ok)
+        cct_scatter_bytes(sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &bytes,
+                          &bytes2);
     cct_nbc(r, CC_ISCATTER, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -74,16 +67,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                                 recvtype, root, comm, request));
     CCT_CALL(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                             root, comm, request));
-    if (ok) {
-        int me = cct_rank(comm);
-        if (me == root) {
-            bytes = cct_sum_bytes(sendcounts, cct_size(comm), sendtype);
-            bytes2 = recvbuf == MPI_IN_PLACE ? cct_bytes(sendcounts[me], sendtype)
-                                             : cct_bytes(recvcount, recvtype);
-        } else {
-            bytes2 = cct_bytes(recvcount, recvtype);
-        }
-    }
+    if (ok)
+        cct_scatterv_bytes(sendcounts, sendtype, recvbuf, recvcount, recvtype, root, comm, &bytes,
+                           &bytes2);
     cct_nbc(r, CC_ISCATTERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -96,16 +82,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                               comm, request));
     CCT_CALL(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                           request));
-    if (ok) {
-        uint64_t p = (uint64_t)cct_size(comm);
-        if (cct_rank(comm) == root) {
-            bytes2 = p * cct_bytes(recvcount, recvtype);
-            bytes = sendbuf == MPI_IN_PLACE ? bytes2 / p : cct_bytes(sendcount, sendtype);
-        } else {
-            bytes = cct_bytes(sendcount, sendtype);
-            bytes2 = p * bytes;
-        }
-    }
+    if (ok)
+        cct_gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, &bytes,
+                         &bytes2);
     cct_nbc(r, CC_IGATHER, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -118,16 +97,9 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                recvtype, root, comm, request));
     CCT_CALL(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            root, comm, request));
-    if (ok) {
-        int me = cct_rank(comm);
-        if (me == root) {
-            bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
-            bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[me], recvtype)
-                                            : cct_bytes(sendcount, sendtype);
-        } else {
-            bytes = cct_bytes(sendcount, sendtype);
-        }
-    }
+    if (ok)
+        cct_gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm, &bytes,
+                          &bytes2);
     cct_nbc(r, CC_IGATHERV, rc, comm, root, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -139,11 +111,9 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                  comm, request));
     CCT_CALL(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              request));
-    if (ok) {
-        uint64_t each = cct_bytes(recvcount, recvtype);
-        bytes = sendbuf == MPI_IN_PLACE ? each : cct_bytes(sendcount, sendtype);
-        bytes2 = each * (uint64_t)cct_size(comm);
-    }
+    if (ok)
+        cct_allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, &bytes,
+                            &bytes2);
     cct_nbc(r, CC_IALLGATHER, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -156,11 +126,9 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                                   recvtype, comm, request));
     CCT_CALL(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm, request));
-    if (ok) {
-        bytes = sendbuf == MPI_IN_PLACE ? cct_bytes(recvcounts[cct_rank(comm)], recvtype)
-                                        : cct_bytes(sendcount, sendtype);
-        bytes2 = cct_sum_bytes(recvcounts, cct_size(comm), recvtype);
-    }
+    if (ok)
+        cct_allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm, &bytes,
+                             &bytes2);
     cct_nbc(r, CC_IALLGATHERV, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -172,10 +140,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                                 request));
     CCT_CALL(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                             request));
-    if (ok) {
-        bytes2 = cct_bytes(recvcount, recvtype);
-        bytes = sendbuf == MPI_IN_PLACE ? bytes2 : cct_bytes(sendcount, sendtype);
-    }
+    if (ok)
+        cct_alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes, &bytes2);
     cct_nbc(r, CC_IALLTOALL, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }
@@ -189,11 +155,9 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                                  rdispls, recvtype, comm, request));
     CCT_CALL(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                              rdispls, recvtype, comm, request));
-    if (ok) {
-        int p = cct_size(comm);
-        bytes2 = cct_sum_bytes(recvcounts, p, recvtype);
-        bytes = sendbuf == MPI_IN_PLACE ? bytes2 : cct_sum_bytes(sendcounts, p, sendtype);
-    }
+    if (ok)
+        cct_alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm, &bytes,
+                            &bytes2);
     cct_nbc(r, CC_IALLTOALLV, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
     return rc;
 }

@@ -269,31 +269,36 @@ static void cct_win_group(cct_window *w, MPI_Group group, int **ranks, int *n)
     *n = size;
 }
 
+/* Win_post (post = 1) or Win_start: the group kept for Win_wait or Win_complete */
+static int cct_win_epoch(cc_trace_record *r, uint16_t call, int rc, MPI_Group group, MPI_Win win,
+                         int post, uint64_t t0)
+{
+    cct_window *w = cct_win(win);
+    if (w && rc == MPI_SUCCESS) {
+        if (post) {
+            cct_win_group(w, group, &w->post, &w->npost);
+        } else {
+            cct_win_group(w, group, &w->start, &w->nstart);
+            w->access = 1;
+        }
+    }
+    cct_win_record(r, call, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
+    cct_end(1);
+    return rc;
+}
+
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     CCT_ENTER(1, PMPI_Win_post(group, assert, win));
     uint64_t t0 = cct_now();
-    int rc = PMPI_Win_post(group, assert, win);
-    cct_window *w = cct_win(win);
-    if (w && rc == MPI_SUCCESS) cct_win_group(w, group, &w->post, &w->npost);
-    cct_win_record(r, CC_WIN_POST, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
-    cct_end(1);
-    return rc;
+    return cct_win_epoch(r, CC_WIN_POST, PMPI_Win_post(group, assert, win), group, win, 1, t0);
 }
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     CCT_ENTER(1, PMPI_Win_start(group, assert, win));
     uint64_t t0 = cct_now();
-    int rc = PMPI_Win_start(group, assert, win);
-    cct_window *w = cct_win(win);
-    if (w && rc == MPI_SUCCESS) {
-        cct_win_group(w, group, &w->start, &w->nstart);
-        w->access = 1;
-    }
-    cct_win_record(r, CC_WIN_START, rc, w, CC_PEER_NONE, 0, 0, 0, t0, cct_now());
-    cct_end(1);
-    return rc;
+    return cct_win_epoch(r, CC_WIN_START, PMPI_Win_start(group, assert, win), group, win, 0, t0);
 }
 
 int MPI_Win_complete(MPI_Win win)
