@@ -18,6 +18,7 @@ pub mod params;
 mod prefetch;
 pub mod queue;
 pub mod topology;
+pub mod transport;
 pub mod trace;
 pub mod trace_calls;
 pub mod workload;
