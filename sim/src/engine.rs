@@ -10,13 +10,12 @@
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
-use crate::flows::{FlowMsg, NO_RECV};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
 use crate::network::Network;
 use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
-use crate::transport::{forward_cost, Host, Pending, Transport, FIRST_NET_KIND};
+use crate::transport::{forward_cost, FlowMsg, Host, Pending, Transport, FIRST_NET_KIND, NO_RECV};
 use crate::workload::{OpKind, Ready, Workload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,8 +265,7 @@ fn take_cold(left: &mut [u32], r: usize) -> bool {
 /// How many events ahead the rank records are prefetched.
 const PREFETCH_AHEAD: usize = 6;
 
-/// Most ranks a run may have.
-pub const MAX_RANKS: u32 = 1 << 28;
+pub use crate::workload::MAX_RANKS;
 
 /// Simulates `workload` to completion.
 pub fn run<W: Workload>(config: Config, workload: &mut W) -> Result<Outcome> {
@@ -575,7 +573,13 @@ impl<W: Workload> Core<'_, W> {
     /// send, Open MPI's `self` BTL): no network and no NIC, so it is there at
     /// t+o, eager whatever its size (a synchronous send still completes at the
     /// match), and its bytes are copied once, by the receive (`on_msg`).
-    fn on_send(&mut self, net: &mut Transport, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
+    fn on_send(
+        &mut self,
+        net: &mut Transport,
+        t: u64,
+        ev: &Pending,
+        proto: Proto,
+    ) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         let to_self = ev.peer == ev.rank;
         let busy = if to_self {
@@ -795,7 +799,13 @@ impl<W: Workload> Core<'_, W> {
     /// A message's first byte at t: the CPU is busy until
     /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
     /// A message to oneself never used the NIC: t + o + (s-1)O, never pulled.
-    fn on_msg(&mut self, net: &mut Transport, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
+    fn on_msg(
+        &mut self,
+        net: &mut Transport,
+        t: u64,
+        ev: &Pending,
+        proto: Proto,
+    ) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         if let Some(a) = self.acct.as_mut() {
             let slot = a.slot(ev.id);

@@ -18,9 +18,9 @@ pub mod params;
 mod prefetch;
 pub mod queue;
 pub mod topology;
-pub mod transport;
 pub mod trace;
 pub mod trace_calls;
+pub mod transport;
 pub mod workload;
 
 pub use error::{Result, SimError};

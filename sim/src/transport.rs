@@ -23,7 +23,8 @@
 //! moves a message hop by hop as `Hop` events, whatever the model.
 
 use crate::error::Result;
-use crate::flows::{Due, FlowMsg, HOP_FLOW};
+use crate::flows::{Due, HOP_FLOW};
+pub use crate::flows::{FlowMsg, NO_RECV};
 use crate::network::{Network, Transit};
 use crate::params::Params;
 
@@ -198,8 +199,7 @@ impl Transport {
             Model::Ideal | Model::Flows => {
                 let transit = if self.store_forward {
                     let forward = forward_cost(host.params(), msg.size);
-                    self.net
-                        .forwarded_transit(src, dst, serialization, forward)
+                    self.net.forwarded_transit(src, dst, serialization, forward)
                 } else {
                     self.net.least_transit(src, dst)
                 };
