@@ -15,7 +15,12 @@ use crate::matching::{Entry, Matcher};
 use crate::network::Network;
 use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
-use crate::transport::{forward_cost, FlowMsg, Host, Pending, Transport, FIRST_NET_KIND, NO_RECV};
+use crate::transport::flow_level::FlowLevel;
+use crate::transport::ideal::Ideal;
+use crate::transport::reserved::Reserved;
+use crate::transport::{
+    forward_cost, FlowMsg, Host, Model, NetModel, Pending, FIRST_NET_KIND, NO_RECV,
+};
 use crate::workload::{OpKind, Ready, Workload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +41,7 @@ enum Kind {
     SendLocal,
     MsgSync,
     MsgLocal,
-    /// One of the network's own events (`Transport::on_event`).
+    /// One of the network's own events (`NetModel::on_event`).
     Net = FIRST_NET_KIND,
 }
 
@@ -217,11 +222,11 @@ struct JoinState {
     waiting: Vec<(u32, u32)>,
 }
 
-/// The engine: its own state, and the network (`Transport`), apart so that
-/// each can be handed the other.
-struct Engine<'a, W: Workload> {
+/// The engine: its own state, and the network model, apart so that each can
+/// be handed the other.
+struct Engine<'a, W: Workload, N: NetModel> {
     core: Core<'a, W>,
-    net: Transport,
+    net: N,
 }
 
 /// Everything of a run but the network: CPUs, NICs, matching, the workload.
@@ -316,11 +321,19 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         cold_receives,
         held: 0,
     };
-    let mut e = Engine {
-        core,
-        net: Transport::new(config.network),
-    };
-    for rank in 0..n as u32 {
+    // the one place the network model is chosen: the engine is compiled for each
+    let net = config.network;
+    match Model::of(&net) {
+        Model::Ideal => drive(core, Ideal::new(net)),
+        Model::Reserved => drive(core, Reserved::new(net)),
+        Model::FlowLevel => drive(core, FlowLevel::new(net)),
+    }
+}
+
+fn drive<W: Workload, N: NetModel>(core: Core<'_, W>, net: N) -> Result<Outcome> {
+    let n = core.free.len() as u32;
+    let mut e = Engine { core, net };
+    for rank in 0..n {
         e.core.wl.start(rank, &mut e.core.ready);
         e.core.flush_ready()?;
     }
@@ -328,7 +341,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
     e.core.finish()
 }
 
-impl<W: Workload> Engine<'_, W> {
+impl<W: Workload, N: NetModel> Engine<'_, W, N> {
     fn main_loop(&mut self) -> Result<()> {
         let (core, net) = (&mut self.core, &mut self.net);
         loop {
@@ -573,9 +586,9 @@ impl<W: Workload> Core<'_, W> {
     /// send, Open MPI's `self` BTL): no network and no NIC, so it is there at
     /// t+o, eager whatever its size (a synchronous send still completes at the
     /// match), and its bytes are copied once, by the receive (`on_msg`).
-    fn on_send(
+    fn on_send<N: NetModel>(
         &mut self,
-        net: &mut Transport,
+        net: &mut N,
         t: u64,
         ev: &Pending,
         proto: Proto,
@@ -635,7 +648,7 @@ impl<W: Workload> Core<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        // flow level: the bytes move when the receiver copies them (`Transport::copy`)
+        // flow level: the bytes move when the receiver copies them (`NetModel::copy`)
         if to_self {
             self.schedule_kind(depart, kind, msg)?;
         } else {
@@ -742,7 +755,7 @@ impl<W: Workload> Core<'_, W> {
     }
 
     /// A posted receive: takes the oldest matching unexpected message, or waits.
-    fn on_recv(&mut self, net: &mut Transport, t: u64, ev: &Pending) -> Result<Option<u64>> {
+    fn on_recv<N: NetModel>(&mut self, net: &mut N, t: u64, ev: &Pending) -> Result<Option<u64>> {
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         match self.matcher.match_unexpected(ev.rank, ev.peer, ev.tag) {
             Some(msg) => {
@@ -799,9 +812,9 @@ impl<W: Workload> Core<'_, W> {
     /// A message's first byte at t: the CPU is busy until
     /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
     /// A message to oneself never used the NIC: t + o + (s-1)O, never pulled.
-    fn on_msg(
+    fn on_msg<N: NetModel>(
         &mut self,
-        net: &mut Transport,
+        net: &mut N,
         t: u64,
         ev: &Pending,
         proto: Proto,
