@@ -6,6 +6,10 @@
 //! until its resources are free (it is put back with its sequence number, so
 //! same-time order is creation order).
 //!
+//! The network is a `NetModel` (transport/): the engine hands it each message
+//! sent and, when it asks for them, the receivers' copies, and passes it the
+//! events of its own kinds; the model is chosen once per run (`run_with`).
+//!
 //! `run_accounted` also splits each rank's time into computation,
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
