@@ -6,16 +6,25 @@
 //! until its resources are free (it is put back with its sequence number, so
 //! same-time order is creation order).
 //!
+//! The network is a `NetModel` (transport/): the engine hands it each message
+//! sent and, when it asks for them, the receivers' copies, and passes it the
+//! events of its own kinds; the model is chosen once per run (`run_with`).
+//!
 //! `run_accounted` also splits each rank's time into computation,
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
 use crate::error::{Result, SimError};
-use crate::flows::{Due, FlowMsg, HOP_FLOW, NO_RECV};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
-use crate::network::{Network, Transit};
+use crate::network::Network;
 use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
+use crate::transport::flow_level::FlowLevel;
+use crate::transport::ideal::Ideal;
+use crate::transport::reserved::Reserved;
+use crate::transport::{
+    forward_cost, FlowMsg, Host, Model, NetModel, Pending, FIRST_NET_KIND, NO_RECV,
+};
 use crate::workload::{OpKind, Ready, Workload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,14 +45,8 @@ enum Kind {
     SendLocal,
     MsgSync,
     MsgLocal,
-    /// Flow level: a message's last byte is copied (`id`: flow, `size`:
-    /// version), unless the flow's rate changed since.
-    FlowDone,
-    /// Flow level: the rates found again after the flows started or ended now.
-    FlowSettle,
-    /// Store-and-forward through ranks: a whole message reaches rank `rank`
-    /// on its way to `peer` (`id`: its place in `Engine::in_flight`).
-    Hop,
+    /// One of the network's own events (`NetModel::on_event`).
+    Net = FIRST_NET_KIND,
 }
 
 /// How a message's sender completes: by its size against S, always at the
@@ -65,16 +68,6 @@ impl Proto {
     }
 }
 
-/// A waiting event's data.
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    size: u64,
-    rank: u32,
-    peer: u32,
-    tag: u32,
-    id: u32,
-}
-
 impl Kind {
     fn from_u8(k: u8) -> Kind {
         match k {
@@ -89,10 +82,7 @@ impl Kind {
             8 => Kind::SendLocal,
             9 => Kind::MsgSync,
             10 => Kind::MsgLocal,
-            11 => Kind::FlowDone,
-            12 => Kind::FlowSettle,
-            13 => Kind::Hop,
-            _ => unreachable!("only engine kinds are queued"),
+            _ => Kind::Net,
         }
     }
 }
@@ -236,9 +226,16 @@ struct JoinState {
     waiting: Vec<(u32, u32)>,
 }
 
-struct Engine<'a, W: Workload> {
+/// The engine: its own state, and the network model, apart so that each can
+/// be handed the other.
+struct Engine<'a, W: Workload, N: NetModel> {
+    core: Core<'a, W>,
+    net: N,
+}
+
+/// Everything of a run but the network: CPUs, NICs, matching, the workload.
+struct Core<'a, W: Workload> {
     p: Params,
-    net: Network,
     wl: &'a mut W,
     queue: EventQueue<Pending>,
     /// Per rank: when the CPU, the NIC's send side and its receive side are
@@ -257,44 +254,9 @@ struct Engine<'a, W: Workload> {
     /// Per rank: sends and receives left that pay the model's cold start (empty without one).
     cold_sends: Vec<u32>,
     cold_receives: Vec<u32>,
-    /// Flow level: scratch of the finish times a start or end changed.
-    due: Vec<Due>,
-    /// Congestion on: messages sent whose routes are still to be reserved
-    /// (`reserve_routes`), the earliest time one of them can arrive, and
-    /// scratch for their delays.
-    sent: Vec<Sent>,
-    sent_bound: u64,
-    delays: Vec<u64>,
-    /// Store-and-forward: messages' delays charge forwarding (`store_forward`),
-    /// and through ranks they travel as `Hop` events (`hop_by_hop`), kept in
-    /// `in_flight` (free places in `in_flight_free`).
-    store_forward: bool,
-    hop_by_hop: bool,
-    in_flight: Vec<(Pending, Kind)>,
-    in_flight_free: Vec<u32>,
+    /// Messages the network holds whose arrivals are not queued yet.
+    held: usize,
 }
-
-/// A message whose route is still to be reserved: its way through the
-/// network, and its arrival event with the sequence number it took when it
-/// was sent (so that same-time events keep the order they had when every
-/// message was queued as it was sent).
-#[derive(Debug, Clone, Copy)]
-struct Sent {
-    transit: Transit,
-    seq: u64,
-    kind: Kind,
-    msg: Pending,
-}
-
-impl AsRef<Transit> for Sent {
-    fn as_ref(&self) -> &Transit {
-        &self.transit
-    }
-}
-
-/// Most messages whose routes are reserved in one batch (a batch ends
-/// sooner when an arrival may be due).
-const TRANSIT_BATCH: usize = 1024;
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
 /// is empty without a cold start, so a warm model pays one bounds check.
@@ -312,8 +274,7 @@ fn take_cold(left: &mut [u32], r: usize) -> bool {
 /// How many events ahead the rank records are prefetched.
 const PREFETCH_AHEAD: usize = 6;
 
-/// Most ranks a run may have.
-pub const MAX_RANKS: u32 = 1 << 28;
+pub use crate::workload::MAX_RANKS;
 
 /// Simulates `workload` to completion.
 pub fn run<W: Workload>(config: Config, workload: &mut W) -> Result<Outcome> {
@@ -340,13 +301,8 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         None => Vec::new(),
     };
     let cold_receives = cold_sends.clone();
-    let (store_forward, hop_by_hop) = (
-        config.network.store_and_forward(),
-        config.network.forwards_hop_by_hop(),
-    );
-    let mut e = Engine {
+    let core = Core {
         p: config.params,
-        net: config.network,
         wl: workload,
         queue: EventQueue::new(),
         free: crate::bigmem::filled(n, Free::default()),
@@ -367,81 +323,86 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         joins: FxHashMap::default(),
         cold_sends,
         cold_receives,
-        due: Vec::new(),
-        sent: Vec::new(),
-        sent_bound: u64::MAX,
-        delays: Vec::new(),
-        store_forward,
-        hop_by_hop,
-        in_flight: Vec::new(),
-        in_flight_free: Vec::new(),
+        held: 0,
     };
-    for rank in 0..n as u32 {
-        e.wl.start(rank, &mut e.ready);
-        e.flush_ready()?;
+    // the one place the network model is chosen: the engine is compiled for each
+    let net = config.network;
+    match Model::of(&net) {
+        Model::Ideal => drive(core, Ideal::new(net)),
+        Model::Reserved => drive(core, Reserved::new(net)),
+        Model::FlowLevel => drive(core, FlowLevel::new(net)),
     }
-    e.main_loop()?;
-    e.finish()
 }
 
-impl<W: Workload> Engine<'_, W> {
+fn drive<W: Workload, N: NetModel>(core: Core<'_, W>, net: N) -> Result<Outcome> {
+    let n = core.free.len() as u32;
+    let mut e = Engine { core, net };
+    for rank in 0..n {
+        e.core.wl.start(rank, &mut e.core.ready);
+        e.core.flush_ready()?;
+    }
+    e.main_loop()?;
+    e.core.finish()
+}
+
+impl<W: Workload, N: NetModel> Engine<'_, W, N> {
     fn main_loop(&mut self) -> Result<()> {
+        let (core, net) = (&mut self.core, &mut self.net);
         loop {
-            if !self.sent.is_empty()
-                && (self.sent.len() >= TRANSIT_BATCH
-                    || self.queue.next_time().is_none_or(|t| t >= self.sent_bound))
-            {
-                self.reserve_routes();
-            }
-            let Some(event) = self.queue.pop() else {
+            net.flush(core);
+            let Some(event) = core.queue.pop() else {
                 break;
             };
             // events due together touch ranks scattered over memory: the
             // records of the one handled a few places later are asked for now
-            if let Some(ahead) = self.queue.peek_due(PREFETCH_AHEAD) {
+            if let Some(ahead) = core.queue.peek_due(PREFETCH_AHEAD) {
                 let rank = ahead.data.rank;
-                if let Some(f) = self.free.get(rank as usize) {
+                if let Some(f) = core.free.get(rank as usize) {
                     crate::prefetch::prefetch(f);
                 }
-                self.matcher.prefetch(rank);
-                self.wl.prefetch(rank);
+                core.matcher.prefetch(rank);
+                core.wl.prefetch(rank);
             }
             let (t, ev) = (event.time, event.data);
             let kept = match Kind::from_u8(event.kind()) {
-                Kind::Calc => self.on_calc(t, &ev),
-                Kind::Send => self.on_send(t, &ev, Proto::BySize),
-                Kind::Recv => self.on_recv(t, &ev),
-                Kind::Msg => self.on_msg(t, &ev, Proto::BySize),
-                Kind::Ack => self.on_ack(t, &ev),
-                Kind::Join => self.on_join(t, &ev),
-                Kind::Mark => self.on_mark(t, &ev),
-                Kind::SendSync => self.on_send(t, &ev, Proto::Sync),
-                Kind::SendLocal => self.on_send(t, &ev, Proto::Local),
-                Kind::MsgSync => self.on_msg(t, &ev, Proto::Sync),
-                Kind::MsgLocal => self.on_msg(t, &ev, Proto::Local),
-                Kind::FlowDone => self.on_flow_done(t, &ev),
-                Kind::FlowSettle => self.on_flow_settle(t),
-                Kind::Hop => self.on_hop(t, &ev),
+                Kind::Calc => core.on_calc(t, &ev),
+                Kind::Send => core.on_send(net, t, &ev, Proto::BySize),
+                Kind::Recv => core.on_recv(net, t, &ev),
+                Kind::Msg => core.on_msg(net, t, &ev, Proto::BySize),
+                Kind::Ack => core.on_ack(t, &ev),
+                Kind::Join => core.on_join(t, &ev),
+                Kind::Mark => core.on_mark(t, &ev),
+                Kind::SendSync => core.on_send(net, t, &ev, Proto::Sync),
+                Kind::SendLocal => core.on_send(net, t, &ev, Proto::Local),
+                Kind::MsgSync => core.on_msg(net, t, &ev, Proto::Sync),
+                Kind::MsgLocal => core.on_msg(net, t, &ev, Proto::Local),
+                Kind::Net => net.on_event(core, event.kind(), t, &ev),
             }?;
             if let Some(later) = kept {
-                self.queue.push(later, event.seq(), event.kind(), ev);
+                core.queue.push(later, event.seq(), event.kind(), ev);
             }
-            if !self.ready.is_empty() {
-                self.flush_ready()?;
+            if !core.ready.is_empty() {
+                core.flush_ready()?;
             }
         }
         Ok(())
     }
+}
+
+impl<W: Workload> Host for Core<'_, W> {
+    #[inline(always)]
+    fn params(&self) -> &Params {
+        &self.p
+    }
 
     #[inline(always)]
-    fn schedule(&mut self, time: u64, kind: Kind, ev: Pending) -> Result<()> {
+    fn schedule(&mut self, time: u64, kind: u8, ev: Pending) -> Result<()> {
         let seq = self.next_seq()?;
-        self.queue.push(time, seq, kind as u8, ev);
+        self.queue.push(time, seq, kind, ev);
         self.note_queued();
         Ok(())
     }
 
-    /// A new event's sequence number (its place among same-time events).
     #[inline(always)]
     fn next_seq(&mut self) -> Result<u64> {
         self.queue
@@ -449,31 +410,68 @@ impl<W: Workload> Engine<'_, W> {
             .ok_or_else(|| SimError::Usage(format!("the run needs more than {MAX_EVENTS} events")))
     }
 
+    #[inline(always)]
+    fn next_time(&mut self) -> Option<u64> {
+        self.queue.next_time()
+    }
+
+    #[inline(always)]
+    fn queue_at(&mut self, time: u64, seq: u64, kind: u8, ev: Pending) {
+        self.queue.push(time, seq, kind, ev);
+    }
+
+    #[inline(always)]
+    fn held(&mut self, n: usize, note: bool) {
+        self.held = n;
+        if note {
+            self.note_queued();
+        }
+    }
+
+    fn forward_at(&mut self, t: u64, ev: &Pending) -> std::result::Result<u64, u64> {
+        let n = ev.rank as usize;
+        match self.free.get(n) {
+            Some(f) if f.o > t => Err(f.o),
+            Some(_) => {
+                let end = t.saturating_add(forward_cost(&self.p, ev.size));
+                self.cpu_until(n, t, end, Busy::Comm, 0);
+                self.record(t, ev, SpanKind::Send, ev.peer);
+                Ok(end)
+            }
+            None => Ok(t),
+        }
+    }
+
+    /// The receiver's CPU is held to the copy's end (sharing made the copy
+    /// longer than alone), the receive is done and a pulled message's
+    /// sender released.
+    fn copy_done(&mut self, t: u64, m: FlowMsg) -> Result<()> {
+        let done = t.max(m.until);
+        let r = m.rank as usize;
+        if self.free[r].o < done {
+            self.cpu_until(r, self.free[r].o, done, Busy::Comm, 0);
+        }
+        if m.pull {
+            self.release_sender(t, done, m.rank, m.peer, m.send, m.late)?;
+        }
+        if m.recv != NO_RECV {
+            self.wl.done(m.rank, m.recv, &mut self.ready);
+        }
+        Ok(())
+    }
+}
+
+impl<W: Workload> Core<'_, W> {
+    #[inline(always)]
+    fn schedule_kind(&mut self, time: u64, kind: Kind, ev: Pending) -> Result<()> {
+        Host::schedule(self, time, kind as u8, ev)
+    }
+
     /// Keeps the largest number of events waiting, messages whose routes are
     /// still to be reserved among them (as if they were queued when sent).
     #[inline(always)]
     fn note_queued(&mut self) {
-        self.peak_queue = self.peak_queue.max(self.queue.len() + self.sent.len());
-    }
-
-    /// Reserves the routes of the messages sent since the last batch, in the
-    /// order they were sent, and queues their arrivals. Nothing else reads
-    /// the links, and no arrival is due before `sent_bound`, so a batch
-    /// reserved before the first event at or after that time gives every
-    /// message the delay it would have had when it was sent.
-    fn reserve_routes(&mut self) {
-        self.delays.clear();
-        self.net.transits(&self.sent, &mut self.delays);
-        for (s, &delay) in self.sent.iter().zip(&self.delays) {
-            let arrive = s
-                .transit
-                .depart
-                .saturating_add(self.p.l)
-                .saturating_add(delay);
-            self.queue.push(arrive, s.seq, s.kind as u8, s.msg);
-        }
-        self.sent.clear();
-        self.sent_bound = u64::MAX;
+        self.peak_queue = self.peak_queue.max(self.queue.len() + self.held);
     }
 
     /// Queues newly ready operations, per rank sends before receives before
@@ -499,7 +497,7 @@ impl<W: Workload> Engine<'_, W> {
                 OpKind::Join => Kind::Join,
                 OpKind::Mark => Kind::Mark,
             };
-            self.schedule(
+            self.schedule_kind(
                 time,
                 kind,
                 Pending {
@@ -592,7 +590,13 @@ impl<W: Workload> Engine<'_, W> {
     /// send, Open MPI's `self` BTL): no network and no NIC, so it is there at
     /// t+o, eager whatever its size (a synchronous send still completes at the
     /// match), and its bytes are copied once, by the receive (`on_msg`).
-    fn on_send(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
+    fn on_send<N: NetModel>(
+        &mut self,
+        net: &mut N,
+        t: u64,
+        ev: &Pending,
+        proto: Proto,
+    ) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         let to_self = ev.peer == ev.rank;
         let busy = if to_self {
@@ -648,32 +652,12 @@ impl<W: Workload> Engine<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        // flow level: the bytes move when the receiver copies them (`start_copy`)
+        // flow level: the bytes move when the receiver copies them (`NetModel::copy`)
         if to_self {
-            self.schedule(depart, kind, msg)?;
-        } else if self.hop_by_hop {
-            let place = self.park(msg, kind);
-            self.forward(t, depart, place, 0)?;
-        } else if self.net.reserves_links() {
-            let transit = Transit {
-                src: ev.rank,
-                dst: ev.peer,
-                now: t,
-                depart,
-                serialization: s1.saturating_mul(c.big_g),
-            };
-            self.send_reserving(transit, kind, msg)?;
+            self.schedule_kind(depart, kind, msg)?;
         } else {
-            let transit = if self.store_forward {
-                let serialization = s1.saturating_mul(c.big_g);
-                let forward = self.forward_cost(ev.size);
-                self.net
-                    .forwarded_transit(ev.rank, ev.peer, serialization, forward)
-            } else {
-                self.net.least_transit(ev.rank, ev.peer)
-            };
-            let arrive = depart.saturating_add(self.p.l).saturating_add(transit);
-            self.schedule(arrive, kind, msg)?;
+            let serialization = s1.saturating_mul(c.big_g);
+            net.send(self, t, depart, kind as u8, msg, serialization)?;
         }
         if rendezvous {
             self.rendezvous += 1;
@@ -681,123 +665,6 @@ impl<W: Workload> Engine<'_, W> {
             self.wl.done(ev.rank, ev.id, &mut self.ready);
         }
         Ok(None)
-    }
-
-    /// What a rank forwarding a message of `size` bytes (store-and-forward
-    /// through ranks) spends of its CPU: a receive's and a send's overhead,
-    /// o_r + o_s; its bytes move between the links without the CPU's copy.
-    fn forward_cost(&self, size: u64) -> u64 {
-        let c = self.p.cost(size);
-        c.o_r.saturating_add(c.o_s)
-    }
-
-    /// Store-and-forward, hop by hop: keeps a message on its way; its place.
-    fn park(&mut self, msg: Pending, kind: Kind) -> u32 {
-        match self.in_flight_free.pop() {
-            Some(i) => {
-                self.in_flight[i as usize] = (msg, kind);
-                i
-            }
-            None => {
-                self.in_flight.push((msg, kind));
-                (self.in_flight.len() - 1) as u32
-            }
-        }
-    }
-
-    /// Store-and-forward, hop by hop: the message parked at `place` leaves
-    /// over hop `k` of its route at `ready` (sent or forwarded at `now`).
-    /// With links reserved it holds the link for the hop latency plus its
-    /// serialization from the first free moment, and is whole at the next
-    /// node after both; at the flow level its bytes cross the link as a flow
-    /// after the hop latency, whole at the next node when the flow ends. A
-    /// node on the way is a `Hop` event; the receiver gets the message's
-    /// first byte after the last hop's latency and L, and copies its bytes
-    /// as ever (at the flow level, over the last link).
-    fn forward(&mut self, now: u64, ready: u64, place: u32, k: u32) -> Result<()> {
-        let (msg, kind) = self.in_flight[place as usize];
-        let s1 = msg.size.saturating_sub(1);
-        let serialization = s1.saturating_mul(self.p.cost(msg.size).big_g);
-        let step = self.net.step(msg.peer, msg.rank, k);
-        let hop = self.net.hop();
-        let enter = if self.net.reserves_links() {
-            let hold = hop.saturating_add(serialization);
-            self.net.reserve_hop(step.link, now, ready, hold)
-        } else {
-            ready
-        };
-        let head = enter.saturating_add(hop);
-        if step.last {
-            self.in_flight_free.push(place);
-            return self.schedule(head.saturating_add(self.p.l), kind, msg);
-        }
-        let at_next = Pending {
-            size: msg.size,
-            rank: step.node,
-            peer: msg.rank,
-            tag: k + 1,
-            id: place,
-        };
-        if !self.net.is_flow_level() || s1 == 0 {
-            return self.schedule(head.saturating_add(serialization), Kind::Hop, at_next);
-        }
-        let whole = FlowMsg {
-            rank: step.node,
-            peer: k + 1,
-            send: place,
-            recv: HOP_FLOW,
-            pull: false,
-            late: 0,
-            until: head.saturating_add(serialization),
-        };
-        let from = (k == 0).then_some(msg.peer);
-        match self
-            .net
-            .start_hop_flow(now, head, step.link, from, s1, serialization, whole)
-        {
-            Some(at) => self.schedule_settle(at),
-            None => Ok(()),
-        }
-    }
-
-    /// Store-and-forward, hop by hop: a whole message at node `ev.rank` (a
-    /// rank, or a switch or node beyond the ranks: no CPU) before hop `ev.tag`
-    /// of its route. A rank's CPU forwards it when free (o_r + o_s); then it
-    /// goes on.
-    fn on_hop(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
-        let n = ev.rank as usize;
-        let ready = match self.free.get(n) {
-            Some(f) if f.o > t => return Ok(Some(f.o)),
-            Some(_) => {
-                let end = t.saturating_add(self.forward_cost(ev.size));
-                self.cpu_until(n, t, end, Busy::Comm, 0);
-                self.record(t, ev, SpanKind::Send, ev.peer);
-                end
-            }
-            None => t,
-        };
-        self.forward(t, ready, ev.id, ev.tag)?;
-        Ok(None)
-    }
-
-    /// Congestion on: the message's route is reserved with the next batch
-    /// (`reserve_routes`); its sequence number is taken now.
-    fn send_reserving(&mut self, transit: Transit, kind: Kind, msg: Pending) -> Result<()> {
-        let seq = self.next_seq()?;
-        let least = self.net.least_transit(transit.src, transit.dst);
-        let earliest = transit
-            .depart
-            .saturating_add(self.p.l)
-            .saturating_add(least);
-        self.sent_bound = self.sent_bound.min(earliest);
-        self.sent.push(Sent {
-            transit,
-            seq,
-            kind,
-            msg,
-        });
-        self.note_queued();
-        Ok(())
     }
 
     /// A rendezvous send is done with on the receiver at time t (matched, or
@@ -829,7 +696,7 @@ impl<W: Workload> Engine<'_, W> {
             tag: 0,
             id: send_id,
         };
-        self.schedule(at, Kind::Ack, ack)
+        self.schedule_kind(at, Kind::Ack, ack)
     }
 
     fn sender_free(&mut self, t: u64, sender: u32, send_id: u32, late: u64) {
@@ -892,7 +759,7 @@ impl<W: Workload> Engine<'_, W> {
     }
 
     /// A posted receive: takes the oldest matching unexpected message, or waits.
-    fn on_recv(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
+    fn on_recv<N: NetModel>(&mut self, net: &mut N, t: u64, ev: &Pending) -> Result<Option<u64>> {
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         match self.matcher.match_unexpected(ev.rank, ev.peer, ev.tag) {
             Some(msg) => {
@@ -911,7 +778,7 @@ impl<W: Workload> Engine<'_, W> {
                         let end = start.saturating_add(self.pull_bytes(msg.size));
                         self.cpu_until(r, start, end, Busy::Comm, 0);
                         let s1 = msg.size.saturating_sub(1);
-                        if self.net.is_flow_level() && s1 > 0 {
+                        if net.copies_as_flows() && s1 > 0 {
                             // the sender is released, and the receive done, when the copy ends
                             let copy = FlowMsg {
                                 rank: ev.rank,
@@ -922,7 +789,7 @@ impl<W: Workload> Engine<'_, W> {
                                 late,
                                 until: end,
                             };
-                            return self.start_copy(t, start, s1, copy).map(|_| None);
+                            return net.copy(self, t, start, s1, copy).map(|_| None);
                         }
                         end
                     } else {
@@ -949,7 +816,13 @@ impl<W: Workload> Engine<'_, W> {
     /// A message's first byte at t: the CPU is busy until
     /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
     /// A message to oneself never used the NIC: t + o + (s-1)O, never pulled.
-    fn on_msg(&mut self, t: u64, ev: &Pending, proto: Proto) -> Result<Option<u64>> {
+    fn on_msg<N: NetModel>(
+        &mut self,
+        net: &mut N,
+        t: u64,
+        ev: &Pending,
+        proto: Proto,
+    ) -> Result<Option<u64>> {
         let (r, p) = (ev.rank as usize, &self.p);
         if let Some(a) = self.acct.as_mut() {
             let slot = a.slot(ev.id);
@@ -1004,7 +877,7 @@ impl<W: Workload> Engine<'_, W> {
         // flow level: the bytes copied now are a flow, from the first byte's
         // arrival, as long alone as the CPU's time for them; the receive is
         // done, and a pulled message's sender released, when it ends
-        if self.net.is_flow_level() && s1 > 0 && (posted.is_some() || !pull) {
+        if net.copies_as_flows() && s1 > 0 && (posted.is_some() || !pull) {
             let late = match (self.acct.as_mut(), pull) {
                 (Some(a), true) => a.late_match(t, ev.id),
                 _ => 0,
@@ -1018,7 +891,7 @@ impl<W: Workload> Engine<'_, W> {
                 late,
                 until: end,
             };
-            self.start_copy(t, t, s1, copy)?;
+            net.copy(self, t, t, s1, copy)?;
             match posted {
                 Some(_) if rendezvous && !pull => {
                     let late = match self.acct.as_mut() {
@@ -1046,84 +919,6 @@ impl<W: Workload> Engine<'_, W> {
                 self.wl.done(ev.rank, recv.id, &mut self.ready);
             }
             None => self.matcher.add_unexpected(ev.rank, unexpected(ev, proto)),
-        }
-        Ok(None)
-    }
-
-    /// Flow level: the receiver's copy of a message's `s1` bytes starts at
-    /// `start` (t or later), as long alone as its CPU time (`copy.until`).
-    fn start_copy(&mut self, t: u64, start: u64, s1: u64, copy: FlowMsg) -> Result<()> {
-        let lone = copy.until.saturating_sub(start);
-        match self.net.start_flow(t, start, s1, lone, copy) {
-            Some(at) => self.schedule_settle(at),
-            None => Ok(()),
-        }
-    }
-
-    /// Flow level: one settle of the rates at t, after the events already queued for t.
-    fn schedule_settle(&mut self, t: u64) -> Result<()> {
-        let none = Pending {
-            size: 0,
-            rank: 0,
-            peer: 0,
-            tag: 0,
-            id: 0,
-        };
-        self.schedule(t, Kind::FlowSettle, none)
-    }
-
-    /// Flow level: the rates found again; each flow whose finish moved gets an event.
-    fn on_flow_settle(&mut self, t: u64) -> Result<Option<u64>> {
-        let mut due = std::mem::take(&mut self.due);
-        self.net.settle_flows(t, &mut due);
-        for d in due.drain(..) {
-            let ev = Pending {
-                size: d.version as u64,
-                rank: 0,
-                peer: 0,
-                tag: 0,
-                id: d.id,
-            };
-            self.schedule(d.time, Kind::FlowDone, ev)?;
-        }
-        self.due = due;
-        Ok(None)
-    }
-
-    /// Flow level: a copy's last byte at t, unless its finish moved since this
-    /// event was queued. The receiver's CPU is held to then (sharing made the
-    /// copy longer than alone), the receive is done and a pulled message's
-    /// sender released.
-    fn on_flow_done(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
-        if !self.net.flow_is_current(ev.id, ev.size as u32) {
-            return Ok(None);
-        }
-        let (m, settle) = self.net.finish_flow(ev.id);
-        if settle {
-            self.schedule_settle(t)?;
-        }
-        if m.recv == HOP_FLOW {
-            // store and forward: the message is whole at the hop's far end
-            let size = self.in_flight[m.send as usize].0.size;
-            let at_next = Pending {
-                size,
-                rank: m.rank,
-                peer: self.in_flight[m.send as usize].0.rank,
-                tag: m.peer,
-                id: m.send,
-            };
-            return self.schedule(t, Kind::Hop, at_next).map(|_| None);
-        }
-        let done = t.max(m.until);
-        let r = m.rank as usize;
-        if self.free[r].o < done {
-            self.cpu_until(r, self.free[r].o, done, Busy::Comm, 0);
-        }
-        if m.pull {
-            self.release_sender(t, done, m.rank, m.peer, m.send, m.late)?;
-        }
-        if m.recv != NO_RECV {
-            self.wl.done(m.rank, m.recv, &mut self.ready);
         }
         Ok(None)
     }

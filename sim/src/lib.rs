@@ -20,6 +20,7 @@ pub mod queue;
 pub mod topology;
 pub mod trace;
 pub mod trace_calls;
+pub mod transport;
 pub mod workload;
 
 pub use error::{Result, SimError};

@@ -17,8 +17,8 @@
 //! Both models take two options (`with_links`): half-duplex links, where
 //! both directions of a cable are one link, and store-and-forward routing,
 //! where each hop receives the whole message before sending it on (through
-//! ranks, message by message as the engine's events: `step`, `reserve_hop`,
-//! `start_hop_flow`).
+//! ranks, message by message as the network model's `Hop` events,
+//! transport/hops.rs: `step`, `reserve_hop`, `start_hop_flow`).
 //!
 //! Cost and memory: busy intervals that touch are merged (a gap of no length
 //! holds nothing), so the messages of a pipeline down a line of links, which

@@ -141,10 +141,10 @@ pub struct Collective {
 
 impl Collective {
     pub fn new(alg: Algorithm, p: u32, n: u64, gamma: u64) -> Result<Collective> {
-        if p == 0 || p > crate::engine::MAX_RANKS {
+        if p == 0 || p > crate::workload::MAX_RANKS {
             return usage(format!(
                 "the rank count must be between 1 and {}",
-                crate::engine::MAX_RANKS
+                crate::workload::MAX_RANKS
             ));
         }
         Ok(Collective {

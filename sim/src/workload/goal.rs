@@ -224,7 +224,7 @@ impl GoalGraph {
             match toks {
                 ["num_ranks", n] => {
                     let n = num(n, "num_ranks")?;
-                    let most = crate::engine::MAX_RANKS as u64;
+                    let most = crate::workload::MAX_RANKS as u64;
                     if n == 0 || n > most {
                         return lx.err(format!("num_ranks must be between 1 and {most}"));
                     }

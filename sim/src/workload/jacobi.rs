@@ -45,10 +45,10 @@ impl Jacobi {
         op_cost: u64,
         exchange: Exchange,
     ) -> Result<Jacobi> {
-        if p > crate::engine::MAX_RANKS {
+        if p > crate::workload::MAX_RANKS {
             return usage(format!(
                 "at most {} ranks can be simulated",
-                crate::engine::MAX_RANKS
+                crate::workload::MAX_RANKS
             ));
         }
         if p == 0 || unknowns == 0 || !unknowns.is_multiple_of(p as u64) {

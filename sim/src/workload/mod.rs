@@ -11,6 +11,9 @@ pub mod polling;
 pub mod progress;
 pub mod replay;
 
+/// Most ranks a run may have.
+pub const MAX_RANKS: u32 = 1 << 28;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
     /// A send whose protocol follows its size (eager up to S, else rendezvous).

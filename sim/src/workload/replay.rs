@@ -1284,7 +1284,7 @@ impl Replay {
                 "{shown}: the trace of rank {i} is missing ({size} rank files)"
             ));
         }
-        if size > crate::engine::MAX_RANKS {
+        if size > crate::workload::MAX_RANKS {
             return input(format!("{shown}: too many ranks"));
         }
         let mut b = Builder {
