@@ -1,0 +1,246 @@
+"""The adaptive size rule: sizes and repetitions chosen by the model being fitted.
+
+A run under this rule (`commchar run` without `--sizes`) measures each
+operation's coarse grid first (0, 1 B, 16 B, 256 B, ... every fourth power of
+two, and the largest size; measure/plan.py), each point to a looser precision
+than `--precision` (LOOSE_FACTOR times it). It then fits every series
+(library, operation, variant, p) as `commchar fit` fits point-to-point
+operations (models/regimes.py: the fewest Hockney segments consistent with the
+points' noise) and, round after round, adds sizes only where that model is
+uncertain:
+
+- breakpoint: a gap between two segments wider than MIN_GAP, bisected in log
+  (BREAK_SIZES sizes a round) until the regime change is bracketed;
+- coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
+  midpoint, which checks that the model holds across it;
+- deviates: a size whose time lies further from the straight line through its
+  two neighbours (one Hockney segment) than its noise allows, and at least
+  TOLERANCE, gets the log midpoints of both its gaps (split further, round
+  after round, down to MIN_GAP);
+- ci: a segment whose predicted time is not known to within the CI target
+  (LOOSE_FACTOR times `--precision`) at each of its sizes, from the weighted
+  least-squares covariance of t_s and t_b under the points' own noise, gets the
+  log midpoint of its widest gap: more repetitions where the model is least sure.
+
+An operation is closed when none of these asks for a size. Rounds are the
+refinement's (measure/refine.py): one job per library and p covering every
+operation still open, the rendezvous threshold S bisected in the same rounds.
+Operations whose model is not a size curve keep their own sizes (barrier, mbw,
+touch, coldstart) and the rndv probe is refined only where it jumps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from commchar.errors import InputError
+from commchar.measure.operations import OPERATIONS
+from commchar.measure.plan import Point
+from commchar.measure.refine import Proposer, threshold_proposer
+from commchar.models.inputs import spread
+from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHockneyModel
+
+# Coarse and added points are measured to LOOSE_FACTOR x --precision (3% at the
+# default 1%); the model's predicted time must be known to the same.
+LOOSE_FACTOR = 3.0
+MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
+MIN_GAP = 1.3  # a gap this narrow is not split (the dense grid's steps are 1.33 and 1.5)
+TOLERANCE = 0.03  # a neighbour-line miss below this never splits a gap
+DEVIATION_Z = 2.0  # noise levels a size may lie off its neighbours' line
+BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
+MAX_ROUNDS = 4  # a round is a job launch per library and p
+JUMP_SIZES = 31  # rndv: S bracketed 32-fold a round (the coarse 60 KiB gap to the byte in 4)
+Z95 = 1.959964
+# Operations whose sizes the rule chooses: every one measured over sizes whose model is
+# a Hockney curve; rndv's model is S (thresholds.py), the others keep their own sizes.
+NOT_CHOSEN = ("rndv", "touch", "coldstart", "mbw", "barrier")
+# Segments fitted with the fit's own settings (models/assemble.py: P2P_MAX_SEGMENTS).
+MAX_SEGMENTS = 12
+
+
+def chosen(op: str) -> bool:
+    """Whether the adaptive rule chooses `op`'s sizes beyond its coarse grid."""
+    operation = OPERATIONS.get(op)
+    return (operation is not None and op not in NOT_CHOSEN and operation.sizes is None
+            and operation.unit != "none")
+
+
+@dataclass
+class SeriesState:
+    """What the rule found for one series at one round: the sizes it asks for and why."""
+
+    sizes: dict[int, str] = field(default_factory=dict)  # n -> reason
+    segments: list[dict[str, Any]] = field(default_factory=list)  # n_min, n_max, t_s, t_b, ci95, ci_rel
+
+    def ask(self, n: int, reason: str) -> None:
+        self.sizes.setdefault(n, reason)
+
+
+def log_mid(a: float, b: float) -> int:
+    return int(round(math.sqrt(max(a, 1.0) * b)))
+
+
+def log_inside(a: float, b: float, count: int) -> list[int]:
+    lo = max(a, 1.0)
+    return [int(round(lo * (b / lo) ** (k / (count + 1)))) for k in range(1, count + 1)]
+
+
+def segment_ci(n: np.ndarray, t: np.ndarray, noise: np.ndarray, t_s: float, t_b: float
+               ) -> tuple[dict[str, list[float] | None], float | None]:
+    """95% CIs of t_s and t_b from the weighted least-squares covariance (relative error
+    weights, each point's own noise), and the largest relative half-width of the time
+    they predict at the segment's sizes; (None CIs, None) for a single size."""
+    if np.unique(n).size < 2:
+        return {"t_s": None, "t_b": None}, None
+    sigma = np.maximum(noise, 1e-4) * t
+    x = np.column_stack([np.ones_like(n), n])
+    w = 1.0 / (sigma * sigma)
+    info = x.T @ (x * w[:, None])
+    try:
+        cov = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        return {"t_s": None, "t_b": None}, None
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    predicted = t_s + t_b * n
+    spread_at = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", x, cov, x), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(predicted > 0, Z95 * spread_at / predicted, np.inf)
+    cis: dict[str, list[float] | None] = {"t_s": [t_s - Z95 * float(se[0]), t_s + Z95 * float(se[0])],
+                                          "t_b": [t_b - Z95 * float(se[1]), t_b + Z95 * float(se[1])]}
+    return cis, float(np.max(rel))
+
+
+def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
+            previous: SegmentedHockneyModel | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
+    """The sizes one series still needs (sorted distinct sizes `n`, median times `t`,
+    relative standard errors `noise`), its segments with their CIs, and its model.
+    `previous`: the model of the round before, which the sizes added since test."""
+    state = SeriesState()
+    if n.size < 2:
+        return state, None
+    try:
+        model = SegmentedHockneyModel(max_segments=MAX_SEGMENTS, min_sizes=1, bootstrap=0,
+                                      max_miss=MAX_MISS).fit(n, t, noise=noise)
+    except InputError:
+        return state, None
+    segments = model.segments_
+    for k in range(len(segments) - 1):
+        a, b = float(segments[k]["n_max"]), float(segments[k + 1]["n_min"])
+        if a <= 0 or b / a <= MIN_GAP:
+            continue
+        mid = log_mid(a, b)
+        left = segments[k]["fits"][0].predict([mid])[0]
+        right = segments[k + 1]["fits"][0].predict([mid])[0]
+        # down to a 2-fold gap when the two segments disagree by TOLERANCE, beyond it only
+        # while they disagree by more than the fit lets a point miss
+        if abs(left - right) > (TOLERANCE if b / a > 2.0 else MAX_MISS) * min(left, right):
+            for size in log_inside(a, b, BREAK_SIZES if b / a > 2.0 else 1):
+                state.ask(size, "breakpoint")
+    positive = n > 0
+    pn = n[positive]
+    for i in range(pn.size - 1):
+        if pn[i + 1] / pn[i] > MAX_GAP:
+            state.ask(log_mid(pn[i], pn[i + 1]), "coarse gap")
+    if previous is not None:
+        # a size added inside one of the previous model's segments tests it (one added in a gap
+        # between two is the breakpoint's, which the new segments settle)
+        known = set(previous.grid_.tolist())
+        inside_before = [(s["n_min"], s["n_max"]) for s in previous.segments_]
+        for i in np.flatnonzero(positive):
+            if float(n[i]) in known or not any(lo <= n[i] <= hi for lo, hi in inside_before):
+                continue
+            expected = float(previous.predict([n[i]])[0])
+            allowed = max(DEVIATION_Z * float(np.hypot(noise[i], DEFAULT_NOISE_FLOOR)), TOLERANCE)
+            if abs(expected - t[i]) <= allowed * t[i]:
+                continue
+            neighbours = [float(x) for x in (n[i - 1] if i > 0 else 0.0, n[i + 1] if i + 1 < n.size else 0.0)]
+            for a, b in ((neighbours[0], float(n[i])), (float(n[i]), neighbours[1])):
+                if a > 0 and b > a * MIN_GAP:
+                    state.ask(log_mid(a, b), "deviates")
+    for segment in segments:
+        fit = segment["fits"][0]
+        inside = (n >= segment["n_min"]) & (n <= segment["n_max"])
+        cis, rel = segment_ci(n[inside], t[inside], noise[inside], fit.t_s_, fit.t_b_)
+        state.segments.append({"n_min": int(segment["n_min"]), "n_max": int(segment["n_max"]),
+                               "t_s": fit.t_s_, "t_b": fit.t_b_, "ci95": cis, "ci_rel": rel})
+        if rel is not None and rel > ci_target:
+            sizes = np.unique(n[inside & (n > 0)])
+            gaps = [(b / a, a, b) for a, b in zip(sizes[:-1], sizes[1:]) if b / a > MIN_GAP]
+            if gaps:
+                _, a, b = max(gaps)
+                state.ask(log_mid(a, b), "ci")
+    return state, model
+
+
+def series(points: list[dict]) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(n, t, noise) per series the rule chooses sizes for: valid points of dedicated
+    (not oversubscribed) jobs, one per size (the median time of repeats)."""
+    grouped: dict[tuple[str, str, str, int], dict[int, list[tuple[float, float]]]] = defaultdict(
+        lambda: defaultdict(list))
+    for pt in points:
+        t = pt.get("t_us")
+        if (not pt.get("valid", True) or pt.get("oversubscribed") or not chosen(pt["op"])
+                or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0):
+            continue
+        grouped[(pt["library"], pt["op"], pt.get("variant") or "", int(pt["p"]))][int(pt["n_bytes"])].append(
+            (float(t), float(spread(pt)["noise"])))
+    out = {}
+    for key, by_size in grouped.items():
+        sizes = sorted(by_size)
+        t = np.array([float(np.median([v[0] for v in by_size[s]])) for s in sizes])
+        noise = np.array([float(np.median([v[1] for v in by_size[s]])) for s in sizes])
+        out[key] = (np.array(sizes, dtype=float), t, noise)
+    return out
+
+
+@dataclass
+class Record:
+    """Per series, what each round asked for and why, and the model's segments when the
+    rule stopped (the run's summary and `commchar fit` state them)."""
+
+    rounds: dict[tuple[str, str, str, int], list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    final: dict[tuple[str, str, str, int], SeriesState] = field(default_factory=dict)
+    still_open: set[tuple[str, str, str, int]] = field(default_factory=set)
+
+
+def adaptive_proposer(precision: float, record: Record | None = None) -> Proposer:
+    """The refinement's proposer under the adaptive rule: the threshold changes (rndv's S,
+    the standard send's breakpoints) and what every chosen series' model still needs."""
+    thresholds = threshold_proposer(JUMP_SIZES)
+    ci_target = LOOSE_FACTOR * precision
+    round_no = 0
+    models: dict[tuple[str, str, str, int], SegmentedHockneyModel | None] = {}
+
+    def propose(points: list[dict], measured: set[tuple], tried: set[tuple]
+                ) -> tuple[dict[tuple[str, int], list[Point]], int]:
+        nonlocal round_no
+        round_no += 1
+        todo, open_changes = thresholds(points, measured, tried)
+        merged: dict[tuple[str, int], set[Point]] = {k: set(v) for k, v in todo.items()}
+        open_series = 0
+        for key, (n, t, noise) in sorted(series(points).items()):
+            library, op, variant, p = key
+            state, models[key] = analyse(n, t, noise, ci_target, models.get(key))
+            asked: dict[int, str] = {}
+            for size, reason in sorted(state.sizes.items()):
+                effective = OPERATIONS[op].effective_size(size, p)
+                if (library, op, variant, p, effective) in measured | tried or effective in asked:
+                    continue
+                asked[effective] = reason
+            if record is not None:
+                record.final[key] = state
+                (record.still_open.add if asked else record.still_open.discard)(key)
+                if asked:
+                    record.rounds[key].append({"round": round_no, "sizes": sorted(asked),
+                                               "why": sorted(set(asked.values()))})
+            if asked:
+                open_series += 1
+                merged.setdefault((library, p), set()).update(Point(op, variant, s) for s in asked)
+        return {k: sorted(v) for k, v in sorted(merged.items()) if v}, open_changes + open_series
+
+    return propose
