@@ -118,6 +118,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)
+    if args.db:  # how the runs' sizes were chosen, and the CIs the adaptive rule judged
+        from commchar.measure.sizechoice import size_choice
+
+        model["provenance"]["size_choice"] = size_choice(args.db, args.run or [])
     if args.call_costs == "on":
         _add_call_costs(model, points)
     if args.output:

@@ -151,15 +151,15 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         # between two is the breakpoint's, which the new segments settle)
         known = set(previous.grid_.tolist())
         inside_before = [(s["n_min"], s["n_max"]) for s in previous.segments_]
-        for i in np.flatnonzero(positive):
-            if float(n[i]) in known or not any(lo <= n[i] <= hi for lo, hi in inside_before):
+        for j in np.flatnonzero(positive).tolist():
+            if float(n[j]) in known or not any(lo <= n[j] <= hi for lo, hi in inside_before):
                 continue
-            expected = float(previous.predict([n[i]])[0])
-            allowed = max(DEVIATION_Z * float(np.hypot(noise[i], DEFAULT_NOISE_FLOOR)), TOLERANCE)
-            if abs(expected - t[i]) <= allowed * t[i]:
+            expected = float(previous.predict([n[j]])[0])
+            allowed = max(DEVIATION_Z * float(np.hypot(noise[j], DEFAULT_NOISE_FLOOR)), TOLERANCE)
+            if abs(expected - t[j]) <= allowed * t[j]:
                 continue
-            neighbours = [float(x) for x in (n[i - 1] if i > 0 else 0.0, n[i + 1] if i + 1 < n.size else 0.0)]
-            for a, b in ((neighbours[0], float(n[i])), (float(n[i]), neighbours[1])):
+            neighbours = [float(x) for x in (n[j - 1] if j > 0 else 0.0, n[j + 1] if j + 1 < n.size else 0.0)]
+            for a, b in ((neighbours[0], float(n[j])), (float(n[j]), neighbours[1])):
                 if a > 0 and b > a * MIN_GAP:
                     state.ask(log_mid(a, b), "deviates")
     for segment in segments:
@@ -215,6 +215,8 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
     ci_target = LOOSE_FACTOR * precision
     round_no = 0
     models: dict[tuple[str, str, str, int], SegmentedHockneyModel | None] = {}
+    # the sizes each series had when last analysed: one that gained none is not refitted
+    seen: dict[tuple[str, str, str, int], tuple[tuple[float, ...], SeriesState]] = {}
 
     def propose(points: list[dict], measured: set[tuple], tried: set[tuple]
                 ) -> tuple[dict[tuple[str, int], list[Point]], int]:
@@ -225,7 +227,11 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         open_series = 0
         for key, (n, t, noise) in sorted(series(points).items()):
             library, op, variant, p = key
-            state, models[key] = analyse(n, t, noise, ci_target, models.get(key))
+            if key in seen and seen[key][0] == tuple(n.tolist()):
+                state = seen[key][1]
+            else:
+                state, models[key] = analyse(n, t, noise, ci_target, models.get(key))
+                seen[key] = (tuple(n.tolist()), state)
             asked: dict[int, str] = {}
             for size, reason in sorted(state.sizes.items()):
                 effective = OPERATIONS[op].effective_size(size, p)
