@@ -20,7 +20,7 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.adaptive import Record
 from commchar.measure.plan import ADAPTIVE, Point, parse_np, parse_sizes, size_rule
 from commchar.measure.refine import RefineResult
-from commchar.measure.rules import measuring_precision, run_rule
+from commchar.measure.rules import measuring_max_time, measuring_precision, run_rule
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
@@ -54,7 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " under --sizes adaptive each point is measured to 3 times it and the"
                              " model's predicted times must be known to 3 times it")
     parser.add_argument("--max-time", type=float, default=1.0,
-                        help="most seconds of measurement per point (default 1)")
+                        help="most seconds of measurement per point (default 1; under --sizes"
+                             " adaptive at most 0.25)")
     parser.add_argument("--max-reps", type=int, default=100000, help="most repetitions per point")
     parser.add_argument("--min-reps", type=int, default=10, help="fewest repetitions per point")
     parser.add_argument("--timeout", type=float, default=60.0,
@@ -283,6 +284,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         record = Record() if rule == ADAPTIVE else None
         if rule is not None:
             console.print(f"sizes: {rule}, each point to {100 * measuring_precision(options, rule):g}%"
+                          f" or {measuring_max_time(options, rule):g} s"
                           + (" (docs/method.md \"Which sizes\")" if rule == ADAPTIVE else ""))
         started = time.monotonic()
         try:

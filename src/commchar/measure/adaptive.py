@@ -49,7 +49,7 @@ from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHock
 # default 1%); the model's predicted time must be known to the same.
 LOOSE_FACTOR = 3.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
-MIN_GAP = 1.3  # a gap this narrow is not split (the dense grid's steps are 1.33 and 1.5)
+MIN_GAP = 1.5  # a gap this narrow is not split (the dense grid steps by 1.33 and 1.5)
 TOLERANCE = 0.03  # a neighbour-line miss below this never splits a gap
 DEVIATION_Z = 2.0  # noise levels a size may lie off its neighbours' line
 BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)

@@ -26,6 +26,10 @@ from commchar.store import Store
 
 # The most a loosened precision may be: a CI half-width of a third of the median.
 MAX_LOOSE_PRECISION = 0.33
+# Under adaptive, the most seconds one point measures (or --max-time, if less): a point that
+# cannot reach its precision in this long is noisy, and the model weighs it by its CI; more
+# sizes where the model is unsure buy more than more repetitions of one.
+ADAPTIVE_MAX_TIME_S = 0.25
 
 
 def measuring_precision(options: SweepOptions, rule: str) -> float:
@@ -33,6 +37,11 @@ def measuring_precision(options: SweepOptions, rule: str) -> float:
     if rule != ADAPTIVE:
         return options.precision
     return min(MAX_LOOSE_PRECISION, max(options.precision, LOOSE_FACTOR * options.precision))
+
+
+def measuring_max_time(options: SweepOptions, rule: str) -> float:
+    """The most seconds each point measures: --max-time, capped under adaptive."""
+    return min(options.max_time, ADAPTIVE_MAX_TIME_S) if rule == ADAPTIVE else options.max_time
 
 
 def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
@@ -44,7 +53,8 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
     hosts = spec_hosts(base)
     several = bool(hosts and len(hosts) > 1)
     # the rule's own view of the options: what the kernel is asked for
-    measuring = dataclasses.replace(options, precision=measuring_precision(options, rule))
+    measuring = dataclasses.replace(options, precision=measuring_precision(options, rule),
+                                    max_time=measuring_max_time(options, rule))
     done = store.measured_keys(run_id)
     result = SweepResult(run_id, retried=store.clear_failures(run_id))
 
