@@ -53,9 +53,9 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
         (run["id"],)).fetchall()
     refined_jobs: dict[tuple[str, int], list[int]] = defaultdict(list)
     for r in rows:
-        key = (r["library"], int(r["p"]))
-        if r["refined"] and r["job_id"] not in refined_jobs[key]:
-            refined_jobs[key].append(r["job_id"])
+        where = (r["library"], int(r["p"]))
+        if r["refined"] and r["job_id"] not in refined_jobs[where]:
+            refined_jobs[where].append(r["job_id"])
     rounds: dict[tuple[str, str, str, int], dict[int, dict[str, Any]]] = defaultdict(dict)
     for r in rows:
         key = (r["library"], r["op"], r["variant"] or "", int(r["p"]))
