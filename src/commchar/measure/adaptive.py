@@ -50,15 +50,17 @@ from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHock
 LOOSE_FACTOR = 3.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
 MIN_GAP = 1.5  # a gap this narrow is not split (the dense grid steps by 1.33 and 1.5)
-TOLERANCE = 0.03  # a neighbour-line miss below this never splits a gap
+TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
+BREAK_TOLERANCE = 0.03  # two segments this close in a gap wider than 2-fold leave it alone
 DEVIATION_Z = 2.0  # noise levels a size may lie off its neighbours' line
 BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
 MAX_ROUNDS = 4  # a round is a job launch per library and p
 JUMP_SIZES = 31  # rndv: S bracketed 32-fold a round (the coarse 60 KiB gap to the byte in 4)
 Z95 = 1.959964
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
-# a Hockney curve; rndv's model is S (thresholds.py), the others keep their own sizes.
-NOT_CHOSEN = ("rndv", "touch", "coldstart", "mbw", "barrier")
+# a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
+# below and above S), rndv's is S (thresholds.py); the others keep their own sizes.
+NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
 # Segments fitted with the fit's own settings (models/assemble.py: P2P_MAX_SEGMENTS).
 MAX_SEGMENTS = 12
 
@@ -115,6 +117,16 @@ def segment_ci(n: np.ndarray, t: np.ndarray, noise: np.ndarray, t_s: float, t_b:
     return cis, float(np.max(rel))
 
 
+def _side(segment: dict[str, Any], n: float) -> list[float]:
+    """What a segment predicts at n, a size outside it: its line, or for a segment of one
+    size, whose slope it cannot know, either its time or its time per byte."""
+    fit = segment["fits"][0]
+    if segment["n_max"] > segment["n_min"]:
+        return [float(fit.predict([n])[0])]
+    t = float(fit.predict([segment["n_min"]])[0])
+    return [t, t * n / segment["n_min"]] if segment["n_min"] > 0 else [t]
+
+
 def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             previous: SegmentedHockneyModel | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
     """The sizes one series still needs (sorted distinct sizes `n`, median times `t`,
@@ -134,11 +146,11 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         if a <= 0 or b / a <= MIN_GAP:
             continue
         mid = log_mid(a, b)
-        left = segments[k]["fits"][0].predict([mid])[0]
-        right = segments[k + 1]["fits"][0].predict([mid])[0]
-        # down to a 2-fold gap when the two segments disagree by TOLERANCE, beyond it only
-        # while they disagree by more than the fit lets a point miss
-        if abs(left - right) > (TOLERANCE if b / a > 2.0 else MAX_MISS) * min(left, right):
+        disagree = min(abs(x - y) / min(x, y) if min(x, y) > 0 else math.inf
+                       for x in _side(segments[k], mid) for y in _side(segments[k + 1], mid))
+        # down to a 2-fold gap when the two segments disagree by BREAK_TOLERANCE, beyond it
+        # only while they disagree by more than the fit lets a point miss
+        if disagree > (BREAK_TOLERANCE if b / a > 2.0 else MAX_MISS):
             for size in log_inside(a, b, BREAK_SIZES if b / a > 2.0 else 1):
                 state.ask(size, "breakpoint")
     positive = n > 0
