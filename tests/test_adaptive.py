@@ -136,6 +136,9 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert bcast["rounds"][0]["sizes"] == rule_sizes(MiB, ADAPTIVE)
     assert bcast["sizes"] == sum(len(r["sizes"]) for r in bcast["rounds"])
     assert all({"t_s", "t_b"} <= s["ci95"].keys() for s in bcast["segments"])
+    page = tmp_path / "r.html"
+    assert main(["report", "--db", str(db), "-o", str(page)]) == 0
+    assert "Sizes of run 1: adaptive, a coarse grid" in page.read_text()
 
 
 def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
