@@ -54,8 +54,8 @@ TOLERANCE = 0.03  # a size this close to the previous model never splits its gap
 BREAK_TOLERANCE = 0.03  # two segments this close in a gap wider than 2-fold leave it alone
 DEVIATION_Z = 2.0  # noise levels a size may lie off its neighbours' line
 BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
-MAX_ROUNDS = 4  # a round is a job launch per library and p
-JUMP_SIZES = 31  # rndv: S bracketed 32-fold a round (the coarse 60 KiB gap to the byte in 4)
+MAX_ROUNDS = 3  # a round is a job launch per library and p
+JUMP_SIZES = 39  # rndv: S bracketed 40-fold a round (the coarse 60 KiB gap to the byte in 3)
 Z95 = 1.959964
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
