@@ -16,7 +16,7 @@ o_r, g, G and S; the first-touch cost per byte; the cold start's extra per
 message).
 
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
-        [--library openmpi,mpich] [--fast DB] [--ops OPS] [--by-operation]
+        [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
 
 A library missing from the reference is measured into it first (a minute
 or two per library on a 2-core machine). `--ops` limits both runs to some
@@ -163,6 +163,7 @@ def main() -> int:
     parser.add_argument("--library", default="openmpi,mpich")
     parser.add_argument("--fast", type=Path, help="a fast run's database instead of a new run")
     parser.add_argument("--ops", help="measure these operations only (default: every default one)")
+    parser.add_argument("--repeat", type=int, default=1, help="fast runs per library, each compared")
     parser.add_argument("--by-operation", action="store_true", help="print every operation's errors")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -175,15 +176,16 @@ def main() -> int:
                                "--sizes", "dense", *(["--ops", args.ops] if args.ops else []))
             print(f"{library:8} reference measured into {args.reference} in {seconds:.1f} s")
         reference = points_of(args.reference, library, dense_runs(args.reference, library))
-        with tempfile.TemporaryDirectory() as tmp:
-            if args.fast:
-                db, seconds = args.fast, None
-            else:
-                db = Path(tmp) / "fast.db"
-                seconds = commchar("run", "--db", str(db), "--library", library, "--np", "2",
-                                   *(["--ops", args.ops] if args.ops else []))
-            fast = points_of(db, library, [])
-            all_ok &= report(library, fast, reference, seconds, args.by_operation)
+        for _ in range(1 if args.fast else max(args.repeat, 1)):
+            with tempfile.TemporaryDirectory() as tmp:
+                if args.fast:
+                    db, seconds = args.fast, None
+                else:
+                    db = Path(tmp) / "fast.db"
+                    seconds = commchar("run", "--db", str(db), "--library", library, "--np", "2",
+                                       *(["--ops", args.ops] if args.ops else []))
+                fast = points_of(db, library, [])
+                all_ok &= report(library, fast, reference, seconds, args.by_operation)
     return 0 if all_ok else 1
 
 
