@@ -130,16 +130,20 @@ def sizes_per_op(points: list[dict]) -> dict[str, int]:
 def report(library: str, fast: list[dict], reference: list[dict], seconds: float | None,
            by_operation: bool) -> bool:
     errors = curve_errors(fast, reference, library)
+    # the reference's own model at its own sizes: where it misses too, the reference point is
+    # no better known than the fast model (a descheduled size, a bimodal one)
+    own = {key: dict(pairs) for key, pairs in curve_errors(reference, reference, library).items()}
     fast_n, ref_n = sizes_per_op(fast), sizes_per_op(reference)
     every = [e for pairs in errors.values() for _, e in pairs]
     if by_operation:
-        print(f"  {'operation':22} {'fast':>5} {'ref':>5} {'median':>7} {'worst':>7}  at")
+        print(f"  {'operation':22} {'fast':>5} {'ref':>5} {'median':>7} {'worst':>7}  at"
+              f"{'':10} reference's own fit there")
         for key, pairs in sorted(errors.items()):
             n, worst = max(pairs, key=lambda ne: ne[1])
             median = statistics.median(e for _, e in pairs)
             flag = "  <- over 10%" if worst > WORST_BAR else ""
             print(f"  {key:22} {fast_n.get(key, 0):5d} {ref_n.get(key, 0):5d} {100 * median:6.1f}% "
-                  f"{100 * worst:6.1f}%  {n} B{flag}")
+                  f"{100 * worst:6.1f}%  {n:>9} B {100 * own.get(key, {}).get(n, math.nan):6.1f}%{flag}")
     for name, mine, theirs in parameter_errors(fast, reference, library):
         rel = abs(mine - theirs) / abs(theirs) if theirs else float("inf") if mine else 0.0
         print(f"  {name:30} fast {mine:.4g}  reference {theirs:.4g}  ({100 * rel:.1f}%)")
@@ -148,11 +152,14 @@ def report(library: str, fast: list[dict], reference: list[dict], seconds: float
         return False
     median, worst = statistics.median(every), max(every)
     over = sum(e > WORST_BAR for e in every)
+    both = sum(e > WORST_BAR and own.get(key, {}).get(n, 0.0) > WORST_BAR
+               for key, pairs in errors.items() for n, e in pairs)
     ok = median <= MEDIAN_BAR and worst <= WORST_BAR
     timing = f" in {seconds:.1f} s" if seconds is not None else ""
     print(f"{library:8} fast run {len(fast)} points{timing}, reference {len(reference)}: {len(errors)}"
           f" operations, {len(every)} reference sizes: median error {100 * median:.2f}%, worst"
-          f" {100 * worst:.1f}%, {over} beyond 10% (bars {100 * MEDIAN_BAR:g}% / {100 * WORST_BAR:g}%:"
+          f" {100 * worst:.1f}%, {over} beyond 10% ({both} of them missed by the reference's own"
+          f" model too) (bars {100 * MEDIAN_BAR:g}% / {100 * WORST_BAR:g}%:"
           f" {'met' if ok else 'not met'})")
     return ok
 
