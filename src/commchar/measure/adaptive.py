@@ -52,7 +52,7 @@ MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coars
 MIN_GAP = 1.5  # a gap this narrow is not split (the dense grid steps by 1.33 and 1.5)
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
 BREAK_TOLERANCE = 0.03  # two segments this close in a gap wider than 2-fold leave it alone
-DEVIATION_Z = 2.0  # noise levels a size may lie off its neighbours' line
+DEVIATION_Z = 2.0  # noise levels (with the run-to-run floor) a new size may lie off the previous model
 BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 39  # rndv: S bracketed 40-fold a round (the coarse 60 KiB gap to the byte in 3)
@@ -247,7 +247,8 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
             asked: dict[int, str] = {}
             for size, reason in sorted(state.sizes.items()):
                 effective = OPERATIONS[op].effective_size(size, p)
-                if (library, op, variant, p, effective) in measured | tried or effective in asked:
+                if (library, op, variant, p, effective) in measured or (library, op, variant, p, effective) in tried \
+                        or effective in asked:
                     continue
                 asked[effective] = reason
             if record is not None:
