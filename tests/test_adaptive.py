@@ -148,3 +148,8 @@ def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT n_bytes, refined, precision_target FROM points").fetchall()
     assert sorted(rows) == [(0, 0, 0.05), (64, 0, 0.05), (4096, 0, 0.05)]
+    out = tmp_path / "m.json"
+    assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
+    (choice,) = json.loads(out.read_text())["provenance"]["size_choice"]["runs"]
+    assert choice["rule"] == "list" and "ci_target" not in choice
+    assert choice["series"][0]["rounds"] == [{"round": 0, "sizes": [0, 64, 4096], "precision": 0.05}]
