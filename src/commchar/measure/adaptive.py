@@ -55,7 +55,7 @@ BREAK_TOLERANCE = 0.03  # two segments this close in a gap wider than 2-fold lea
 DEVIATION_Z = 2.0  # noise levels (with the run-to-run floor) a new size may lie off the previous model
 BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
-JUMP_SIZES = 39  # rndv: S bracketed 40-fold a round (the coarse 60 KiB gap to the byte in 3)
+JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
