@@ -74,15 +74,16 @@ def test_a_jump_is_bracketed_and_nothing_else_is_asked():
 
 
 def test_a_new_size_off_the_previous_model_splits_both_its_gaps():
-    sizes = [0] + [4 ** k for k in range(12)]
+    sizes = rule_sizes(4 * MiB, ADAPTIVE)  # 16-fold gaps: 256 B to 4 KiB among them
     _, previous = _analyse(sizes, _hockney)
-    bumped = lambda n: _hockney(n) * np.where(n == 2048, 1.25, 1.0)  # noqa: E731
-    state, _ = _analyse(sorted(sizes + [2048]), bumped, previous=previous)
-    # (a size may be asked first as a breakpoint's: the bump is a segment of its own)
-    assert {1448, 2896} <= state.sizes.keys() and "deviates" in state.sizes.values()
-    assert all(256 < n < 4096 for n in state.sizes)  # around the bump only
-    quiet, _ = _analyse(sorted(sizes + [2048]), _hockney, previous=previous)
-    assert quiet.sizes == {}
+    bumped = lambda n: _hockney(n) * np.where(n == 1024, 1.25, 1.0)  # noqa: E731
+    state, _ = _analyse(sorted(sizes + [1024]), bumped, previous=previous)
+    # both 4-fold gaps either side of the bump are split (a size may be asked first as a
+    # breakpoint's: the bump is a segment of its own)
+    assert {512, 2048} <= state.sizes.keys() and "deviates" in state.sizes.values()
+    assert all(256 < n < 4096 for n in state.sizes if n not in (4, 64, 16384, 262144))
+    quiet, _ = _analyse(sorted(sizes + [1024]), _hockney, previous=previous)
+    assert "deviates" not in quiet.sizes.values()
 
 
 def test_a_segment_known_too_loosely_gets_a_size_in_its_widest_gap():

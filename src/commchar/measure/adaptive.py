@@ -9,14 +9,16 @@ operations (models/regimes.py: the fewest Hockney segments consistent with the
 points' noise) and, round after round, adds sizes only where that model is
 uncertain:
 
-- breakpoint: a gap between two segments wider than MIN_GAP, bisected in log
-  (BREAK_SIZES sizes a round) until the regime change is bracketed;
+- breakpoint: a gap between two segments whose lines disagree at its log
+  midpoint by BREAK_TOLERANCE, split in log into 2-fold gaps (BREAK_SIZES at
+  most a round), then bisected down to MIN_JUMP_GAP while they disagree by
+  more than MAX_MISS (a jump);
 - coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
   midpoint, which checks that the model holds across it;
-- deviates: a size whose time lies further from the straight line through its
-  two neighbours (one Hockney segment) than its noise allows, and at least
-  TOLERANCE, gets the log midpoints of both its gaps (split further, round
-  after round, down to MIN_GAP);
+- deviates: a size added inside a segment of the previous round's model that
+  lies further from it than its noise allows (DEVIATION_Z noise levels, the
+  run-to-run floor included) and TOLERANCE gets the log midpoints of both its
+  gaps (split further, round after round, while wider than MIN_GAP);
 - ci: a segment whose predicted time is not known to within the CI target
   (LOOSE_FACTOR times `--precision`) at each of its sizes, from the weighted
   least-squares covariance of t_s and t_b under the points' own noise, gets the
@@ -26,7 +28,8 @@ An operation is closed when none of these asks for a size. Rounds are the
 refinement's (measure/refine.py): one job per library and p covering every
 operation still open, the rendezvous threshold S bisected in the same rounds.
 Operations whose model is not a size curve keep their own sizes (barrier, mbw,
-touch, coldstart) and the rndv probe is refined only where it jumps.
+touch, coldstart), the LogGP probe its coarse grid, and the rndv probe is
+refined only where it jumps.
 """
 
 from __future__ import annotations
@@ -49,11 +52,12 @@ from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHock
 # default 1%); the model's predicted time must be known to the same.
 LOOSE_FACTOR = 3.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
-MIN_GAP = 1.5  # a gap this narrow is not split (the dense grid steps by 1.33 and 1.5)
+MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split...
+MIN_JUMP_GAP = 1.5  # ...unless a jump lies in it: then down to this (the dense grid steps by 1.33, 1.5)
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
-BREAK_TOLERANCE = 0.03  # two segments this close in a gap wider than 2-fold leave it alone
+BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it alone
 DEVIATION_Z = 2.0  # noise levels (with the run-to-run floor) a new size may lie off the previous model
-BREAK_SIZES = 3  # sizes a round inside a breakpoint's gap wider than 2-fold (then one: bisection)
+BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
@@ -143,15 +147,17 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     segments = model.segments_
     for k in range(len(segments) - 1):
         a, b = float(segments[k]["n_max"]), float(segments[k + 1]["n_min"])
-        if a <= 0 or b / a <= MIN_GAP:
+        if a <= 0 or b / a <= MIN_JUMP_GAP:
             continue
         mid = log_mid(a, b)
         disagree = min(abs(x - y) / min(x, y) if min(x, y) > 0 else math.inf
                        for x in _side(segments[k], mid) for y in _side(segments[k + 1], mid))
-        # down to a 2-fold gap when the two segments disagree by BREAK_TOLERANCE, beyond it
-        # only while they disagree by more than the fit lets a point miss
-        if disagree > (BREAK_TOLERANCE if b / a > 2.0 else MAX_MISS):
-            for size in log_inside(a, b, BREAK_SIZES if b / a > 2.0 else 1):
+        # down to a 2-fold gap when the two segments disagree by BREAK_TOLERANCE, beyond it only
+        # while they disagree by more than the fit lets a point miss (a jump)
+        if disagree > (BREAK_TOLERANCE if b / a > MIN_GAP else MAX_MISS):
+            # as many sizes as leave gaps of 2-fold at most, BREAK_SIZES at most a round
+            count = min(BREAK_SIZES, max(1, math.ceil(math.log2(b / a) - 1e-9) - 1))
+            for size in log_inside(a, b, count):
                 state.ask(size, "breakpoint")
     positive = n > 0
     pn = n[positive]
