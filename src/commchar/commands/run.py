@@ -55,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " model's predicted times must be known to 3 times it")
     parser.add_argument("--max-time", type=float, default=1.0,
                         help="most seconds of measurement per point (default 1; under --sizes"
-                             " adaptive at most 0.05)")
+                             " adaptive at most 0.1)")
     parser.add_argument("--max-reps", type=int, default=100000, help="most repetitions per point")
     parser.add_argument("--min-reps", type=int, default=10, help="fewest repetitions per point")
     parser.add_argument("--timeout", type=float, default=60.0,

@@ -28,9 +28,10 @@ from commchar.store import Store
 MAX_LOOSE_PRECISION = 0.33
 # Under adaptive, the most seconds one point measures (or --max-time, if less): a point that
 # cannot reach its precision in this long is noisy (a large message's bimodal times), and the
-# model weighs it by its CI. Cutting the samples of a full run (MPICH, 2 cores) at 0.05 s
-# saved 40% of its measuring time and moved the median error against a 1% grid run by 0.1%.
-ADAPTIVE_MAX_TIME_S = 0.05
+# model weighs it by its CI. Cutting the samples of a full run (MPICH, 2 cores) at 0.1 s saved
+# a quarter of its measuring time and moved its median error against a 1% grid run by 0.1%;
+# at 0.05 s a point descheduled throughout (a shared machine) had no samples left to recover.
+ADAPTIVE_MAX_TIME_S = 0.1
 
 
 def measuring_precision(options: SweepOptions, rule: str) -> float:
