@@ -11,6 +11,7 @@ under adaptive also wherever the model being fitted is uncertain
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
         if rule == ADAPTIVE:
+            # the rounds are the rule (MAX_ROUNDS of them), not an extra: a budget only if given
+            budget = options.refine_budget if options.refine_budget is not None else math.inf
             result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining,
                                     propose=adaptive_proposer(options.precision, record),
                                     max_rounds=MAX_ROUNDS)
