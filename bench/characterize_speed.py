@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Wall time of a full p = 2 characterization, beside the peer suites on the same machine.
 
-For each MPI library: `commchar run --np 2` with default operations, sizes and
-1% precision (every send mode, bw, bibw, every collective and reduction
-variant, LogGP), then, where you have built them, the OSU micro-benchmarks
+For each MPI library: `commchar run --np 2` with default operations (every
+send mode, bw, bibw, every collective and reduction variant, one-sided,
+LogGP and its probes) and the default adaptive sizes (a coarse grid, then
+the sizes its model still needs, each point to 3% for a model known to 3%;
+docs/method.md "Which sizes"; `--sizes grid` or `dense` times those rules at
+1% instead), then, where you have built them, the OSU micro-benchmarks
 (point-to-point latency, bw, bibw and the blocking collectives) and IMB-MPI1
 with its defaults, all at p = 2. Prints seconds per tool, and for commchar how
 many points met the precision target and where its time went: each
@@ -15,6 +18,7 @@ part of commchar: build them yourself and pass their locations.
     python bench/characterize_speed.py [--library openmpi,mpich]
         [--osu-openmpi DIR] [--osu-mpich DIR]   # DIR: OSU's c/mpi (7.x) or mpi (5.x) build directory
         [--imb-openmpi FILE] [--imb-mpich FILE] [--repeat 1] [--by-operation] [--peer-operations]
+        [--sizes adaptive|grid|dense]
 
 With --repeat N, commchar and the peers run in turn N times and the median of
 the N ratios is printed: on a shared machine one run moves by tens of percent.
@@ -60,13 +64,14 @@ def timed(argv: list[str], env: dict | None = None) -> float:
     return time.monotonic() - started
 
 
-def commchar_time(library: str, ops: str | None = None) -> tuple[float, list[dict]]:
-    """Seconds of a default run (of `ops` only, if given), and its points' operation, wall time,
-    stop reason, precision (target, met, reached) and warm-up time."""
+def commchar_time(library: str, ops: str | None = None, sizes: str | None = None) -> tuple[float, list[dict]]:
+    """Seconds of a default run (of `ops` only, under the size rule `sizes`, if given), and its
+    points' operation, wall time, stop reason, precision (target, met, reached) and warm-up time."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "speed.db"
         seconds = timed([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library",
-                         library, "--np", "2", *(["--ops", ops] if ops else [])])
+                         library, "--np", "2", *(["--ops", ops] if ops else []),
+                         *(["--sizes", sizes] if sizes else [])])
         # read-only, straight from the table: the store's point dicts leave out the kernel's
         # wall time per point and its stop reason
         with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
@@ -93,7 +98,9 @@ def ideal_stop_seconds(points: list[dict]) -> float:
 
 def commchar_line(library: str, tool: str, seconds: float, points: list[dict]) -> str:
     met = sum(p["precision_met"] for p in points)
-    return (f"{library:8} {tool:10} {seconds:8.1f}  {len(points)} points, precision 1% met at {met} "
+    targets = "/".join(f"{100 * t:g}%" for t in sorted({p["precision_target"] for p in points
+                                                        if p["precision_target"]}))
+    return (f"{library:8} {tool:10} {seconds:8.1f}  {len(points)} points, precision {targets} met at {met} "
             f"({100 * met / max(len(points), 1):.1f}%, target >= 99%), medians with 95% CIs, every "
             f"sample kept; an ideal stop would still measure {ideal_stop_seconds(points):.1f} s")
 
@@ -143,6 +150,7 @@ def main() -> int:
                         help="also print where commchar's time went, per operation")
     parser.add_argument("--peer-operations", action="store_true",
                         help="also time commchar on the OSU suite's own operations alone")
+    parser.add_argument("--sizes", help="commchar's size rule (default: its default, adaptive)")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -151,11 +159,11 @@ def main() -> int:
     for library in args.library.split(","):
         ratios: dict[str, list[float]] = {"OSU": [], "IMB-MPI1": [], "OSU on its own operations": []}
         for _ in range(args.repeat):
-            seconds, points = commchar_time(library)
+            seconds, points = commchar_time(library, sizes=args.sizes)
             print(commchar_line(library, "commchar", seconds, points))
             if args.by_operation:
                 print("\n".join(by_operation(points, seconds)))
-            like = commchar_time(library, OSU_OPERATIONS) if args.peer_operations else None
+            like = commchar_time(library, OSU_OPERATIONS, args.sizes) if args.peer_operations else None
             if like:
                 print(commchar_line(library, "commchar", like[0], like[1]) + "; the OSU suite's operations")
             osu = getattr(args, f"osu_{library}")

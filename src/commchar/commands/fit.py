@@ -118,6 +118,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                        receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                        oversubscribed=args.oversubscribed)
+    if args.db:  # how the runs' sizes were chosen, and the CIs the adaptive rule judged
+        from commchar.measure.sizechoice import size_choice
+
+        model["provenance"]["size_choice"] = size_choice(args.db, args.run or [])
     if args.call_costs == "on":
         _add_call_costs(model, points)
     if args.output:
@@ -134,6 +138,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         result = holdout_errors(points, every, args.holdout_p, penalty, args.oversubscribed)
         console.print(table_rich(holdout_table(result)))
         console.print(holdout_summary(result), markup=False)
+    for line in size_choice_lines(model):
+        console.print(line, markup=False, highlight=False)
     missed = missed_points(model)
     if missed:
         console.print(styled(("missed by more than 10%:", "red"), " " + "; ".join(missed)))
@@ -152,6 +158,20 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     for note in model["provenance"]["skipped"]:
         console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0
+
+
+def size_choice_lines(model: dict) -> list[str]:
+    """One line per adaptive run: how many series met the CI target, how many still asked."""
+    lines = []
+    for run in (model["provenance"].get("size_choice") or {}).get("runs", []):
+        modelled = [s for s in run["series"] if "ci_met" in s]
+        if run["rule"] == "adaptive" and modelled:
+            lines.append(f"sizes of run {run['run_id']}: adaptive, {sum(s['sizes'] for s in run['series'])}"
+                         f" points; predicted times known to {100 * run['ci_target']:g}% in"
+                         f" {sum(s['ci_met'] for s in modelled)} of {len(modelled)} series,"
+                         f" {sum(bool(s['open']) for s in modelled)} still asking for sizes"
+                         " (provenance.size_choice)")
+    return lines
 
 
 def _g(x: Any, digits: int = 4) -> str:

@@ -17,8 +17,10 @@ from commchar.measure.placement import POLICIES
 from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, parse_env
 from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
-from commchar.measure.plan import Point, parse_np, parse_sizes
+from commchar.measure.adaptive import Record
+from commchar.measure.plan import ADAPTIVE, Point, parse_np, parse_sizes, size_rule
 from commchar.measure.refine import RefineResult
+from commchar.measure.rules import measuring_max_time, measuring_precision, run_rule
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
@@ -41,14 +43,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default="commchar.db", help="SQLite database (default ./commchar.db)")
     parser.add_argument("--library", help="comma-separated libraries (default: every one found)")
     parser.add_argument("--ops", help="operations, e.g. pingpong,bcast,reduce:nop (default: all)")
-    parser.add_argument("--sizes", help="sizes, e.g. 0:4M, 0,8,1K, 1K:1M:x4 (default: 0 and powers "
-                        "of two to 4 MiB point-to-point, 1 MiB collectives)")
+    parser.add_argument("--sizes", help="sizes, e.g. 0:4M, 0,8,1K, 1K:1M:x4, measured as given; or a rule:"
+                        " adaptive (default: a coarse grid, then sizes where the model being fitted is"
+                        " uncertain, docs/method.md), grid (0 and every power of two to 4 MiB"
+                        " point-to-point, 1 MiB collectives), dense (grid and the midpoints)")
     parser.add_argument("--np", help="process counts, e.g. 2,4,8 or 2:8 (default: 2, 3, 4 and the "
                         "powers of two up to the cores)")
     parser.add_argument("--precision", type=float, default=0.01,
-                        help="relative half-width of the median's 95%% CI to reach (default 0.01)")
+                        help="relative half-width of the median's 95%% CI to reach (default 0.01);"
+                             " under --sizes adaptive each point is measured to 3 times it and the"
+                             " model's predicted times must be known to 3 times it")
     parser.add_argument("--max-time", type=float, default=1.0,
-                        help="most seconds of measurement per point (default 1)")
+                        help="most seconds of measurement per point (default 1; under --sizes"
+                             " adaptive at most 0.1)")
     parser.add_argument("--max-reps", type=int, default=100000, help="most repetitions per point")
     parser.add_argument("--min-reps", type=int, default=10, help="fewest repetitions per point")
     parser.add_argument("--timeout", type=float, default=60.0,
@@ -130,7 +137,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         refine=args.refine, refine_budget=args.refine_budget,
     )
     parse_ops(options.ops)  # validate before anything is launched
-    if options.sizes is not None:
+    if options.sizes is not None and size_rule(options.sizes) is None:
         parse_sizes(options.sizes)  # '' is an error, not the defaults
     _check_ranks_per_core(options, args.force_np)
     return options
@@ -212,14 +219,23 @@ class _ProgressObserver:
     def refining(self, round_no: int, points: int) -> None:
         self.total += points
         self.progress.update(self.task, total=self.total,
-                             description=f"refining thresholds, round {round_no}")
+                             description=f"{self.rounds_name}, round {round_no}")
+
+    rounds_name = "refining thresholds"
 
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
         self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))
 
 
-def _refinement_summary(refined: RefineResult | None) -> str:
+def _refinement_summary(refined: RefineResult | None, record: Record | None = None) -> str:
+    if record is not None and refined is not None:
+        text = (f"; adaptive sizes: {refined.points} added in {refined.rounds} round(s) to the coarse grid"
+                f" ({len(record.final)} series modelled")
+        if refined.open_changes:
+            why = "the budget ran out" if refined.out_of_budget else "rounds ran out"
+            text += f", {refined.open_changes} still asking for sizes when {why}"
+        return text + ")"
     if refined is None or not (refined.points or refined.open_changes):
         return ""
     text = f"; {refined.points} sizes refined in {refined.rounds} round(s)"
@@ -264,11 +280,21 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                                       options.to_dict())
         console.print(f"run {run_id}: {', '.join(lib.name for lib in libraries)}, "
                       f"p = {', '.join(map(str, options.np))}, database {args.db}")
+        rule = size_rule(options.sizes)
+        record = Record() if rule == ADAPTIVE else None
+        if rule is not None:
+            console.print(f"sizes: {rule}, each point to {100 * measuring_precision(options, rule):g}%"
+                          f" or {measuring_max_time(options, rule):g} s"
+                          + (" (docs/method.md \"Which sizes\")" if rule == ADAPTIVE else ""))
         started = time.monotonic()
         try:
             with sweep_progress(console) as progress:
-                result = run_sweep(store, run_id, options, libraries,
-                                   _ProgressObserver(progress, console))
+                observer = _ProgressObserver(progress, console)
+                if rule is None:
+                    result = run_sweep(store, run_id, options, libraries, observer)
+                else:
+                    observer.rounds_name = "choosing sizes" if rule == ADAPTIVE else observer.rounds_name
+                    result = run_rule(store, run_id, options, libraries, observer, rule, record)
         except KeyboardInterrupt:
             store.set_run_status(run_id, "interrupted")
             raise Interrupted(f"run {run_id} stopped; everything measured is kept; continue with "
@@ -284,7 +310,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                    + (f", {result.unsupported} unsupported by the library"
                       + (" or with cold buffers (the report says why)" if options.cache == "cold" else "")
                       if result.unsupported else "")
-                   + _refinement_summary(result.refined))
+                   + _refinement_summary(result.refined, record))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.
             store.set_run_status(run_id, "failed" if result.launched_nothing else "incomplete")

@@ -132,6 +132,49 @@ def default_sizes(max_bytes: int) -> list[int]:
     return [0] + [1 << k for k in range(max_bytes.bit_length()) if (1 << k) <= max_bytes]
 
 
+# The size rules `--sizes` names instead of a list (docs/method.md "Which sizes"):
+# adaptive (the default) starts from a coarse grid and adds sizes where the model
+# being fitted needs them (measure/adaptive.py); grid is 0 and every power of two;
+# dense adds the midpoints 3 * 2^(k-1) between them (the reference a fast run is
+# compared with, bench/adaptive_accuracy.py).
+ADAPTIVE, GRID, DENSE = "adaptive", "grid", "dense"
+SIZE_RULES = (ADAPTIVE, GRID, DENSE)
+# The coarse grid: 0, every COARSE_STEP-th power of two from 1 B, and the largest size.
+COARSE_STEP = 4
+
+
+def size_rule(text: str | None) -> str | None:
+    """The rule `--sizes` names (None means adaptive), or None for an explicit list."""
+    if text is None:
+        return ADAPTIVE
+    word = text.strip().lower()
+    return word if word in SIZE_RULES else None
+
+
+def rule_sizes(max_bytes: int, rule: str) -> list[int]:
+    """An operation's sizes up to `max_bytes` under a rule (adaptive: its coarse grid)."""
+    powers = [1 << k for k in range(max_bytes.bit_length()) if (1 << k) <= max_bytes]
+    if rule == GRID:
+        return [0] + powers
+    if rule == DENSE:
+        return sorted({0, *powers, *(3 * (n // 2) for n in powers if n >= 2 and 3 * (n // 2) <= max_bytes)})
+    coarse = {0, *powers[::COARSE_STEP], powers[-1]} if powers else {0}
+    return sorted(coarse)
+
+
+def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
+    """The points a rule plans at p: an operation with sizes of its own (mbw, touch,
+    coldstart) or none (barrier) keeps them under every rule."""
+    planned: list[Point] = []
+    for opv in ops:
+        op = opv.operation
+        if op.sizes is not None or op.unit == "none":
+            planned += points_for([opv], None, p)
+        else:
+            planned += points_for([opv], rule_sizes(op.default_max_bytes, rule), p)
+    return planned
+
+
 def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = None) -> str:
     """The kernel's --plan: `op[:variant]=n1,n2;...`, grouped in measuring order.
     `kernel_names` maps a stored name to the kernel's where they differ (PVM's)."""

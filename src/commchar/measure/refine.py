@@ -6,6 +6,10 @@ Each round reads what the store holds, so the sizes a round asks for depend only
 on stored points: an interrupted run resumed with `--resume` proposes the same
 sizes again, minus those already stored. Refined points are ordinary points
 marked `refined` in the store.
+
+What a round asks for comes from a proposer: by default the changes of the curve
+(`threshold_proposer`); the adaptive size rule (measure/adaptive.py) adds the
+sizes its model still needs to the same rounds.
 """
 
 from __future__ import annotations
@@ -52,8 +56,13 @@ class RefineResult:
 MeasureJob = Callable[[str, int, list[Point]], None]
 
 
-def proposals(changes: list[Change], measured: set[tuple], tried: set[tuple]
-              ) -> dict[tuple[str, int], list[Point]]:
+# (stored point dicts of the libraries refined, keys measured, keys tried) ->
+# (points to measure next per (library, p), how many things are still open)
+Proposer = Callable[[list[dict], set[tuple], set[tuple]], tuple[dict[tuple[str, int], list[Point]], int]]
+
+
+def proposals(changes: list[Change], measured: set[tuple], tried: set[tuple],
+              jump_sizes: int = JUMP_SIZES_PER_ROUND) -> dict[tuple[str, int], list[Point]]:
     """The sizes to measure next per (library, p): inside every change not yet pinned,
     leaving out what is stored and what this refinement already tried (a size that
     failed is not asked for again and again)."""
@@ -61,7 +70,7 @@ def proposals(changes: list[Change], measured: set[tuple], tried: set[tuple]
     for change in changes:
         if change.pinned(SLOPE_TOLERANCE):
             continue
-        count = JUMP_SIZES_PER_ROUND if change.kind == JUMP else SLOPE_SIZES_PER_ROUND
+        count = jump_sizes if change.kind == JUMP else SLOPE_SIZES_PER_ROUND
         for n in change.inside(count):
             key = (change.library, change.op, change.variant, change.p, n)
             if key not in measured and key not in tried:
@@ -69,21 +78,32 @@ def proposals(changes: list[Change], measured: set[tuple], tried: set[tuple]
     return {k: sorted(v) for k, v in sorted(todo.items()) if v}
 
 
+def threshold_proposer(jump_sizes: int = JUMP_SIZES_PER_ROUND) -> Proposer:
+    """Sizes inside every change of the curve not yet pinned (models/thresholds.py)."""
+    def propose(points: list[dict], measured: set[tuple], tried: set[tuple]
+                ) -> tuple[dict[tuple[str, int], list[Point]], int]:
+        changes = find_changes(points)
+        return (proposals(changes, measured, tried, jump_sizes),
+                sum(1 for c in changes if not c.pinned(SLOPE_TOLERANCE)))
+    return propose
+
+
 def refine(store: Store, run_id: int, libraries: list[str], budget_s: float,
-           measure: MeasureJob, on_round: Callable[[int, int], None] | None = None) -> RefineResult:
-    """Refine the changes of `libraries` in run `run_id` until pinned, MAX_ROUNDS, or
-    `budget_s` seconds (checked before each job: a job started runs to its end)."""
+           measure: MeasureJob, on_round: Callable[[int, int], None] | None = None,
+           propose: Proposer | None = None, max_rounds: int = MAX_ROUNDS) -> RefineResult:
+    """Refine the changes of `libraries` in run `run_id` (or what `propose` asks for) until
+    nothing is open, `max_rounds`, or `budget_s` seconds (checked before each job: a job
+    started runs to its end)."""
     result = RefineResult()
     started = time.monotonic()
     tried: set[tuple] = set()
     last_job: dict[str, float] = {}  # seconds the library's last refinement job took
-    for round_no in range(1, MAX_ROUNDS + 2):
+    propose = propose or threshold_proposer()
+    for round_no in range(1, max_rounds + 2):
         points = [pt for pt in store.points([run_id]) if pt["library"] in libraries]
-        changes = find_changes(points)
         measured = {(pt["library"], pt["op"], pt["variant"], pt["p"], pt["n_bytes"]) for pt in points}
-        todo = proposals(changes, measured, tried)
-        result.open_changes = sum(1 for c in changes if not c.pinned(SLOPE_TOLERANCE))
-        if not todo or round_no > MAX_ROUNDS:
+        todo, result.open_changes = propose(points, measured, tried)
+        if not todo or round_no > max_rounds:
             break
         if on_round is not None:
             on_round(round_no, sum(len(v) for v in todo.values()))

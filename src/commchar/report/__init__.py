@@ -29,6 +29,7 @@ from commchar.report.figures import (FigureSpec, comparison_collectives, compari
                                      entity_figures)
 from commchar.report.findings import Finding, all_findings, is_unsupported
 from commchar.report.locality import locality_table
+from commchar.report.sizes import size_choice_items
 from commchar.report.tables import entity_tables, failures_table, provenance_tables
 from commchar.report.units import Rates
 from commchar.tables import Table, table_html
@@ -160,6 +161,7 @@ def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
         "repetition is timed on every rank and the slowest rank's time is kept"
         + (f"; start synchronization: {', '.join(syncs)}" if syncs else "") + ".",
         *cache_items(pts),
+        *size_choice_items(data.db, data.runs),
         ("Precision target: 95% CI of the median within ±"
          + ", ".join(f"{100 * t:.3g}%" for t in targets) + " of it (or the time/repetition limit).")
         if targets else "No precision target recorded.",

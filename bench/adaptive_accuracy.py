@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""How well a fast (adaptive) run's model predicts a dense reference of the same machine.
+
+The reference is a dense characterization at p = 2 (`commchar run --sizes dense`:
+every power of two and the midpoints between them, 1% at each) of each
+library, measured once per machine into a database you choose and reused
+after. A fast run is `commchar run --np 2` with the default adaptive sizes (or
+a database of one given with --fast). Both are fitted as `commchar fit` fits
+them; the fast run's model then predicts every reference point of every
+operation it models (p = 2), and this prints per operation the median and
+worst relative error, the sizes each run measured, and over all operations the
+median, the worst and how many reference sizes are missed by more than 10%.
+The probes whose model is a set of parameters rather than a curve (loggp,
+rndv, touch, coldstart) are compared parameter by parameter (LogGP's L, o_s,
+o_r, g, G and S; the first-touch cost per byte; the cold start's extra per
+message).
+
+    python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
+        [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
+
+A library missing from the reference is measured into it first (a minute
+or two per library on a 2-core machine). `--ops` limits both runs to some
+operations (a reference measured so holds only those). Bars: median <= 3%,
+worst <= 10%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from commchar.errors import InputError
+from commchar.models import fit_points
+from commchar.models.assemble import fit_models
+from commchar.models.inputs import read_store
+from commchar.store import Store
+
+MEDIAN_BAR = 0.03
+WORST_BAR = 0.10
+# model-file parameters compared for the probes that are not size curves: (section path, name)
+PARAMETERS = (("loggp", "L"), ("loggp", "o_s"), ("loggp", "o_r"), ("loggp", "g"), ("loggp", "G"),
+              ("loggp", "S"), ("loggp.first_touch", "per_byte"), ("loggp.cold_start", "messages"),
+              ("loggp.cold_start", "o_s"))
+
+
+def commchar(*args: str) -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "commchar", *args], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=3600)
+    return time.monotonic() - started
+
+
+def libraries_in(db: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    with Store(db, readonly=True) as store:
+        return {lib for run in store.runs() for lib in (run["options"] or {}).get("libraries") or []
+                if (run["options"] or {}).get("sizes") == "dense" and run["status"] == "complete"}
+
+
+def dense_runs(db: Path, library: str) -> list[int]:
+    with Store(db, readonly=True) as store:
+        return [run["id"] for run in store.runs() if (run["options"] or {}).get("sizes") == "dense"
+                and library in ((run["options"] or {}).get("libraries") or []) and run["status"] == "complete"][-1:]
+
+
+def points_of(db: Path, library: str, runs: list[int]) -> list[dict]:
+    points, _, _ = read_store(db, runs)
+    return [pt for pt in points if pt["library"] == library and pt["p"] == 2 and pt["valid"]
+            and not pt.get("oversubscribed")]
+
+
+def curve_errors(fast: list[dict], reference: list[dict], library: str) -> dict[str, list[tuple[int, float]]]:
+    """Per operation key the fast model's relative error at every reference size it models."""
+    models = fit_models(fast).get(library, {})
+    errors: dict[str, list[tuple[int, float]]] = {}
+    for pt in reference:
+        key = f"{pt['op']}:{pt['variant']}" if pt["variant"] else pt["op"]
+        model = models.get(key)
+        if model is None:
+            continue
+        predicted = float(model.predict(np.array([float(pt["n_bytes"])]), np.array([2.0]))[0])
+        errors.setdefault(key, []).append((int(pt["n_bytes"]), abs(predicted - pt["t_us"]) / pt["t_us"]))
+    return errors
+
+
+def section(model: dict, library: str, path: str) -> dict[str, Any]:
+    lib = model["libraries"].get(library, {})
+    first, _, rest = path.partition(".")
+    node = lib.get(first) or lib.get(first + "_partial") or {}
+    return (node.get(rest) or {}) if rest else node
+
+
+def parameter_errors(fast: list[dict], reference: list[dict], library: str) -> list[tuple[str, float, float]]:
+    """(parameter, fast, reference) for the probes' parameters both models have."""
+    probes = [[pt for pt in pts if pt["op"] in ("loggp", "rndv", "touch", "coldstart")] for pts in (fast, reference)]
+    if not all(probes):
+        return []
+    try:
+        models = [fit_points(pts, held_out_every=None) for pts in probes]
+    except InputError as exc:
+        print(f"  probes not compared: {exc}")
+        return []
+    out = []
+    for path, name in PARAMETERS:
+        values = [section(m, library, path).get(name) for m in models]
+        if all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+            out.append((f"{path}.{name}", float(values[0]), float(values[1])))  # type: ignore[arg-type]
+    return out
+
+
+def sizes_per_op(points: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for pt in points:
+        key = f"{pt['op']}:{pt['variant']}" if pt["variant"] else pt["op"]
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def report(library: str, fast: list[dict], reference: list[dict], seconds: float | None,
+           by_operation: bool) -> bool:
+    errors = curve_errors(fast, reference, library)
+    # the reference's own model at its own sizes: where it misses too, the reference point is
+    # no better known than the fast model (a descheduled size, a bimodal one)
+    own = {key: dict(pairs) for key, pairs in curve_errors(reference, reference, library).items()}
+    fast_n, ref_n = sizes_per_op(fast), sizes_per_op(reference)
+    every = [e for pairs in errors.values() for _, e in pairs]
+    if by_operation:
+        print(f"  {'operation':22} {'fast':>5} {'ref':>5} {'median':>7} {'worst':>7}  at"
+              f"{'':10} reference's own fit there")
+        for key, pairs in sorted(errors.items()):
+            n, worst = max(pairs, key=lambda ne: ne[1])
+            median = statistics.median(e for _, e in pairs)
+            flag = "  <- over 10%" if worst > WORST_BAR else ""
+            print(f"  {key:22} {fast_n.get(key, 0):5d} {ref_n.get(key, 0):5d} {100 * median:6.1f}% "
+                  f"{100 * worst:6.1f}%  {n:>9} B {100 * own.get(key, {}).get(n, math.nan):6.1f}%{flag}")
+    for name, mine, theirs in parameter_errors(fast, reference, library):
+        rel = abs(mine - theirs) / abs(theirs) if theirs else float("inf") if mine else 0.0
+        print(f"  {name:30} fast {mine:.4g}  reference {theirs:.4g}  ({100 * rel:.1f}%)")
+    if not every:
+        print(f"{library:8} no operation of the reference is modelled by the fast run")
+        return False
+    median, worst = statistics.median(every), max(every)
+    over = sum(e > WORST_BAR for e in every)
+    both = sum(e > WORST_BAR and own.get(key, {}).get(n, 0.0) > WORST_BAR
+               for key, pairs in errors.items() for n, e in pairs)
+    ok = median <= MEDIAN_BAR and worst <= WORST_BAR
+    timing = f" in {seconds:.1f} s" if seconds is not None else ""
+    print(f"{library:8} fast run {len(fast)} points{timing}, reference {len(reference)}: {len(errors)}"
+          f" operations, {len(every)} reference sizes: median error {100 * median:.2f}%, worst"
+          f" {100 * worst:.1f}%, {over} beyond 10% ({both} of them missed by the reference's own"
+          f" model too) (bars {100 * MEDIAN_BAR:g}% / {100 * WORST_BAR:g}%:"
+          f" {'met' if ok else 'not met'})")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reference", type=Path, required=True, help="the dense reference database")
+    parser.add_argument("--library", default="openmpi,mpich")
+    parser.add_argument("--fast", type=Path, help="a fast run's database instead of a new run")
+    parser.add_argument("--ops", help="measure these operations only (default: every default one)")
+    parser.add_argument("--repeat", type=int, default=1, help="fast runs per library, each compared")
+    parser.add_argument("--by-operation", action="store_true", help="print every operation's errors")
+    args = parser.parse_args()
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    args.reference.parent.mkdir(parents=True, exist_ok=True)
+    all_ok = True
+    for library in args.library.split(","):
+        if library not in libraries_in(args.reference):
+            seconds = commchar("run", "--db", str(args.reference), "--library", library, "--np", "2",
+                               "--sizes", "dense", *(["--ops", args.ops] if args.ops else []))
+            print(f"{library:8} reference measured into {args.reference} in {seconds:.1f} s")
+        reference = points_of(args.reference, library, dense_runs(args.reference, library))
+        for _ in range(1 if args.fast else max(args.repeat, 1)):
+            with tempfile.TemporaryDirectory() as tmp:
+                if args.fast:
+                    db, seconds = args.fast, None
+                else:
+                    db = Path(tmp) / "fast.db"
+                    seconds = commchar("run", "--db", str(db), "--library", library, "--np", "2",
+                                       *(["--ops", args.ops] if args.ops else []))
+                fast = points_of(db, library, [])
+                all_ok &= report(library, fast, reference, seconds, args.by_operation)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

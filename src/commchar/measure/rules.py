@@ -1,0 +1,102 @@
+"""A sweep under a size rule (`--sizes adaptive|grid|dense`, adaptive by default).
+
+The planned points of each rule (measure/plan.py) are measured as a list of
+sizes is (measure/runner.py: one job per library and p, every point stored as
+it arrives, a crashed job relaunched); then the refinement's rounds
+(measure/refine.py) add sizes: under grid and dense where the curve changes,
+under adaptive also wherever the model being fitted is uncertain
+(measure/adaptive.py), every adaptive point to LOOSE_FACTOR x --precision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+
+from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer
+from commchar.measure.build import ensure_kernel
+from commchar.measure.launch import LaunchSpec, spec_hosts
+from commchar.measure.libraries import Library
+from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
+from commchar.measure.refine import default_budget, refine
+from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, _Placed,
+                                     ops_for, place_points)
+from commchar.store import Store
+
+# The most a loosened precision may be: a CI half-width of a third of the median.
+MAX_LOOSE_PRECISION = 0.33
+# Under adaptive, the most seconds one point measures (or --max-time, if less): a point that
+# cannot reach its precision in this long is noisy (a large message's bimodal times), and the
+# model weighs it by its CI. Cutting the samples of a full run (MPICH, 2 cores) at 0.1 s saved
+# a quarter of its measuring time and moved its median error against a 1% grid run by 0.1%;
+# at 0.05 s a point descheduled throughout (a shared machine) had no samples left to recover.
+ADAPTIVE_MAX_TIME_S = 0.1
+
+
+def measuring_precision(options: SweepOptions, rule: str) -> float:
+    """The precision each point is measured to: --precision, loosened under adaptive."""
+    if rule != ADAPTIVE:
+        return options.precision
+    return min(MAX_LOOSE_PRECISION, max(options.precision, LOOSE_FACTOR * options.precision))
+
+
+def measuring_max_time(options: SweepOptions, rule: str) -> float:
+    """The most seconds each point measures: --max-time, capped under adaptive."""
+    return min(options.max_time, ADAPTIVE_MAX_TIME_S) if rule == ADAPTIVE else options.max_time
+
+
+def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
+             observer: Observer, rule: str, record: Record | None = None) -> SweepResult:
+    """Measure `rule`'s planned points of `libraries`, then refine them (run_sweep's contract:
+    what is stored already is not measured again, so a run resumes where it stopped)."""
+    base = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
+                      dict(options.env))
+    hosts = spec_hosts(base)
+    several = bool(hosts and len(hosts) > 1)
+    # the rule's own view of the options: what the kernel is asked for
+    measuring = dataclasses.replace(options, precision=measuring_precision(options, rule),
+                                    max_time=measuring_max_time(options, rule))
+    done = store.measured_keys(run_id)
+    result = SweepResult(run_id, retried=store.clear_failures(run_id))
+
+    work: list[tuple[Library, int, _Placed]] = []
+    for library in libraries:
+        ops = ops_for(library, options.ops)
+        for p in options.np:
+            for placed in place_points(points_by_rule(ops, rule, p), p, hosts, options.placement):
+                todo = [pt for pt in placed.points if (library.name, pt.op, pt.variant, p, pt.n_bytes,
+                                                       placed.localities[pt]) not in done]
+                result.skipped += len(placed.points) - len(todo)
+                if todo:
+                    work.append((library, p, _Placed(placed.policy, todo, placed.ranks, placed.localities)))
+    observer.planned(sum(len(placed.points) for _, _, placed in work))
+
+    started = time.monotonic()
+    for library, p, placed in work:
+        spec = LaunchSpec(base.launcher, base.hostfile, base.extra_env, placed.policy if several else None)
+        _JobRunner(store, run_id, measuring, spec, library, p, ensure_kernel(library), observer, result,
+                   placed).run(placed.points)
+    # As run_sweep: a run across hosts has two point-to-point series (on-node and off-node),
+    # which neither the refinement nor the adaptive rule separates yet.
+    if options.refine and not result.launched_nothing and not several:
+        by_name = {library.name: library for library in libraries}
+
+        def measure(name: str, p: int, points: list[Point]) -> None:
+            library = by_name[name]
+            (placed,) = place_points(points, p, None, options.placement)
+            _JobRunner(store, run_id, measuring, base, library, p, ensure_kernel(library), observer,
+                       result, placed, refined=True).run(points)
+
+        budget = (options.refine_budget if options.refine_budget is not None
+                  else default_budget(time.monotonic() - started))
+        if rule == ADAPTIVE:
+            # the rounds are the rule (MAX_ROUNDS of them), not an extra: a budget only if given
+            budget = options.refine_budget if options.refine_budget is not None else math.inf
+            result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining,
+                                    propose=adaptive_proposer(options.precision, record),
+                                    max_rounds=MAX_ROUNDS)
+        else:
+            result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining)
+    return result

@@ -1,0 +1,99 @@
+"""How a run's sizes were chosen, read back from its store: the rule, and per series
+(library, operation, variant, p) the sizes of each round with the precision each
+was measured to, and under the adaptive rule the model's segments when it
+stopped with the 95% CI of each parameter (measure/adaptive.py).
+
+Round 0 is the rule's planned points (the coarse grid under adaptive); round k
+the k-th job of refined points of the series' library and p (a crashed job's
+relaunch counts as a round of its own).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from commchar.measure import adaptive
+from commchar.measure.plan import ADAPTIVE, size_rule
+from commchar.store import Store
+from commchar.vocabulary import op_key
+
+RULES = {
+    "adaptive": ("a coarse grid (0, 1 B and every 4th power of two, and the largest size), then rounds"
+                 " adding sizes where the segments' model is uncertain: a breakpoint whose neighbouring"
+                 " segments disagree, a gap wider than 4-fold, a new size off the previous model beyond"
+                 " its noise, a segment whose predicted time is not known to the CI target"
+                 " (docs/method.md \"Which sizes\")"),
+    "grid": "0 and every power of two, then sizes where the curve changes",
+    "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
+    "list": "the sizes given (--sizes), then sizes where the curve changes",
+}
+
+
+def size_choice(db: str | Path, run_ids: Iterable[int]) -> dict[str, Any]:
+    """{"runs": [{run_id, rule, description, precision, ci_target?, series: [...]}]} for the runs."""
+    out: list[dict[str, Any]] = []
+    with Store(db, readonly=True) as store:
+        runs = [store.run(i) for i in run_ids] if run_ids else store.runs()
+        for run in runs:
+            out.append(_one_run(store, run))
+    return {"runs": out}
+
+
+def _one_run(store: Store, run: dict) -> dict[str, Any]:
+    options = run.get("options") or {}
+    sizes = options.get("sizes")
+    rule = size_rule(sizes) or "list"
+    precision = float(options.get("precision") or 0.01)
+    rows = store.connection.execute(
+        "SELECT library, op, variant, p, n_bytes, job_id, refined, precision_target, t_us, ci_lo_us,"
+        " ci_hi_us, valid, oversubscribed FROM points WHERE run_id = ? ORDER BY job_id, n_bytes",
+        (run["id"],)).fetchall()
+    refined_jobs: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for r in rows:
+        where = (r["library"], int(r["p"]))
+        if r["refined"] and r["job_id"] not in refined_jobs[where]:
+            refined_jobs[where].append(r["job_id"])
+    rounds: dict[tuple[str, str, str, int], dict[int, dict[str, Any]]] = defaultdict(dict)
+    for r in rows:
+        key = (r["library"], r["op"], r["variant"] or "", int(r["p"]))
+        number = refined_jobs[(key[0], key[3])].index(r["job_id"]) + 1 if r["refined"] else 0
+        entry = rounds[key].setdefault(number, {"round": number, "sizes": [], "precision": None})
+        entry["sizes"].append(int(r["n_bytes"]))
+        target = r["precision_target"]
+        if isinstance(target, (int, float)) and math.isfinite(target):
+            entry["precision"] = target
+    record: dict[str, Any] = {"run_id": run["id"], "rule": rule, "description": RULES[rule],
+                              "precision": precision}
+    models: dict[tuple[str, str, str, int], adaptive.SeriesState] = {}
+    if rule == ADAPTIVE:
+        record["ci_target"] = adaptive.LOOSE_FACTOR * precision
+        points = [dict(r) | {"variant": r["variant"] or "", "valid": bool(r["valid"]),
+                             "oversubscribed": bool(r["oversubscribed"])} for r in rows]
+        for key, (n, t, noise) in adaptive.series(points).items():
+            models[key], _ = adaptive.analyse(n, t, noise, record["ci_target"])
+    series = []
+    for key in sorted(rounds):
+        library, op, variant, p = key
+        item: dict[str, Any] = {"library": library, "op": op_key(op, variant), "p": p,
+                                "sizes": sum(len(e["sizes"]) for e in rounds[key].values()),
+                                "rounds": [rounds[key][k] for k in sorted(rounds[key])]}
+        state = models.get(key)
+        if state is not None:
+            measured = {n for e in rounds[key].values() for n in e["sizes"]}
+            item["segments"] = [_finite(s) for s in state.segments]
+            item["ci_met"] = all(s["ci_rel"] is not None and s["ci_rel"] <= record["ci_target"]
+                                 for s in state.segments if s["n_max"] > s["n_min"])
+            # what one more round would have measured (empty: the rule had stopped)
+            item["open"] = sorted(n for n in state.sizes if n not in measured)
+        series.append(item)
+    record["series"] = series
+    return record
+
+
+def _finite(segment: dict[str, Any]) -> dict[str, Any]:
+    """A segment as the model file holds it: a CI half-width that is not finite is unknown."""
+    rel = segment.get("ci_rel")
+    return segment | {"ci_rel": rel if isinstance(rel, float) and math.isfinite(rel) else None}

@@ -1,0 +1,156 @@
+"""The adaptive size rule (measure/adaptive.py) on synthetic series, the size rules'
+plans, and one small adaptive run against a real library with its record in the
+model file; explicit --sizes measure exactly what was asked."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from commchar.cli import main
+from commchar.measure import adaptive
+from commchar.measure.operations import parse_ops
+from commchar.measure.plan import ADAPTIVE, DENSE, GRID, points_by_rule, rule_sizes, size_rule
+from commchar.models.assemble import fit_models
+
+MiB = 1 << 20
+
+
+def _hockney(n: np.ndarray) -> np.ndarray:
+    return 1.0 + 2e-4 * n
+
+
+def _jump(n: np.ndarray, at: int = 10_000) -> np.ndarray:
+    """An eager regime, then a rendezvous that costs 4 us more to start."""
+    return np.where(n < at, 1.0 + 2e-4 * n, 5.0 + 1e-4 * n)
+
+
+def _point(op: str, n: int, t: float, noise: float = 0.004) -> dict:
+    half = 1.959964 * noise * t
+    return {"library": "lib", "op": op, "variant": "", "p": 2, "n_bytes": int(n), "t_us": float(t),
+            "ci_lo_us": t - half, "ci_hi_us": t + half, "valid": True, "oversubscribed": False}
+
+
+def test_rules_plan_their_sizes():
+    assert rule_sizes(4 * MiB, ADAPTIVE) == [0, 1, 16, 256, 4096, 65536, MiB, 4 * MiB]
+    assert rule_sizes(MiB, GRID) == [0] + [1 << k for k in range(21)]
+    dense = rule_sizes(64, DENSE)
+    assert dense == [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+    assert size_rule(None) == ADAPTIVE and size_rule("dense") == DENSE and size_rule("0:4M") is None
+    # operations with sizes of their own keep them under every rule; barrier measures 0 only
+    ops = parse_ops("touch,barrier,bcast")
+    for rule in (ADAPTIVE, DENSE):
+        planned = points_by_rule(ops, rule, 2)
+        assert sorted({pt.n_bytes for pt in planned if pt.op == "touch"}) == [64 * 1024 * 4 ** k for k in range(6)]
+        assert [pt.n_bytes for pt in planned if pt.op == "barrier"] == [0]
+    assert [pt.n_bytes for pt in points_by_rule(ops, ADAPTIVE, 2) if pt.op == "bcast"] == rule_sizes(MiB, ADAPTIVE)
+
+
+def _analyse(sizes, curve, noise: float = 0.004, previous=None):
+    n = np.array(sorted(sizes), dtype=float)
+    return adaptive.analyse(n, curve(n), np.full(n.size, noise), 0.03, previous)
+
+
+def test_a_straight_line_needs_nothing_once_its_gaps_are_checked():
+    coarse = rule_sizes(4 * MiB, ADAPTIVE)
+    state, _ = _analyse(coarse, _hockney)
+    # every 16-fold gap from 1 B is checked at its log midpoint (1 MiB to 4 MiB is 4-fold), nothing else
+    assert state.sizes == {4: "coarse gap", 64: "coarse gap", 1024: "coarse gap", 16384: "coarse gap",
+                           262144: "coarse gap"}
+    four_fold = sorted(set(coarse) | set(state.sizes))
+    state, _ = _analyse(four_fold, _hockney)
+    assert state.sizes == {}
+    assert all(s["ci_rel"] is None or s["ci_rel"] < 0.03 for s in state.segments)
+
+
+def test_a_jump_is_bracketed_and_nothing_else_is_asked():
+    sizes = [0] + [4 ** k for k in range(12)]  # 1 B .. 4 MiB by 4
+    state, _ = _analyse(sizes, _jump)
+    assert state.sizes and set(state.sizes.values()) == {"breakpoint"}
+    assert all(4096 < n < 16384 for n in state.sizes)
+
+
+def test_a_new_size_off_the_previous_model_splits_both_its_gaps():
+    sizes = rule_sizes(4 * MiB, ADAPTIVE)  # 16-fold gaps: 256 B to 4 KiB among them
+    _, previous = _analyse(sizes, _hockney)
+    bumped = lambda n: _hockney(n) * np.where(n == 1024, 1.25, 1.0)  # noqa: E731
+    state, _ = _analyse(sorted(sizes + [1024]), bumped, previous=previous)
+    # both 4-fold gaps either side of the bump are split (a size may be asked first as a
+    # breakpoint's: the bump is a segment of its own)
+    assert {512, 2048} <= state.sizes.keys() and "deviates" in state.sizes.values()
+    assert all(256 < n < 4096 for n in state.sizes if n not in (4, 64, 16384, 262144))
+    quiet, _ = _analyse(sorted(sizes + [1024]), _hockney, previous=previous)
+    assert "deviates" not in quiet.sizes.values()
+
+
+def test_a_segment_known_too_loosely_gets_a_size_in_its_widest_gap():
+    sizes = [0] + [4 ** k for k in range(12)]
+    state, _ = _analyse(sizes, _hockney, noise=0.05)
+    assert "ci" in state.sizes.values()
+    assert all(s["ci_rel"] > 0.03 for s in state.segments if s["ci_rel"] is not None)
+
+
+def test_rounds_pin_a_regime_change_and_the_model_predicts_the_dense_sizes():
+    """The proposer's rounds against an oracle: the model of what they measured predicts every
+    size of the dense grid within 3%, having measured fewer than half of its sizes."""
+    propose = adaptive.adaptive_proposer(0.01)
+    points = [_point("pingpong", n, _jump(np.array([n]))[0]) for n in rule_sizes(4 * MiB, ADAPTIVE)]
+    for _ in range(adaptive.MAX_ROUNDS):
+        measured = {("lib", pt["op"], "", 2, pt["n_bytes"]) for pt in points}
+        todo, _ = propose(points, measured, set())
+        if not todo:
+            break
+        points += [_point(p.op, p.n_bytes, _jump(np.array([p.n_bytes]))[0]) for p in todo[("lib", 2)]]
+    fitted = fit_models([pt | {"variant": "send", "op": "pingpong"} for pt in points])["lib"]["pingpong:send"]
+    dense = np.array(rule_sizes(4 * MiB, DENSE), dtype=float)
+    errors = np.abs(fitted.predict(dense, 2) / _jump(dense) - 1)
+    assert len(points) < dense.size / 2
+    assert np.max(errors) < 0.03, dict(zip(dense[errors >= 0.03], errors[errors >= 0.03]))
+
+
+@pytest.fixture(scope="module")
+def adaptive_run(tmp_path_factory, mpi_libraries):
+    library = mpi_libraries[0].name
+    db = tmp_path_factory.mktemp("adaptive") / "a.db"
+    assert main(["run", "--db", str(db), "--library", library, "--ops", "bcast,rndv", "--np", "2",
+                 "--max-time", "0.2"]) == 0
+    return library, db
+
+
+def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(adaptive_run, tmp_path):
+    library, db = adaptive_run
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT op, n_bytes, refined, precision_target FROM points").fetchall()
+    coarse = {n for op, n, refined, _ in rows if op == "bcast" and not refined}
+    assert coarse == set(rule_sizes(MiB, ADAPTIVE))
+    assert {target for *_, target in rows} == {0.03}  # 3 x the default 1%
+    # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)
+    assert any(refined for op, _, refined, _ in rows if op == "rndv")
+    out = tmp_path / "m.json"
+    assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
+    choice = json.loads(out.read_text())["provenance"]["size_choice"]["runs"][0]
+    assert choice["rule"] == "adaptive" and choice["ci_target"] == pytest.approx(0.03)
+    (bcast,) = [s for s in choice["series"] if s["op"] == "bcast"]
+    assert bcast["rounds"][0]["sizes"] == rule_sizes(MiB, ADAPTIVE)
+    assert bcast["sizes"] == sum(len(r["sizes"]) for r in bcast["rounds"])
+    assert all({"t_s", "t_b"} <= s["ci95"].keys() for s in bcast["segments"])
+    page = tmp_path / "r.html"
+    assert main(["report", "--db", str(db), "-o", str(page)]) == 0
+    assert "Sizes of run 1: adaptive, a coarse grid" in page.read_text()
+
+
+def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
+    db = tmp_path / "e.db"
+    assert main(["run", "--db", str(db), "--library", mpi_libraries[0].name, "--ops", "bcast", "--np", "2",
+                 "--sizes", "0,64,4K", "--precision", "0.05"]) == 0
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT n_bytes, refined, precision_target FROM points").fetchall()
+    assert sorted(rows) == [(0, 0, 0.05), (64, 0, 0.05), (4096, 0, 0.05)]
+    out = tmp_path / "m.json"
+    assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
+    (choice,) = json.loads(out.read_text())["provenance"]["size_choice"]["runs"]
+    assert choice["rule"] == "list" and "ci_target" not in choice
+    assert choice["series"][0]["rounds"] == [{"round": 0, "sizes": [0, 64, 4096], "precision": 0.05}]
