@@ -3,10 +3,10 @@
 
 For each MPI library: `commchar run --np 2` with default operations (every
 send mode, bw, bibw, every collective and reduction variant, one-sided,
-LogGP and its probes) and the default adaptive sizes (a coarse grid, then
-the sizes its model still needs, each point to 3% for a model known to 3%;
-docs/method.md "Which sizes"; `--sizes grid` or `dense` times those rules at
-1% instead), then, where you have built them, the OSU micro-benchmarks
+LogGP and its probes) and the default sizes (`grid`: every power of two at
+1%; `--sizes adaptive` times a coarse grid and the sizes its model still
+needs, each point to 3% for a model known to 3%; docs/method.md "Which
+sizes"), then, where you have built them, the OSU micro-benchmarks
 (point-to-point latency, bw, bibw and the blocking collectives) and IMB-MPI1
 with its defaults, all at p = 2. Prints seconds per tool, and for commchar how
 many points met the precision target and where its time went: each
@@ -150,7 +150,7 @@ def main() -> int:
                         help="also print where commchar's time went, per operation")
     parser.add_argument("--peer-operations", action="store_true",
                         help="also time commchar on the OSU suite's own operations alone")
-    parser.add_argument("--sizes", help="commchar's size rule (default: its default, adaptive)")
+    parser.add_argument("--sizes", help="commchar's size rule (default: its default, grid)")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

@@ -39,7 +39,7 @@ def test_rules_plan_their_sizes():
     assert rule_sizes(MiB, GRID) == [0] + [1 << k for k in range(21)]
     dense = rule_sizes(64, DENSE)
     assert dense == [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
-    assert size_rule(None) == ADAPTIVE and size_rule("dense") == DENSE and size_rule("0:4M") is None
+    assert size_rule(None) == GRID and size_rule("dense") == DENSE and size_rule("0:4M") is None
     # operations with sizes of their own keep them under every rule; barrier measures 0 only
     ops = parse_ops("touch,barrier,bcast")
     for rule in (ADAPTIVE, DENSE):
@@ -116,7 +116,7 @@ def adaptive_run(tmp_path_factory, mpi_libraries):
     library = mpi_libraries[0].name
     db = tmp_path_factory.mktemp("adaptive") / "a.db"
     assert main(["run", "--db", str(db), "--library", library, "--ops", "bcast,rndv", "--np", "2",
-                 "--max-time", "0.2"]) == 0
+                 "--sizes", "adaptive", "--max-time", "0.2"]) == 0
     return library, db
 
 

@@ -41,8 +41,8 @@ def test_a_real_run_is_bounded_below_its_measuring_time(mpi_libraries):
     bench = load_bench()
     seconds, points = bench.commchar_time(mpi_libraries[0].name, "pingpong:send")
     assert points and all(p["op"] == "pingpong" for p in points)
-    # the default adaptive sizes measure each point to 3 x the default 1%
-    assert all(p["warmup_s"] is not None and p["precision_target"] == pytest.approx(0.03) for p in points)
+    # the default sizes (grid) measure each point to the default 1%
+    assert all(p["warmup_s"] is not None and p["precision_target"] == pytest.approx(0.01) for p in points)
     measuring = sum(p["wall_s"] - p["warmup_s"] for p in points)
     assert 0 < bench.ideal_stop_seconds(points) <= measuring < seconds
     line = bench.commchar_line(mpi_libraries[0].name, "commchar", seconds, points)

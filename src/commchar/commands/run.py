@@ -44,9 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--library", help="comma-separated libraries (default: every one found)")
     parser.add_argument("--ops", help="operations, e.g. pingpong,bcast,reduce:nop (default: all)")
     parser.add_argument("--sizes", help="sizes, e.g. 0:4M, 0,8,1K, 1K:1M:x4, measured as given; or a rule:"
-                        " adaptive (default: a coarse grid, then sizes where the model being fitted is"
-                        " uncertain, docs/method.md), grid (0 and every power of two to 4 MiB"
-                        " point-to-point, 1 MiB collectives), dense (grid and the midpoints)")
+                        " grid (default: 0 and every power of two to 4 MiB point-to-point, 1 MiB"
+                        " collectives), adaptive (a coarse grid, then sizes where the model being"
+                        " fitted is uncertain, docs/method.md), dense (grid and the midpoints)")
     parser.add_argument("--np", help="process counts, e.g. 2,4,8 or 2:8 (default: 2, 3, 4 and the "
                         "powers of two up to the cores)")
     parser.add_argument("--precision", type=float, default=0.01,

@@ -144,9 +144,9 @@ COARSE_STEP = 4
 
 
 def size_rule(text: str | None) -> str | None:
-    """The rule `--sizes` names (None means adaptive), or None for an explicit list."""
+    """The rule `--sizes` names (None means grid), or None for an explicit list."""
     if text is None:
-        return ADAPTIVE
+        return GRID
     word = text.strip().lower()
     return word if word in SIZE_RULES else None
 

@@ -1,4 +1,4 @@
-"""A sweep under a size rule (`--sizes adaptive|grid|dense`, adaptive by default).
+"""A sweep under a size rule (`--sizes grid|adaptive|dense`, grid by default).
 
 The planned points of each rule (measure/plan.py) are measured as a list of
 sizes is (measure/runner.py: one job per library and p, every point stored as
