@@ -19,10 +19,10 @@ from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
-from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
+from commchar.measure.plan import ADAPTIVE, points_by_rule
 from commchar.measure.refine import default_budget, refine
-from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, _Placed,
-                                     ops_for, place_points)
+from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
+                                     refinement_jobs)
 from commchar.store import Store
 
 # The most a loosened precision may be: a CI half-width of a third of the median.
@@ -58,19 +58,9 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
     # the rule's own view of the options: what the kernel is asked for
     measuring = dataclasses.replace(options, precision=measuring_precision(options, rule),
                                     max_time=measuring_max_time(options, rule))
-    done = store.measured_keys(run_id)
     result = SweepResult(run_id, retried=store.clear_failures(run_id))
-
-    work: list[tuple[Library, int, _Placed]] = []
-    for library in libraries:
-        ops = ops_for(library, options.ops)
-        for p in options.np:
-            for placed in place_points(points_by_rule(ops, rule, p), p, hosts, options.placement):
-                todo = [pt for pt in placed.points if (library.name, pt.op, pt.variant, p, pt.n_bytes,
-                                                       placed.localities[pt]) not in done]
-                result.skipped += len(placed.points) - len(todo)
-                if todo:
-                    work.append((library, p, _Placed(placed.policy, todo, placed.ranks, placed.localities)))
+    work = plan_work(store, run_id, options, libraries, hosts, result,
+                     lambda ops, p: points_by_rule(ops, rule, p))
     observer.planned(sum(len(placed.points) for _, _, placed in work))
 
     started = time.monotonic()
@@ -81,22 +71,16 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
     # As run_sweep: a run across hosts has two point-to-point series (on-node and off-node),
     # which neither the refinement nor the adaptive rule separates yet.
     if options.refine and not result.launched_nothing and not several:
-        by_name = {library.name: library for library in libraries}
-
-        def measure(name: str, p: int, points: list[Point]) -> None:
-            library = by_name[name]
-            (placed,) = place_points(points, p, None, options.placement)
-            _JobRunner(store, run_id, measuring, base, library, p, ensure_kernel(library), observer,
-                       result, placed, refined=True).run(points)
-
+        measure = refinement_jobs(store, run_id, measuring, base, libraries, observer, result)
+        names = [library.name for library in libraries]
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
         if rule == ADAPTIVE:
             # the rounds are the rule (MAX_ROUNDS of them), not an extra: a budget only if given
             budget = options.refine_budget if options.refine_budget is not None else math.inf
-            result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining,
+            result.refined = refine(store, run_id, names, budget, measure, observer.refining,
                                     propose=adaptive_proposer(options.precision, record),
                                     max_rounds=MAX_ROUNDS)
         else:
-            result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining)
+            result.refined = refine(store, run_id, names, budget, measure, observer.refining)
     return result

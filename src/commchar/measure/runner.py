@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Callable, Protocol
 
 from commchar import processes
 from commchar.errors import UsageError
@@ -159,26 +159,51 @@ def _reap(process: subprocess.Popen, outcome: str) -> int:
     return exit_status
 
 
-def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
-              observer: Observer) -> SweepResult:
-    sizes = parse_sizes(options.sizes) if options.sizes else None
-    base = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
-                      dict(options.env))
-    hosts = spec_hosts(base)
+def plan_work(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
+              hosts: list[Host] | None, result: SweepResult,
+              points_of: Callable[[list[OpVariant], int], list[Point]]) -> list[tuple[Library, int, _Placed]]:
+    """The jobs a sweep launches: per library and p, the points `points_of(ops, p)` placed on the
+    hosts, less those the run has stored (counted in `result.skipped`), so a run resumes."""
     done = store.measured_keys(run_id)
-    result = SweepResult(run_id, retried=store.clear_failures(run_id))
-
     work: list[tuple[Library, int, _Placed]] = []
     for library in libraries:
         ops = ops_for(library, options.ops)
         for p in options.np:
-            for placed in place_points(points_for(ops, sizes, p), p, hosts, options.placement):
+            for placed in place_points(points_of(ops, p), p, hosts, options.placement):
                 todo = [pt for pt in placed.points if (library.name, pt.op, pt.variant, p, pt.n_bytes,
                                                        placed.localities[pt]) not in done]
                 result.skipped += len(placed.points) - len(todo)
                 if todo:
                     work.append((library, p, _Placed(placed.policy, todo, placed.ranks,
                                                      placed.localities)))
+    return work
+
+
+def refinement_jobs(store: Store, run_id: int, options: SweepOptions, base: LaunchSpec,
+                    libraries: list[Library], observer: Observer,
+                    result: SweepResult) -> Callable[[str, int, list[Point]], None]:
+    """What measures a refinement round's points of one library at p: a job on one host,
+    each point stored as refined."""
+    by_name = {library.name: library for library in libraries}
+
+    def measure(name: str, p: int, points: list[Point]) -> None:
+        library = by_name[name]
+        (placed,) = place_points(points, p, None, options.placement)
+        _JobRunner(store, run_id, options, base, library, p, ensure_kernel(library), observer,
+                   result, placed, refined=True).run(points)
+
+    return measure
+
+
+def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
+              observer: Observer) -> SweepResult:
+    sizes = parse_sizes(options.sizes) if options.sizes else None
+    base = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
+                      dict(options.env))
+    hosts = spec_hosts(base)
+    result = SweepResult(run_id, retried=store.clear_failures(run_id))
+    work = plan_work(store, run_id, options, libraries, hosts, result,
+                     lambda ops, p: points_for(ops, sizes, p))
     observer.planned(sum(len(placed.points) for _, _, placed in work))
 
     started = time.monotonic()
@@ -191,17 +216,11 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
     # Refinement reads one series per operation: a run across hosts has two (on-node and
     # off-node) for point-to-point, which it does not refine yet.
     if options.refine and not result.launched_nothing and not (hosts and len(hosts) > 1):
-        by_name = {library.name: library for library in libraries}
-
-        def measure(name: str, p: int, points: list[Point]) -> None:
-            library = by_name[name]
-            (placed,) = place_points(points, p, None, options.placement)
-            _JobRunner(store, run_id, options, base, library, p, ensure_kernel(library), observer,
-                       result, placed, refined=True).run(points)
-
+        measure = refinement_jobs(store, run_id, options, base, libraries, observer, result)
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
-        result.refined = refine(store, run_id, list(by_name), budget, measure, observer.refining)
+        result.refined = refine(store, run_id, [lib.name for lib in libraries], budget, measure,
+                                observer.refining)
     return result
 
 
