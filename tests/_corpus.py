@@ -24,9 +24,13 @@ def require(path: str) -> Path:
     return Path(found)
 
 
-def write_model(path: Path) -> Path:
-    libraries = {lib: {"operations": {}, "loggp": LOGGP} for lib in ("openmpi", "mpich")}
-    path.write_text(json.dumps({"format": "commchar-model", "version": 1, "libraries": libraries}))
+def write_model(path: Path, loggp: dict | None = None, operations: dict | None = None,
+                libraries: tuple[str, ...] = ("openmpi", "mpich")) -> Path:
+    """A model file of `libraries`, each with the LogGP parameters and collective operations given
+    (default: LOGGP, none)."""
+    entry = {"operations": operations or {}, "loggp": loggp or LOGGP}
+    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
+                                "libraries": {lib: entry for lib in libraries}}))
     return path
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from _corpus import write_model
 from commchar.store import Store
 from commchar.store.traces import extract_trace, traces
 from commchar.trace import read_trace
@@ -80,9 +81,7 @@ def test_hpcc_trace_is_compact(hpcc_run):
 
 def test_hpcc_replays_and_predicts_without_flags(hpcc_run, tmp_path):
     work, db, row, trace = hpcc_run
-    model = tmp_path / "m.json"
-    model.write_text(json.dumps({"format": "commchar-model", "version": 1,
-                                 "libraries": {"openmpi": {"operations": {}, "loggp": LOGGP}}}))
+    model = write_model(tmp_path / "m.json", LOGGP, libraries=("openmpi",))
     result = subprocess.run([sys.executable, "-m", "commchar", "replay", "--db", str(db), "--trace",
                              str(row["id"]), "--model", str(model), "--json"],
                             capture_output=True, text=True, timeout=600)

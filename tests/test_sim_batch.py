@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from _corpus import write_model
 from commchar.errors import InputError, UsageError
 from commchar.simulate import binary
 from commchar.simulate.binary import Session, SimulationError, run_simulator
@@ -22,12 +23,9 @@ pytestmark = pytest.mark.skipif(not binary.default_binary().exists(), reason="si
 
 
 def _model(tmp_path: Path) -> Path:
-    path = tmp_path / "m.json"
     ops = {"allreduce:sum": {"segments": [{"n_min": 8, "n_max": 4096, "t_s": 3.0, "t_b": 0.001}],
                              "p_range": [2, 4]}}
-    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
-                                "libraries": {"mpich": {"operations": ops, "loggp": LOGGP}}}))
-    return path
+    return write_model(tmp_path / "m.json", LOGGP, ops, ("mpich",))
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> None:

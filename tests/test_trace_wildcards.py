@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _corpus import write_model
 from commchar.store import Store
 from commchar.store.traces import RankRow, add_rank, begin_trace, extract_trace, finish_trace, traces
 from commchar.trace import CALL_IDS, OTHER_NAMES, read_trace
@@ -34,9 +35,7 @@ def commchar(*args: str, timeout: float = 120, path: Path | None = None) -> subp
 
 
 def _model(path: Path) -> Path:
-    path.write_text(json.dumps({"format": "commchar-model", "version": 1, "libraries": {
-        name: {"operations": {}, "loggp": LOGGP} for name in ("openmpi", "mpich")}}))
-    return path
+    return write_model(path, LOGGP)
 
 
 @pytest.fixture(scope="module", params=["openmpi", "mpich"])
