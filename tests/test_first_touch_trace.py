@@ -49,6 +49,17 @@ def _cold(rank, call: str) -> list[int]:
     return cold_bytes(rec)[rec["call"] == CALL_IDS[call]].tolist()
 
 
+def test_the_header_carries_the_tracers_own_time_and_not_its_calibration(traced):
+    for rank in traced.ranks:
+        # measured at MPI_Init on the wrappers: tens of ns a call, far below a microsecond
+        assert 0 < rank.record_gap_ps < 1_000_000
+        # the calibration's calls are not the program's: it starts with MPI_Init, and its
+        # first request has id 1
+        assert rank.records["call"][0] == CALL_IDS["Init"]
+        started = rank.records[(rank.records["req"] > 0) & (rank.records["call"] == CALL_IDS["Irecv"])]
+        assert started.size == 0 or int(started["req"].min()) == 1
+
+
 def test_receives_count_bytes_in_pages_not_resident(traced):
     receiver = traced.ranks[1]
     assert _cold(receiver, "Recv") == [MIB, 0, MIB // 2, 0]

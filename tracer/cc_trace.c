@@ -197,6 +197,9 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
         cct.buf = NULL;
         return;
     }
+    cct_prepare_requests();
+    cct.on = 1;
+    h->record_gap_ps = cct_self_cost_ps();
     /* the tracer's own start belongs to MPI_Init: the program's first gap starts after it */
     uint64_t t1 = cct_now();
     h->t_init_ns = t1;
@@ -208,9 +211,7 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
     cct.buf[cct.n++] = (cc_trace_record){.call = CC_INIT, .comm = CC_COMM_WORLD,
                                          .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
                                          .t_end = t1, .aux = thread_level};
-    cct_prepare_requests();
     cct_catch_crashes();
-    cct.on = 1;
 }
 
 int MPI_Init(int *argc, char ***argv)

@@ -135,7 +135,7 @@ typedef struct {
     uint64_t t_finalize_ns;
     uint64_t records;
     uint32_t flags;
-    uint32_t reserved0;
+    uint32_t record_gap_ps; /* the tracer's own time per call outside the spans; 0: unknown */
     char host[64];
     char library[64];
     char reserved1[72];

@@ -201,6 +201,9 @@ pub struct Options {
     pub local_copy: LocalCopy,
     /// What a rank pays to fault in the cold bytes of its receive buffers.
     pub first_touch: FirstTouch,
+    /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv, by size, as measured
+    /// (`loggp.replace_copy`); without steps the copy is `local_copy`'s.
+    pub replace_copy: FirstTouch,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -245,6 +248,7 @@ impl Default for Options {
             list_only: false,
             local_copy: LocalCopy::default(),
             first_touch: FirstTouch::default(),
+            replace_copy: FirstTouch::default(),
         }
     }
 }
@@ -359,6 +363,8 @@ struct Header {
     t_finalize: u64,
     records: u64,
     flags: u32,
+    /// The tracer's own time per traced call outside the calls' spans (ps; 0 unknown).
+    record_gap_ps: u32,
     host: String,
     library: String,
 }
@@ -421,6 +427,7 @@ fn read_header(path: &Path, file: &mut std::fs::File) -> Result<(Header, u64)> {
         t_finalize: u64_at(&h, 32),
         records: u64_at(&h, 40),
         flags: u32_at(&h, 48),
+        record_gap_ps: u32_at(&h, 52),
         host: c_string(&h[56..120]),
         library: c_string(&h[120..184]),
     };
@@ -510,6 +517,10 @@ struct RankState {
     requests: HashMap<u64, (u32, i32)>,
     /// Trace time up to which the rank's time is accounted (ns).
     t_prev: u64,
+    /// The tracer's own time per traced call outside the spans (ps, the header's).
+    tracer_gap_ps: u64,
+    /// The tracer's time in the gap now open (ps): taken out of it, not computation.
+    tracer_debt_ps: u64,
     /// The Wait*/Test* step COMPLETE records add to (its index), if open.
     wait_step: Option<usize>,
     /// Consecutive TEST_RUN records read and not yet accounted (polling::Runs).
@@ -585,11 +596,14 @@ impl Builder<'_> {
         Ok(ids)
     }
 
-    /// The computation between the last accounted time and `t` (ns).
+    /// The computation between the last accounted time and `t` (ns), less the
+    /// tracer's own time in that gap (the wrappers' records since the last gap).
     fn compute_until(&mut self, st: &mut RankState, t: u64) -> Result<()> {
-        let gap_ns = t.saturating_sub(st.t_prev);
+        let gap_ps = t.saturating_sub(st.t_prev).saturating_mul(1000);
         st.t_prev = st.t_prev.max(t);
-        let ps = (gap_ns as f64 * 1000.0 * self.opts.compute_scale).round();
+        let own = st.tracer_debt_ps.min(gap_ps);
+        st.tracer_debt_ps = 0;
+        let ps = ((gap_ps - own) as f64 * self.opts.compute_scale).round();
         if ps >= 1.0 {
             st.wait_step = None;
             self.step(&[Op::calc(ps.min(1.8e19) as u64)], true)?;
@@ -614,6 +628,8 @@ impl Builder<'_> {
             comms: HashMap::new(),
             requests: HashMap::new(),
             t_prev: h.t_init,
+            tracer_gap_ps: u64::from(h.record_gap_ps),
+            tracer_debt_ps: 0,
             wait_step: None,
             polling: polling::Runs::default(),
             creating: None,
@@ -699,6 +715,10 @@ impl Builder<'_> {
         }
         if st.creating.is_some() {
             return st.err("a communicator's MEMBERS records are incomplete");
+        }
+        if rec.call != call::MARK && rec.call != call::INIT {
+            // a wrapper ran: its entry, record and return lie in the gaps around its span
+            st.tracer_debt_ps = st.tracer_debt_ps.saturating_add(st.tracer_gap_ps);
         }
         st.wait_step = None;
         if rec.call != call::OTHER && rec.call != call::MARK {
@@ -1024,7 +1044,11 @@ impl Builder<'_> {
             _ => {
                 // Sendrecv_replace: the copy through the library's temporary buffer
                 if rec.call == call::SENDRECV_REPLACE && rec.peer != PEER_NULL {
-                    let copy = self.opts.local_copy.cost(rec.bytes);
+                    let copy = if self.opts.replace_copy.steps.is_empty() {
+                        self.opts.local_copy.cost(rec.bytes)
+                    } else {
+                        self.opts.replace_copy.cost(rec.bytes)
+                    };
                     if copy > 0 {
                         st.wait_step = None;
                         self.step(&[Op::calc(copy)], true)?;

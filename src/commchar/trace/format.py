@@ -47,7 +47,7 @@ MAX_SPAN_NS = 1 << 50
 HEADER_DTYPE = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
     ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),
-    ("flags", "<u4"), ("reserved0", "<u4"), ("host", "S64"), ("library", "S64"),
+    ("flags", "<u4"), ("record_gap_ps", "<u4"), ("host", "S64"), ("library", "S64"),
     ("reserved1", "V72"),
 ])
 RECORD_DTYPE = np.dtype([
@@ -92,6 +92,7 @@ class RankTrace:
     finalized: bool
     records: np.ndarray
     problem: str | None = None  # why this file is partial (read with allow_partial)
+    record_gap_ps: int = 0  # the tracer's own time per call outside the spans (0: unknown)
 
     @property
     def wall_ns(self) -> int:
@@ -277,7 +278,7 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         path=path, rank=rank, size=size, host=_text(header["host"]),
         library=_text(header["library"]), t_init_ns=int(header["t_init_ns"]),
         t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
-        records=records, problem=problem,
+        records=records, problem=problem, record_gap_ps=int(header["record_gap_ps"]),
     )
 
 
