@@ -45,13 +45,24 @@ void cc_bcast_setup(cc_point *pt)
     cc_coll_buffers(pt, 0, pt->n, pt->rank == 0 ? 0 : pt->n);
 }
 
+void *cc_buffer_alloc(const cc_point *pt, size_t n)
+{
+    const size_t offset = (size_t)pt->env->opt->buffer_offset;
+    return (unsigned char *)cc_xalloc_pages(n + offset) + offset;
+}
+
+void cc_buffer_free(const cc_point *pt, void *buf)
+{
+    if (buf) free((unsigned char *)buf - pt->env->opt->buffer_offset);
+}
+
 /* checked_len: the bytes of rbuf (from 0) this rank verifies */
 void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
 {
     pt->sbuf_len = slen;
     pt->rbuf_len = rlen;
-    pt->sbuf = cc_xalloc_pages(slen);
-    pt->rbuf = cc_xalloc_pages(rlen);
+    pt->sbuf = cc_buffer_alloc(pt, slen);
+    pt->rbuf = cc_buffer_alloc(pt, rlen);
     pt->check_off = 0;
     pt->check_len = checked_len;
     pt->timed = 1;
@@ -60,8 +71,8 @@ void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
 
 void cc_coll_cleanup(cc_point *pt)
 {
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
     if (pt->reduce_op != MPI_OP_NULL && pt->reduce_op != MPI_SUM) CC_MPI(MPI_Op_free(&pt->reduce_op));
     pt->reduce_op = MPI_OP_NULL;
@@ -238,8 +249,8 @@ const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t wh
 void cc_pair_buffers(cc_point *pt)
 {
     pt->sbuf_len = pt->rbuf_len = pt->n;
-    pt->sbuf = cc_xalloc_pages(pt->n);
-    pt->rbuf = cc_xalloc_pages(pt->n);
+    pt->sbuf = cc_buffer_alloc(pt, pt->n);
+    pt->rbuf = cc_buffer_alloc(pt, pt->n);
     pt->check_off = 0;
     pt->check_len = pt->n;
     pt->timed = pt->rank == 0;

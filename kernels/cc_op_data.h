@@ -22,6 +22,12 @@ const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_
 const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen);
 /* buffers of slen and rlen bytes, every rank timed, checked_len bytes of rbuf verified */
 void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len);
+/* A message buffer of n bytes, every page touched, starting --buffer-offset bytes
+ * (16) past a page boundary as malloc's large blocks do: the buffer spans the
+ * pages a program's would, which single-copy transfers (CMA) pin one by one.
+ * Free it with cc_buffer_free of the same point. */
+void *cc_buffer_alloc(const cc_point *pt, size_t n);
+void cc_buffer_free(const cc_point *pt, void *buf);
 void cc_coll_cleanup(cc_point *pt);
 size_t cc_block(const cc_point *pt); /* n / p */
 void cc_bcast_setup(cc_point *pt); /* n bytes from root 0 into every rbuf */

@@ -106,8 +106,8 @@ static void cc_coldstart_cleanup(cc_point *pt)
 {
     free(pt->attached);
     pt->attached = NULL;
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 
@@ -42,8 +43,8 @@ static void cc_ddt_setup(cc_point *pt)
     CC_MPI(MPI_Type_commit(vec));
     pt->attached = vec;
     pt->sbuf_len = pt->rbuf_len = cc_ddt_extent(pt->n);
-    pt->sbuf = cc_xalloc_pages(pt->sbuf_len);
-    pt->rbuf = cc_xalloc_pages(pt->rbuf_len);
+    pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
+    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0; /* an injected corruption must hit payload: the first block */
     pt->check_len = pt->n ? CC_DDT_BLOCK : 0;
     pt->timed = 1;
@@ -55,8 +56,8 @@ static void cc_ddt_cleanup(cc_point *pt)
     MPI_Datatype *vec = pt->attached;
     CC_MPI(MPI_Type_free(vec));
     free(vec);
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
     pt->attached = NULL;
 }

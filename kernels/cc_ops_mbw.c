@@ -54,8 +54,8 @@ static void cc_mbw_setup(cc_point *pt)
     const int partner = cc_mbw_partner(pt), receives = partner >= 0 && !cc_mbw_sends(pt);
     pt->sbuf_len = pt->n;
     pt->rbuf_len = receives ? (size_t)w * pt->n : 0;
-    pt->sbuf = cc_xalloc_pages(pt->sbuf_len);
-    pt->rbuf = cc_xalloc_pages(pt->rbuf_len);
+    pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
+    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = pt->rbuf_len;
     pt->nreqs = (int)w;
@@ -131,8 +131,8 @@ static void cc_mbw_extra(cc_point *pt, double main_median_us, cc_buf *json)
 
 static void cc_mbw_cleanup(cc_point *pt)
 {
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     free(pt->reqs);
     pt->sbuf = pt->rbuf = NULL;
     pt->reqs = NULL;

@@ -180,8 +180,8 @@ static void cc_partitioned_run(cc_point *pt, long count)
 static void cc_partitioned_cleanup(cc_point *pt)
 {
     cc_persistent_free(pt);
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
 }
 

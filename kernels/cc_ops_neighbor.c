@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cc_op_data.h"
 #include "cc_ops.h"
 #include "cc_verify.h"
 
@@ -39,8 +40,8 @@ static void cc_nb_setup(cc_point *pt, size_t slen)
     pt->attached = st;
     pt->sbuf_len = slen;
     pt->rbuf_len = CC_NB_COUNT * pt->n;
-    pt->sbuf = cc_xalloc_pages(pt->sbuf_len);
-    pt->rbuf = cc_xalloc_pages(pt->rbuf_len);
+    pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
+    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = pt->rbuf_len;
     pt->timed = 1;
@@ -55,8 +56,8 @@ static void cc_nb_cleanup(cc_point *pt)
     cc_nb_state *st = pt->attached;
     CC_MPI(MPI_Comm_free(&st->cart));
     free(st);
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
     pt->attached = NULL;
 }

@@ -26,8 +26,8 @@ static void cc_p2p_buffers(cc_point *pt, size_t rlen, int nreqs)
 {
     pt->sbuf_len = pt->n;
     pt->rbuf_len = rlen;
-    pt->sbuf = cc_xalloc_pages(pt->sbuf_len);
-    pt->rbuf = cc_xalloc_pages(pt->rbuf_len);
+    pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
+    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = rlen;
     pt->nreqs = nreqs;
@@ -38,8 +38,8 @@ static void cc_p2p_buffers(cc_point *pt, size_t rlen, int nreqs)
 
 static void cc_p2p_cleanup(cc_point *pt)
 {
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     free(pt->reqs);
     pt->sbuf = pt->rbuf = NULL;
     pt->reqs = NULL;

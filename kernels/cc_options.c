@@ -29,6 +29,8 @@ const char cc_usage[] =
     "  --rndv-delay-us D      receiver delay of rndv (500)\n"
     "  --cache cold|warm      cold: each repetition uses buffers out of cache (warm)\n"
     "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
+    "  --buffer-offset B      message buffers start B bytes past a page boundary, as\n"
+    "                         malloc's large blocks do (16; 0: page-aligned)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)
@@ -161,6 +163,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->rndv_delay_us = 500.0;
     opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
     opt->llc_source = "";
+    opt->buffer_offset = 16;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -212,6 +215,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 opt->cache_cold = strcmp(value, "cold") == 0;
             else
                 rc = cc_fail(err, errlen, "--cache: '%s' is not cold or warm", value);
+        } else if (strcmp(name, "--buffer-offset") == 0) {
+            rc = cc_parse_long(name, value, 0, 4095, &opt->buffer_offset, err, errlen);
         } else if (strcmp(name, "--cache-limit") == 0) {
             if (cc_parse_size(value, &opt->cache_limit) != 0 || opt->cache_limit == 0)
                 rc = cc_fail(err, errlen, "--cache-limit: '%s' is not a whole number of bytes in [1, %zu]",

@@ -33,6 +33,7 @@ typedef struct cc_options {
     size_t cache_limit;      /* the most bytes a rank's region may take */
     size_t llc_bytes;        /* the last-level cache the region must exceed twice */
     const char *llc_source;  /* where llc_bytes came from */
+    long buffer_offset;      /* message buffers start this many bytes into a page (cc_buffer_alloc) */
 } cc_options;
 
 #endif

@@ -36,6 +36,7 @@ pub struct Sources {
     params: HashMap<Key, Params>,
     call_costs: HashMap<Key, CallCosts>,
     first_touch: HashMap<Key, FirstTouch>,
+    replace_copy: HashMap<Key, FirstTouch>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
@@ -100,6 +101,14 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.first_touch, Self::key(path, library), || {
             first_touch::from_model(&text, path, library)
+        })
+    }
+
+    /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv (`loggp.replace_copy`).
+    pub fn replace_copy(&mut self, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+        let text = self.model_text(path)?;
+        memo(&mut self.replace_copy, Self::key(path, library), || {
+            first_touch::steps_from_model(&text, path, library, "replace_copy")
         })
     }
 

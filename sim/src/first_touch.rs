@@ -85,6 +85,18 @@ pub fn cold_bytes(call: u16, flags: u16, req: u64, aux: i32, aux2: i32) -> u64 {
 /// `libraries.<lib>.loggp.first_touch` (or `loggp_partial.first_touch`) of a model file;
 /// free when the model has none. `library` None: the only library with a loggp section.
 pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+    steps_from_model(text, path, library, "first_touch")
+}
+
+/// `libraries.<lib>.loggp.<key>` (or `loggp_partial.<key>`) of a model file: a cost per
+/// byte by size in the shape of `first_touch` (models/excess.py; `replace_copy`, what
+/// MPI_Sendrecv_replace costs beyond MPI_Sendrecv); free when the model has none.
+pub fn steps_from_model(
+    text: &str,
+    path: &str,
+    library: Option<&str>,
+    key: &str,
+) -> Result<FirstTouch> {
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return input(format!("{path}: not JSON: {e}")),
@@ -106,21 +118,19 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<First
     let section = lib.and_then(|l| {
         ["loggp", "loggp_partial"]
             .iter()
-            .find_map(|k| l.get(k).and_then(|s| s.get("first_touch")))
+            .find_map(|k| l.get(k).and_then(|s| s.get(key)))
     });
     let Some(s) = section.filter(|s| !s.is_null()) else {
         return Ok(FirstTouch::default());
     };
     let bad = |e: crate::SimError| crate::SimError::Input(format!("{path}: loggp {e}"));
     let Some(us) = s.get("per_byte").and_then(Value::as_f64) else {
-        return input(format!(
-            "{path}: loggp first_touch has no per_byte (us per byte)"
-        ));
+        return input(format!("{path}: loggp {key} has no per_byte (us per byte)"));
     };
     let mut ft = FirstTouch::from_us_per_byte(us).map_err(bad)?;
     if let Some(steps) = s.get("steps").filter(|v| !v.is_null()) {
         let Some(list) = steps.as_array() else {
-            return input(format!("{path}: loggp first_touch.steps is not a list"));
+            return input(format!("{path}: loggp {key}.steps is not a list"));
         };
         for step in list {
             let pair = step.as_array().filter(|a| a.len() == 2);
@@ -129,13 +139,11 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<First
                 pair.and_then(|a| a[1].as_f64()),
             ) else {
                 return input(format!(
-                    "{path}: loggp first_touch.steps holds {step}, not [bytes, us per byte]"
+                    "{path}: loggp {key}.steps holds {step}, not [bytes, us per byte]"
                 ));
             };
             if ft.steps.last().is_some_and(|&(last, _)| last >= n) {
-                return input(format!(
-                    "{path}: loggp first_touch.steps sizes do not increase"
-                ));
+                return input(format!("{path}: loggp {key}.steps sizes do not increase"));
             }
             ft.steps.push((n, fs(us, "steps").map_err(bad)?));
         }

@@ -5,6 +5,7 @@
 mod common;
 
 use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::first_touch::FirstTouch;
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
@@ -1089,4 +1090,71 @@ fn sendrecv_replace_copies_through_a_temporary_buffer() {
     let copy = LocalCopy::from_params(&by_size);
     assert_eq!((copy.cost(4095), copy.cost(4096)), (0, 4096 * 3 * NS));
     assert_eq!(LocalCopy::default().cost(1 << 20), 0);
+}
+
+#[test]
+fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
+    let pulled = Params {
+        big_o: 2 * NS,
+        rendezvous_copy: RendezvousCopy::Receiver,
+        ..params(0, Rendezvous::Handshake)
+    };
+    let exchange = (1500 + 2500 + 1500 + 9999 * 6 + 2500) * NS;
+    // measured: 5 ps a byte from 4 KiB, 1 ps below (fs per byte); the model's O is ignored
+    let opts = Options {
+        local_copy: LocalCopy::from_params(&pulled),
+        replace_copy: FirstTouch {
+            fs_per_byte: 0,
+            steps: vec![(64, 1000), (4096, 5000)],
+        },
+        ..Options::default()
+    };
+    let o = replay(
+        &exchange_with(SENDRECV_REPLACE, 10_000),
+        &opts,
+        pulled.clone(),
+    )
+    .unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish, vec![10_000 * 5 + exchange; 2]);
+    // 1000 bytes: the step of 64 B, 1 ps a byte, before the same exchange as MPI_Sendrecv's
+    let small = replay(
+        &exchange_with(SENDRECV_REPLACE, 1000),
+        &opts,
+        pulled.clone(),
+    )
+    .unwrap();
+    let plain = replay(&exchange_with(SENDRECV, 1000), &opts, pulled).unwrap();
+    assert_eq!(small.finish, vec![plain.finish[0] + 1000; 2]);
+}
+
+/// Rank 0 computes `gap` ns between two sends to rank 1; the tracer's header says each
+/// wrapper spends `own` ps outside its span.
+fn two_sends_apart(gap: u64, own: u32) -> TraceDir {
+    let mut t = traces(2);
+    t[0].send(SEND, 1, 8, 1).compute(gap).send(SEND, 1, 8, 1);
+    t[1].recv(0, 8, 1).recv(0, 8, 1);
+    let dir = write_trace(&format!("tracer-gap-{gap}-{own}"), &t);
+    for r in 0..2 {
+        let path = dir.0.join(format!("rank-{r}.cctrace"));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[52..56].copy_from_slice(&own.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_tracers_own_time_is_not_computation() {
+    let p = params(u64::MAX, Rendezvous::Handshake);
+    let compute = |dir: &TraceDir| {
+        let o = replay(dir, &Options::default(), p.clone()).unwrap();
+        check_sums(&o);
+        o.breakdown.as_ref().unwrap()[0].compute
+    };
+    // 1000 ns between the sends, 300 ns of it the tracer's: 700 ns of computation
+    assert_eq!(compute(&two_sends_apart(1000, 0)), 1000 * NS);
+    assert_eq!(compute(&two_sends_apart(1000, 300_000)), 700 * NS);
+    // a gap shorter than the tracer's time is no computation, and never negative
+    assert_eq!(compute(&two_sends_apart(200, 300_000)), 0);
 }

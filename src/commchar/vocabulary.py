@@ -23,7 +23,7 @@ from commchar.errors import UsageError
 
 # --- operations ----------------------------------------------------------------
 
-MPI_P2P_OPS = ("pingpong", "bw", "bibw", "ddt_pingpong", "partitioned")
+MPI_P2P_OPS = ("pingpong", "bw", "bibw", "exchange", "ddt_pingpong", "partitioned")
 RMA_OPS = ("put", "get", "acc")  # one-sided, origin rank 0 to target rank 1: fitted per synchronisation
 RMA_VARIANTS = ("fence", "pscw", "lock", "fence_bw", "pscw_bw", "lock_bw")
 # the active-message layer's latency and bandwidth series fit like point-to-point
@@ -41,6 +41,7 @@ COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
                "neighbor_allgather", "neighbor_alltoall", "ddt_bcast", "pbcast", "pallreduce")
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
+EXCHANGE_VARIANTS = ("sendrecv", "replace")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace
 REDUCTION_VARIANTS = ("sum", "nop")
 
 # A key without a variant asks for the default variant (docs/model-format.md):

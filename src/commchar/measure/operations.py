@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commchar.errors import UsageError
-from commchar.vocabulary import NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS, SEND_MODES, op_key
+from commchar.vocabulary import EXCHANGE_VARIANTS, NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS, SEND_MODES, op_key
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -59,6 +59,9 @@ OPERATIONS: dict[str, Operation] = {
                   default_max_bytes=4 * MiB),
         Operation("bw", "p2p", default_max_bytes=4 * MiB),
         Operation("bibw", "p2p", default_max_bytes=4 * MiB),
+        # Both ranks swap n bytes at once (cc_ops_exchange.c): Sendrecv, and Sendrecv_replace,
+        # whose extra cost is the model's replace_copy (models/replace_copy.py).
+        Operation("exchange", "p2p", EXCHANGE_VARIANTS, default_max_bytes=4 * MiB),
         # Every rank at once (cc_ops_mbw.c): p/2 pairs stream windows as bw does, so it is
         # measured at every p, like a collective; n is one message. It feeds the model's
         # concurrency section (models/concurrency.py): about 4 s a p at the default sizes.

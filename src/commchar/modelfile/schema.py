@@ -188,14 +188,16 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
     if loggp.get("cold_start") is not None:
         _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
-    if loggp.get("first_touch") is not None:
-        _validate_first_touch(loggp["first_touch"], f"{path}.first_touch")
+    for name in ("first_touch", "replace_copy"):
+        if loggp.get(name) is not None:
+            _validate_steps(loggp[name], f"{path}.{name}")
 
 
-def _validate_first_touch(section: Any, path: str) -> None:
-    """A receive into never-touched memory: {per_byte (us/B), per_page (us), page_bytes,
-    c (us), min_bytes, max_bytes, steps ([n, us/B], n increasing)}; the simulator charges
-    the steps, else per_byte."""
+def _validate_steps(section: Any, path: str) -> None:
+    """A cost per byte by size (models/excess.py): a receive into never-touched memory
+    (first_touch), MPI_Sendrecv_replace's extra copy (replace_copy): {per_byte (us/B),
+    per_page (us), page_bytes, c (us), min_bytes, max_bytes, steps ([n, us/B], n
+    increasing)}; the simulator charges the steps, else per_byte."""
     _mapping(section, path)
     _number(section.get("per_byte"), f"{path}.per_byte", 0)
     for name in ("per_page", "c"):

@@ -25,6 +25,8 @@ from commchar.models.hockney import HockneyModel, interval
 from commchar.models.inputs import check_one_sync, normalise
 from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
+from commchar.models.replace_copy import OP as REPLACE_OP
+from commchar.models.replace_copy import replace_copy_section
 from commchar.models.transport import rendezvous_copy
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
@@ -478,6 +480,11 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         if touch is not None:
             lib["loggp" if "loggp" in lib else "loggp_partial"] = lib.get("loggp", lib.get("loggp_partial", {})) | {
                 "first_touch": touch}
+    if ops.get(REPLACE_OP):  # MPI_Sendrecv_replace's extra copy (models/replace_copy.py)
+        replace = replace_copy_section(ops[REPLACE_OP], skipped, library)
+        if replace is not None:
+            lib["loggp" if "loggp" in lib else "loggp_partial"] = lib.get("loggp", lib.get("loggp_partial", {})) | {
+                "replace_copy": replace}
     if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
         concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
         if concurrency is not None:

@@ -24,11 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from scipy.optimize import nnls
-
 from commchar.errors import InputError
 from commchar.models._base import Estimator
+from commchar.models.excess import fit_excess, paired_times
 
 OP = "touch"
 PAGE_BYTES = 4096
@@ -45,38 +43,16 @@ class FirstTouchModel(Estimator):
 
     def fit(self, points: list[dict]) -> "FirstTouchModel":
         self._validate_params()
-        by_size: dict[int, dict[str, float]] = {}
-        for pt in points:
-            if pt.get("op") != OP or not pt.get("valid", True) or pt.get("variant") not in ("fresh", "resident"):
-                continue
-            t, n = pt.get("t_us"), pt.get("n_bytes")
-            if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0 or not isinstance(n, int) or n <= 0:
-                continue
-            by_size.setdefault(n, {})[pt["variant"]] = float(t)
-        sizes = sorted(n for n, v in by_size.items() if len(v) == 2)
-        if not sizes:
-            raise InputError("FirstTouchModel: no size with both a valid 'touch:fresh' and 'touch:resident' point")
-        n = np.array(sizes, dtype=float)
-        fresh = np.array([by_size[s]["fresh"] for s in sizes])
-        resident = np.array([by_size[s]["resident"] for s in sizes])
-        excess = fresh - resident
-        notes: list[str] = []
-        if np.any(excess <= 0):
-            notes.append("sizes where fresh memory was not slower: "
-                         + ", ".join(str(s) for s, e in zip(sizes, excess) if e <= 0))
-        y = np.maximum(excess, 0.0)
-        w = 1.0 / np.maximum(y, 1e-3)
-        if n.size > 1:
-            (c, per_byte), _ = nnls(np.column_stack([np.ones_like(n), n]) * w[:, None], y * w)
-        else:
-            c, per_byte = 0.0, float(y[0] / n[0])
+        try:
+            params, table, notes = fit_excess(paired_times(points, OP, "fresh", "resident"), OP,
+                                              "fresh", "resident")
+        except InputError as exc:
+            raise InputError(f"FirstTouchModel: {exc}") from None
         self.params_: dict[str, Any] = {
-            "per_byte": float(f"{per_byte:.6g}"), "per_page": round(float(per_byte) * PAGE_BYTES, 6),
-            "page_bytes": PAGE_BYTES, "c": round(float(c), 4), "min_bytes": MIN_BYTES,
-            "max_bytes": int(n.max()),
-            "steps": [[s, float(f"{e / s:.6g}")] for s, e in zip(sizes, y)]}
-        self.sizes_ = [{"n": s, "fresh_us": round(f, 3), "resident_us": round(r, 3), "excess_us": round(e, 3)}
-                       for s, f, r, e in zip(sizes, fresh, resident, excess)]
+            "per_byte": params["per_byte"], "per_page": round(params["per_byte"] * PAGE_BYTES, 6),
+            "page_bytes": PAGE_BYTES, "c": params["c"], "min_bytes": MIN_BYTES,
+            "max_bytes": params["max_bytes"], "steps": params["steps"]}
+        self.sizes_ = table
         self.notes_ = notes
         return self
 

@@ -40,14 +40,16 @@ PROGRAMS: tuple[Program, ...] = (
 )
 DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # the model the replay needs: LogGP(S) from loggp/rndv, the ping-pong's regimes, the
-# collectives the programs call (charged at the model's T(n, p)) and the barrier before the loop
-MODEL_OPS = "pingpong:send,loggp,rndv,allreduce:sum,alltoall,barrier"
+# collectives the programs call (charged at the model's T(n, p)), the barrier before the loop and
+# the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py)
+MODEL_OPS = "pingpong:send,exchange,loggp,rndv,allreduce:sum,alltoall,barrier"
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to
 # one iteration of the program); the ping-pong probe times half a round trip
 PROBES = {"pingpong_loop": ("pingpong", "send", 2.0), "allreduce_loop": ("allreduce", "sum", 1.0),
-          "alltoall_loop": ("alltoall", "", 1.0)}
+          "alltoall_loop": ("alltoall", "", 1.0), "ring_sendrecv": ("exchange", "sendrecv", 1.0),
+          "ring_replace": ("exchange", "replace", 1.0)}
 
 
 def parse_programs(text: str | None) -> list[Program]:

@@ -1,0 +1,65 @@
+/* exchange: ranks 0 and 1 swap n bytes at once, one call each, as a ring or a
+ * halo of two does.  Variant sendrecv: MPI_Sendrecv from one buffer into
+ * another; variant replace: MPI_Sendrecv_replace of one buffer, whose
+ * temporary copy inside the library (MPICH packs before it sends, Open MPI
+ * unpacks after it receives) is what replace costs beyond sendrecv: the model's
+ * `loggp.replace_copy` (models/replace_copy.py) is that difference per size.
+ * One repetition is one exchange; rank 0 times it. */
+#include <string.h>
+
+#include "cc_measure.h"
+#include "cc_op_data.h"
+#include "cc_ops.h"
+#include "cc_verify.h"
+
+enum { CC_EX_SENDRECV, CC_EX_REPLACE };
+static const char *const cc_exchange_variants[] = {"sendrecv", "replace", NULL};
+
+static void cc_exchange_setup(cc_point *pt)
+{
+    cc_pair_buffers(pt);
+    pt->scale = 1.0; /* one exchange */
+}
+
+/* replace: the buffer that goes out holds this rank's pattern and comes back
+ * holding the peer's (the one verified repetition) */
+static void cc_exchange_fill(cc_point *pt)
+{
+    cc_pair_fill(pt);
+    if (pt->variant == CC_EX_REPLACE) cc_fill_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
+}
+
+static void cc_exchange_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, peer = 1 - pt->rank;
+    const MPI_Comm c = pt->comm;
+    if (pt->variant == CC_EX_REPLACE) {
+        for (long k = 0; k < count; k++)
+            CC_MPI(MPI_Sendrecv_replace(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, peer, CC_TAG_DATA, c,
+                                        MPI_STATUS_IGNORE));
+    } else {
+        for (long k = 0; k < count; k++)
+            CC_MPI(MPI_Sendrecv(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->rbuf, n, MPI_BYTE, peer,
+                                CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+    }
+}
+
+static void cc_exchange_cleanup(cc_point *pt)
+{
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
+    pt->sbuf = pt->rbuf = NULL;
+}
+
+const cc_op cc_op_exchange = {
+    .name = "exchange",
+    .variants = cc_exchange_variants,
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_exchange_setup,
+    .run = cc_exchange_run,
+    .fill = cc_exchange_fill,
+    .check = cc_pair_check,
+    .cleanup = cc_exchange_cleanup,
+};
