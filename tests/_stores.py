@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from commchar.measure.statistics import summarize
+from commchar.statistics import summarize
 from commchar.store import Store
 
 

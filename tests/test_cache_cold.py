@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from commchar.measure.statistics import summarize
+from commchar.statistics import summarize
 from commchar.models.inputs import read_store
 from commchar.store import Store
 from commchar.store.locality import split_label

@@ -115,7 +115,7 @@ def test_json_export_input(tmp_path, capsys):
 
 
 def _database(db: Path) -> int:
-    from commchar.measure.statistics import summarize
+    from commchar.statistics import summarize
     from commchar.store import Store
 
     rng = np.random.default_rng(7)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from commchar.measure.statistics import relative_ci_halfwidth, summarize
+from commchar.statistics import relative_ci_halfwidth, summarize
 
 pytestmark = pytest.mark.mpi
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from commchar.cli import main
-from commchar.measure.statistics import relative_ci_halfwidth, summarize
+from commchar.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
 
 HOSTILE = "Open MPI <script>alert(1)</script> $\\alpha$ & 'q' \"x\""

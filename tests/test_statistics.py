@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commchar.measure.statistics import median_ci_ranks, relative_ci_halfwidth, summarize
+from commchar.statistics import median_ci_ranks, relative_ci_halfwidth, summarize
 
 
 def test_summary_of_known_samples():

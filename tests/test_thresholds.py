@@ -12,7 +12,7 @@ import pytest
 from commchar.cli import main
 from commchar.measure.plan import default_sizes
 from commchar.measure.refine import proposals
-from commchar.measure.statistics import summarize
+from commchar.statistics import summarize
 from commchar.modelfile.model import ModelFile
 from commchar.models import fit_points
 from commchar.models.thresholds import JUMP, SLOPE, Change, find_changes, is_pinned

@@ -33,7 +33,7 @@ from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
 from commchar.measure.refine import RefineResult, default_budget, refine
-from commchar.measure.statistics import relative_ci_halfwidth, summarize
+from commchar.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
 from commchar.store.database import short_version
 

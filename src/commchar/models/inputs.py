@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from commchar import jsonio
 from commchar.errors import InputError
-from commchar.measure.statistics import Z95, summarize
+from commchar.statistics import Z95, summarize
 from commchar.store.locality import CACHE_MODES, LOCALITIES, library_label
 from commchar.vocabulary import LOGGP_OPS, op_key
 
