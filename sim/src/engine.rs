@@ -612,7 +612,11 @@ impl<W: Workload> Core<'_, W> {
             other => other,
         };
         let s1 = ev.size.saturating_sub(1);
-        let mut c = p.cost(ev.size);
+        let mut c = if to_self {
+            p.self_cost(ev.size)
+        } else {
+            p.cost(ev.size)
+        };
         if let Some(cs) = p.cold_start.filter(|_| take_cold(&mut self.cold_sends, r)) {
             c.o_s = c.o_s.saturating_add(cs.send(ev.size));
         }
@@ -838,7 +842,11 @@ impl<W: Workload> Core<'_, W> {
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);
-        let mut c = p.cost(ev.size);
+        let mut c = if from_self {
+            p.self_cost(ev.size)
+        } else {
+            p.cost(ev.size)
+        };
         if let Some(cs) = p
             .cold_start
             .filter(|_| take_cold(&mut self.cold_receives, r))

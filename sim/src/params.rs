@@ -170,6 +170,17 @@ impl Params {
         self.regimes[after.saturating_sub(1)].cost
     }
 
+    /// What a message a rank sends to itself pays: the library's self path has no
+    /// protocol switch (no rendezvous, no handshake), so the per-message overheads
+    /// of the smallest messages, and the copy (O) of its own size.
+    #[inline]
+    pub fn self_cost(&self, size: u64) -> MsgCost {
+        MsgCost {
+            big_o: self.cost(size).big_o,
+            ..self.cost(0)
+        }
+    }
+
     /// Applies a parameter given on the command line to the global value and
     /// every regime, so an explicit flag overrides the model everywhere.
     pub fn override_cost(&mut self, set: impl Fn(&mut MsgCost)) {

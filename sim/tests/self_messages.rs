@@ -162,3 +162,28 @@ fn generated_collectives_never_send_to_self() {
         }
     }
 }
+
+#[test]
+fn a_self_message_pays_the_smallest_messages_overheads_and_its_own_copy() {
+    // the model's regimes: from 0, o 100/50 ns; from 1000 B (a rendezvous regime whose
+    // o_s and o_r carry the handshake), o 5/4 us; O = 2 ns/B in both
+    let regime = |start, o_s, o_r| commchar_sim::params::Regime {
+        start,
+        cost: commchar_sim::params::MsgCost {
+            o_s: o_s * NS,
+            o_r: o_r * NS,
+            big_g: 6 * NS,
+            big_o: 2 * NS,
+        },
+    };
+    let mut p = model();
+    p.regimes = vec![regime(0, 100, 50), regime(1000, 5000, 4000)];
+    let out = simulate(&posted_first(), p.clone(), false);
+    assert_eq!(out.makespan(), (100 + 50 + (SIZE - 1) * 2) * NS);
+    // between ranks the same size pays its own regime
+    let text = format!(
+        "num_ranks 2\nrank 0 {{\ns: send {SIZE}b to 1 tag 0\n}}\nrank 1 {{\nr: recv {SIZE}b from 0 tag 0\n}}\n"
+    );
+    let out = simulate(&text, p.clone(), false);
+    assert_eq!(out.finish[1], (5000 + 4000 + (SIZE - 1) * 6) * NS + p.l);
+}
