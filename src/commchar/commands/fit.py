@@ -106,7 +106,7 @@ def _add_call_costs(model: dict[str, Any], points: list[dict]) -> None:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_points
     from commchar.models.regimes import DEFAULT_PENALTY
 
     penalty = DEFAULT_PENALTY if args.regime_penalty is None else args.regime_penalty

@@ -148,7 +148,7 @@ def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[d
     runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
     policy for time-shared points (commchar.models.fit_points).
     """
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_points
 
     try:
         return fit_points(points, failures=failures, units=unit_system(units), runs=runs,
