@@ -11,6 +11,7 @@ from typing import Any
 
 from commchar import jsonio
 from commchar.errors import InputError, ModelError
+from commchar.modelfile.document import ModelDocument
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
@@ -163,6 +164,14 @@ class ModelFile:
         """The library's version string, when the file gives one."""
         self._library(library)
         return self.data["libraries"][library].get("version")
+
+    @property
+    def document(self) -> ModelDocument:
+        """The whole file as a typed document (every library validated)."""
+        try:
+            return ModelDocument.from_json(self.data)
+        except ModelError as exc:
+            raise ModelError(f"{self.source}: {exc}" if self._from_file else str(exc)) from None
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -322,9 +331,16 @@ def load(path: str | os.PathLike[str]) -> ModelFile:
         raise ModelError(f"{path}: {exc}") from None
 
 
-def save(model_dict: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file):
-    the one way a model file is written, so nothing the readers would refuse reaches disk."""
+def load_document(path: str | os.PathLike[str]) -> ModelDocument:
+    """Read a model file into its typed document; InputError if unreadable, ModelError if invalid."""
+    return load(path).document
+
+
+def save(model: ModelDocument | dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Validate `model` (a document, or its JSON object) and write it as indented JSON
+    (atomically, via a temporary file): the one way a model file is written, so nothing the
+    readers would refuse reaches disk."""
+    model_dict = model.to_json() if isinstance(model, ModelDocument) else model
     validate(model_dict)
     from commchar import outfile
 
