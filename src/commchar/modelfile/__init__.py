@@ -18,6 +18,7 @@ from commchar.modelfile.document import (
     OperationEntry,
     Provenance,
     SegmentEntry,
+    given,
 )
 from commchar.modelfile.expr import MAX_DEPTH, MAX_LENGTH, Expr, parse_expr
 from commchar.modelfile.model import (
@@ -46,6 +47,7 @@ __all__ = [
     "Provenance",
     "Segment",
     "SegmentEntry",
+    "given",
     "load",
     "load_document",
     "parse_expr",

@@ -37,6 +37,12 @@ class Absent(enum.Enum):
 ABSENT: Final = Absent.ABSENT
 
 JSON = dict[str, Any]
+T = TypeVar("T")
+
+
+def given(value: T | Absent, default: T) -> T:
+    """`value`, or `default` where the file has no such key."""
+    return default if isinstance(value, Absent) else value
 
 
 def _plain(value: Any) -> Any:
@@ -58,9 +64,6 @@ def _to_json(entry: Any) -> JSON:
             out[f.name] = _plain(value)
     out.update(_plain(entry.extra))
     return out
-
-
-T = TypeVar("T")
 
 
 def _from_json(cls: type[T], data: Mapping[str, Any], path: str,

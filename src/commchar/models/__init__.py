@@ -3,9 +3,10 @@ per-call collective costs for the simulator.
 
 Every model follows the estimator convention (cheap constructor, `fit`
 returns self, fitted attributes end in `_`, unfitted models refuse to
-predict). `fit_points` turns measured points into a model-file dict
-(docs/model-format.md) by calling `fit_library`, the one fitting core, for each
-library; docs/models.md says how each quantity is fitted.
+predict). `fit_document` turns measured points into a typed model document
+(commchar.modelfile.document; `fit_points` gives its JSON object, docs/model-format.md)
+by calling `fit_library`, the one fitting core, for each library; docs/models.md says
+how each quantity is fitted.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 # about 1 s). Code inside commchar imports from the defining module, which mypy checks.
 _HOMES = {
     "Estimator": "_base", "NotFittedError": "_base",
-    "FittedOperation": "assemble", "LibraryFit": "assemble",
+    "FittedOperation": "assemble", "LibraryFit": "assemble", "fit_document": "assemble",
     "fit_library": "assemble", "fit_models": "assemble", "fit_points": "assemble",
     "CallCostModel": "callcost", "CollectiveModel": "collective", "HockneyModel": "hockney",
     "FORMS": "laws", "Law": "laws", "LawSelector": "laws", "LogGPModel": "loggp",
