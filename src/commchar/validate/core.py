@@ -157,11 +157,11 @@ class _Quiet:
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
-    from commchar.apps.runner import CaseFailed, run_once, run_traced
+    from commchar.apps.sweep import CaseFailed, run_once, run_traced
     from commchar.measure.launch import LaunchSpec, program_command
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store.traces import extract_trace
-    from commchar.trace.runner import TraceRequest
+    from commchar.trace.program import TraceRequest
 
     binary = ensure_built(APPS, library) / program.name
     argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations)]
