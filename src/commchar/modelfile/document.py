@@ -16,11 +16,15 @@ declared, so a fitted model written, read and written again is byte-identical.
 Informational sections (metrics, fit, errors, laws, the LogGP parameters) stay the
 JSON objects the format describes; a key that no field names is kept in `extra`
 and written after the named ones. A field left at ABSENT is not written at all;
-None is written as null.
+None is written as null. `ModelDocument.from_json` reads a copy of what it is given
+and `to_json` returns a fresh object, so a document never shares a dict with its
+callers; an entry's own `from_json` (the reader's, per library) takes the objects
+it is given as they are.
 """
 
 from __future__ import annotations
 
+import copy
 import enum
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Callable, Final, Mapping, TypeVar
@@ -66,22 +70,34 @@ def _to_json(entry: Any) -> JSON:
     return out
 
 
+_NAMES: dict[Any, frozenset[str]] = {}
+
+
+def _names(cls: Any) -> frozenset[str]:
+    """The JSON keys a class names (its fields but `extra`)."""
+    if cls not in _NAMES:
+        _NAMES[cls] = frozenset(f.name for f in fields(cls) if f.name != "extra")
+    return _NAMES[cls]
+
+
 def _from_json(cls: type[T], data: Mapping[str, Any], path: str,
                nested: Mapping[str, Callable[[Any, str], Any]] | None = None) -> T:
     """`cls` from a validated JSON object: each named key through its `nested` reader (else
-    copied), the rest into `extra`."""
+    taken as it is, not copied), the rest into `extra`."""
     if not isinstance(data, Mapping):
         raise ModelError(f"{path}: expected a JSON object, found {type(data).__name__}" if path
                          else f"expected a JSON object, found {type(data).__name__}")
-    names = [f.name for f in fields(cls) if f.name != "extra"]  # type: ignore[arg-type]
+    names = _names(cls)
     readers = nested or {}
     kwargs: dict[str, Any] = {}
-    for name in names:
-        if name in data:
-            here = f"{path}.{name}" if path else name
-            reader = readers.get(name)
-            kwargs[name] = reader(data[name], here) if reader else _plain(data[name])
-    kwargs["extra"] = {k: _plain(v) for k, v in data.items() if k not in names}
+    extra: JSON = {}
+    for name, value in data.items():
+        if name not in names:
+            extra[name] = value
+            continue
+        reader = readers.get(name)
+        kwargs[name] = reader(value, f"{path}.{name}" if path else name) if reader else value
+    kwargs["extra"] = extra
     return cls(**kwargs)
 
 
@@ -270,7 +286,7 @@ class ModelDocument:
         from commchar.modelfile.schema import validate
 
         validate(data)
-        return _from_json(cls, data, "", {"provenance": Provenance.from_json, "libraries": _libraries})
+        return _from_json(cls, copy.deepcopy(data), "", {"provenance": Provenance.from_json, "libraries": _libraries})
 
     def provenance_or_empty(self) -> Provenance:
         """The provenance, an empty one when the file has none."""

@@ -106,7 +106,7 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     np), fits them: (run id, model file, the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_document
     from commchar.models.inputs import read_store
     from commchar.modelfile import save
     from commchar.provenance import build_identity
@@ -134,8 +134,9 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
               for job in facts.get("jobs", [])
               if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
-    model = fit_points(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
-    if (model["libraries"].get(library.name) or {}).get("loggp") is None:
+    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
+    fitted = model.libraries.get(library.name)
+    if fitted is None or not isinstance(fitted.loggp, dict):
         raise MeasurementError(f"validate: the model of {library.name} has no loggp section "
                                "(its loggp and rndv measurements failed)")
     path = directory / f"model-{library.name}-run{run_id}.json"
