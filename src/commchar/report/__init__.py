@@ -44,7 +44,7 @@ class ReportOptions:
     run_ids: list[int] | None = None
     model_path: str | None = None
     units: str = "si"
-    oversubscribed: str = "exclude"  # fit policy for time-shared points (commchar.models.fit_points)
+    oversubscribed: str = "exclude"  # fit policy for time-shared points (commchar.models.fit_document)
     reference: str | None = None      # library or entity label the comparison is made against
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from commchar.errors import CommcharError, InputError
-from commchar.modelfile import ModelFile, load, parse_expr
+from commchar.modelfile import ModelDocument, ModelFile, load, parse_expr
 from commchar.models import metrics as fit_metrics
 from commchar.models.laws import best_known_class, class_named
 from commchar.models.metrics import UNITS, aggregate_factor
@@ -177,16 +177,20 @@ class ModelView:
         return None
 
 
-def model_views(model: ModelFile | dict, source: str, *,
+def model_views(model: ModelFile | ModelDocument | dict, source: str, *,
                 strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
-    """One view per library of a model (a loaded file, or a dict fitted just now),
-    and a note when it cannot be evaluated.
+    """One view per library of a model (a loaded file, a document fitted just now, or a
+    model file's JSON object), and a note when it cannot be evaluated.
 
     strict: a model the reader rejects is an error (a user's file); otherwise (a
     model fitted just now) the report goes on without it and says why.
     """
     try:
-        evaluator = model if isinstance(model, ModelFile) else ModelFile.from_dict(model, source=source)
+        if isinstance(model, ModelFile):
+            evaluator = model
+        else:
+            evaluator = ModelFile.from_dict(model.to_json() if isinstance(model, ModelDocument) else model,
+                                            source=source)
     except CommcharError as exc:
         if strict:
             raise InputError(f"model ({source}): {exc}") from None
@@ -197,16 +201,16 @@ def model_views(model: ModelFile | dict, source: str, *,
 
 
 def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],
-              oversubscribed: str = "exclude") -> tuple[dict | None, str | None]:
+              oversubscribed: str = "exclude") -> tuple[ModelDocument | None, str | None]:
     """Fit a model on the fly; (None, why) when the fit fails.
 
     runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
-    policy for time-shared points (commchar.models.fit_points).
+    policy for time-shared points (commchar.models.assemble.fit_document).
     """
-    from commchar.models.assemble import fit_points
+    from commchar.models.assemble import fit_document
 
     try:
-        return fit_points(points, failures=failures, units=unit_system(units), runs=runs,
+        return fit_document(points, failures=failures, units=unit_system(units), runs=runs,
                           oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"
