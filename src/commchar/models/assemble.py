@@ -10,16 +10,16 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from commchar import __version__, ranges
+from commchar import ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
+from commchar.models.fit_provenance import fit_provenance
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
 from commchar.models.hockney import HockneyModel, interval
@@ -33,7 +33,7 @@ from commchar.models.metrics import (
 from commchar.models.plogp import size_regimes
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
-from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, Provenance, SegmentEntry
+from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
 from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
@@ -610,30 +610,8 @@ def fit_document(points: list[dict], failures: list[dict] | None = None, *, unit
         raise InputError("nothing could be fitted: " + why[:300])
     over = sorted(f"{library} {key} p={q}" for library, fit in fits.items()
                   for key, ps in fit.oversubscribed_p.items() for q in ps)
-    invalid = [pt for pt in points if not pt["valid"]]
-    provenance = Provenance(
-        source="fit",
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        commchar_version=__version__,
-        runs=runs or sorted(({"run_id": r} for r in {pt["run_id"] for pt in points if pt.get("run_id") is not None}),
-                            key=lambda d: str(d["run_id"])),
-        points=len(points),
-        invalid_points=len(invalid),
-        oversubscribed=over,
-        oversubscribed_policy=oversubscribed,
-        oversubscribed_excluded=excluded,
-        failures=[{k: f.get(k) for k in ("library", "op", "variant", "p", "n_bytes", "kind", "message")}
-                  for f in (failures or [])],
-        skipped=tuple(skipped),
-        units=unit_names(units),
-        regime_penalty=penalty,
-        notes=("Hockney fits on relative error; regimes by exact segmented least squares + BIC;"
-               " laws in p by leave-one-out cross-validation (docs/models.md)."
-               + (f" {len(over)} operation/p combination(s) were fitted from oversubscribed jobs:"
-                  " timings there include time-sharing of cores." if over else "")
-               + (f" Oversubscribed points left out of the fits (dedicated points exist):"
-                  f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
-    )
+    provenance = fit_provenance(points, runs=runs, failures=failures, skipped=skipped, excluded=excluded,
+                                over=over, units=units, penalty=penalty, oversubscribed=oversubscribed)
     model = ModelDocument(format=FORMAT, version=VERSION, units={"time": "us", "size": "B"},
                           provenance=provenance, libraries=libraries)
     if held_out_every is not None:
