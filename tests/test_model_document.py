@@ -149,3 +149,12 @@ def test_the_file_keeps_the_formats_key_order(fitted: Path, fitted_db: Path) -> 
     measured = json.loads(fitted.read_text(encoding="utf-8"))["libraries"]["mpich"]
     assert list(measured) == ["version", "operations", "nbc_overlap", "loggp"]
     assert list(measured["loggp"])[-3:] == ["cold_start", "first_touch", "call_costs"]
+
+
+def test_an_entry_read_without_a_required_key_is_a_model_error() -> None:
+    from commchar.modelfile import LibraryEntry, OperationEntry
+
+    with pytest.raises(ModelError, match=r"^libraries\.x\.operations\.bcast: missing 'segments'$"):
+        LibraryEntry.from_json({"operations": {"bcast": {"kind": "collective"}}}, "libraries.x")
+    with pytest.raises(ModelError, match=r"^segments\[0\]: missing 't_b'$"):
+        OperationEntry.from_json({"segments": [{"n_min": 0, "n_max": None, "t_s": 1.0}]})

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import enum
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from typing import Any, Callable, Final, Mapping, TypeVar
 
 from commchar.errors import ModelError
@@ -70,13 +70,15 @@ def _to_json(entry: Any) -> JSON:
     return out
 
 
-_NAMES: dict[Any, frozenset[str]] = {}
+_NAMES: dict[Any, tuple[frozenset[str], tuple[str, ...]]] = {}
 
 
-def _names(cls: Any) -> frozenset[str]:
-    """The JSON keys a class names (its fields but `extra`)."""
+def _names(cls: Any) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The JSON keys a class names (its fields but `extra`), and those it requires."""
     if cls not in _NAMES:
-        _NAMES[cls] = frozenset(f.name for f in fields(cls) if f.name != "extra")
+        named = [f for f in fields(cls) if f.name != "extra"]
+        _NAMES[cls] = (frozenset(f.name for f in named),
+                       tuple(f.name for f in named if f.default is MISSING and f.default_factory is MISSING))
     return _NAMES[cls]
 
 
@@ -87,7 +89,10 @@ def _from_json(cls: type[T], data: Mapping[str, Any], path: str,
     if not isinstance(data, Mapping):
         raise ModelError(f"{path}: expected a JSON object, found {type(data).__name__}" if path
                          else f"expected a JSON object, found {type(data).__name__}")
-    names = _names(cls)
+    names, required = _names(cls)
+    for name in required:
+        if name not in data:
+            raise ModelError(f"{path}: missing '{name}'" if path else f"missing '{name}'")
     readers = nested or {}
     kwargs: dict[str, Any] = {}
     extra: JSON = {}
@@ -248,17 +253,16 @@ class Provenance:
 
     @classmethod
     def from_json(cls, data: Any, path: str = "provenance") -> "Provenance":
-        return _from_json(cls, data, path, {"skipped": _entries(_text)})
+        return _from_json(cls, data, path, {"skipped": _notes})
 
     def with_skipped(self, notes: list[str] | tuple[str, ...]) -> "Provenance":
         """A copy whose `skipped` also lists `notes`."""
         return replace(self, skipped=(*(self.skipped if isinstance(self.skipped, tuple) else ()), *notes))
 
 
-def _text(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise ModelError(f"{path}: expected a string, found {type(value).__name__}")
-    return value
+def _notes(value: Any, path: str) -> Any:
+    """`skipped` as a tuple of its notes (the format leaves its shape open: other values stay)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 _libraries = _named(LibraryEntry.from_json)
