@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from commchar.modelfile import load
+from commchar.modelfile import load, save
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
-from commchar.models import fit_points
+from commchar.models import fit_document
 from commchar.simulate.binary import run_simulator
 from commchar.simulate.calibration import add_call_costs, gamma_us
 from commchar.vocabulary import DEFAULT_VARIANTS as DEFAULT_VARIANT
@@ -117,10 +117,9 @@ def main() -> int:
         model_path = args.model
         if model_path is None or args.holdout:
             fit_on, held = holdout_split(points, args.holdout) if args.holdout else (points, None)
-            model = fit_points(fit_on)
-            add_call_costs(model, fit_on)
+            model, _ = add_call_costs(fit_document(fit_on), fit_on)
             model_path = str(Path(tmp) / "model.json")
-            Path(model_path).write_text(json.dumps(model))
+            save(model, model_path)
         loaded = load(model_path)
         checked = cases(points, {int(x) for x in args.p.split(",")}, args.legacy)
         spiked = descheduled(checked)

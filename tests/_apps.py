@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from commchar.apps.runner import run_once
+from commchar.apps.sweep import run_once
 from commchar.measure.launch import LaunchSpec, program_command
 
 

@@ -70,3 +70,48 @@ def test_checker_refuses_a_tree_without_the_sources(tmp_path):
     result = _check(tmp_path)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "does not hold kernels, tracer, apps, am" in result.stderr
+
+
+LAYOUT = ROOT / "scripts" / "layout.py"
+
+
+def _layout(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(LAYOUT), str(root)], capture_output=True, text=True, timeout=120)
+
+
+def test_the_drawing_of_this_tree_has_no_cycle_in_any_language():
+    result = _layout(ROOT)
+    assert result.returncode == 0, result.stdout
+    assert "CYCLE" not in result.stdout
+    # the bottom of the Python drawing holds the shared code, the top the command line
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Python packages") and "no cycle" in lines[0]
+    assert any(line.split()[1:2] == ["errors"] and line.split()[0] == "0" for line in lines)
+
+
+def _mini(tmp_path: Path, pkg_files: dict[str, str], rust: dict[str, str] | None = None) -> Path:
+    for name, text in {"__init__.py": "", **pkg_files}.items():
+        path = tmp_path / "src" / "commchar" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for name, text in (rust or {}).items():
+        path = tmp_path / "sim" / "src" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_the_drawing_finds_a_cycle_between_packages_and_between_rust_modules(tmp_path):
+    tree = _mini(tmp_path, {"a/__init__.py": "", "a/x.py": "from commchar.b.y import f\n",
+                            "b/__init__.py": "", "b/y.py": "def f():\n    from commchar.a import x\n"})
+    result = _layout(tree)
+    assert result.returncode == 1 and "CYCLE" in result.stdout.splitlines()[0]
+    # an import only for type checking is not an arrow
+    tree2 = _mini(tmp_path / "t2", {"a/__init__.py": "", "a/x.py": "from commchar.b.y import f\n",
+                                    "b/__init__.py": "", "b/y.py": "from typing import TYPE_CHECKING\n"
+                                    "if TYPE_CHECKING:\n    from commchar.a import x\n"})
+    assert "no cycle" in _layout(tree2).stdout.splitlines()[0]
+    tree3 = _mini(tmp_path / "t3", {}, {"lib.rs": "", "engine.rs": "use crate::workload::W;\n",
+                                        "workload/mod.rs": "use crate::engine::E;\n"})
+    out = _layout(tree3).stdout
+    assert "Rust modules (sim/src): 2 rooms, 2 arrows, CYCLE" in out

@@ -117,6 +117,7 @@ def test_a_session_that_loses_its_process_says_so(tmp_path: Path, monkeypatch: p
 def test_replay_and_calibration_start_one_simulator_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Counted by the processes commchar starts: one per replay, one per calibrated model."""
     from commchar import processes
+    from commchar.modelfile import load_document
     from commchar.simulate.calibration import add_call_costs
     from commchar.simulate.replay import ReplayRequest, replay
 
@@ -138,7 +139,6 @@ def test_replay_and_calibration_start_one_simulator_each(tmp_path: Path, monkeyp
     started.clear()
     points = [{"library": "mpich", "op": "bcast", "variant": "", "p": 2, "n_bytes": n, "t_us": 3.0 + 0.01 * n,
                "valid": True, "oversubscribed": False} for n in (8, 64, 512, 4096)]
-    document = json.loads(model.read_text())
-    add_call_costs(document, points)
-    assert "bcast" in document["libraries"]["mpich"]["loggp"]["call_costs"]["ops"]
+    document, _ = add_call_costs(load_document(model), points)
+    assert "bcast" in document.to_json()["libraries"]["mpich"]["loggp"]["call_costs"]["ops"]
     assert [a[1:] for a in started] == [["--batch"]]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commchar.apps.runner import CaseFailed
+from commchar.apps.sweep import CaseFailed
 from commchar.cli import main
 from commchar.measure.build import LOOPS
 from commchar.store import Store

@@ -8,7 +8,7 @@ import argparse
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from commchar.apps.predict import MODELS, ModelChoice, predict_case
+from commchar.apps.estimate import MODELS, ModelChoice, predict_case
 from commchar.errors import CommcharError, InputError, Interrupted
 from commchar.store import Store
 from commchar.tables import Table, table_rich

@@ -16,7 +16,7 @@ from commchar.terminal import styled, sweep_progress
 from commchar.apps.cases import (DEFAULT_FRAGMENT, DEFAULT_GAUSS_SIZES, DEFAULT_JACOBI_ITERATIONS,
                                  DEFAULT_JACOBI_SIZES, DEFAULT_RAISED_THRESHOLD, GAUSS_CONFIGS,
                                  JACOBI_EXCHANGES, AppSweepOptions, Case, impossible)
-from commchar.apps.runner import run_app_sweep
+from commchar.apps.sweep import run_app_sweep
 from commchar.errors import Interrupted, UsageError
 from commchar.measure.environment import host_info
 from commchar.measure.launch import LAUNCHERS

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 
 from commchar.errors import UsageError
-from commchar.modelfile import save
+from commchar.modelfile import ModelDocument, OperationEntry, given, save
 from commchar.terminal import styled
 from commchar.models.thresholds import describe
 from commchar.tables import Table, table_rich
@@ -89,7 +90,7 @@ def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
     return delays
 
 
-def _add_call_costs(model: dict[str, Any], points: list[dict]) -> None:
+def _with_call_costs(model: ModelDocument, points: list[dict]) -> ModelDocument:
     """Per-call collective costs need the simulator; without it the model is complete but
     uncalibrated, and provenance says so."""
     from commchar.simulate.binary import SimulationError, find_binary
@@ -98,15 +99,13 @@ def _add_call_costs(model: dict[str, Any], points: list[dict]) -> None:
     try:
         find_binary()
     except SimulationError as exc:
-        note = f"call costs not fitted: {exc}"
-        model["provenance"]["skipped"].append(note)
-        return
-    for note in add_call_costs(model, points):
-        model["provenance"]["skipped"].append(note)
+        return model.with_skipped([f"call costs not fitted: {exc}"])
+    calibrated, notes = add_call_costs(model, points)
+    return calibrated.with_skipped(notes)
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_document
     from commchar.models.regimes import DEFAULT_PENALTY
 
     penalty = DEFAULT_PENALTY if args.regime_penalty is None else args.regime_penalty
@@ -115,19 +114,22 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     points, failures, facts = _read(args)
     if args.np is not None:
         points = _at_np(points, args.np)
-    model = fit_points(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
-                       receiver_delay_us=_receiver_delays(facts), penalty=penalty,
-                       oversubscribed=args.oversubscribed)
+    model = fit_document(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
+                         receiver_delay_us=_receiver_delays(facts), penalty=penalty,
+                         oversubscribed=args.oversubscribed)
     if args.db:  # how the runs' sizes were chosen, and the CIs the adaptive rule judged
         from commchar.measure.sizechoice import size_choice
 
-        model["provenance"]["size_choice"] = size_choice(args.db, args.run or [])
+        model = model.with_provenance(replace(model.provenance_or_empty(),
+                                              size_choice=size_choice(args.db, args.run or [])))
     if args.call_costs == "on":
-        _add_call_costs(model, points)
+        model = _with_call_costs(model, points)
+    provenance = model.provenance_or_empty()
     if args.output:
         save(model, args.output)
-        console.print(f"model of {len(model['libraries'])} librar{'y' if len(model['libraries']) == 1 else 'ies'}"
-                      f" ({model['provenance']['points']} points) written to {args.output}")
+        count = len(model.libraries)
+        console.print(f"model of {count} librar{'y' if count == 1 else 'ies'}"
+                      f" ({given(provenance.points, 0)} points) written to {args.output}")
     else:
         for table in summary_tables(model):
             console.print(table_rich(table))
@@ -143,27 +145,27 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     missed = missed_points(model)
     if missed:
         console.print(styled(("missed by more than 10%:", "red"), " " + "; ".join(missed)))
-    left = model["provenance"]["oversubscribed_excluded"]
+    left = given(provenance.oversubscribed_excluded, [])
     if left:
         ps = sorted({q for e in left for q in e["p"]})
         console.print(f"oversubscribed points left out of {len(left)} operation(s) that have dedicated ones"
                       f" (p={','.join(map(str, ps))}, {sum(e['points'] for e in left)} points);"
                       " --oversubscribed include fits them", markup=False, highlight=False)
-    if model["provenance"]["oversubscribed"]:
+    if given(provenance.oversubscribed, []):
         console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
-                             " " + ", ".join(model["provenance"]["oversubscribed"])))
-    for library, lib in model["libraries"].items():
-        if lib.get("imported_from"):
-            console.print(styled(("note:", "yellow"), f" {library}: {lib['imported_from']}"))
-    for note in model["provenance"]["skipped"]:
+                             " " + ", ".join(given(provenance.oversubscribed, []))))
+    for library, lib in model.libraries.items():
+        if given(lib.imported_from, ""):
+            console.print(styled(("note:", "yellow"), f" {library}: {lib.imported_from}"))
+    for note in given(provenance.skipped, ()):
         console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0
 
 
-def size_choice_lines(model: dict) -> list[str]:
+def size_choice_lines(model: ModelDocument) -> list[str]:
     """One line per adaptive run: how many series met the CI target, how many still asked."""
     lines = []
-    for run in (model["provenance"].get("size_choice") or {}).get("runs", []):
+    for run in (given(model.provenance_or_empty().size_choice, None) or {}).get("runs", []):
         modelled = [s for s in run["series"] if "ci_met" in s]
         if run["rule"] == "adaptive" and modelled:
             lines.append(f"sizes of run {run['run_id']}: adaptive, {sum(s['sizes'] for s in run['series'])}"
@@ -199,40 +201,40 @@ def _threshold(lg: dict, name: str) -> str:
     return _g(lg.get(name)) + (f" in {describe(*bracket)}" if bracket else "")
 
 
-def summary_tables(model: dict) -> list[Table]:
+def summary_tables(model: ModelDocument) -> list[Table]:
     from commchar.models.laws import Law
 
-    units = model["provenance"]["units"]
+    units = given(model.provenance_or_empty().units, {})
     bw, pi = units["bandwidth"], units["specific_performance"]
     p2p: list[list[str]] = []
     coll: list[list[str]] = []
     peak: list[list[str]] = []
     loggp: list[list[str]] = []
     errors: list[list[str]] = []
-    for library, lib in model["libraries"].items():
-        for key, op in lib["operations"].items():
+    for library, lib in model.libraries.items():
+        for key, op in lib.operations.items():
             errors.append(_error_row(library, key, op))
-            if op["kind"] == "p2p":
-                h = op["fit"]["hockney"]
-                m = op["metrics"]
+            if op.kind == "p2p":
+                h = given(op.fit, {})["hockney"]
+                m = given(op.metrics, {})
                 p2p.append([library, key, _g(h["t_s"]), _g(h["t_b"]),
                             f"{_g(m['Bw_as'])} {_ci(m['ci95'].get('Bw_as'))}", _g(m["n_half"]),
                             _g(m["pi_s"]), _g(h["r2"], 3), _g(h["max_rel_residual"], 2),
-                            _breaks(op["breakpoints"])])
+                            _breaks(given(op.breakpoints, []))])
                 continue
-            laws = op["laws"]
+            laws = given(op.laws, {})
             cell = lambda t: (f"{Law(laws[t]['form'], laws[t]['params']).expr(3)}  {laws[t]['complexity']}"  # noqa: E731
                               if t in laws else "-")
-            coll.append([library, key, cell("t_s"), cell("t_b"), cell("t_c"), str(len(op["segments"])),
-                         _breaks(op["breakpoints"])])
-            metrics = op["metrics"]
+            coll.append([library, key, cell("t_s"), cell("t_b"), cell("t_c"), str(len(op.segments)),
+                         _breaks(given(op.breakpoints, []))])
+            metrics = given(op.metrics, {})
             pk = metrics.get("peak") or {}
             if pk:
                 rcc = ", ".join(f"{p}:{_g(r.get('r_cc'), 3)}" for p, r in metrics["per_p"].items() if "r_cc" in r)
                 bus = ", ".join(f"{p}:{_g(r.get('busbw'), 3)}" for p, r in metrics["per_p"].items() if "busbw" in r)
                 peak.append([library, key, f"{pk['p_range'][0]}-{pk['p_range'][1]}", _g(pk.get("Bw_pag")),
                              _g(pk.get("pi_pag")), _g(pk.get("n_half_mag")), rcc or "-", bus or "-"])
-        lg = lib.get("loggp") or lib.get("loggp_partial")
+        lg = given(lib.loggp, None) or given(lib.loggp_partial, None)
         if lg:
             loggp.append([library, *(_g(lg.get(k)) for k in ("L", "o_s", "o_r", "g", "G", "O")),
                           _threshold(lg, "S"), _threshold(lg, "s"), "; ".join(lg.get("notes", [])) or "-"])
@@ -261,24 +263,24 @@ def _pct(errors: dict | None, name: str) -> str:
     return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else "-"
 
 
-def _error_row(library: str, key: str, op: dict) -> list[str]:
-    errors = op.get("errors") or {}
+def _error_row(library: str, key: str, op: OperationEntry) -> list[str]:
+    errors = given(op.errors, {})
     inside = errors.get("in_sample")
     worst = (inside or {}).get("worst") or {}
     at = f" at {worst['n_bytes']} B" if "n_bytes" in worst else ""
     over = (inside or {}).get("over_10pct")
-    return [library, key, str(len(op["segments"])), _pct(inside, "median"), _pct(inside, "max") + at,
+    return [library, key, str(len(op.segments)), _pct(inside, "median"), _pct(inside, "max") + at,
             "-" if over is None else str(over), _pct(errors.get("held_out"), "median"),
             _pct(errors.get("held_out"), "max"), _pct(errors.get("mean_in_sample"), "median"),
             _pct(errors.get("mean_in_sample"), "max")]
 
 
-def missed_points(model: dict) -> list[str]:
+def missed_points(model: ModelDocument) -> list[str]:
     """'library operation: k of N points' for every operation missing a measured point by more than 10%."""
     out = []
-    for library, lib in model["libraries"].items():
-        for key, op in lib["operations"].items():
-            inside = (op.get("errors") or {}).get("in_sample") or {}
+    for library, lib in model.libraries.items():
+        for key, op in lib.operations.items():
+            inside = given(op.errors, {}).get("in_sample") or {}
             if inside.get("over_10pct"):
                 out.append(f"{library} {key}: {inside['over_10pct']} of {inside['points']} points"
                            f" (largest {100 * inside['max']:.0f}% at {inside['worst']['n_bytes']} B)")

@@ -23,7 +23,7 @@ from commchar.store import Store
 from commchar.store.traces import extract_trace, trace
 from commchar.tables import Table, table_rich
 from commchar.trace import RankTrace, Trace
-from commchar.trace.runner import TraceOutcome, TraceRequest, read_ranks, trace_program, work_dir
+from commchar.trace.program import TraceOutcome, TraceRequest, read_ranks, trace_program, work_dir
 
 # The wall time a traced program gets by default: a launcher that never returns is stopped.
 DEFAULT_TIMEOUT_S = 3600.0

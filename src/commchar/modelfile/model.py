@@ -11,6 +11,7 @@ from typing import Any
 
 from commchar import jsonio
 from commchar.errors import InputError, ModelError
+from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry, given
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
@@ -106,9 +107,15 @@ class ModelFile:
         self.source = source
         self._from_file = owned
         self._ops: dict[str, dict[str, _Operation]] = {}
+        self._entries: dict[str, LibraryEntry] = {}
 
     def __repr__(self) -> str:
         return f"ModelFile({self.source!r}, libraries={self.libraries()!r})"
+
+    @classmethod
+    def from_document(cls, document: ModelDocument, source: str = "<document>") -> "ModelFile":
+        """The evaluator of a typed document (commchar.modelfile.document)."""
+        return cls(document.to_json(), source)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "<dict>") -> "ModelFile":
@@ -123,30 +130,30 @@ class ModelFile:
             self._library(library)
 
     @staticmethod
-    def _segments(path: str, raw: list[dict[str, Any]]) -> tuple[Segment, ...]:
+    def _segments(path: str, entries: tuple[SegmentEntry, ...]) -> tuple[Segment, ...]:
         segments = []
-        for i, seg in enumerate(raw):
+        for i, seg in enumerate(entries):
             here = f"{path}.segments[{i}]"
             segments.append(Segment(
-                n_min=float(seg["n_min"]),
-                n_max=None if seg["n_max"] is None else float(seg["n_max"]),
-                t_s=term_expr(seg["t_s"], f"{here}.t_s"),
-                t_b=term_expr(seg["t_b"], f"{here}.t_b"),
-                t_c=term_expr(seg["t_c"], f"{here}.t_c") if "t_c" in seg else Number(0.0),
+                n_min=float(seg.n_min),
+                n_max=None if seg.n_max is None else float(seg.n_max),
+                t_s=term_expr(seg.t_s, f"{here}.t_s"),
+                t_b=term_expr(seg.t_b, f"{here}.t_b"),
+                t_c=Number(0.0) if seg.t_c is ABSENT else term_expr(seg.t_c, f"{here}.t_c"),
             ))
         return tuple(segments)
 
     @classmethod
-    def _build(cls, lib: str, key: str, op: dict[str, Any]) -> _Operation:
+    def _build(cls, lib: str, key: str, op: OperationEntry) -> _Operation:
         path = f"libraries.{lib}.operations.{key}"
-        segments = cls._segments(f"{path}.segments", op["segments"])
-        mean = op.get("mean")
-        mean_segments = cls._segments(f"{path}.mean.segments", mean["segments"]) if isinstance(mean, dict) else ()
-        kind = op.get("kind") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
-        n_range = tuple(float(x) for x in op["n_range"]) if "n_range" in op else None
-        p_range = tuple(float(x) for x in op["p_range"]) if "p_range" in op else None
-        oversubscribed = tuple(float(x) for x in op.get("oversubscribed_p") or ())
-        return _Operation(key, kind, segments, n_range, p_range, op.get("laws"),  # type: ignore[arg-type]
+        segments = cls._segments(f"{path}.segments", op.segments)
+        mean_segments = (cls._segments(f"{path}.mean.segments", op.mean.segments)
+                         if isinstance(op.mean, MeanFit) else ())
+        kind = given(op.kind, "") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
+        n_range = tuple(float(x) for x in op.n_range) if isinstance(op.n_range, list) else None
+        p_range = tuple(float(x) for x in op.p_range) if isinstance(op.p_range, list) else None
+        oversubscribed = tuple(float(x) for x in given(op.oversubscribed_p, None) or ())
+        return _Operation(key, kind, segments, n_range, p_range, given(op.laws, None),  # type: ignore[arg-type]
                           oversubscribed, mean_segments)
 
     # --- what the model holds -------------------------------------------------
@@ -161,8 +168,15 @@ class ModelFile:
 
     def version(self, library: str) -> str | None:
         """The library's version string, when the file gives one."""
-        self._library(library)
-        return self.data["libraries"][library].get("version")
+        return given(self._entry(library).version, None)
+
+    @property
+    def document(self) -> ModelDocument:
+        """The whole file as a typed document (every library validated)."""
+        try:
+            return ModelDocument.from_json(self.data)
+        except ModelError as exc:
+            raise ModelError(f"{self.source}: {exc}" if self._from_file else str(exc)) from None
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -179,12 +193,19 @@ class ModelFile:
             raise ModelError(f"no library {library!r} in the model (it has: {listed})")
         try:
             validate_library(library, raw)
-            built = {key: self._build(library, key, op) for key, op in raw["operations"].items()}
+            entry = LibraryEntry.from_json(raw, f"libraries.{library}")
+            built = {key: self._build(library, key, op) for key, op in entry.operations.items()}
         except ModelError as exc:
             # load() names the file in its errors; from_dict() callers name their source themselves
             raise ModelError(f"{self.source}: {exc}" if self._from_file else str(exc)) from None
         self._ops[library] = built
+        self._entries[library] = entry
         return built
+
+    def _entry(self, library: str) -> LibraryEntry:
+        """The library's typed entry (validated on first use)."""
+        self._library(library)
+        return self._entries[library]
 
     def has(self, library: str, key: str) -> bool:
         """True when `resolve(library, key)` would succeed."""
@@ -237,8 +258,7 @@ class ModelFile:
 
         `O` defaults to 0; `S` and `s` are present only when known.
         """
-        self._library(library)
-        raw = self.data["libraries"][library].get("loggp")
+        raw = given(self._entry(library).loggp, None)
         if raw is None:
             return None
         params = {k: float(v) for k, v in raw.items() if k in LOGGP_REQUIRED + LOGGP_OPTIONAL and v is not None}
@@ -248,15 +268,14 @@ class ModelFile:
     def first_touch(self, library: str) -> dict[str, Any] | None:
         """A receive into never-touched memory (per_byte us/B, per_page us, page_bytes,
         min_bytes; models/first_touch.py) from the loggp section or its partial one, or None."""
-        self._library(library)
-        lib = self.data["libraries"][library]
-        raw = (lib.get("loggp") or {}).get("first_touch") or (lib.get("loggp_partial") or {}).get("first_touch")
+        entry = self._entry(library)
+        raw = ((given(entry.loggp, None) or {}).get("first_touch")
+               or (given(entry.loggp_partial, None) or {}).get("first_touch"))
         return dict(raw) if raw is not None else None
 
     def concurrency(self, library: str) -> dict[str, Any] | None:
         """The node's shared resource (G_node us/B, c_node us, ...; docs/models.md) or None."""
-        self._library(library)
-        raw = self.data["libraries"][library].get("concurrency")
+        raw = given(self._entry(library).concurrency, None)
         return dict(raw) if raw is not None else None
 
     # --- prediction -------------------------------------------------------------
@@ -322,9 +341,16 @@ def load(path: str | os.PathLike[str]) -> ModelFile:
         raise ModelError(f"{path}: {exc}") from None
 
 
-def save(model_dict: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Validate `model_dict` and write it as indented JSON (atomically, via a temporary file):
-    the one way a model file is written, so nothing the readers would refuse reaches disk."""
+def load_document(path: str | os.PathLike[str]) -> ModelDocument:
+    """Read a model file into its typed document; InputError if unreadable, ModelError if invalid."""
+    return load(path).document
+
+
+def save(model: ModelDocument | dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Validate `model` (a document, or its JSON object) and write it as indented JSON
+    (atomically, via a temporary file): the one way a model file is written, so nothing the
+    readers would refuse reaches disk."""
+    model_dict = model.to_json() if isinstance(model, ModelDocument) else model
     validate(model_dict)
     from commchar import outfile
 

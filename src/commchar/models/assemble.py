@@ -1,24 +1,25 @@
-"""fit_points: measured points in, a model-file dict (docs/model-format.md) out.
+"""fit_document: measured points in, a typed model document (commchar.modelfile.document) out.
 
 fit_library is the one fitting core: it fits one library's points, applying the
-oversubscription policy once. fit_points (the model file, its provenance) and
-fit_models (the estimators for held-out predictions) both call it per library."""
+oversubscription policy once. fit_document (the model file, its provenance) and
+fit_models (the estimators for held-out predictions) both call it per library;
+fit_points gives fit_document's JSON object (docs/model-format.md)."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from commchar import __version__, ranges
+from commchar import ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
+from commchar.models.fit_provenance import fit_provenance
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
 from commchar.models.hockney import HockneyModel, interval
@@ -34,6 +35,7 @@ from commchar.models.metrics import (
 from commchar.models.plogp import size_regimes
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
+from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
 from commchar.modelfile.schema import FORMAT, VERSION
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
 
@@ -144,16 +146,20 @@ def _hockney_summary(h: HockneyModel, units: str) -> dict[str, Any]:
 P2P_MAX_SEGMENTS = 12
 
 
-def _p2p_segments(model: SegmentedHockneyModel) -> list[dict[str, Any]]:
+def _p2p_segments(model: SegmentedHockneyModel) -> tuple[SegmentEntry, ...]:
     segments = []
     for i, s in enumerate(model.segments_):
         h = s["fits"][0]
-        segments.append({
-            "n_min": int(s["n_min"]), "n_max": None if i == len(model.segments_) - 1 else int(s["n_max"]),
-            "t_s": h.t_s_, "t_b": h.t_b_,
-            "fit": {**h.quality_, "ci95": {"t_s": h.ci_["t_s"], "t_b": h.ci_["t_b"]}},
-        })
-    return segments
+        segments.append(SegmentEntry(
+            n_min=int(s["n_min"]), n_max=None if i == len(model.segments_) - 1 else int(s["n_max"]),
+            t_s=h.t_s_, t_b=h.t_b_,
+            fit={**h.quality_, "ci95": {"t_s": h.ci_["t_s"], "t_b": h.ci_["t_b"]}},
+        ))
+    return tuple(segments)
+
+
+def _breakpoints(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"after": int(b["after"]), "at": int(b["at"])} for b in found]
 
 
 def _selection(model: SegmentedHockneyModel) -> dict[str, Any]:
@@ -171,7 +177,7 @@ def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray, max_miss: float 
 
 
 def _fit_p2p(pts: list[dict], units: str, penalty: float
-             ) -> tuple[dict[str, Any], SegmentedHockneyModel, SegmentedHockneyModel | None]:
+             ) -> tuple[OperationEntry, SegmentedHockneyModel, SegmentedHockneyModel | None]:
     """One point-to-point operation's entry: segments of the medians, chosen by their noise,
     and (when every point knows its mean) a `mean` fit of the means beside them."""
     n = np.array([pt["n_bytes"] for pt in pts], float)
@@ -183,15 +189,15 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float
     single = HockneyModel().fit(n[kept], t[kept])
     segments = _p2p_segments(model)
     ps = sorted({pt["p"] for pt in pts})
-    entry = {
-        "kind": "p2p", "n_range": [int(n.min()), int(n.max())], "p_range": [ps[0], ps[-1]],
-        "segments": segments,
-        "metrics": _p2p_metrics(model, units),
-        "fit": {"hockney": _hockney_summary(single, units), "points": int(n.size),
-                "regimes": len(segments), "selection": _selection(model),
-                "outliers": _outliers(model.outliers_)},
-        "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
-    }
+    entry = OperationEntry(
+        kind="p2p", n_range=[int(n.min()), int(n.max())], p_range=[ps[0], ps[-1]],
+        segments=segments,
+        metrics=_p2p_metrics(model, units),
+        fit={"hockney": _hockney_summary(single, units), "points": int(n.size),
+             "regimes": len(segments), "selection": _selection(model),
+             "outliers": _outliers(model.outliers_)},
+        breakpoints=_breakpoints(model.breakpoints_),
+    )
     mean_model = None
     means = [pt.get("t_mean_us") for pt in pts]
     if all(isinstance(m, float) and m > 0 for m in means):
@@ -200,12 +206,12 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float
         # a mean's noise is its samples' spread, tail included: it alone bounds the fit (a rare
         # descheduled sample moves a mean by more than 10% and is no regime)
         mean_model = _segmented(n, tm, mean_noise, max_miss=0.0)
-        entry["mean"] = {
-            "segments": _p2p_segments(mean_model),
-            "fit": {"points": int(n.size), "regimes": len(mean_model.segments_),
-                    "selection": _selection(mean_model), "outliers": _outliers(mean_model.outliers_)},
-            "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in mean_model.breakpoints_],
-        }
+        entry = replace(entry, mean=MeanFit(
+            segments=_p2p_segments(mean_model),
+            fit={"points": int(n.size), "regimes": len(mean_model.segments_),
+                 "selection": _selection(mean_model), "outliers": _outliers(mean_model.outliers_)},
+            breakpoints=_breakpoints(mean_model.breakpoints_),
+        ))
     return entry, model, mean_model
 
 
@@ -256,7 +262,7 @@ def _outliers(found: list[tuple]) -> list[dict[str, Any]]:
 
 
 def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
-                        ) -> tuple[dict[str, dict[str, Any]], CollectiveModel, CollectiveModel | None]:
+                        ) -> tuple[dict[str, OperationEntry], CollectiveModel, CollectiveModel | None]:
     """Each variant's entry: regimes of the medians chosen by their noise (shared by every
     variant and p), and (when every point knows its mean) a `mean` fit of the means beside
     them (as _fit_p2p's, with the 10% bound)."""
@@ -280,38 +286,38 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
         sel = np.array([x == variant for x in v])
         entry = _collective_entry(op, variant, model, n[sel], p[sel], units)
         if mean_model is not None:
-            entry["mean"] = {
-                "segments": _collective_segments(variant, mean_model),
-                "fit": {"points": int(np.count_nonzero(sel)), "regimes": len(mean_model.segments_),
-                        **({"selection": _selection(mean_model.regimes_)} if mean_model.regimes_ else {}),
-                        "outliers": [o for o in _outliers(mean_model.outliers_) if o.get("variant") == variant]},
-                "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in mean_model.breakpoints_],
-            }
+            entry = replace(entry, mean=MeanFit(
+                segments=_collective_segments(variant, mean_model),
+                fit={"points": int(np.count_nonzero(sel)), "regimes": len(mean_model.segments_),
+                     **({"selection": _selection(mean_model.regimes_)} if mean_model.regimes_ else {}),
+                     "outliers": [o for o in _outliers(mean_model.outliers_) if o.get("variant") == variant]},
+                breakpoints=_breakpoints(mean_model.breakpoints_),
+            ))
         entries[op_key(op, variant)] = entry
     return entries, model, mean_model
 
 
-def _collective_segments(variant: str, model: CollectiveModel) -> list[dict[str, Any]]:
+def _collective_segments(variant: str, model: CollectiveModel) -> tuple[SegmentEntry, ...]:
     segments = []
     last = len(model.segments_) - 1
     for i, seg in enumerate(model.segments_):
         laws = seg["laws"][variant]
-        entry = {"n_min": int(seg["n_min"]), "n_max": None if i == last else int(seg["n_max"]),
-                 "t_s": laws["t_s"].law_.expr(), "t_b": laws["t_b"].law_.expr(),
-                 "t_c": laws["t_c"].law_.expr() if "t_c" in laws else "0"}
         per_p = {str(q): dict(f) for q, f in sorted(seg["per_p"][variant].items())}
         for q, f in per_p.items():
             if int(q) in seg["t_c"] and variant == "sum":
                 f["t_c"] = seg["t_c"][int(q)]
-        entry["fit"] = {"per_p": per_p, "laws": {k: s.describe() for k, s in laws.items()}}
+        fit: dict[str, Any] = {"per_p": per_p, "laws": {k: s.describe() for k, s in laws.items()}}
         if seg.get("notes"):
-            entry["fit"]["notes"] = list(seg["notes"])
-        segments.append(entry)
-    return segments
+            fit["notes"] = list(seg["notes"])
+        segments.append(SegmentEntry(
+            n_min=int(seg["n_min"]), n_max=None if i == last else int(seg["n_max"]),
+            t_s=laws["t_s"].law_.expr(), t_b=laws["t_b"].law_.expr(),
+            t_c=laws["t_c"].law_.expr() if "t_c" in laws else "0", fit=fit))
+    return tuple(segments)
 
 
 def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
-                      units: str) -> dict[str, Any]:
+                      units: str) -> OperationEntry:
     segments = _collective_segments(variant, model)
     first_laws = model.segments_[_first_sized(model)]["laws"][variant]
     last_laws = model.segments_[-1]["laws"][variant]
@@ -319,19 +325,19 @@ def _collective_entry(op: str, variant: str, model: CollectiveModel, n: np.ndarr
     if "t_c" in last_laws:
         op_laws["t_c"] = last_laws["t_c"].describe()
     ps = sorted(set(int(x) for x in p))
-    return {
-        "kind": "collective",
-        "n_range": [int(n.min()), int(n.max())],
-        "p_range": [ps[0], ps[-1]],
-        "segments": segments,
-        "laws": op_laws,
-        "metrics": _collective_metrics(op, variant, model, n, p, units),
-        "fit": {"points": int(n.size), "regimes": len(segments),
-                **({"selection": _selection(model.regimes_)} if model.regimes_ else {}),
-                "outliers": [o for o in _outliers(model.outliers_) if o.get("variant") == variant],
-                **({"note": _few_p_note(ps)} if len(ps) < 5 else {})},
-        "breakpoints": [{"after": int(b["after"]), "at": int(b["at"])} for b in model.breakpoints_],
-    }
+    return OperationEntry(
+        kind="collective",
+        n_range=[int(n.min()), int(n.max())],
+        p_range=[ps[0], ps[-1]],
+        segments=segments,
+        laws=op_laws,
+        metrics=_collective_metrics(op, variant, model, n, p, units),
+        fit={"points": int(n.size), "regimes": len(segments),
+             **({"selection": _selection(model.regimes_)} if model.regimes_ else {}),
+             "outliers": [o for o in _outliers(model.outliers_) if o.get("variant") == variant],
+             **({"note": _few_p_note(ps)} if len(ps) < 5 else {})},
+        breakpoints=_breakpoints(model.breakpoints_),
+    )
 
 
 def _collective_metrics(op: str, variant: str, model: CollectiveModel, n: np.ndarray, p: np.ndarray,
@@ -398,15 +404,60 @@ def _by_key(points: list[dict], key: str) -> dict[str, list[dict]]:
 
 @dataclass
 class LibraryFit:
-    """One library's fit: its model-file section (None when nothing could be fitted),
+    """One library's fit: its entry in the model document (None when nothing could be fitted),
     the estimators behind its operations (held-out predictions use them), and for
     the provenance what was skipped and what the oversubscription policy did."""
 
-    section: dict[str, Any] | None
+    section: LibraryEntry | None
     estimators: dict[str, FittedOperation]
     skipped: list[str]
     excluded: list[dict]  # [{library, operation, p, points}] left out by the policy
     oversubscribed_p: dict[str, list[int]]  # op key -> oversubscribed p fitted
+
+
+def _outliers_of(fit: Any) -> list[dict]:
+    return fit["outliers"] if isinstance(fit, dict) else []
+
+
+def _with_errors(entry: OperationEntry, estimator: FittedOperation, mean: FittedOperation | None,
+                 pts: list[dict]) -> OperationEntry:
+    """The entry with its in-sample errors, and those of its mean fit when it has one."""
+    errors: dict[str, Any] = {"in_sample": _in_sample(estimator, pts, _outliers_of(entry.fit), "t_us")}
+    if mean is not None and isinstance(entry.mean, MeanFit):
+        errors["mean_in_sample"] = _in_sample(mean, pts, _outliers_of(entry.mean.fit), "t_mean_us")
+    return entry.with_errors(**errors)
+
+
+def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalty: float, skipped: list[str]
+                    ) -> tuple[dict[str, OperationEntry], dict[str, FittedOperation]]:
+    """Every point-to-point and collective operation key of one library, with its estimator;
+    one that cannot be fitted is skipped with a note."""
+    operations: dict[str, OperationEntry] = {}
+    estimators: dict[str, FittedOperation] = {}
+    for op, pts in sorted(ops.items()):
+        if op in LOGGP_OPS or op in UNFITTED_OPS or op == CONCURRENCY_OP:
+            continue
+        try:
+            if op in P2P_OPS:
+                for variant in sorted({pt["variant"] for pt in pts}):
+                    key = op_key(op, variant)
+                    mine = [pt for pt in pts if pt["variant"] == variant]
+                    entry, model, mean_model = _fit_p2p(mine, units, penalty)
+                    estimators[key] = FittedOperation(key, "p2p", variant, model)
+                    mean = None if mean_model is None else FittedOperation(key, "p2p", variant, mean_model)
+                    operations[key] = _with_errors(entry, estimators[key], mean, mine)
+            else:
+                entries, cmodel, cmean = _collective_entries(op, pts, units, penalty)
+                operations.update(entries)
+                for variant in cmodel.variants_:
+                    key = op_key(op, variant)
+                    estimators[key] = FittedOperation(key, "collective", variant, cmodel)
+                    mine = [pt for pt in pts if pt["variant"] == variant]
+                    mean = None if cmean is None else FittedOperation(key, "collective", variant, cmean)
+                    operations[key] = _with_errors(operations[key], estimators[key], mean, mine)
+        except InputError as exc:
+            skipped.append(f"{library} {op}: {exc}")
+    return operations, estimators
 
 
 def fit_library(library: str, points: list[dict], *, units: str = "si",
@@ -418,109 +469,90 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     kept, excluded, fitted_over = apply_oversubscribed_policy(points, oversubscribed)
     ops = _by_key(kept, "op")
     skipped: list[str] = []
-    operations: dict[str, Any] = {}
-    estimators: dict[str, FittedOperation] = {}
     versions = sorted({pt["library_version"] for pt in kept if pt["library_version"]})
-    lib: dict[str, Any] = {"version": versions[0] if versions else ""}
     source = imported_source(kept)
-    if source:
-        lib["imported_from"] = source
-    for op, pts in sorted(ops.items()):
-        if op in LOGGP_OPS or op in UNFITTED_OPS or op == CONCURRENCY_OP:
-            continue
-        try:
-            if op in P2P_OPS:
-                for variant in sorted({pt["variant"] for pt in pts}):
-                    key = op_key(op, variant)
-                    mine = [pt for pt in pts if pt["variant"] == variant]
-                    entry, model, mean_model = _fit_p2p(mine, units, penalty)
-                    estimators[key] = FittedOperation(key, "p2p", variant, model)
-                    errors = {"in_sample": _in_sample(estimators[key], mine, entry["fit"]["outliers"], "t_us")}
-                    if mean_model is not None:
-                        errors["mean_in_sample"] = _in_sample(FittedOperation(key, "p2p", variant, mean_model),
-                                                              mine, entry["mean"]["fit"]["outliers"], "t_mean_us")
-                    operations[key] = entry | {"errors": errors}
-            else:
-                entries, cmodel, cmean = _collective_entries(op, pts, units, penalty)
-                operations.update(entries)
-                for variant in cmodel.variants_:
-                    key = op_key(op, variant)
-                    estimators[key] = FittedOperation(key, "collective", variant, cmodel)
-                    mine = [pt for pt in pts if pt["variant"] == variant]
-                    operations[key]["errors"] = {"in_sample": _in_sample(
-                        estimators[key], mine, operations[key]["fit"]["outliers"], "t_us")}
-                    if cmean is not None:
-                        operations[key]["errors"]["mean_in_sample"] = _in_sample(
-                            FittedOperation(key, "collective", variant, cmean), mine,
-                            operations[key]["mean"]["fit"]["outliers"], "t_mean_us")
-        except InputError as exc:
-            skipped.append(f"{library} {op}: {exc}")
+    operations, estimators = _fit_operations(library, ops, units, penalty, skipped)
     over_p = {key: ps for (_, key), ps in fitted_over.items()}
-    for key, entry in operations.items():
-        if key in over_p:
-            entry["oversubscribed_p"] = over_p[key]
-    lib["operations"] = operations
+    operations = {key: replace(entry, oversubscribed_p=over_p[key]) if key in over_p else entry
+                  for key, entry in operations.items()}
     found = overlaps(kept)
-    if found:  # informational, as metrics: how much of each non-blocking collective hid behind work
-        lib["nbc_overlap"] = [{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us,
-                               "t_overlap": o.t_overlap_us, "t_compute": o.t_compute_us,
-                               "overlap": round(o.fraction, 4)} for o in found]
+    # the LogGP section when every parameter was resolved, else the partial one
+    loggp: dict[str, Any] | None = None
+    partial: dict[str, Any] | None = None
     loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
     if loggp_pts:
         try:
-            lib.update(_loggp_sections(library, loggp_pts, receiver_delay_us, operations))
+            loggp, partial = _loggp_sections(library, loggp_pts, receiver_delay_us, operations)
         except InputError as exc:
             skipped.append(f"{library} loggp: {exc}")
     if ops.get("coldstart"):
-        cold = _cold_start(ops["coldstart"], lib, skipped, library)
+        cold = _cold_start(ops["coldstart"], skipped, library)
         if cold is not None:
-            lib.setdefault("loggp_partial", {})["cold_start"] = cold
+            if loggp is not None:
+                loggp["cold_start"] = cold
+            else:
+                partial = (partial or {}) | {"cold_start": cold}
     if ops.get(FIRST_TOUCH_OP):  # receives into never-touched memory (models/first_touch.py)
         touch = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
         if touch is not None:
-            lib["loggp" if "loggp" in lib else "loggp_partial"] = lib.get("loggp", lib.get("loggp_partial", {})) | {
-                "first_touch": touch}
+            if loggp is not None:
+                loggp["first_touch"] = touch
+            else:
+                partial = (partial or {}) | {"first_touch": touch}
     if ops.get(REPLACE_OP):  # MPI_Sendrecv_replace's extra copy (models/replace_copy.py)
-        replace = replace_copy_section(ops[REPLACE_OP], skipped, library)
-        if replace is not None:
-            lib["loggp" if "loggp" in lib else "loggp_partial"] = lib.get("loggp", lib.get("loggp_partial", {})) | {
-                "replace_copy": replace}
+        copy_section = replace_copy_section(ops[REPLACE_OP], skipped, library)
+        if copy_section is not None:
+            if loggp is not None:
+                loggp["replace_copy"] = copy_section
+            else:
+                partial = (partial or {}) | {"replace_copy": copy_section}
+    concurrency = None
     if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
         concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
-        if concurrency is not None:
-            lib["concurrency"] = concurrency | ({"oversubscribed_p": over_p[CONCURRENCY_OP]}
-                                                if CONCURRENCY_OP in over_p else {})
-    section: dict[str, Any] | None = lib
-    if not (operations or "loggp" in lib or "loggp_partial" in lib):  # the rndv probe alone gives S
+        if concurrency is not None and CONCURRENCY_OP in over_p:
+            concurrency = concurrency | {"oversubscribed_p": over_p[CONCURRENCY_OP]}
+    section: LibraryEntry | None = LibraryEntry(
+        version=versions[0] if versions else "",
+        imported_from=source or ABSENT,
+        operations=operations,
+        # informational, as metrics: how much of each non-blocking collective hid behind work
+        nbc_overlap=[{"op": o.op, "p": o.p, "n": o.n_bytes, "t_pure": o.t_pure_us, "t_overlap": o.t_overlap_us,
+                      "t_compute": o.t_compute_us, "overlap": round(o.fraction, 4)} for o in found] or ABSENT,
+        loggp=ABSENT if loggp is None else loggp,
+        loggp_partial=ABSENT if partial is None else partial,
+        concurrency=ABSENT if concurrency is None else concurrency,
+    )
+    if not (operations or loggp is not None or partial is not None):  # the rndv probe alone gives S
         section = None
         skipped.append(f"{library}: no operation could be fitted")
     return LibraryFit(section, estimators, skipped, excluded, over_p)
 
 
 def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: float | None,
-                    operations: dict[str, Any]) -> dict[str, Any]:
-    """{"loggp": ...} when every LogGP parameter was resolved, else {"loggp_partial": ...}."""
+                    operations: dict[str, OperationEntry]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the loggp section, None) when every LogGP parameter was resolved, else (None, the partial one)."""
     lg = LogGPModel(receiver_delay_us=receiver_delay_us).fit(loggp_pts)
     section = {k: v for k, v in lg.params_.items() if v is not None}
     for name, bracket in (("S_interval", lg.S_interval_), ("s_interval", lg.s_interval_)):
         if bracket is not None:
             section[name] = bracket
     if not {"L", "o_s", "o_r", "g", "G"} <= section.keys():
-        return {"loggp_partial": section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}}
+        return None, section | {"notes": lg.notes_, "receiver_delay_us": lg.delay_us_}
     copy, why = rendezvous_copy(library)
     notes = lg.notes_ + ([why] if why else [])
     full = section | {"rendezvous_copy": copy, "notes": notes, "receiver_delay_us": lg.delay_us_}
     if "pingpong:send" in operations:
         # the simulator prices each message from `regimes`: a program pays the mean of its calls
         send = operations["pingpong:send"]
-        median = size_regimes(section, send["segments"])
-        mean = size_regimes(section, send["mean"]["segments"]) if "mean" in send else None
+        median = size_regimes(section, [seg.to_json() for seg in send.segments])
+        mean = (size_regimes(section, [seg.to_json() for seg in send.mean.segments])
+                if isinstance(send.mean, MeanFit) else None)
         if mean or median:
             full["regimes"] = mean or median
             full["regimes_statistic"] = "mean" if mean else "median"
         if mean and median:
             full["regimes_median"] = median
-    return {"loggp": full}
+    return full, None
 
 
 def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,
@@ -552,11 +584,11 @@ def _checked(points: list[dict]) -> list[dict]:
     return out
 
 
-def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
-               runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
-               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
-               held_out_every: int | None = 3) -> dict:
-    """Fit every library and operation in `points` (store point dicts) into a model-file dict.
+def fit_document(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
+                 runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
+                 penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
+                 held_out_every: int | None = 3) -> ModelDocument:
+    """Fit every library and operation in `points` (store point dicts) into a model document.
 
     Invalid points are left out of the fits and counted. `oversubscribed`:
     "exclude" (default) leaves oversubscribed points out wherever the same
@@ -587,49 +619,32 @@ def fit_points(points: list[dict], failures: list[dict] | None = None, *, units:
         raise InputError("nothing could be fitted: " + why[:300])
     over = sorted(f"{library} {key} p={q}" for library, fit in fits.items()
                   for key, ps in fit.oversubscribed_p.items() for q in ps)
-    invalid = [pt for pt in points if not pt["valid"]]
-    provenance = {
-        "source": "fit",
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "commchar_version": __version__,
-        "runs": runs or sorted(({"run_id": r} for r in {pt["run_id"] for pt in points if pt.get("run_id") is not None}),
-                               key=lambda d: str(d["run_id"])),
-        "points": len(points),
-        "invalid_points": len(invalid),
-        "oversubscribed": over,
-        "oversubscribed_policy": oversubscribed,
-        "oversubscribed_excluded": excluded,
-        "failures": [{k: f.get(k) for k in ("library", "op", "variant", "p", "n_bytes", "kind", "message")}
-                     for f in (failures or [])],
-        "skipped": skipped,
-        "units": unit_names(units),
-        "regime_penalty": penalty,
-        "notes": ("Hockney fits on relative error; regimes by exact segmented least squares + BIC;"
-                  " laws in p by leave-one-out cross-validation (docs/models.md)."
-                  + (f" {len(over)} operation/p combination(s) were fitted from oversubscribed jobs:"
-                     " timings there include time-sharing of cores." if over else "")
-                  + (f" Oversubscribed points left out of the fits (dedicated points exist):"
-                     f" {sum(e['points'] for e in excluded)} in {len(excluded)} operation(s)." if excluded else "")),
-    }
-    model = {"format": FORMAT, "version": VERSION, "units": {"time": "us", "size": "B"},
-             "provenance": provenance, "libraries": libraries}
+    provenance = fit_provenance(points, runs=runs, failures=failures, skipped=skipped, excluded=excluded,
+                                over=over, units=units, penalty=penalty, oversubscribed=oversubscribed)
+    model = ModelDocument(format=FORMAT, version=VERSION, units={"time": "us", "size": "B"},
+                          provenance=provenance, libraries=libraries)
     if held_out_every is not None:
         from commchar.models.validation import add_held_out
 
-        add_held_out(model, points, held_out_every, penalty, oversubscribed)
+        model = add_held_out(model, points, held_out_every, penalty, oversubscribed)
     return model
 
 
-def _cold_start(points: list[dict], lib: dict, skipped: list[str], library: str) -> dict | None:
-    """The cold-start parameters into lib's loggp section; returned when that section
-    is missing (they then go beside the partial one)."""
+def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
+               runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
+               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
+               held_out_every: int | None = 3) -> dict[str, Any]:
+    """fit_document's model as the model file's JSON object (docs/model-format.md)."""
+    return fit_document(points, failures, units=units, runs=runs, receiver_delay_us=receiver_delay_us,
+                        penalty=penalty, oversubscribed=oversubscribed, held_out_every=held_out_every).to_json()
+
+
+def _cold_start(points: list[dict], skipped: list[str], library: str) -> dict | None:
+    """The cold-start parameters (the loggp section's, or beside the partial one); None when
+    they could not be fitted."""
     try:
         model = ColdStartModel().fit(points)
     except InputError as exc:
         skipped.append(f"{library} coldstart: {exc}")
         return None
-    section = (model.params_ or {"messages": 0}) | {"notes": model.notes_}
-    if "loggp" in lib:
-        lib["loggp"]["cold_start"] = section
-        return None
-    return section
+    return (model.params_ or {"messages": 0}) | {"notes": model.notes_}

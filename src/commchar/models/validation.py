@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
 
 from commchar.errors import InputError, UsageError
+from commchar.modelfile.document import ModelDocument
 from commchar.models.assemble import MISS_LIMIT, apply_oversubscribed_policy, fit_models
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
@@ -118,16 +120,19 @@ def _errors(errs: list[float]) -> dict[str, Any]:
             "over_10pct": int(np.count_nonzero(np.asarray(errs) > MISS_LIMIT))}
 
 
-def add_held_out(model: dict[str, Any], points: list[dict], every: int = 3, penalty: float = DEFAULT_PENALTY,
-                 oversubscribed: str = "exclude") -> None:
-    """Each operation's held-out error (every `every`-th interior size left out of a second
-    fit) into its `errors.held_out`; nothing where too few sizes leave none to hold out."""
+def add_held_out(model: ModelDocument, points: list[dict], every: int = 3, penalty: float = DEFAULT_PENALTY,
+                 oversubscribed: str = "exclude") -> ModelDocument:
+    """The model with each operation's held-out error (every `every`-th interior size left out
+    of a second fit) in its `errors.held_out`; nothing where too few sizes leave none to hold out."""
     try:
         result = holdout_errors(points, every, (), penalty, oversubscribed)
     except (UsageError, InputError):
-        return
+        return model
     for library, ops in result["by_library"].items():
-        operations = model["libraries"].get(library, {}).get("operations", {})
-        for key, errs in ops.items():
-            if key in operations:
-                operations[key].setdefault("errors", {})["held_out"] = errs | {"every": every}
+        entry = model.libraries.get(library)
+        if entry is None:
+            continue
+        operations = {key: op.with_errors(held_out=ops[key] | {"every": every}) if key in ops else op
+                      for key, op in entry.operations.items()}
+        model = model.with_library(library, replace(entry, operations=operations))
+    return model

@@ -44,7 +44,7 @@ class ReportOptions:
     run_ids: list[int] | None = None
     model_path: str | None = None
     units: str = "si"
-    oversubscribed: str = "exclude"  # fit policy for time-shared points (commchar.models.fit_points)
+    oversubscribed: str = "exclude"  # fit policy for time-shared points (commchar.models.fit_document)
     reference: str | None = None      # library or entity label the comparison is made against
 
 
@@ -175,7 +175,7 @@ def method_html(data: adapters.Measurements, entities: list[Entity]) -> str:
 
 def imported_items(points: list[dict]) -> list[str]:
     """The method's words for points read from a peer tool's output: its means are not medians."""
-    from commchar.models.assemble import imported_source
+    from commchar.report.adapters import imported_source
 
     by_library: dict[str, list[dict]] = {}
     for pt in points:

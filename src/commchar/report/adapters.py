@@ -1,7 +1,8 @@
 """The report's one door to the rest of commchar: store, fitting, model files, advice.
 
-Everything the report needs from other packages goes through here, so the rest
-of the report works on plain data and a change in another package's API is
+Everything the report needs from the store, the models and the model file goes
+through here (tests/test_report_door.py holds every other report module to it), so
+the rest of the report works on plain data and a change in another package's API is
 absorbed in one place. When a fit, a model evaluation or the advice cannot be
 made, the report says so and shows the measurements alone.
 """
@@ -13,10 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from commchar.errors import CommcharError, InputError
-from commchar.modelfile import ModelFile, load
+from commchar.modelfile import ModelDocument, ModelFile, load, parse_expr
+from commchar.models import metrics as fit_metrics
+from commchar.models.laws import best_known_class, class_named
+from commchar.models.metrics import UNITS, aggregate_factor
+from commchar.models.thresholds import SLOPE, describe, is_pinned
+from commchar.store.locality import library_label
 from commchar.vocabulary import default_key, unit_system
+
+# Named here for the report's own modules, which import nothing else of commchar.models,
+# store or modelfile: the thresholds' words (describe, SLOPE, is_pinned), an operation's
+# best-known complexity (best_known_class, class_named), the metrics' one definition
+# (fit_metrics, UNITS, aggregate_factor), a series' label (library_label), the expression
+# parser (parse_expr).
 
 
 @dataclass
@@ -59,6 +70,50 @@ def load_measurements(db: str | Path, run_ids: list[int] | None, *,
             which = ", ".join(str(i) for i in ids)
             raise InputError(f"run {which} in {path} has no measured point")
         return Measurements(str(path), runs, store.jobs(ids), points, store.failures(ids))
+
+
+def app_runs(db: str | Path, run_ids: list[int] | None) -> tuple[list[dict], list[dict]]:
+    """The application runs of `run_ids` (every one when None or empty) and their stored
+    predictions, oldest first."""
+    from commchar.store import Store
+
+    with Store(db, readonly=True) as store:
+        known = {r["id"] for r in store.runs()}
+        ids = [i for i in run_ids if i in known] if run_ids else None
+        runs = store.app_runs(ids)
+        return runs, list(store.app_predictions(r["id"] for r in runs))
+
+
+def trace_predictions(db: str | Path) -> list[dict[str, Any]]:
+    """Every stored trace prediction, oldest first (none when the database has no traces)."""
+    from commchar.store import Store
+    from commchar.store.trace_predictions import predictions
+
+    with Store(db, readonly=True) as store:
+        return predictions(store)
+
+
+def validations(db: str | Path) -> list[dict[str, Any]]:
+    """Every stored validation, oldest first (none when the database has none)."""
+    from commchar.store import Store
+    from commchar.validate.store import validations as stored
+
+    with Store(db, readonly=True) as store:
+        return stored(store)
+
+
+def imported_source(points: list[dict]) -> str | None:
+    """The line naming the peer tool the points were imported from (commchar.models.assemble)."""
+    from commchar.models.assemble import imported_source as named
+
+    return named(points)
+
+
+def overlaps(points: list[dict]) -> list[Any]:
+    """The non-blocking collectives' overlap of communication and computation (commchar.models.overlap)."""
+    from commchar.models.overlap import overlaps as found
+
+    return list(found(points))
 
 
 def read_model_file(path: str | Path) -> ModelFile:
@@ -122,16 +177,20 @@ class ModelView:
         return None
 
 
-def model_views(model: ModelFile | dict, source: str, *,
+def model_views(model: ModelFile | ModelDocument | dict, source: str, *,
                 strict: bool = True) -> tuple[dict[str, ModelView], str | None]:
-    """One view per library of a model (a loaded file, or a dict fitted just now),
-    and a note when it cannot be evaluated.
+    """One view per library of a model (a loaded file, a document fitted just now, or a
+    model file's JSON object), and a note when it cannot be evaluated.
 
     strict: a model the reader rejects is an error (a user's file); otherwise (a
     model fitted just now) the report goes on without it and says why.
     """
     try:
-        evaluator = model if isinstance(model, ModelFile) else ModelFile.from_dict(model, source=source)
+        if isinstance(model, ModelFile):
+            evaluator = model
+        else:
+            evaluator = ModelFile.from_dict(model.to_json() if isinstance(model, ModelDocument) else model,
+                                            source=source)
     except CommcharError as exc:
         if strict:
             raise InputError(f"model ({source}): {exc}") from None
@@ -142,16 +201,16 @@ def model_views(model: ModelFile | dict, source: str, *,
 
 
 def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],
-              oversubscribed: str = "exclude") -> tuple[dict | None, str | None]:
+              oversubscribed: str = "exclude") -> tuple[ModelDocument | None, str | None]:
     """Fit a model on the fly; (None, why) when the fit fails.
 
     runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
-    policy for time-shared points (commchar.models.fit_points).
+    policy for time-shared points (commchar.models.assemble.fit_document).
     """
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_document
 
     try:
-        return fit_points(points, failures=failures, units=unit_system(units), runs=runs,
+        return fit_document(points, failures=failures, units=unit_system(units), runs=runs,
                           oversubscribed=oversubscribed), None
     except CommcharError as exc:
         return None, f"fitting failed: {exc}"

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from commchar.report.figures import FigureSpec
 from commchar.tables import Table
-from commchar.store import Store
+from commchar.report.adapters import app_runs
 
 PARTS = ("computation", "communication", "wait")
 PART_COLORS = {"computation": "#4c72b0", "communication": "#dd8452", "wait": "#c44e52"}
@@ -40,13 +40,10 @@ class AppData:
 
 
 def load(db: str | Path, run_ids: list[int] | None) -> AppData:
-    with Store(db, readonly=True) as store:
-        known = {r["id"] for r in store.runs()}
-        ids = [i for i in run_ids if i in known] if run_ids else None
-        runs = store.app_runs(ids)
-        predictions: dict[int, dict[str, dict]] = defaultdict(dict)
-        for pred in store.app_predictions(r["id"] for r in runs):
-            predictions[pred["app_run_id"]][pred["model"]] = pred  # ordered by id: newest wins
+    runs, stored = app_runs(db, run_ids)
+    predictions: dict[int, dict[str, dict]] = defaultdict(dict)
+    for pred in stored:
+        predictions[pred["app_run_id"]][pred["model"]] = pred  # ordered by id: newest wins
     return AppData(runs, dict(predictions))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from commchar.report.adapters import Measurements, ModelView
-from commchar.store.locality import library_label
+from commchar.report.adapters import library_label
 from commchar.vocabulary import key_order, op_key
 
 

@@ -15,8 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
-from commchar.models.metrics import aggregate_factor
-from commchar.models.thresholds import SLOPE, describe, is_pinned
+from commchar.report.adapters import SLOPE, aggregate_factor, describe, is_pinned
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity, Series
 from commchar.vocabulary import COLLECTIVES, SEND_MODES, format_size, is_collective

@@ -11,10 +11,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from commchar.models.thresholds import describe
+from commchar.report.adapters import best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
-from commchar.models.laws import best_known_class, class_named
 from commchar.report.dataset import Entity
 from commchar.vocabulary import LOGGP_OPS, format_size, format_time, is_collective, op_key
 from commchar.report.units import number

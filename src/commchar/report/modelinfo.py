@@ -15,8 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from commchar.models import metrics as fit_metrics
-from commchar.report.adapters import ModelView
+from commchar.report.adapters import ModelView, fit_metrics
 
 BASE = "si"  # the unit system asked of commchar.models.metrics; converted back to B/s and 1/s here
 

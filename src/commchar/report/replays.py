@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 from matplotlib.figure import Figure
 
+from commchar.report.adapters import trace_predictions
 from commchar.report.figures import COLORS, FigureSpec, plain
 from commchar.tables import Table
 
@@ -19,11 +20,7 @@ PARTS = (("compute", "computation"), ("communication", "communication"), ("sync_
 
 def load(db: str) -> list[dict[str, Any]]:
     """Every stored trace prediction, oldest first (none when the database has no traces)."""
-    from commchar.store import Store
-    from commchar.store.trace_predictions import predictions
-
-    with Store(db, readonly=True) as store:
-        return predictions(store)
+    return trace_predictions(db)
 
 
 def _err(pct: float | None) -> str:

@@ -7,9 +7,7 @@ import json
 import numpy as np
 
 from commchar.errors import CommcharError
-from commchar.modelfile import parse_expr
-from commchar.models.laws import best_known_class
-from commchar.models.thresholds import describe
+from commchar.report.adapters import best_known_class, describe, overlaps, parse_expr
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
 from commchar.vocabulary import REDUCTIONS, RMA_OPS, format_size, is_collective, op_key, split_key
@@ -69,8 +67,6 @@ def rma_table(entity: Entity, rates: Rates) -> Table | None:
 
 def overlap_table(entity: Entity) -> Table | None:
     """Non-blocking collectives: pure time, time with an equal computation overlapped, overlap."""
-    from commchar.models.overlap import overlaps
-
     found = overlaps(entity.points)
     if not found:
         return None

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from commchar.models.metrics import UNITS
+from commchar.report.adapters import UNITS
 from commchar.vocabulary import unit_system
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 from matplotlib.figure import Figure
 
+from commchar.report.adapters import validations
 from commchar.report.figures import COLORS, FigureSpec, plain
 from commchar.tables import Table
 
@@ -19,11 +20,7 @@ TARGET_PCT = 10.0
 
 def load(db: str) -> list[dict[str, Any]]:
     """Every stored validation, oldest first (none when the database has none)."""
-    from commchar.store import Store
-    from commchar.validate.store import validations
-
-    with Store(db, readonly=True) as store:
-        return validations(store)
+    return validations(db)
 
 
 def _err(pct: float | None) -> str:

@@ -1,7 +1,8 @@
 """Calibrating the simulator from a fitted model: reduction cost and per-call collective costs.
 
-`add_call_costs(model, points)` adds `libraries.<lib>.loggp.call_costs` to a
-model-file dict (docs/model-format.md): for each collective measured at a
+`add_call_costs(model, points)` returns a copy of a model document
+(commchar.modelfile.document) whose libraries' loggp sections hold `call_costs`
+(docs/model-format.md): for each collective measured at a
 dedicated p, the simulator runs the algorithm the library chooses there
 (`selection.choose`) at every measured size without call costs, and
 `models.callcost.CallCostModel` fits what the measured times add to that.
@@ -18,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from commchar.modelfile.document import ModelDocument
 from commchar.models.callcost import DEFAULT_CALL_PENALTY, CallCostModel
 from commchar.models.regimes import DEFAULT_OUTLIER_FACTOR, spikes
 from commchar.simulate import selection
@@ -140,20 +142,22 @@ def bare_switch(bare_at: Callable[[int], float], before: tuple[int, float], last
     return hi
 
 
-def add_call_costs(model: dict[str, Any], points: list[dict],
-                   penalty: float = DEFAULT_CALL_PENALTY) -> list[str]:
-    """Adds loggp.call_costs to every library of `model` that has a loggp section; returns notes."""
+def add_call_costs(model: ModelDocument, points: list[dict],
+                   penalty: float = DEFAULT_CALL_PENALTY) -> tuple[ModelDocument, list[str]]:
+    """`model` with loggp.call_costs in every library that has a loggp section, and notes on
+    those that could not have them."""
     from commchar.modelfile import load, save
     from commchar.models.inputs import normalise
 
     points = [normalise(pt, f"point {i + 1}") for i, pt in enumerate(points)]
     notes: list[str] = []
+    calibrated = model
     with tempfile.TemporaryDirectory(prefix="commchar-cal-") as tmp, Session() as sim:
         path = os.path.join(tmp, "model.json")
         save(model, path)  # the simulator reads the model as a file, written the one way files are
         loaded = load(path)
-        for library, lib in model["libraries"].items():
-            if not isinstance(lib.get("loggp"), dict):
+        for library, lib in model.libraries.items():
+            if not isinstance(lib.loggp, dict):
                 continue
             if library not in selection.LIBRARIES:
                 notes.append(f"{library}: no collective selection rules for this library: no call costs")
@@ -162,5 +166,5 @@ def add_call_costs(model: dict[str, Any], points: list[dict],
             if section is None:
                 notes.append(f"{library}: no collective measured at a dedicated p: no call costs")
                 continue
-            lib["loggp"]["call_costs"] = section
-    return notes
+            calibrated = calibrated.with_library(library, lib.with_loggp(call_costs=section))
+    return calibrated, notes

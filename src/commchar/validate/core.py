@@ -108,7 +108,7 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     np), fits them: (run id, model file, the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
-    from commchar.models import fit_points
+    from commchar.models.assemble import fit_document
     from commchar.models.inputs import read_store
     from commchar.modelfile import save
     from commchar.provenance import build_identity
@@ -136,8 +136,9 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
               for job in facts.get("jobs", [])
               if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
-    model = fit_points(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
-    if (model["libraries"].get(library.name) or {}).get("loggp") is None:
+    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
+    fitted = model.libraries.get(library.name)
+    if fitted is None or not isinstance(fitted.loggp, dict):
         raise MeasurementError(f"validate: the model of {library.name} has no loggp section "
                                "(its loggp and rndv measurements failed)")
     path = directory / f"model-{library.name}-run{run_id}.json"
@@ -159,11 +160,11 @@ class _Quiet:
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
-    from commchar.apps.runner import CaseFailed, run_once, run_traced
+    from commchar.apps.sweep import CaseFailed, run_once, run_traced
     from commchar.measure.launch import LaunchSpec, program_command
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store.traces import extract_trace
-    from commchar.trace.runner import TraceRequest
+    from commchar.trace.program import TraceRequest
 
     binary = ensure_built(APPS, library) / program.name
     argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations)]

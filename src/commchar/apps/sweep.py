@@ -31,7 +31,7 @@ from commchar.measure.launch import LaunchSpec, describe_exit, is_oversubscribed
 from commchar.measure.libraries import Library
 from commchar.measure.runner import stderr_tail
 from commchar.store import Store
-from commchar.trace.runner import TraceRequest, trace_program
+from commchar.trace.program import TraceRequest, trace_program
 
 
 class Observer(Protocol):
