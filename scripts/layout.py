@@ -57,10 +57,14 @@ def python_rooms(root: Path) -> tuple[Graph, Graph]:
                 if node.level:  # relative: resolve against this module's package
                     base = module.split(".")[: -node.level] if rel.stem != "__init__" \
                         else module.split(".")[: len(module.split(".")) - node.level + 1]
-                    names = [".".join(base + ([node.module] if node.module else []))]
+                    source = ".".join(base + ([node.module] if node.module else []))
                 else:
-                    names = [node.module or ""]
-                names += [f"{names[0]}.{a.name}" for a in node.names]
+                    source = node.module or ""
+                # `from package import module` is an arrow to the module; any other name
+                # is one to the module (or package) that defines it
+                for a in node.names:
+                    whole = f"{source}.{a.name}"
+                    names.append(whole if _is_module(pkg, whole.split(".")[1:]) else source)
             for name in names:
                 parts = name.split(".")
                 if parts[0] != "commchar" or len(parts) < 2:

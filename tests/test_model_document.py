@@ -20,7 +20,7 @@ import pytest
 from commchar.cli import main
 from commchar.errors import ModelError
 from commchar.modelfile import ABSENT, ModelDocument, load_document, save
-from commchar.models.assemble import fit_document, fit_points
+from commchar.models.document_fit import fit_document, fit_points
 
 FIXTURES = Path(__file__).parent / "fixtures"
 POINTS = FIXTURES / "points" / "two_libraries.json.gz"

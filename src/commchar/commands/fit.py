@@ -105,7 +105,7 @@ def _with_call_costs(model: ModelDocument, points: list[dict]) -> ModelDocument:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
-    from commchar.models.assemble import fit_document
+    from commchar.models.document_fit import fit_document
     from commchar.models.regimes import DEFAULT_PENALTY
 
     penalty = DEFAULT_PENALTY if args.regime_penalty is None else args.regime_penalty

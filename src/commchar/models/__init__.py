@@ -20,8 +20,8 @@ from typing import Any
 # about 1 s). Code inside commchar imports from the defining module, which mypy checks.
 _HOMES = {
     "Estimator": "_base", "NotFittedError": "_base",
-    "FittedOperation": "assemble", "LibraryFit": "assemble", "fit_document": "assemble",
-    "fit_library": "assemble", "fit_models": "assemble", "fit_points": "assemble",
+    "FittedOperation": "assemble", "LibraryFit": "assemble", "fit_document": "document_fit",
+    "fit_library": "assemble", "fit_models": "assemble", "fit_points": "document_fit",
     "CallCostModel": "callcost", "CollectiveModel": "collective", "HockneyModel": "hockney",
     "FORMS": "laws", "Law": "laws", "LawSelector": "laws", "LogGPModel": "loggp",
     "SegmentedHockneyModel": "regimes",

@@ -1,9 +1,9 @@
-"""fit_document: measured points in, a typed model document (commchar.modelfile.document) out.
+"""fit_in_sample: measured points in, a typed model document (commchar.modelfile.document) out.
 
 fit_library is the one fitting core: it fits one library's points, applying the
-oversubscription policy once. fit_document (the model file, its provenance) and
+oversubscription policy once. fit_in_sample (the model file, its provenance) and
 fit_models (the estimators for held-out predictions) both call it per library;
-fit_points gives fit_document's JSON object (docs/model-format.md)."""
+models/document_fit.py adds the held-out errors (fit_document, fit_points)."""
 
 from __future__ import annotations
 
@@ -569,11 +569,12 @@ def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribe
 def fit_models(points: list[dict], penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude"
                ) -> dict[str, dict[str, FittedOperation]]:
     """The fitted estimators per library and operation key (for predictions)."""
-    fits = _fit_libraries(_checked(points), "si", penalty, oversubscribed, None)
+    fits = _fit_libraries(checked_points(points), "si", penalty, oversubscribed, None)
     return {library: fit.estimators for library, fit in fits.items()}
 
 
-def _checked(points: list[dict]) -> list[dict]:
+def checked_points(points: list[dict]) -> list[dict]:
+    """The points normalised (commchar.models.inputs), each named by its row, one sync rule."""
     out = []
     for i, pt in enumerate(points):
         where = pt.get("row") or f"point {pt.get('point_id', i + 1)}"
@@ -584,10 +585,9 @@ def _checked(points: list[dict]) -> list[dict]:
     return out
 
 
-def fit_document(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
-                 runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
-                 penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
-                 held_out_every: int | None = 3) -> ModelDocument:
+def fit_in_sample(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
+                  runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
+                  penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude") -> ModelDocument:
     """Fit every library and operation in `points` (store point dicts) into a model document.
 
     Invalid points are left out of the fits and counted. `oversubscribed`:
@@ -599,13 +599,13 @@ def fit_document(points: list[dict], failures: list[dict] | None = None, *, unit
     `runs` ([{"db", "run_id"}]) goes into provenance; `receiver_delay_us`
     gives the rndv receiver delay per library when the points do not record it;
     `penalty` is the extra BIC charge per protocol breakpoint (docs/models.md).
-    Every operation gets `errors`: its in-sample relative errors and, with
-    `held_out_every`, those of a second fit without every that-many-th interior size.
+    Every operation gets `errors`: its in-sample relative errors (the held-out ones
+    are models/document_fit.py's).
     """
     check_units(units)
     if not (isinstance(penalty, (int, float)) and 0 <= penalty <= 1000):
         raise UsageError(f"the regime penalty must be a number in [0, 1000], got {penalty!r}")
-    points = _checked(points)
+    points = checked_points(points)
     if not points:
         raise InputError("no points to fit")
     fits = _fit_libraries(points, units, penalty, oversubscribed, receiver_delay_us)
@@ -621,22 +621,8 @@ def fit_document(points: list[dict], failures: list[dict] | None = None, *, unit
                   for key, ps in fit.oversubscribed_p.items() for q in ps)
     provenance = fit_provenance(points, runs=runs, failures=failures, skipped=skipped, excluded=excluded,
                                 over=over, units=units, penalty=penalty, oversubscribed=oversubscribed)
-    model = ModelDocument(format=FORMAT, version=VERSION, units={"time": "us", "size": "B"},
-                          provenance=provenance, libraries=libraries)
-    if held_out_every is not None:
-        from commchar.models.validation import add_held_out
-
-        model = add_held_out(model, points, held_out_every, penalty, oversubscribed)
-    return model
-
-
-def fit_points(points: list[dict], failures: list[dict] | None = None, *, units: str = "si",
-               runs: list[dict] | None = None, receiver_delay_us: dict[str, float] | None = None,
-               penalty: float = DEFAULT_PENALTY, oversubscribed: str = "exclude",
-               held_out_every: int | None = 3) -> dict[str, Any]:
-    """fit_document's model as the model file's JSON object (docs/model-format.md)."""
-    return fit_document(points, failures, units=units, runs=runs, receiver_delay_us=receiver_delay_us,
-                        penalty=penalty, oversubscribed=oversubscribed, held_out_every=held_out_every).to_json()
+    return ModelDocument(format=FORMAT, version=VERSION, units={"time": "us", "size": "B"},
+                         provenance=provenance, libraries=libraries)
 
 
 def _cold_start(points: list[dict], skipped: list[str], library: str) -> dict | None:

@@ -205,9 +205,9 @@ def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[d
     """Fit a model on the fly; (None, why) when the fit fails.
 
     runs: [{"db", "run_id"}] for the model's provenance; oversubscribed: the fit's
-    policy for time-shared points (commchar.models.assemble.fit_document).
+    policy for time-shared points (commchar.models.document_fit.fit_document).
     """
-    from commchar.models.assemble import fit_document
+    from commchar.models.document_fit import fit_document
 
     try:
         return fit_document(points, failures=failures, units=unit_system(units), runs=runs,

@@ -108,7 +108,7 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     np), fits them: (run id, model file, the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
-    from commchar.models.assemble import fit_document
+    from commchar.models.document_fit import fit_document
     from commchar.models.inputs import read_store
     from commchar.modelfile import save
     from commchar.provenance import build_identity
