@@ -4,6 +4,9 @@
  * temporary copy inside the library (MPICH packs before it sends, Open MPI
  * unpacks after it receives) is what replace costs beyond sendrecv: the model's
  * `loggp.replace_copy` (models/replace_copy.py) is that difference per size.
+ * Variant self: each rank MPI_Sendrecv's n bytes to itself (the library's self
+ * path, as a halo's neighbour that is the rank itself): the model's
+ * `loggp.self_message` (models/self_message.py).
  * One repetition is one exchange; rank 0 times it. */
 #include <string.h>
 
@@ -12,8 +15,8 @@
 #include "cc_ops.h"
 #include "cc_verify.h"
 
-enum { CC_EX_SENDRECV, CC_EX_REPLACE };
-static const char *const cc_exchange_variants[] = {"sendrecv", "replace", NULL};
+enum { CC_EX_SENDRECV, CC_EX_REPLACE, CC_EX_SELF };
+static const char *const cc_exchange_variants[] = {"sendrecv", "replace", "self", NULL};
 
 static void cc_exchange_setup(cc_point *pt)
 {
@@ -27,11 +30,19 @@ static void cc_exchange_fill(cc_point *pt)
 {
     cc_pair_fill(pt);
     if (pt->variant == CC_EX_REPLACE) cc_fill_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
+    if (pt->variant == CC_EX_SELF) cc_poison_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
+}
+
+/* what came back: the peer's pattern, or this rank's own for self */
+static int cc_exchange_check(const cc_point *pt, char *err, size_t errlen)
+{
+    if (pt->variant != CC_EX_SELF) return cc_pair_check(pt, err, errlen);
+    return cc_check_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
 }
 
 static void cc_exchange_run(cc_point *pt, long count)
 {
-    const int n = (int)pt->n, peer = 1 - pt->rank;
+    const int n = (int)pt->n, peer = pt->variant == CC_EX_SELF ? pt->rank : 1 - pt->rank;
     const MPI_Comm c = pt->comm;
     if (pt->variant == CC_EX_REPLACE) {
         for (long k = 0; k < count; k++)
@@ -60,6 +71,6 @@ const cc_op cc_op_exchange = {
     .setup = cc_exchange_setup,
     .run = cc_exchange_run,
     .fill = cc_exchange_fill,
-    .check = cc_pair_check,
+    .check = cc_exchange_check,
     .cleanup = cc_exchange_cleanup,
 };

@@ -69,8 +69,26 @@ def test_a_real_run_gives_the_model_its_replace_copy(mpi_libraries, tmp_path, ca
     capsys.readouterr()
     lib = json.loads(model.read_text())["libraries"][library.name]
     ops = lib["operations"]
-    assert {"exchange:sendrecv", "exchange:replace"} <= ops.keys()
+    assert {"exchange:sendrecv", "exchange:replace", "exchange:self"} <= ops.keys()
+    assert (lib.get("loggp") or lib["loggp_partial"])["self_message"]["steps"][0][0] == 0
     copy = (lib.get("loggp") or lib["loggp_partial"])["replace_copy"]
     assert [row["n"] for row in copy["sizes"]] == [256, 4096, 32768]
     # the copy through the library's temporary buffer costs something at 32 KiB
     assert copy["sizes"][-1]["excess_us"] > 0
+
+
+def test_the_self_path_is_kept_per_size_as_measured():
+    from commchar.models.self_message import self_message_section
+
+    points = [{"op": "exchange", "variant": "self", "n_bytes": n, "t_us": t, "t_mean_us": 1.2 * t, "valid": True}
+              for n, t in ((4096, 0.1), (0, 0.05), (32768, 1.5))]
+    points.append({"op": "exchange", "variant": "sendrecv", "n_bytes": 0, "t_us": 9.0, "valid": True})
+    skipped: list[str] = []
+    section = self_message_section(points, skipped, "lib")
+    assert skipped == [] and section is not None
+    assert section["steps"] == [[0, 0.06], [4096, 0.12], [32768, 1.8]]
+    assert section["statistic"] == "mean" and section["max_bytes"] == 32768
+    assert self_message_section(points[-1:], skipped, "lib") is None and "exchange:self" in skipped[0]
+    with pytest.raises(ModelError, match="self_message.steps"):
+        from commchar.modelfile.schema import _validate_self_message
+        _validate_self_message({"steps": [[4096, 0.1], [0, 0.05]]}, "libraries.lib.loggp.self_message")

@@ -156,6 +156,9 @@ pub struct Params {
     /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
     /// empty: every message pays the global values above.
     pub regimes: Vec<Regime>,
+    /// A message to oneself as measured (`loggp.self_message`): (bytes, ps of one
+    /// call), sizes increasing; empty: the smallest messages' overheads and O.
+    pub self_message: Vec<(u64, u64)>,
 }
 
 impl Params {
@@ -170,15 +173,40 @@ impl Params {
         self.regimes[after.saturating_sub(1)].cost
     }
 
-    /// What a message a rank sends to itself pays: the library's self path has no
-    /// protocol switch (no rendezvous, no handshake), so the per-message overheads
-    /// of the smallest messages, and the copy (O) of its own size.
+    /// What a message a rank sends to itself pays: the measured self path (half of
+    /// one call's time to the send, half to the receive, interpolated between the
+    /// measured sizes), else, the self path having no protocol switch (no rendezvous,
+    /// no handshake), the smallest messages' overheads and the copy (O) of its size.
     #[inline]
     pub fn self_cost(&self, size: u64) -> MsgCost {
+        if let Some(t) = self.self_time(size) {
+            return MsgCost {
+                o_s: t / 2,
+                o_r: t - t / 2,
+                big_g: 0,
+                big_o: 0,
+            };
+        }
         MsgCost {
             big_o: self.cost(size).big_o,
             ..self.cost(0)
         }
+    }
+
+    /// ps of one message to oneself by the measured table: linear between the two
+    /// measured sizes around `size`, along the nearest segment outside them (never
+    /// below 0); None without a table.
+    pub fn self_time(&self, size: u64) -> Option<u64> {
+        let t = &self.self_message;
+        let first = *t.first()?;
+        if t.len() == 1 {
+            return Some(first.1);
+        }
+        let i = t.partition_point(|&(n, _)| n <= size).clamp(1, t.len() - 1);
+        let ((n0, t0), (n1, t1)) = (t[i - 1], t[i]);
+        let slope = (t1 as f64 - t0 as f64) / (n1 - n0) as f64;
+        let at = t0 as f64 + slope * (size as f64 - n0 as f64);
+        Some(at.max(0.0).round() as u64)
     }
 
     /// Applies a parameter given on the command line to the global value and
@@ -229,6 +257,7 @@ impl Default for Params {
             rendezvous_copy: RendezvousCopy::Both,
             cold_start: None,
             regimes: Vec::new(),
+            self_message: Vec::new(),
         }
     }
 }
@@ -414,6 +443,7 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
     };
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
     p.cold_start = cold_start_from_model(loggp.get("cold_start"), path, &name)?;
+    p.self_message = self_message_from_model(loggp.get("self_message"), path, &name)?;
     Ok(p)
 }
 
@@ -455,6 +485,43 @@ pub fn node_cost_from_model(text: &str, path: &str, library: Option<&str>) -> Re
 /// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
 /// the receiver's two optional, default 0), checked as
 /// the Python schema checks it; `messages` 0 or no section: None.
+/// `loggp.self_message.steps` ([bytes, us of one call], sizes increasing) in ps; empty
+/// when the model has none.
+fn self_message_from_model(
+    section: Option<&Value>,
+    path: &str,
+    name: &str,
+) -> Result<Vec<(u64, u64)>> {
+    let steps = match section.and_then(|s| s.get("steps")) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(steps)) => steps,
+        Some(_) => {
+            return input(format!(
+                "{path}: loggp self_message.steps of '{name}' is not a list"
+            ))
+        }
+    };
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let pair = step.as_array().filter(|a| a.len() == 2);
+        let (Some(n), Some(us)) = (
+            pair.and_then(|a| a[0].as_u64()),
+            pair.and_then(|a| a[1].as_f64()),
+        ) else {
+            return input(format!(
+                "{path}: loggp self_message.steps of '{name}' holds {step}, not [bytes, us]"
+            ));
+        };
+        if out.last().is_some_and(|&(last, _)| last >= n) {
+            return input(format!(
+                "{path}: loggp self_message.steps of '{name}': sizes do not increase"
+            ));
+        }
+        out.push((n, Unit::Us.to_ps(us, "self_message")?));
+    }
+    Ok(out)
+}
+
 fn cold_start_from_model(
     section: Option<&Value>,
     path: &str,
@@ -677,6 +744,7 @@ impl Params {
                     cost: cost(r.cost),
                 })
                 .collect(),
+            self_message: self.self_message.iter().map(|&(n, t)| (n, s(t))).collect(),
             ..self.clone()
         }
     }

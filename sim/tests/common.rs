@@ -26,6 +26,7 @@ pub fn params(gamma_ns: u64) -> Params {
         rendezvous_copy: RendezvousCopy::Both,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     }
 }
 

@@ -30,6 +30,7 @@ fn params(eager_max: u64, copy: RendezvousCopy, rendezvous: Rendezvous) -> Param
         rendezvous_copy: copy,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     }
 }
 
@@ -231,6 +232,7 @@ fn k_pairs_take_the_larger_of_their_own_time_and_k_times_the_nodes_cost_a_messag
         rendezvous_copy: RendezvousCopy::Both,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     };
     let arrive = p.o_s + p.l;
     for k in 1..=8u32 {

@@ -30,6 +30,7 @@ fn params(hop: u64) -> Params {
         rendezvous_copy: RendezvousCopy::Both,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     }
 }
 

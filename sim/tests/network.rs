@@ -24,6 +24,7 @@ fn pure_delay(hop: u64) -> Params {
         rendezvous_copy: RendezvousCopy::Both,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     }
 }
 

@@ -26,6 +26,7 @@ fn params(l: u64, gap: u64) -> Params {
         rendezvous_copy: RendezvousCopy::Both,
         cold_start: None,
         regimes: Vec::new(),
+        self_message: Vec::new(),
     }
 }
 

@@ -187,3 +187,28 @@ fn a_self_message_pays_the_smallest_messages_overheads_and_its_own_copy() {
     let out = simulate(&text, p.clone(), false);
     assert_eq!(out.finish[1], (5000 + 4000 + (SIZE - 1) * 6) * NS + p.l);
 }
+
+#[test]
+fn a_measured_self_path_is_charged_as_measured() {
+    // one call to oneself: 100 ns at 0 B, 300 ns at 2000 B, 1300 ns at 12000 B
+    let mut p = model();
+    p.self_message = vec![(0, 100 * NS), (2000, 300 * NS), (12_000, 1300 * NS)];
+    // between the sizes: linear, half to the send and half to the receive
+    let out = simulate(&posted_first(), p.clone(), false);
+    assert_eq!(out.makespan(), 100 * NS + 200 * NS * SIZE / 2000);
+    assert_eq!(p.self_time(7000), Some(800 * NS));
+    // beyond the largest size along the last segment, below the first along the first
+    assert_eq!(p.self_time(22_000), Some(2300 * NS));
+    assert_eq!(p.self_time(0), Some(100 * NS));
+    let c = p.self_cost(2000);
+    assert_eq!((c.o_s, c.o_r, c.big_o, c.big_g), (150 * NS, 150 * NS, 0, 0));
+    // a message to another rank is not affected
+    let text = format!(
+        "num_ranks 2\nrank 0 {{\ns: send {SIZE}b to 1 tag 0\n}}\nrank 1 {{\nr: recv {SIZE}b from 0 tag 0\n}}\n"
+    );
+    let plain = model();
+    assert_eq!(
+        simulate(&text, p, false).finish[1],
+        simulate(&text, plain, false).finish[1]
+    );
+}

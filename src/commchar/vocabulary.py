@@ -41,7 +41,7 @@ COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
                "neighbor_allgather", "neighbor_alltoall", "ddt_bcast", "pbcast", "pallreduce")
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
-EXCHANGE_VARIANTS = ("sendrecv", "replace")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace
+EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace, to oneself
 REDUCTION_VARIANTS = ("sum", "nop")
 
 # A key without a variant asks for the default variant (docs/model-format.md):

@@ -191,6 +191,25 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
     for name in ("first_touch", "replace_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
+    if loggp.get("self_message") is not None:
+        _validate_self_message(loggp["self_message"], f"{path}.self_message")
+
+
+def _validate_self_message(section: Any, path: str) -> None:
+    """A message to oneself: {steps ([n, us per call], n increasing, at least one), ...}."""
+    _mapping(section, path)
+    steps = section.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise _fail(f"{path}.steps", "expected a non-empty list of [n, us]")
+    previous = -1.0
+    for i, step in enumerate(steps):
+        if not isinstance(step, list) or len(step) != 2:
+            raise _fail(f"{path}.steps[{i}]", "expected [n, us]")
+        n = _bytes(step[0], f"{path}.steps[{i}][0]")
+        _number(step[1], f"{path}.steps[{i}][1]", 0)
+        if n <= previous:
+            raise _fail(f"{path}.steps[{i}][0]", "sizes must increase")
+        previous = n
 
 
 def _validate_steps(section: Any, path: str) -> None:

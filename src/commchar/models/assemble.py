@@ -28,6 +28,9 @@ from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
 from commchar.models.replace_copy import OP as REPLACE_OP
 from commchar.models.replace_copy import replace_copy_section
+from commchar.models.self_message import OP as SELF_OP
+from commchar.models.self_message import VARIANT as SELF_VARIANT
+from commchar.models.self_message import self_message_section
 from commchar.models.transport import rendezvous_copy
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
@@ -506,6 +509,13 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
                 loggp["replace_copy"] = copy_section
             else:
                 partial = (partial or {}) | {"replace_copy": copy_section}
+    if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
+        self_section = self_message_section(ops[SELF_OP], skipped, library)
+        if self_section is not None:
+            if loggp is not None:
+                loggp["self_message"] = self_section
+            else:
+                partial = (partial or {}) | {"self_message": self_section}
     concurrency = None
     if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
         concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
