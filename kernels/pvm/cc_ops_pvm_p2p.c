@@ -58,8 +58,8 @@ static void cc_pvm_p2p_setup(cc_point *pt)
 
 static void cc_pvm_p2p_cleanup(cc_point *pt)
 {
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_buffer_free(pt, pt->sbuf);
+    cc_buffer_free(pt, pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
 }
 
