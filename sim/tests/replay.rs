@@ -8,6 +8,7 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::replay::{
     CollectiveMode, LocalCopy, Options, Replay, Signature, SignatureCost,
 };
@@ -963,7 +964,7 @@ fn emitted_goal_replays_to_the_same_makespan() {
     )
     .unwrap();
     let prm = params(4096, Rendezvous::Handshake);
-    let net = || Network::new(topology::parse("full", 2).unwrap(), 0, false);
+    let net = || Net::ideal(Network::new(topology::parse("full", 2).unwrap(), 0));
     let from_goal = engine::run(
         Config {
             params: prm.clone(),
