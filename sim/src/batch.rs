@@ -8,15 +8,17 @@
 //! single run would have given. A failed request leaves the process serving.
 //!
 //! [`Sources`] is what the requests of one process share: each model file is
-//! read and parsed once per library, and a replay built with the same trace
-//! directory and options as the request before it is copied instead of read
-//! again (a replay under LogGPS and then under LogGP differs only in the
-//! engine's parameters). The files are taken to stay unchanged while the
-//! process runs.
+//! read and parsed once per library; the files of the last trace directory
+//! are read once (`TraceFiles`), so that listing a trace's
+//! signatures and replaying it priced read it once; and a replay built with
+//! the same trace directory and options as the request before it is copied
+//! instead of built again (a replay under LogGPS and then under LogGP differs
+//! only in the engine's parameters). The files are taken to stay unchanged
+//! while the process runs.
 
 use crate::first_touch::{self, FirstTouch};
 use crate::params::{self, CallCosts, Params};
-use crate::workload::replay::{Options, Replay};
+use crate::workload::replay::{Options, Replay, TraceFiles};
 use crate::{Result, SimError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -39,6 +41,8 @@ pub struct Sources {
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
+    /// In batch mode, the files of the last trace read.
+    trace: Option<(String, TraceFiles)>,
 }
 
 fn memo<T: Clone>(
@@ -129,10 +133,16 @@ impl Sources {
             }
         }
         self.replay = None; // its memory is free before the next one is read
-        let r = Replay::load(Path::new(dir), opts)?;
-        if self.keep_replay {
-            self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
+        if !self.keep_replay {
+            return Replay::load(Path::new(dir), opts);
         }
+        if self.trace.as_ref().is_none_or(|(d, _)| d != dir) {
+            self.trace = None;
+            self.trace = Some((dir.to_string(), TraceFiles::read(Path::new(dir))?));
+        }
+        let (_, files) = self.trace.as_ref().expect("read above");
+        let r = Replay::from_files(files, opts)?;
+        self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
         Ok(r)
     }
 }
