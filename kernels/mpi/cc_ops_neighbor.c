@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_NB_DIMS = 2, CC_NB_COUNT = 2 * CC_NB_DIMS };
