@@ -8,9 +8,10 @@
 //! single run would have given. A failed request leaves the process serving.
 //!
 //! [`Sources`] is what the requests of one process share: each model file is
-//! read and parsed once per library; the files of the last trace directory
-//! are read once (`TraceFiles`), so that listing a trace's
-//! signatures and replaying it priced read it once; and a replay built with
+//! read and parsed once per library; the files of a trace directory whose
+//! signatures were listed are kept (`TraceFiles`) until the replay to run is
+//! built from them, so that listing a trace's signatures and replaying it
+//! priced read it once; and a replay built with
 //! the same trace directory and options as the request before it is copied
 //! instead of built again (a replay under LogGPS and then under LogGP differs
 //! only in the engine's parameters). The files are taken to stay unchanged
@@ -41,7 +42,8 @@ pub struct Sources {
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
-    /// In batch mode, the files of the last trace read.
+    /// In batch mode, the files of the last trace read, until a replay to run
+    /// is built from them (a listing of signatures keeps them).
     trace: Option<(String, TraceFiles)>,
 }
 
@@ -142,6 +144,11 @@ impl Sources {
         }
         let (_, files) = self.trace.as_ref().expect("read above");
         let r = Replay::from_files(files, opts)?;
+        if !opts.list_only {
+            // the schedule to run is built: its copy serves the requests that
+            // follow, and the files' bytes need not be held beside it
+            self.trace = None;
+        }
         self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
         Ok(r)
     }

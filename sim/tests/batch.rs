@@ -195,6 +195,13 @@ fn a_batch_reads_a_trace_once_for_its_signatures_and_its_replays() {
         &[&priced[..], &["--S", "inf"]].concat(),
     );
     assert_eq!(eager["replay"], want_priced["replay"]);
+    // the replay to run was built: the bytes are let go, and other options read the files again
+    let scaled = ask(
+        &mut stdin,
+        &mut stdout,
+        &[&priced[..], &["--compute-scale", "2"]].concat(),
+    );
+    assert_eq!(scaled["exit_code"], 3, "{scaled}");
     drop(stdin);
     assert!(child.wait().expect("the batch ends").success());
     // a process of its own reads the files, which are gone
