@@ -462,8 +462,8 @@ impl<W: Workload> Core<'_, W> {
         Host::schedule(self, time, kind as u8, ev)
     }
 
-    /// Keeps the largest number of events waiting, messages whose routes are
-    /// still to be reserved among them (as if they were queued when sent).
+    /// Keeps the largest number of events waiting, messages the network holds
+    /// back among them (as if they were queued when sent).
     #[inline(always)]
     fn note_queued(&mut self) {
         self.peak_queue = self.peak_queue.max(self.queue.len() + self.held);
