@@ -14,6 +14,7 @@ call-cost section that differs between the two is a failure (exit 1).
     git archive main | tar -x -C /tmp/base31
     cargo build --release --manifest-path /tmp/base31/sim/Cargo.toml
     python3 bench/process_trips.py --baseline /tmp/base31 [--rounds 5] [--calls 100000] [--db RUN.db]
+    python3 bench/process_trips.py --baseline /tmp/base31 --only replay --model MODEL.json   # no run, no fit
 
 The trace is synthetic (commchar.trace.synthetic: 4 ranks in pairs exchanging 1 KiB
 and 256 KiB messages, an Allreduce every 100 iterations). The fitted run is --db, else a
@@ -103,15 +104,22 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="alternated rounds (default 5)")
     parser.add_argument("--calls", type=int, default=100_000, help="MPI calls in the replayed trace")
     parser.add_argument("--db", type=Path, help="the run to fit (default: one measured first)")
+    parser.add_argument("--only", choices=("replay", "fit"), help="time one command only")
+    parser.add_argument("--model", type=Path,
+                        help="the model to replay with (default: the baseline's fit of the run)")
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "this": ROOT}
     for tree in trees.values():
         binary(tree)
     with tempfile.TemporaryDirectory(prefix="process-trips-") as tmpdir:
         tmp = Path(tmpdir)
-        db = (args.db or measured_run(tmp)).resolve()
+        need_run = args.only != "replay" or args.model is None
+        db = (args.db or measured_run(tmp)).resolve() if need_run else None
         model = tmp / "model.json"
-        commchar(trees["baseline"], ["fit", "--db", str(db), "-o", str(model)])
+        if args.model is not None:
+            model = args.model.resolve()
+        else:
+            commchar(trees["baseline"], ["fit", "--db", str(db), "-o", str(model)])
         trace = tmp / "trace"
         # 4 ranks, 2 exchange calls an iteration plus an Allreduce every 100
         calls = exchange_program(trace, p=4, iterations=max(args.calls * 100 // (4 * 201), 1),
@@ -120,6 +128,8 @@ def main() -> int:
             "replay": ["replay", "--dir", str(trace), "--model", str(model), "--library", "openmpi", "--json"],
             "fit": ["fit", "--db", str(db), "-o", str(tmp / "{side}.json")],
         }
+        if args.only:
+            commands = {args.only: commands[args.only]}
         walls: dict[tuple[str, str], list[float]] = {(c, s): [] for c in commands for s in trees}
         answers: dict[tuple[str, str], Any] = {}
         for _ in range(args.rounds):
@@ -130,7 +140,8 @@ def main() -> int:
                     walls[command, side].append(wall)
                     answers[command, side] = predictions(out) if command == "replay" else \
                         call_costs(tmp / f"{side}.json")
-        print(f"trace: {calls} calls, 4 ranks; fitted run: {db}; {args.rounds} rounds, alternated")
+        print(f"trace: {calls} calls, 4 ranks; model: {model if args.model else f'fit of {db}'}; "
+              f"{args.rounds} rounds, alternated")
         print(f"{'command':8} {'baseline s':>10} {'this s':>8} {'ratio':>6} {'processes':>12}  same answer")
         failed = False
         for command, template in commands.items():

@@ -1,8 +1,11 @@
-/* The table of every operation a plan can name. */
+/* The table of every operation a plan can name: where the transports' operations
+ * (mpi/, am/, pvm/) meet the one measurement loop (core/), which finds them here
+ * by name (cc_op_find, cc_op.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "cc_ops.h"
+#include "cc_ops_am.h"
+#include "cc_ops_mpi.h"
 #ifdef CC_WITH_PVM
 #include "cc_ops_pvm.h"
 #endif

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check the C sources' layout: no include cycles, and shared code only from kernels/common/.
+"""Check the C sources' layout: no include cycles, shared code only from kernels/common/,
+and the kernel's transports apart.
 
 Reads every `#include "..."` of the .c and .h files under kernels/, tracer/,
 apps/ and am/ and fails (one line per finding, exit 1) when
@@ -7,6 +8,10 @@ apps/ and am/ and fails (one line per finding, exit 1) when
     x.c with its x.h: x.c including y.h and y.c including x.h is a cycle);
   - a file of tracer/, apps/ or am/ includes a file of kernels/ outside
     kernels/common/;
+  - a file of kernels/core/ or kernels/common/ includes a file of kernels/
+    outside them (the loop knows no transport), or a file of a transport's
+    directory (kernels/mpi/, kernels/am/, kernels/pvm/) includes a file of
+    kernels/ outside core/, common/ and its own directory;
   - an include names no file of the tree, or more than one.
 An include is resolved next to the including file first, then by its name
 anywhere in the tree (the Makefiles' -I directories).
@@ -22,6 +27,9 @@ from pathlib import Path
 
 TOP = ("kernels", "tracer", "apps", "am")
 SHARED = "kernels/common/"
+# the kernel's layers: what the files of each directory may include of kernels/
+KERNEL_BASE = (SHARED, "kernels/core/")
+TRANSPORTS = ("kernels/mpi/", "kernels/am/", "kernels/pvm/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -104,11 +112,21 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def check(root: Path) -> list[str]:
     graph, problems = include_graph(root)
     for f, targets in sorted(graph.items()):
-        if f.startswith("kernels/"):
-            continue
         for t in sorted(targets):
-            if t.startswith("kernels/") and not t.startswith(SHARED):
-                problems.append(f"{f} includes {t}: outside kernels/ only {SHARED} may be included")
+            if not t.startswith("kernels/"):
+                continue
+            if not f.startswith("kernels/"):
+                if not t.startswith(SHARED):
+                    problems.append(f"{f} includes {t}: outside kernels/ only {SHARED} may be included")
+                continue
+            own = next((d for d in (*KERNEL_BASE, *TRANSPORTS) if f.startswith(d)), None)
+            if own is None or t.startswith(KERNEL_BASE):
+                continue
+            if own in KERNEL_BASE:
+                problems.append(f"{f} includes {t}: {own} includes only {' and '.join(KERNEL_BASE)}")
+            elif not t.startswith(own):
+                problems.append(f"{f} includes {t}: a transport's files include only "
+                                f"{' and '.join(KERNEL_BASE)} and their own")
     for cycle in cycles(graph):
         problems.append("include cycle among " + ", ".join(cycle))
     modules: dict[str, set[str]] = {}

@@ -109,14 +109,15 @@ def c_rooms(root: Path) -> Graph:
         by_name[p.name].append(p)
     include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
     rooms: Graph = defaultdict(set)
+    root = root.resolve()
     for p in files:
-        room = str(p.parent.relative_to(root))
+        room = str(p.parent.resolve().relative_to(root))
         rooms.setdefault(room, set())
         for name in include.findall(p.read_text(errors="replace")):
             near = p.parent / name
             found = [near] if near.exists() else by_name.get(Path(name).name, [])
             if len(found) == 1:
-                target = str(found[0].parent.relative_to(root))
+                target = str(found[0].parent.resolve().relative_to(root))
                 if target != room:
                     rooms[room].add(target)
     return dict(rooms)

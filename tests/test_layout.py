@@ -21,7 +21,8 @@ def _check(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for top in ("kernels/common", "tracer", "apps", "am"):
+    for top in ("kernels/common", "kernels/core", "kernels/mpi", "kernels/am", "kernels/pvm", "tracer", "apps",
+                "am"):
         (tmp_path / top).mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -32,6 +33,15 @@ def test_this_tree_has_no_cycle_and_shares_only_common():
     result = _check(ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+def test_the_kernel_is_grouped_by_transport():
+    kernels = ROOT / "kernels"
+    assert (kernels / "core" / "cc_measure.c").is_file() and (kernels / "core" / "cc_op.h").is_file()
+    assert (kernels / "mpi" / "cc_ops_p2p.c").is_file() and (kernels / "am" / "cc_ops_am.c").is_file()
+    assert (kernels / "pvm" / "cc_ops_pvm_p2p.c").is_file()
+    loose = sorted(p.name for p in kernels.glob("*.[ch]"))
+    assert loose == ["cc_ops.c"], loose  # only the table where the transports meet
 
 
 def test_shared_code_lives_in_kernels_common():
@@ -50,6 +60,12 @@ def test_shared_code_lives_in_kernels_common():
     ({"kernels/cc_op.h": "", "tracer/t.c": '#include "cc_op.h"\n'},
      "tracer/t.c includes kernels/cc_op.h: outside kernels/ only kernels/common/ may be included"),
     ({"apps/x.c": '#include "nowhere.h"\n'}, 'apps/x.c: #include "nowhere.h" names no file'),
+    ({"kernels/mpi/m.h": "", "kernels/am/a.c": '#include "m.h"\n'},
+     "kernels/am/a.c includes kernels/mpi/m.h: a transport's files include only kernels/common/ and "
+     "kernels/core/ and their own"),
+    ({"kernels/pvm/p.h": "", "kernels/core/loop.c": '#include "p.h"\n'},
+     "kernels/core/loop.c includes kernels/pvm/p.h: kernels/core/ includes only kernels/common/ and "
+     "kernels/core/"),
     ({"kernels/common/s.h": "", "am/s.h": "", "apps/y.c": '#include "s.h"\n'},
      'apps/y.c: #include "s.h" names several files (am/s.h, kernels/common/s.h)'),
 ])
@@ -62,7 +78,10 @@ def test_checker_finds_each_breach(tmp_path, files, expected):
 def test_checker_accepts_a_layered_tree(tmp_path):
     result = _check(_tree(tmp_path, {
         "kernels/common/cc_timer.h": "", "kernels/common/cc_json.h": '#include "cc_timer.h"\n',
-        "tracer/t.c": '#include "cc_json.h"\n', "am/a.c": '#include "cc_timer.h"\n'}))
+        "tracer/t.c": '#include "cc_json.h"\n', "am/a.c": '#include "cc_timer.h"\n',
+        "kernels/core/cc_op.h": '#include "cc_json.h"\n', "kernels/mpi/m.h": '#include "cc_op.h"\n',
+        "kernels/mpi/m.c": '#include "m.h"\n#include "cc_timer.h"\n', "kernels/am/o.c": '#include "a.c"\n',
+        "kernels/cc_ops.c": '#include "m.h"\n'}))
     assert (result.returncode, result.stderr) == (0, "")
 
 

@@ -39,13 +39,13 @@ def test_summary_is_ordered(samples):
 
 
 def test_the_kernels_ci_ranks_are_pythons(tmp_path):
-    """The kernel decides "precision met" with its own ranks (kernels/cc_stats.c): compiled
+    """The kernel decides "precision met" with its own ranks (kernels/core/cc_stats.c): compiled
     as it is and asked for every n up to 200000, it must give Python's ranks."""
     import shutil
     import subprocess
     from pathlib import Path
 
-    kernels = Path(__file__).resolve().parents[1] / "kernels"
+    core = Path(__file__).resolve().parents[1] / "kernels" / "core"
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.fail("no C compiler: `make setup` installs one with MPI")
@@ -57,8 +57,8 @@ def test_the_kernels_ci_ranks_are_pythons(tmp_path):
         "    for (size_t n = 1; n <= top; n++) { cc_ci_ranks(n, &lo, &hi); printf(\"%zu %zu\\n\", lo, hi); }\n"
         "    return 0;\n}\n")
     binary = tmp_path / "ranks"
-    subprocess.run([compiler, "-std=c11", "-O2", f"-I{kernels}", "-o", str(binary), str(driver),
-                    str(kernels / "cc_stats.c"), "-lm"], check=True, capture_output=True)
+    subprocess.run([compiler, "-std=c11", "-O2", f"-I{core}", "-o", str(binary), str(driver),
+                    str(core / "cc_stats.c"), "-lm"], check=True, capture_output=True)
     top = 200000
     lines = subprocess.run([str(binary), str(top)], check=True, capture_output=True, text=True).stdout.split("\n")
     differ = [n for n in range(1, top + 1)

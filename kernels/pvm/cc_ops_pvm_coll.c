@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
 #include "cc_ops_pvm.h"
 #include "cc_pvm.h"
 

@@ -16,7 +16,6 @@
 
 #include "cc_measure.h"
 #include "cc_op_data.h"
-#include "cc_ops.h"
 #include "cc_ops_pvm.h"
 #include "cc_pvm.h"
 #include "cc_verify.h"

@@ -8,15 +8,18 @@
 //! single run would have given. A failed request leaves the process serving.
 //!
 //! [`Sources`] is what the requests of one process share: each model file is
-//! read and parsed once per library, and a replay built with the same trace
-//! directory and options as the request before it is copied instead of read
-//! again (a replay under LogGPS and then under LogGP differs only in the
-//! engine's parameters). The files are taken to stay unchanged while the
-//! process runs.
+//! read and parsed once per library; the files of a trace directory whose
+//! signatures were listed are kept (`TraceFiles`) until the replay to run is
+//! built from them, so that listing a trace's signatures and replaying it
+//! priced read it once; and a replay built with
+//! the same trace directory and options as the request before it is copied
+//! instead of built again (a replay under LogGPS and then under LogGP differs
+//! only in the engine's parameters). The files are taken to stay unchanged
+//! while the process runs.
 
 use crate::first_touch::{self, FirstTouch};
 use crate::params::{self, CallCosts, Params};
-use crate::workload::replay::{Options, Replay};
+use crate::workload::replay::{Options, Replay, TraceFiles};
 use crate::{Result, SimError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -40,6 +43,9 @@ pub struct Sources {
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
+    /// In batch mode, the files of the last trace read, until a replay to run
+    /// is built from them (a listing of signatures keeps them).
+    trace: Option<(String, TraceFiles)>,
 }
 
 fn memo<T: Clone>(
@@ -138,10 +144,21 @@ impl Sources {
             }
         }
         self.replay = None; // its memory is free before the next one is read
-        let r = Replay::load(Path::new(dir), opts)?;
-        if self.keep_replay {
-            self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
+        if !self.keep_replay {
+            return Replay::load(Path::new(dir), opts);
         }
+        if self.trace.as_ref().is_none_or(|(d, _)| d != dir) {
+            self.trace = None;
+            self.trace = Some((dir.to_string(), TraceFiles::read(Path::new(dir))?));
+        }
+        let (_, files) = self.trace.as_ref().expect("read above");
+        let r = Replay::from_files(files, opts)?;
+        if !opts.list_only {
+            // the schedule to run is built: its copy serves the requests that
+            // follow, and the files' bytes need not be held beside it
+            self.trace = None;
+        }
+        self.replay = Some((dir.to_string(), opts.clone(), r.clone()));
         Ok(r)
     }
 }

@@ -16,14 +16,10 @@
 use crate::error::{Result, SimError};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
-use crate::network::Network;
 use crate::params::{Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
-use crate::transport::flow_level::FlowLevel;
-use crate::transport::ideal::Ideal;
-use crate::transport::reserved::Reserved;
 use crate::transport::{
-    forward_cost, FlowMsg, Host, Model, NetModel, Pending, FIRST_NET_KIND, NO_RECV,
+    forward_cost, Driver, Host, Net, NetModel, Pending, ReceiverCopy, FIRST_NET_KIND, NO_RECV,
 };
 use crate::workload::{OpKind, Ready, Workload};
 
@@ -147,7 +143,7 @@ pub struct PhaseMark {
 /// How to run: cost parameters, network, and whether to keep a timeline.
 pub struct Config {
     pub params: Params,
-    pub network: Network,
+    pub network: Net,
     pub trace_limit: Option<usize>,
 }
 
@@ -325,24 +321,23 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         cold_receives,
         held: 0,
     };
-    // the one place the network model is chosen: the engine is compiled for each
-    let net = config.network;
-    match Model::of(&net) {
-        Model::Ideal => drive(core, Ideal::new(net)),
-        Model::Reserved => drive(core, Reserved::new(net)),
-        Model::FlowLevel => drive(core, FlowLevel::new(net)),
-    }
+    // the engine is compiled for each network model
+    config.network.drive(core)
 }
 
-fn drive<W: Workload, N: NetModel>(core: Core<'_, W>, net: N) -> Result<Outcome> {
-    let n = core.free.len() as u32;
-    let mut e = Engine { core, net };
-    for rank in 0..n {
-        e.core.wl.start(rank, &mut e.core.ready);
-        e.core.flush_ready()?;
+impl<W: Workload> Driver for Core<'_, W> {
+    type Output = Result<Outcome>;
+
+    fn drive<N: NetModel>(self, net: N) -> Result<Outcome> {
+        let n = self.free.len() as u32;
+        let mut e = Engine { core: self, net };
+        for rank in 0..n {
+            e.core.wl.start(rank, &mut e.core.ready);
+            e.core.flush_ready()?;
+        }
+        e.main_loop()?;
+        e.core.finish()
     }
-    e.main_loop()?;
-    e.core.finish()
 }
 
 impl<W: Workload, N: NetModel> Engine<'_, W, N> {
@@ -445,7 +440,7 @@ impl<W: Workload> Host for Core<'_, W> {
     /// The receiver's CPU is held to the copy's end (sharing made the copy
     /// longer than alone), the receive is done and a pulled message's
     /// sender released.
-    fn copy_done(&mut self, t: u64, m: FlowMsg) -> Result<()> {
+    fn copy_done(&mut self, t: u64, m: ReceiverCopy) -> Result<()> {
         let done = t.max(m.until);
         let r = m.rank as usize;
         if self.free[r].o < done {
@@ -467,8 +462,8 @@ impl<W: Workload> Core<'_, W> {
         Host::schedule(self, time, kind as u8, ev)
     }
 
-    /// Keeps the largest number of events waiting, messages whose routes are
-    /// still to be reserved among them (as if they were queued when sent).
+    /// Keeps the largest number of events waiting, messages the network holds
+    /// back among them (as if they were queued when sent).
     #[inline(always)]
     fn note_queued(&mut self) {
         self.peak_queue = self.peak_queue.max(self.queue.len() + self.held);
@@ -656,7 +651,7 @@ impl<W: Workload> Core<'_, W> {
             Proto::Sync => Kind::MsgSync,
             Proto::Local => Kind::MsgLocal,
         };
-        // flow level: the bytes move when the receiver copies them (`NetModel::copy`)
+        // a network that times copies moves the bytes when the receiver copies them
         if to_self {
             self.schedule_kind(depart, kind, msg)?;
         } else {
@@ -782,9 +777,9 @@ impl<W: Workload> Core<'_, W> {
                         let end = start.saturating_add(self.pull_bytes(msg.size));
                         self.cpu_until(r, start, end, Busy::Comm, 0);
                         let s1 = msg.size.saturating_sub(1);
-                        if net.copies_as_flows() && s1 > 0 {
+                        if net.times_copies() && s1 > 0 {
                             // the sender is released, and the receive done, when the copy ends
-                            let copy = FlowMsg {
+                            let copy = ReceiverCopy {
                                 rank: ev.rank,
                                 peer: msg.src,
                                 send: msg.aux,
@@ -882,15 +877,16 @@ impl<W: Workload> Core<'_, W> {
         }
         self.cpu_until(r, t, end, Busy::Comm, late);
         self.record(t, ev, SpanKind::Recv, ev.peer);
-        // flow level: the bytes copied now are a flow, from the first byte's
-        // arrival, as long alone as the CPU's time for them; the receive is
-        // done, and a pulled message's sender released, when it ends
-        if net.copies_as_flows() && s1 > 0 && (posted.is_some() || !pull) {
+        // a network that times copies: the bytes copied now are its to time,
+        // from the first byte's arrival, as long alone as the CPU's time for
+        // them; the receive is done, and a pulled message's sender released,
+        // when the copy ends
+        if net.times_copies() && s1 > 0 && (posted.is_some() || !pull) {
             let late = match (self.acct.as_mut(), pull) {
                 (Some(a), true) => a.late_match(t, ev.id),
                 _ => 0,
             };
-            let copy = FlowMsg {
+            let copy = ReceiverCopy {
                 rank: ev.rank,
                 peer: ev.peer,
                 send: ev.id,

@@ -6,6 +6,10 @@ use commchar_sim::batch::{self, Sources};
 use commchar_sim::engine::{self, Breakdown, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{CallCost, Params, Rendezvous, RendezvousCopy, Unit};
+use commchar_sim::transport::flow_level::FlowLevel;
+use commchar_sim::transport::ideal::Ideal;
+use commchar_sim::transport::reserved::Reserved;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::jacobi::{Exchange, Jacobi};
@@ -892,7 +896,14 @@ fn run(m: &ArgMatches, src: &mut Sources) -> Result<Answer> {
         .expect("has default")
         .as_str();
     let node_plan = node_resource(m, &built, ranks, congestion, unit, src)?;
-    let network = match congestion {
+    let half_duplex = m
+        .get_one::<String>("links")
+        .is_some_and(|l| l == "half-duplex");
+    let store_forward = m
+        .get_one::<String>("routing")
+        .is_some_and(|r| r == "store-and-forward");
+    let wires = Network::new(topo, params.hop).with_links(half_duplex, store_forward);
+    let (network, node): (Net, _) = match congestion {
         // a link moves bytes as fast as the fastest message does alone; with G = 0
         // only a node's copy bandwidth is left to share
         "flow" if params.fastest_gap_per_byte() == 0 && node_plan.is_none() => {
@@ -900,22 +911,18 @@ fn run(m: &ArgMatches, src: &mut Sources) -> Result<Answer> {
                 "--congestion flow needs G > 0 (from the model or --G): with G = 0 links have no bandwidth to share".into(),
             ))
         }
-        "flow" => Network::with_flows(topo, params.hop, params.fastest_gap_per_byte()),
-        mode => Network::new(topo, params.hop, mode == "on"),
-    };
-    let half_duplex = m
-        .get_one::<String>("links")
-        .is_some_and(|l| l == "half-duplex");
-    let store_forward = m
-        .get_one::<String>("routing")
-        .is_some_and(|r| r == "store-and-forward");
-    let network = network.with_links(half_duplex, store_forward);
-    let (network, node) = match node_plan {
-        Some((gap, cost, of)) => {
-            let desc = node_json(gap, cost, &of, unit);
-            (network.with_node_resource(of, gap, cost), Some(desc))
+        "flow" => {
+            let flows = FlowLevel::new(wires, params.fastest_gap_per_byte());
+            match node_plan {
+                Some((gap, cost, of)) => {
+                    let desc = node_json(gap, cost, &of, unit);
+                    (flows.with_node_resource(of, gap, cost).into(), Some(desc))
+                }
+                None => (flows.into(), None),
+            }
         }
-        None => (network, None),
+        "on" => (Reserved::new(wires).into(), None),
+        _ => (Ideal::new(wires).into(), None),
     };
     let trace_path = m.get_one::<String>("trace");
     let config = Config {

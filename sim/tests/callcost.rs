@@ -7,12 +7,16 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{call_costs_from_model, CallCost, Params};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::phased::Phased;
 use common::{params, run_with, NS};
 
 fn run_collective(c: Collective, params: Params) -> Outcome {
-    let net = Network::new(topology::parse("full", c.p).expect("topology"), 0, false);
+    let net = Net::ideal(Network::new(
+        topology::parse("full", c.p).expect("topology"),
+        0,
+    ));
     let mut wl = Phased::new(c);
     let config = Config {
         params,

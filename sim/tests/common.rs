@@ -5,6 +5,7 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::phased::Phased;
 
@@ -40,11 +41,12 @@ pub fn run_with(
 ) -> Outcome {
     let alg = collectives::parse(spec).expect("known collective");
     let c = Collective::new(alg, p, n, params.gamma).expect("valid collective");
-    let net = Network::new(
-        topology::parse(topo, p).expect("topology"),
-        params.hop,
-        congestion,
-    );
+    let wires = Network::new(topology::parse(topo, p).expect("topology"), params.hop);
+    let net = if congestion {
+        Net::reserved(wires)
+    } else {
+        Net::ideal(wires)
+    };
     let mut wl = Phased::new(c);
     engine::run(
         Config {
@@ -125,7 +127,10 @@ pub fn replay_dir(
     params: Params,
 ) -> Result<Outcome, commchar_sim::SimError> {
     let mut r = commchar_sim::workload::replay::Replay::load(dir, opts)?;
-    let net = Network::new(topology::parse("full", r.measured.len() as u32)?, 0, false);
+    let net = Net::ideal(Network::new(
+        topology::parse("full", r.measured.len() as u32)?,
+        0,
+    ));
     engine::run_accounted(
         Config {
             params,

@@ -9,6 +9,7 @@ use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::flow_level::FlowLevel;
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::Workload;
 use common::NS;
@@ -47,14 +48,14 @@ fn finish(text: &str, p: &Params, net: Net) -> Vec<u64> {
     let ranks = g.ranks();
     let topo = topology::parse("full", ranks).unwrap();
     let network = match net {
-        Net::Off => Network::new(topo, 0, false),
+        Net::Off => commchar_sim::transport::Net::ideal(Network::new(topo, 0)),
         Net::Flow(node) => {
-            let flows = Network::with_flows(topo, 0, p.fastest_gap_per_byte());
+            let flows = FlowLevel::new(Network::new(topo, 0), p.fastest_gap_per_byte());
             match node {
-                Some((per, gap, cost)) => {
-                    flows.with_node_resource((0..ranks).map(|r| r / per).collect(), gap, cost)
-                }
-                None => flows,
+                Some((per, gap, cost)) => flows
+                    .with_node_resource((0..ranks).map(|r| r / per).collect(), gap, cost)
+                    .into(),
+                None => flows.into(),
             }
         }
     };

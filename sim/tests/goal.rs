@@ -4,6 +4,7 @@ mod common;
 use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::phased::{write_goal, Phased};
@@ -13,7 +14,7 @@ use common::{params, NS};
 fn simulate(text: &str) -> Result<commchar_sim::engine::Outcome, SimError> {
     let mut g = GoalGraph::parse(text, "test.goal", NS)?;
     let p = commchar_sim::workload::Workload::ranks(&g);
-    let net = Network::new(topology::parse("full", p)?, 0, false);
+    let net = Net::ideal(Network::new(topology::parse("full", p)?, 0));
     engine::run(
         Config {
             params: params(0),
@@ -105,7 +106,7 @@ fn emitted_goal_runs_to_the_same_makespan() {
         prm.eager_max = 1000; // some rendezvous too
         let mut g = GoalGraph::parse(&text, spec, NS).unwrap();
         let run = |w: &mut dyn FnMut(Config) -> u64| {
-            let net = Network::new(topology::parse("full", p).unwrap(), 0, false);
+            let net = Net::ideal(Network::new(topology::parse("full", p).unwrap(), 0));
             w(Config {
                 params: prm.clone(),
                 network: net,
@@ -130,7 +131,7 @@ mod properties {
         let mut text = Vec::new();
         write_goal(&Collective::new(alg, p, n, NS).unwrap(), NS, &mut text).unwrap();
         let mut g = GoalGraph::parse(std::str::from_utf8(&text).unwrap(), spec, NS).unwrap();
-        let net = || Network::new(topology::parse("full", p).unwrap(), 0, false);
+        let net = || Net::ideal(Network::new(topology::parse("full", p).unwrap(), 0));
         let a = engine::run(
             Config {
                 params: prm.clone(),

@@ -6,6 +6,7 @@ use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::goal::GoalGraph;
 use common::NS;
 use proptest::prelude::*;
@@ -48,12 +49,12 @@ fn finish(text: &str, topo: &str, model: Model, half_duplex: bool, saf: bool) ->
     let mut g = GoalGraph::parse(text, "t", NS).unwrap();
     let p = commchar_sim::workload::Workload::ranks(&g);
     let t = topology::parse(topo, p).unwrap();
+    let wires = Network::new(t, H * NS).with_links(half_duplex, saf);
     let net = match model {
-        Model::Off => Network::new(t, H * NS, false),
-        Model::Links => Network::new(t, H * NS, true),
-        Model::Flow => Network::with_flows(t, H * NS, G * NS),
-    }
-    .with_links(half_duplex, saf);
+        Model::Off => Net::ideal(wires),
+        Model::Links => Net::reserved(wires),
+        Model::Flow => Net::flow_level(wires, G * NS),
+    };
     let config = Config {
         params: params(H),
         network: net,

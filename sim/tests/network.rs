@@ -5,6 +5,7 @@ use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::goal::GoalGraph;
 use common::NS;
 use proptest::prelude::*;
@@ -29,7 +30,7 @@ fn pure_delay(hop: u64) -> Params {
 }
 
 /// Each rank's finish time for a GOAL schedule, with the network `net` builds for its ranks.
-fn finish_times(text: &str, params: Params, net: impl FnOnce(u32) -> Network) -> Vec<u64> {
+fn finish_times(text: &str, params: Params, net: impl FnOnce(u32) -> Net) -> Vec<u64> {
     let mut g = GoalGraph::parse(text, "t", NS).unwrap();
     let network = net(commchar_sim::workload::Workload::ranks(&g));
     engine::run(
@@ -46,7 +47,12 @@ fn finish_times(text: &str, params: Params, net: impl FnOnce(u32) -> Network) ->
 
 fn run_goal(text: &str, topo: &str, congestion: bool, hop: u64) -> Vec<u64> {
     finish_times(text, pure_delay(hop), |p| {
-        Network::new(topology::parse(topo, p).unwrap(), hop, congestion)
+        let wires = Network::new(topology::parse(topo, p).unwrap(), hop);
+        if congestion {
+            Net::reserved(wires)
+        } else {
+            Net::ideal(wires)
+        }
     })
 }
 
@@ -119,7 +125,10 @@ fn with_gap(gap_ps_per_byte: u64) -> Params {
 
 fn run_goal_flows(text: &str, topo: &str, gap_ps_per_byte: u64) -> Vec<u64> {
     finish_times(text, with_gap(gap_ps_per_byte), |p| {
-        Network::with_flows(topology::parse(topo, p).unwrap(), 0, gap_ps_per_byte)
+        Net::flow_level(
+            Network::new(topology::parse(topo, p).unwrap(), 0),
+            gap_ps_per_byte,
+        )
     })
 }
 
@@ -152,7 +161,7 @@ fn flows_that_share_no_link_give_the_congestion_free_times() {
     }
     let flows = run_goal_flows(&text, "full", 250);
     let off = finish_times(&text, with_gap(250), |p| {
-        Network::new(topology::parse("full", p).unwrap(), 0, false)
+        Net::ideal(Network::new(topology::parse("full", p).unwrap(), 0))
     });
     assert_eq!(flows, off);
     assert_eq!(flows[0], 2000 * NS);

@@ -6,6 +6,7 @@ use commchar_sim::engine::{self, Config};
 use commchar_sim::network::Network;
 use commchar_sim::params::{self, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::flow_level::FlowLevel;
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::Workload;
 use common::NS;
@@ -46,10 +47,14 @@ fn pairs(k: u32, bytes: u64) -> String {
 fn finish(text: &str, l: u64, gap: u64, node: Option<(u32, f64)>) -> Vec<u64> {
     let mut g = GoalGraph::parse(text, "t", NS).unwrap();
     let ranks = g.ranks();
-    let mut network = Network::with_flows(topology::parse("full", ranks).unwrap(), 0, gap);
+    let mut flows = FlowLevel::new(
+        Network::new(topology::parse("full", ranks).unwrap(), 0),
+        gap,
+    );
     if let Some((per, node_gap)) = node {
-        network = network.with_node_resource((0..ranks).map(|r| r / per).collect(), node_gap, 0.0);
+        flows = flows.with_node_resource((0..ranks).map(|r| r / per).collect(), node_gap, 0.0);
     }
+    let network = flows.into();
     let config = Config {
         params: params(l, gap),
         network,

@@ -119,11 +119,10 @@ fn a_rendezvous_send_waits_for_the_receiver() {
     ] {
         p.rendezvous = mode;
         let mut g = commchar_sim::workload::goal::GoalGraph::parse(text, "t", NS).unwrap();
-        let net = commchar_sim::network::Network::new(
+        let net = commchar_sim::transport::Net::ideal(commchar_sim::network::Network::new(
             commchar_sim::topology::parse("full", 2).unwrap(),
             0,
-            false,
-        );
+        ));
         let out = commchar_sim::engine::run(
             commchar_sim::engine::Config {
                 params: p.clone(),

@@ -6,6 +6,7 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::network::Network;
 use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
+use commchar_sim::transport::Net;
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::Workload;
 use common::{params, NS};
@@ -20,7 +21,12 @@ fn model() -> Params {
 fn simulate(text: &str, p: Params, congestion: bool) -> Outcome {
     let mut g = GoalGraph::parse(text, "self.goal", NS).expect("parses");
     let ranks = g.ranks();
-    let net = Network::new(topology::parse("full", ranks).unwrap(), p.hop, congestion);
+    let wires = Network::new(topology::parse("full", ranks).unwrap(), p.hop);
+    let net = if congestion {
+        Net::reserved(wires)
+    } else {
+        Net::ideal(wires)
+    };
     engine::run(
         Config {
             params: p,
@@ -141,7 +147,7 @@ fn generated_collectives_never_send_to_self() {
                 let Ok(c) = Collective::new(alg, p, n, 0) else {
                     continue;
                 };
-                let net = Network::new(topology::parse("full", p).unwrap(), 0, false);
+                let net = Net::ideal(Network::new(topology::parse("full", p).unwrap(), 0));
                 let out = engine::run(
                     Config {
                         params: model(),

@@ -3,32 +3,62 @@
 //! whatever the network model, and which handles the network's own events.
 //!
 //! The engine knows the CPUs, NICs, matching and the workload; it hands each
-//! message that leaves a rank to `NetModel::send`, asks `copies_as_flows`
+//! message that leaves a rank to `NetModel::send`, asks `times_copies`
 //! whether a receiver's copy is the network's to time (and then hands it to
 //! `copy`), calls `flush` before each event it takes from the queue, and
 //! passes every event of a kind at or after `FIRST_NET_KIND` to `on_event`.
 //! The network reaches back through `Host`: the queue, a rank's CPU, and the
 //! end of a copy.
 //!
-//! The models, one file each, chosen once when a run starts (`Model::of`):
+//! The models, one file each, chosen once when a run starts (`Net`, whose
+//! `drive` hands the model to the engine through `Driver`):
 //! - `ideal`: no congestion; a message's arrival is queued when it is sent
 //!   (store-and-forward charges the forwarding in its delay).
 //! - `reserved`: one message per link at a time; arrivals are queued once
 //!   their routes are reserved, in batches (`flush`).
-//! - `flow_level`: links shared max-min fairly by the receivers' copies.
+//! - `flow_level`: links shared max-min fairly by the receivers' copies
+//!   (the max-min solver: `flows`).
+//!
+//! Each model keeps its own state; what they share (topology, routes, hop
+//! latency, half duplex, store-and-forward) is `crate::network::Network`.
 //!
 //! Store-and-forward through ranks (links reserved) or at the flow level
 //! moves a message hop by hop as `Hop` events (`hops`).
 
 pub mod flow_level;
+pub mod flows;
 pub mod hops;
 pub mod ideal;
+mod links;
 pub mod reserved;
 
 use crate::error::Result;
-pub use crate::flows::{FlowMsg, NO_RECV};
 use crate::network::Network;
 use crate::params::Params;
+use flow_level::FlowLevel;
+use ideal::Ideal;
+use reserved::Reserved;
+
+/// A receiver's copy of a message's bytes that the network times
+/// (`NetModel::copy`), handed back to the engine when it ends: whose copy it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceiverCopy {
+    /// The receiver, whose CPU copies the bytes, and the sender.
+    pub rank: u32,
+    pub peer: u32,
+    /// The send's id, and the receive's (`NO_RECV`: the message waits unexpected).
+    pub send: u32,
+    pub recv: u32,
+    /// A single-copy rendezvous message: its sender is released when the copy ends.
+    pub pull: bool,
+    /// The sender's synchronization wait, accounted when it is released.
+    pub late: u64,
+    /// When the copy would end alone: the receiver's CPU is held to then at least.
+    pub until: u64,
+}
+
+/// `ReceiverCopy::recv` of a message copied before its receive is posted.
+pub const NO_RECV: u32 = u32::MAX;
 
 /// A waiting event's data.
 #[derive(Debug, Clone, Copy)]
@@ -86,7 +116,7 @@ pub trait Host {
     /// rank's CPU forwards it, a switch at once), Err(when to try again).
     fn forward_at(&mut self, t: u64, ev: &Pending) -> std::result::Result<u64, u64>;
     /// A receiver's copy ended at t (flow level).
-    fn copy_done(&mut self, t: u64, m: FlowMsg) -> Result<()>;
+    fn copy_done(&mut self, t: u64, m: ReceiverCopy) -> Result<()>;
 }
 
 /// A network model, as the engine drives it. The engine is generic over it,
@@ -112,7 +142,7 @@ pub trait NetModel {
     /// Whether a receiver's copy of a message's bytes is the network's to
     /// time (`copy`), its end handed back by `Host::copy_done`.
     #[inline(always)]
-    fn copies_as_flows(&self) -> bool {
+    fn times_copies(&self) -> bool {
         false
     }
 
@@ -124,7 +154,7 @@ pub trait NetModel {
         _t: u64,
         _start: u64,
         _s1: u64,
-        _copy: FlowMsg,
+        _copy: ReceiverCopy,
     ) -> Result<()> {
         unreachable!("only a model whose copies are flows is handed copies")
     }
@@ -141,23 +171,61 @@ pub trait NetModel {
     }
 }
 
-/// Which model a network is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
-    Ideal,
-    Reserved,
-    FlowLevel,
+/// A run's network model, chosen once when it starts: `drive` hands the
+/// model itself to the engine, which is compiled for each (every call of
+/// the model is then direct, no trait object).
+pub enum Net {
+    Ideal(Ideal),
+    Reserved(Reserved),
+    FlowLevel(FlowLevel),
 }
 
-impl Model {
-    pub fn of(net: &Network) -> Model {
-        if net.is_flow_level() {
-            Model::FlowLevel
-        } else if net.reserves_links() {
-            Model::Reserved
-        } else {
-            Model::Ideal
+/// What runs with a network model of any type (the engine).
+pub trait Driver {
+    type Output;
+    fn drive<N: NetModel>(self, net: N) -> Self::Output;
+}
+
+impl Net {
+    /// No congestion (`--congestion off`).
+    pub fn ideal(wires: Network) -> Net {
+        Net::Ideal(Ideal::new(wires))
+    }
+
+    /// One message per link at a time (`--congestion on`).
+    pub fn reserved(wires: Network) -> Net {
+        Net::Reserved(Reserved::new(wires))
+    }
+
+    /// Links shared by flows of `link_gap` ps per byte (`--congestion flow`).
+    pub fn flow_level(wires: Network, link_gap: u64) -> Net {
+        Net::FlowLevel(FlowLevel::new(wires, link_gap))
+    }
+
+    pub fn drive<D: Driver>(self, driver: D) -> D::Output {
+        match self {
+            Net::Ideal(m) => driver.drive(m),
+            Net::Reserved(m) => driver.drive(m),
+            Net::FlowLevel(m) => driver.drive(m),
         }
+    }
+}
+
+impl From<Ideal> for Net {
+    fn from(m: Ideal) -> Net {
+        Net::Ideal(m)
+    }
+}
+
+impl From<Reserved> for Net {
+    fn from(m: Reserved) -> Net {
+        Net::Reserved(m)
+    }
+}
+
+impl From<FlowLevel> for Net {
+    fn from(m: FlowLevel) -> Net {
+        Net::FlowLevel(m)
     }
 }
 

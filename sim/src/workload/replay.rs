@@ -24,9 +24,13 @@ use crate::matching::ANY;
 use crate::params::Params;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod extended;
+mod files;
+
+pub use files::TraceFiles;
+use files::{read_header, RankFile};
 
 const MAGIC: &[u8; 8] = b"CCTRACE1";
 const VERSION: u32 = 1;
@@ -356,24 +360,6 @@ impl Rec {
     }
 }
 
-struct Header {
-    rank: i32,
-    size: i32,
-    t_init: u64,
-    t_finalize: u64,
-    records: u64,
-    flags: u32,
-    /// The tracer's own time per traced call outside the calls' spans (ps; 0 unknown).
-    record_gap_ps: u32,
-    host: String,
-    library: String,
-}
-
-fn c_string(b: &[u8]) -> String {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
-}
-
 /// The name of OTHER record index `i`, from the format header's list.
 pub fn other_name(i: i32) -> String {
     let names = FORMAT_HEADER
@@ -389,72 +375,6 @@ pub fn other_name(i: i32) -> String {
         (true, Some(n)) => format!("MPI_{n}"),
         _ => format!("unknown call #{i}"),
     }
-}
-
-fn read_header(path: &Path, file: &mut std::fs::File) -> Result<(Header, u64)> {
-    let shown = path.display();
-    let len = file
-        .metadata()
-        .map_err(|e| SimError::Input(format!("cannot read {shown}: {e}")))?
-        .len();
-    let mut h = [0u8; HEADER_BYTES];
-    if len < HEADER_BYTES as u64 {
-        return input(format!(
-            "{shown}: truncated ({len} bytes, shorter than the {HEADER_BYTES}-byte header)"
-        ));
-    }
-    file.read_exact(&mut h)
-        .map_err(|e| SimError::Input(format!("cannot read {shown}: {e}")))?;
-    if &h[0..8] != MAGIC {
-        return input(format!("{shown}: not a commchar trace (bad magic)"));
-    }
-    let version = u32_at(&h, 8);
-    if version != VERSION {
-        return input(format!(
-            "{shown}: trace format version {version}, this simulator reads version {VERSION}"
-        ));
-    }
-    let record_bytes = u32_at(&h, 12);
-    if record_bytes as usize != RECORD_BYTES {
-        return input(format!(
-            "{shown}: record size {record_bytes}, expected {RECORD_BYTES}"
-        ));
-    }
-    let header = Header {
-        rank: i32_at(&h, 16),
-        size: i32_at(&h, 20),
-        t_init: u64_at(&h, 24),
-        t_finalize: u64_at(&h, 32),
-        records: u64_at(&h, 40),
-        flags: u32_at(&h, 48),
-        record_gap_ps: u32_at(&h, 52),
-        host: c_string(&h[56..120]),
-        library: c_string(&h[120..184]),
-    };
-    let body = len - HEADER_BYTES as u64;
-    let held = body / RECORD_BYTES as u64;
-    if header.flags & FINALIZED == 0 || header.records == 0 {
-        return input(format!(
-            "{shown}: the trace was cut short (the rank did not reach MPI_Finalize)"
-        ));
-    }
-    if !body.is_multiple_of(RECORD_BYTES as u64) || held != header.records {
-        return input(format!(
-            "{shown}: truncated or corrupt (the header says {} records, the file holds {held}{})",
-            header.records,
-            if !body.is_multiple_of(RECORD_BYTES as u64) {
-                " and a partial one"
-            } else {
-                ""
-            }
-        ));
-    }
-    if header.t_finalize < header.t_init {
-        return input(format!(
-            "{shown}: corrupt header (MPI_Finalize before MPI_Init)"
-        ));
-    }
-    Ok((header, held))
 }
 
 /// A communicator as one rank sees it.
@@ -611,11 +531,13 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn read_rank(&mut self, path: &Path, rank: u32, size: u32) -> Result<Measured> {
-        let mut file = std::fs::File::open(path)
-            .map_err(|e| SimError::Input(format!("cannot read {}: {e}", path.display())))?;
-        let (h, count) = read_header(path, &mut file)?;
-        let shown = path.display().to_string();
+    fn read_rank<R: Read>(&mut self, file: RankFile<R>, rank: u32, size: u32) -> Result<Measured> {
+        let RankFile {
+            shown,
+            len,
+            mut reader,
+        } = file;
+        let (h, count) = read_header(&shown, len, &mut reader)?;
         if h.rank != rank as i32 || h.size != size as i32 {
             return input(format!(
                 "{shown}: header says rank {} of {}, expected rank {rank} of {size}",
@@ -667,7 +589,6 @@ impl Builder<'_> {
             host: h.host.clone(),
             library: h.library.clone(),
         };
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let mut buf = [0u8; RECORD_BYTES];
         for i in 0..count {
             st.index = i;
@@ -1279,38 +1200,26 @@ impl Builder<'_> {
 }
 
 impl Replay {
-    /// Reads the trace directory `dir` (rank-<r>.cctrace for every rank).
+    /// Reads the trace directory `dir` (rank-<r>.cctrace for every rank),
+    /// each file streamed as it is replayed.
     pub fn load(dir: &Path, opts: &Options) -> Result<Replay> {
-        let shown = dir.display().to_string();
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| SimError::Input(format!("cannot read trace directory {shown}: {e}")))?;
-        let mut found: Vec<u32> = Vec::new();
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if let Some(r) = name
-                .strip_prefix("rank-")
-                .and_then(|s| s.strip_suffix(".cctrace"))
-            {
-                match r.parse::<u32>() {
-                    Ok(r) => found.push(r),
-                    Err(_) => return input(format!("{shown}: unexpected trace file {name}")),
-                }
-            }
-        }
-        if found.is_empty() {
-            return input(format!("{shown}: no rank-<r>.cctrace files"));
-        }
-        found.sort_unstable();
-        let size = found.len() as u32;
-        if let Some((i, _)) = found.iter().enumerate().find(|(i, &r)| r != *i as u32) {
-            return input(format!(
-                "{shown}: the trace of rank {i} is missing ({size} rank files)"
-            ));
-        }
-        if size > crate::workload::MAX_RANKS {
-            return input(format!("{shown}: too many ranks"));
-        }
+        let (shown, size) = files::rank_count(dir)?;
+        Self::build(shown, size, opts, |rank| files::open(dir, rank))
+    }
+
+    /// The replay of a trace read earlier (`TraceFiles`), under `opts`.
+    pub fn from_files(trace: &TraceFiles, opts: &Options) -> Result<Replay> {
+        Self::build(trace.dir().to_string(), trace.ranks(), opts, |rank| {
+            Ok(trace.rank(rank))
+        })
+    }
+
+    fn build<R: Read>(
+        shown: String,
+        size: u32,
+        opts: &Options,
+        mut open: impl FnMut(u32) -> Result<RankFile<R>>,
+    ) -> Result<Replay> {
         let mut b = Builder {
             opts,
             shared: Shared::default(),
@@ -1326,8 +1235,7 @@ impl Replay {
         let mut measured = Vec::with_capacity(size as usize);
         for rank in 0..size {
             rank_steps.push(b.steps.len() as u32);
-            let path: PathBuf = dir.join(format!("rank-{rank}.cctrace"));
-            measured.push(b.read_rank(&path, rank, size)?);
+            measured.push(b.read_rank(open(rank)?, rank, size)?);
         }
         rank_steps.push(b.steps.len() as u32);
         b.push_step(); // sentinel

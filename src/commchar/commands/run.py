@@ -26,7 +26,7 @@ from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
 from commchar.terminal import styled, sweep_progress, visible
 
-# The kernel's own bounds (kernels/cc_options.c): refused here, before any launch.
+# The kernel's own bounds (kernels/core/cc_options.c): refused here, before any launch.
 KERNEL_MAX_REPS = 100_000_000
 KERNEL_MAX_TIME_S = 1e6
 KERNEL_MAX_WINDOW_FACTOR = 1e6

@@ -76,11 +76,11 @@ OPERATIONS: dict[str, Operation] = {
         Operation("allreduce", "collective", REDUCTION_VARIANTS, unit="double"),
         Operation("reduce_scatter", "collective", REDUCTION_VARIANTS, unit="double_per_rank"),
         Operation("scan", "collective", REDUCTION_VARIANTS, unit="double"),
-        # One-sided (kernels/cc_ops_rma.c): variant = synchronisation; *_bw: W operations per epoch.
+        # One-sided (kernels/mpi/cc_ops_rma.c): variant = synchronisation; *_bw: W operations per epoch.
         Operation("put", "p2p", RMA_VARIANTS),
         Operation("get", "p2p", RMA_VARIANTS),
         Operation("acc", "p2p", RMA_VARIANTS, unit="double"),
-        # Non-blocking collectives (kernels/cc_ops_nbc.c): pure, and overlapped with as long a computation.
+        # Non-blocking collectives (kernels/mpi/cc_ops_nbc.c): pure, and overlapped with as long a computation.
         Operation("ibcast", "collective", NBC_VARIANTS),
         Operation("iallreduce", "collective", NBC_VARIANTS, unit="double"),
         Operation("ialltoall", "collective", NBC_VARIANTS),

@@ -43,7 +43,7 @@ OVERSUBSCRIBED_MAX_TIME_S = 0.15
 STDERR_TAIL_CHARS = 400
 # After the kernel's last line, how long a job may take to exit before it is stopped.
 FINALIZE_GRACE_S = 10.0
-# Start synchronizations of collectives (kernels/cc_sync.c); window: the kernel's
+# Start synchronizations of collectives (kernels/core/cc_sync.c); window: the kernel's
 # default factor over an estimate of one repetition (untimed runs).
 SYNC_METHODS = ("barrier", "none", "window")
 DEFAULT_WINDOW_FACTOR = 4.0

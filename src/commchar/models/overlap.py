@@ -1,5 +1,5 @@
 """The overlap a non-blocking collective allows, from its `pure` and `overlap` points
-(kernels/cc_ops_nbc.c), as OSU and IMB-NBC define it:
+(kernels/mpi/cc_ops_nbc.c), as OSU and IMB-NBC define it:
 
     overlap = max(0, min(1, 1 - (t_overlap - t_compute) / t_pure))
 

@@ -5,8 +5,8 @@ which collective calls it holds (`--list-signatures`); this module prices
 them from the model file, then runs the replay twice: with the model's
 rendezvous threshold S (LogGPS) and with every message eager (LogGP, S
 infinite). One simulator process (`binary.Session`) answers all of these: it
-reads the model once and the priced replay once, for both runs and the GOAL
-output. The result puts the trace's measured time per rank beside both
+reads the model and the trace's files once, and builds the priced replay once
+for both runs and the GOAL output. The result puts the trace's measured time per rank beside both
 predictions, with each rank's predicted breakdown and per-phase times.
 """
 

@@ -13,7 +13,7 @@
 
 #include "cc_measure.h"
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 /* Bytes one pair's window may hold, as bw's: past it, a window of W long

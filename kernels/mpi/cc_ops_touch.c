@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_TOUCH_FRESH = 0, CC_TOUCH_RESIDENT = 1 };

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_DDT_BLOCK = 8, CC_DDT_STRIDE = 16 };

@@ -12,7 +12,7 @@
 
 #include "cc_measure.h"
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_EX_SENDRECV, CC_EX_REPLACE, CC_EX_SELF };

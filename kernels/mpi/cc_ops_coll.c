@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 static const char *const cc_reduction_variants[] = {"sum", "nop", NULL};

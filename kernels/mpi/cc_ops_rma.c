@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_RMA_FENCE, CC_RMA_PSCW, CC_RMA_LOCK, CC_RMA_FENCE_BW, CC_RMA_PSCW_BW, CC_RMA_LOCK_BW };

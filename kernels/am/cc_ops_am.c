@@ -23,7 +23,7 @@
 
 #include "cc_am_mpi.h"
 #include "cc_measure.h"
-#include "cc_ops.h"
+#include "cc_ops_am.h"
 #include "cc_verify.h"
 
 /* why --cache cold cannot move these buffers */

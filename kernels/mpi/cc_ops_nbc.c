@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 
 enum { CC_NBC_PURE, CC_NBC_OVERLAP };
 static const char *const cc_nbc_variants[] = {"pure", "overlap", NULL};

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 enum { CC_NB_DIMS = 2, CC_NB_COUNT = 2 * CC_NB_DIMS };

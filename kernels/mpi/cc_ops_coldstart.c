@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 
 /* three times MPICH 4's 64 cells a rank, so the warm tail is long enough to judge */
 #define CC_COLD_SENDS 192

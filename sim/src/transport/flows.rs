@@ -19,7 +19,7 @@
 //!
 //! A node's shared resource (`with_node_links`) is a link of B_node bytes per
 //! ps on which a flow weighs `weight` per byte (the per-message cost c_node
-//! spread over its bytes, network.rs): k flows bound by it move at
+//! spread over its bytes, flow_level.rs): k flows bound by it move at
 //! B_node / (sum of their weights) each, equal rates as on any link.
 //!
 //! A flow may be started ahead of its time (`start_at`): it waits, taking no
@@ -31,29 +31,10 @@
 //! leaves), so that recomputation indexes arrays instead of hashing each
 //! link of each route three times, which was most of its cost.
 
+use super::ReceiverCopy;
 use crate::fxhash::FxHashMap;
 
-/// What the engine needs back when a flow ends: whose copy it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowMsg {
-    /// The receiver, whose CPU copies the bytes, and the sender.
-    pub rank: u32,
-    pub peer: u32,
-    /// The send's id, and the receive's (`NO_RECV`: the message waits unexpected).
-    pub send: u32,
-    pub recv: u32,
-    /// A single-copy rendezvous message: its sender is released when the copy ends.
-    pub pull: bool,
-    /// The sender's synchronization wait, accounted when it is released.
-    pub late: u64,
-    /// When the copy would end alone: the receiver's CPU is held to then at least.
-    pub until: u64,
-}
-
-/// `FlowMsg::recv` of a message copied before its receive is posted.
-pub const NO_RECV: u32 = u32::MAX;
-
-/// `FlowMsg::recv` of one hop of a store-and-forward message (`rank`: the
+/// `ReceiverCopy::recv` of one hop of a store-and-forward message (`rank`: the
 /// node it reaches, `peer`: the next hop's index, `send`: its place in the
 /// engine's messages on their way).
 pub const HOP_FLOW: u32 = u32::MAX - 1;
@@ -73,7 +54,7 @@ struct Flow {
     version: u32,
     /// Its place in `active`.
     at: usize,
-    msg: FlowMsg,
+    msg: ReceiverCopy,
 }
 
 /// A flow's finish as now computed: an event for (id, version) at `time`.
@@ -139,7 +120,14 @@ impl FlowNet {
     /// `gap` ps. Its rate, and the others', are found by the next `settle`,
     /// which must come at `now`: true when this start asks for one (the first
     /// change since the last), so the many sends of one instant cost one settle.
-    pub fn start(&mut self, now: u64, links: &[u64], bytes: u64, gap: u64, msg: FlowMsg) -> bool {
+    pub fn start(
+        &mut self,
+        now: u64,
+        links: &[u64],
+        bytes: u64,
+        gap: u64,
+        msg: ReceiverCopy,
+    ) -> bool {
         self.insert(now, now, links, bytes, bytes_per_ps(gap), 1.0, msg)
             .is_some()
     }
@@ -158,7 +146,7 @@ impl FlowNet {
         bytes: u64,
         lone: u64,
         weight: f64,
-        msg: FlowMsg,
+        msg: ReceiverCopy,
     ) -> Option<u64> {
         let cap = if lone == 0 {
             f64::INFINITY
@@ -177,7 +165,7 @@ impl FlowNet {
         bytes: u64,
         cap: f64,
         weight: f64,
-        msg: FlowMsg,
+        msg: ReceiverCopy,
     ) -> Option<u64> {
         let later = at > now;
         let flow = Flow {
@@ -216,7 +204,7 @@ impl FlowNet {
 
     /// Ends flow `id` now (at its current finish) and returns its message, and
     /// whether a `settle` now is needed (as for `start`).
-    pub fn finish(&mut self, id: u32) -> (FlowMsg, bool) {
+    pub fn finish(&mut self, id: u32) -> (ReceiverCopy, bool) {
         // the others keep their rates up to the settle at this same instant,
         // which moves their bytes on
         let flow = self.flows[id as usize].take().expect("a current flow");
@@ -492,9 +480,10 @@ fn whole_ps(x: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::NO_RECV;
 
-    fn msg() -> FlowMsg {
-        FlowMsg {
+    fn msg() -> ReceiverCopy {
+        ReceiverCopy {
             rank: 0,
             peer: 0,
             send: 0,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 /* why --cache cold cannot move these buffers */

@@ -8,7 +8,7 @@
 
 #include "cc_measure.h"
 #include "cc_op_data.h"
-#include "cc_ops.h"
+#include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
 #define CC_LOGGP_M 16

@@ -1,5 +1,5 @@
 /* A point's buffers, fill and verification, shared by the operation files of
- * every transport (cc_ops_*.c, pvm/): they use these, never each other. */
+ * every transport (mpi/, am/, pvm/): they use these, never each other. */
 #ifndef CC_OP_DATA_H
 #define CC_OP_DATA_H
 
