@@ -174,6 +174,11 @@ def draw(title: str, graph: Graph) -> bool:
     print(f"{title}: {len(graph)} rooms, {arrows} arrows, "
           + ("no cycle" if found is None else "CYCLE " + " -> ".join(found)))
     if found is not None:
+        # no layers without an order: every room with its arrows, those of the cycle marked
+        back = set(zip(found, found[1:]))
+        for room in sorted(graph):
+            deps = ", ".join(d + (" (CYCLE)" if (room, d) in back else "") for d in sorted(graph[room]))
+            print(f"   ?  {room:22s}" + (f" -> {deps}" if deps else ""))
         return False
     for k, rooms in reversed(list(enumerate(layers(graph)))):
         for room in rooms:
