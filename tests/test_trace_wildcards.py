@@ -125,9 +125,11 @@ def test_a_polling_loop_is_a_few_test_run_records(traced):
     assert int(testany["bytes"].sum()) >= any_calls - 1 > 100
     assert len(runs) < 40
     assert (runs["t_end"] >= runs["t_start"]).all()
-    # the least time a call took inside MPI: less than the run's span over its calls
+    # the least time a call took inside MPI (sampled every 64th call, the two clock reads
+    # of the sample included): at most the run's mean time per call plus those reads
     assert (runs["bytes2"] > 0).all()
-    assert (runs["bytes2"] * runs["bytes"] <= (runs["t_end"] - runs["t_start"]) + runs["bytes2"] * 64).all()
+    mean_ns = (runs["t_end"] - runs["t_start"]).astype(float) / runs["bytes"]
+    assert (runs["bytes2"] <= mean_ns + 200).all()
     summary = traced[2].summary()
     assert summary.calls["Testany"]["count"] >= any_calls
     assert "Test_run" not in summary.calls

@@ -201,15 +201,7 @@ def _validate_self_message(section: Any, path: str) -> None:
     steps = section.get("steps")
     if not isinstance(steps, list) or not steps:
         raise _fail(f"{path}.steps", "expected a non-empty list of [n, us]")
-    previous = -1.0
-    for i, step in enumerate(steps):
-        if not isinstance(step, list) or len(step) != 2:
-            raise _fail(f"{path}.steps[{i}]", "expected [n, us]")
-        n = _bytes(step[0], f"{path}.steps[{i}][0]")
-        _number(step[1], f"{path}.steps[{i}][1]", 0)
-        if n <= previous:
-            raise _fail(f"{path}.steps[{i}][0]", "sizes must increase")
-        previous = n
+    _sized_pairs(steps, f"{path}.steps", "us")
 
 
 def _validate_steps(section: Any, path: str) -> None:
@@ -229,15 +221,20 @@ def _validate_steps(section: Any, path: str) -> None:
     if steps is not None:
         if not isinstance(steps, list):
             raise _fail(f"{path}.steps", "expected a list of [n, per_byte]")
-        previous = -1.0
-        for i, step in enumerate(steps):
-            if not isinstance(step, list) or len(step) != 2:
-                raise _fail(f"{path}.steps[{i}]", "expected [n, per_byte]")
-            n = _bytes(step[0], f"{path}.steps[{i}][0]")
-            _number(step[1], f"{path}.steps[{i}][1]", 0)
-            if n <= previous:
-                raise _fail(f"{path}.steps[{i}][0]", "sizes must increase")
-            previous = n
+        _sized_pairs(steps, f"{path}.steps", "per_byte")
+
+
+def _sized_pairs(steps: list, path: str, value: str) -> None:
+    """[[n, value], ...]: n whole bytes, increasing; each value a number >= 0."""
+    previous = -1.0
+    for i, step in enumerate(steps):
+        if not isinstance(step, list) or len(step) != 2:
+            raise _fail(f"{path}[{i}]", f"expected [n, {value}]")
+        n = _bytes(step[0], f"{path}[{i}][0]")
+        _number(step[1], f"{path}[{i}][1]", 0)
+        if n <= previous:
+            raise _fail(f"{path}[{i}][0]", "sizes must increase")
+        previous = n
 
 
 def _validate_cold_start(section: Any, path: str) -> None:
