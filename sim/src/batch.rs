@@ -17,7 +17,7 @@
 //! only in the engine's parameters). The files are taken to stay unchanged
 //! while the process runs.
 
-use crate::first_touch::{self, FirstTouch};
+use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
 use crate::workload::replay::{Options, Replay, TraceFiles};
 use crate::{Result, SimError};
@@ -38,8 +38,8 @@ pub struct Sources {
     texts: HashMap<String, Rc<str>>,
     params: HashMap<Key, Params>,
     call_costs: HashMap<Key, CallCosts>,
-    first_touch: HashMap<Key, FirstTouch>,
-    replace_copy: HashMap<Key, FirstTouch>,
+    first_touch: HashMap<Key, ByteSteps>,
+    replace_copy: HashMap<Key, ByteSteps>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
@@ -103,7 +103,7 @@ impl Sources {
     }
 
     /// The model's first-touch costs (`first_touch::from_model`).
-    pub fn first_touch(&mut self, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+    pub fn first_touch(&mut self, path: &str, library: Option<&str>) -> Result<ByteSteps> {
         let text = self.model_text(path)?;
         memo(&mut self.first_touch, Self::key(path, library), || {
             first_touch::from_model(&text, path, library)
@@ -111,7 +111,7 @@ impl Sources {
     }
 
     /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv (`loggp.replace_copy`).
-    pub fn replace_copy(&mut self, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+    pub fn replace_copy(&mut self, path: &str, library: Option<&str>) -> Result<ByteSteps> {
         let text = self.model_text(path)?;
         memo(&mut self.replace_copy, Self::key(path, library), || {
             first_touch::steps_from_model(&text, path, library, "replace_copy")

@@ -17,9 +17,11 @@ pub const MMAP_THRESHOLD: u64 = 128 * 1024;
 // an Irecv's cold count sits in aux/aux2 (its req is its request)
 use crate::trace_calls::IRECV;
 
-/// The cost of first touching received bytes.
+/// A cost per byte that depends on the size (`steps`, else `fs_per_byte`): first touching
+/// received bytes (`loggp.first_touch`), and the copy of MPI_Sendrecv_replace
+/// (`loggp.replace_copy`, read by `steps_from_model`), fitted alike (models/excess.py).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FirstTouch {
+pub struct ByteSteps {
     /// Femtoseconds per cold byte (0: free), where no step applies.
     pub fs_per_byte: u64,
     /// (measured size, fs per byte), sizes increasing: `cold` bytes pay the step of the
@@ -36,10 +38,10 @@ fn fs(us: f64, what: &str) -> Result<u64> {
     Ok((us * 1.0e9).round() as u64)
 }
 
-impl FirstTouch {
+impl ByteSteps {
     /// From the model's `per_byte` (us per byte), without steps.
-    pub fn from_us_per_byte(us: f64) -> Result<FirstTouch> {
-        Ok(FirstTouch {
+    pub fn from_us_per_byte(us: f64) -> Result<ByteSteps> {
+        Ok(ByteSteps {
             fs_per_byte: fs(us, "per_byte")?,
             steps: Vec::new(),
         })
@@ -84,7 +86,7 @@ pub fn cold_bytes(call: u16, flags: u16, req: u64, aux: i32, aux2: i32) -> u64 {
 
 /// `libraries.<lib>.loggp.first_touch` (or `loggp_partial.first_touch`) of a model file;
 /// free when the model has none. `library` None: the only library with a loggp section.
-pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<FirstTouch> {
+pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<ByteSteps> {
     steps_from_model(text, path, library, "first_touch")
 }
 
@@ -96,13 +98,13 @@ pub fn steps_from_model(
     path: &str,
     library: Option<&str>,
     key: &str,
-) -> Result<FirstTouch> {
+) -> Result<ByteSteps> {
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return input(format!("{path}: not JSON: {e}")),
     };
     let Some(libs) = doc.get("libraries").and_then(Value::as_object) else {
-        return Ok(FirstTouch::default());
+        return Ok(ByteSteps::default());
     };
     let lib = match library {
         Some(name) => libs.get(name),
@@ -121,13 +123,13 @@ pub fn steps_from_model(
             .find_map(|k| l.get(k).and_then(|s| s.get(key)))
     });
     let Some(s) = section.filter(|s| !s.is_null()) else {
-        return Ok(FirstTouch::default());
+        return Ok(ByteSteps::default());
     };
     let bad = |e: crate::SimError| crate::SimError::Input(format!("{path}: loggp {e}"));
     let Some(us) = s.get("per_byte").and_then(Value::as_f64) else {
         return input(format!("{path}: loggp {key} has no per_byte (us per byte)"));
     };
-    let mut ft = FirstTouch::from_us_per_byte(us).map_err(bad)?;
+    let mut ft = ByteSteps::from_us_per_byte(us).map_err(bad)?;
     if let Some(steps) = s.get("steps").filter(|v| !v.is_null()) {
         let Some(list) = steps.as_array() else {
             return input(format!("{path}: loggp {key}.steps is not a list"));

@@ -6,7 +6,7 @@
 mod common;
 
 use commchar_sim::engine::Outcome;
-use commchar_sim::first_touch::{self, FirstTouch, REC_COLD};
+use commchar_sim::first_touch::{self, ByteSteps, REC_COLD};
 use commchar_sim::params::{Params, Rendezvous};
 use commchar_sim::workload::replay::{CollectiveMode, Options, Signature, SignatureCost};
 use common::{NS, R};
@@ -66,11 +66,11 @@ fn compute(o: &Outcome, r: usize) -> u64 {
 }
 
 /// 0.25 ns a byte: 250 ps
-fn touch() -> FirstTouch {
-    FirstTouch::from_us_per_byte(2.5e-4).unwrap()
+fn touch() -> ByteSteps {
+    ByteSteps::from_us_per_byte(2.5e-4).unwrap()
 }
 
-fn with(opts: Options, ft: FirstTouch) -> Options {
+fn with(opts: Options, ft: ByteSteps) -> Options {
     Options {
         first_touch: ft,
         ..opts
@@ -250,7 +250,7 @@ fn the_model_field_is_read_and_checked() {
     let none = r#"{"libraries": {"mpich": {"loggp": {"L": 1}}}}"#;
     assert_eq!(
         first_touch::from_model(none, "m.json", Some("mpich")).unwrap(),
-        FirstTouch::default()
+        ByteSteps::default()
     );
     let bad = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": -1}}}}}"#;
     let e = first_touch::from_model(bad, "m.json", Some("mpich")).unwrap_err();

@@ -5,7 +5,7 @@
 mod common;
 
 use commchar_sim::engine::{self, Config, Outcome};
-use commchar_sim::first_touch::FirstTouch;
+use commchar_sim::first_touch::ByteSteps;
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
@@ -1110,7 +1110,7 @@ fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
     // measured: 5 ps a byte from 4 KiB, 1 ps below (fs per byte); the model's O is ignored
     let opts = Options {
         local_copy: LocalCopy::from_params(&pulled),
-        replace_copy: FirstTouch {
+        replace_copy: ByteSteps {
             fs_per_byte: 0,
             steps: vec![(64, 1000), (4096, 5000)],
         },

@@ -19,7 +19,7 @@ use super::phased::{write_goal_op, PhaseSchedule};
 use super::polling;
 use super::{Op, OpKind, Ready, Workload};
 use crate::error::{input, usage, Result, SimError};
-use crate::first_touch::{self, FirstTouch};
+use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
 use crate::params::Params;
 use std::collections::{BTreeMap, HashMap};
@@ -204,10 +204,10 @@ pub struct Options {
     /// What a rank pays to copy a message through a temporary buffer.
     pub local_copy: LocalCopy,
     /// What a rank pays to fault in the cold bytes of its receive buffers.
-    pub first_touch: FirstTouch,
+    pub first_touch: ByteSteps,
     /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv, by size, as measured
     /// (`loggp.replace_copy`); without steps the copy is `local_copy`'s.
-    pub replace_copy: FirstTouch,
+    pub replace_copy: ByteSteps,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -251,8 +251,8 @@ impl Default for Options {
             gamma: 0,
             list_only: false,
             local_copy: LocalCopy::default(),
-            first_touch: FirstTouch::default(),
-            replace_copy: FirstTouch::default(),
+            first_touch: ByteSteps::default(),
+            replace_copy: ByteSteps::default(),
         }
     }
 }
