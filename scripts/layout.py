@@ -39,8 +39,9 @@ def python_rooms(root: Path) -> tuple[Graph, Graph]:
     modules: Graph = defaultdict(set)
     for path in sorted(pkg.rglob("*.py")):
         rel = path.relative_to(pkg)
-        room = rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 or rel.stem not in ("__init__", "__main__") \
-            else "commchar"
+        # a subpackage or a top-level module is a room; the package's own __init__/__main__ is "commchar"
+        top_door = len(rel.parts) == 1 and rel.stem in ("__init__", "__main__")
+        room = "commchar" if top_door else rel.parts[0].removesuffix(".py")
         module = ".".join(("commchar", *rel.with_suffix("").parts)).removesuffix(".__init__")
         rooms.setdefault(room, set())
         modules.setdefault(module, set())
@@ -70,9 +71,8 @@ def python_rooms(root: Path) -> tuple[Graph, Graph]:
                 if parts[0] != "commchar" or len(parts) < 2:
                     continue
                 target = parts[1]
-                if target != room and (pkg / target).exists() or (pkg / f"{target}.py").exists():
-                    if target != room:
-                        rooms[room].add(target)
+                if target != room and ((pkg / target).is_dir() or (pkg / f"{target}.py").exists()):
+                    rooms[room].add(target)
                 for k in range(len(parts), 1, -1):
                     candidate = ".".join(parts[:k])
                     if candidate != module and _is_module(pkg, parts[1:k]):

@@ -9,8 +9,9 @@ import pytest
 
 from commchar.cli import main
 from commchar.modelfile.model import ModelError
-from commchar.modelfile.schema import _validate_steps
+from commchar.modelfile.schema import _validate_self_message, _validate_steps
 from commchar.models.replace_copy import replace_copy_section
+from commchar.models.self_message import self_message_section
 
 KIB = 1024
 
@@ -78,8 +79,6 @@ def test_a_real_run_gives_the_model_its_replace_copy(mpi_libraries, tmp_path, ca
 
 
 def test_the_self_path_is_kept_per_size_as_measured():
-    from commchar.models.self_message import self_message_section
-
     points = [{"op": "exchange", "variant": "self", "n_bytes": n, "t_us": t, "t_mean_us": 1.2 * t, "valid": True}
               for n, t in ((4096, 0.1), (0, 0.05), (32768, 1.5))]
     points.append({"op": "exchange", "variant": "sendrecv", "n_bytes": 0, "t_us": 9.0, "valid": True})
@@ -90,5 +89,4 @@ def test_the_self_path_is_kept_per_size_as_measured():
     assert section["statistic"] == "mean" and section["max_bytes"] == 32768
     assert self_message_section(points[-1:], skipped, "lib") is None and "exchange:self" in skipped[0]
     with pytest.raises(ModelError, match="self_message.steps"):
-        from commchar.modelfile.schema import _validate_self_message
         _validate_self_message({"steps": [[4096, 0.1], [0, 0.05]]}, "libraries.lib.loggp.self_message")

@@ -27,6 +27,7 @@ from commchar.models.inputs import check_one_sync, normalise
 from commchar.models.laws import ONE_P_NOTE
 from commchar.models.loggp import LogGPModel
 from commchar.models.replace_copy import OP as REPLACE_OP
+from commchar.models.replace_copy import SLOW as REPLACE_VARIANT
 from commchar.models.replace_copy import replace_copy_section
 from commchar.models.self_message import OP as SELF_OP
 from commchar.models.self_message import VARIANT as SELF_VARIANT
@@ -488,34 +489,22 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
             loggp, partial = _loggp_sections(library, loggp_pts, receiver_delay_us, operations)
         except InputError as exc:
             skipped.append(f"{library} loggp: {exc}")
+    # the probes that add to the LogGP section (or to its partial one): name -> entry
+    extras: dict[str, Any] = {}
     if ops.get("coldstart"):
-        cold = _cold_start(ops["coldstart"], skipped, library)
-        if cold is not None:
-            if loggp is not None:
-                loggp["cold_start"] = cold
-            else:
-                partial = (partial or {}) | {"cold_start": cold}
+        extras["cold_start"] = _cold_start(ops["coldstart"], skipped, library)
     if ops.get(FIRST_TOUCH_OP):  # receives into never-touched memory (models/first_touch.py)
-        touch = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
-        if touch is not None:
-            if loggp is not None:
-                loggp["first_touch"] = touch
-            else:
-                partial = (partial or {}) | {"first_touch": touch}
-    if ops.get(REPLACE_OP):  # MPI_Sendrecv_replace's extra copy (models/replace_copy.py)
-        copy_section = replace_copy_section(ops[REPLACE_OP], skipped, library)
-        if copy_section is not None:
-            if loggp is not None:
-                loggp["replace_copy"] = copy_section
-            else:
-                partial = (partial or {}) | {"replace_copy": copy_section}
+        extras["first_touch"] = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
+    if any(pt["variant"] == REPLACE_VARIANT for pt in ops.get(REPLACE_OP, [])):  # models/replace_copy.py
+        extras["replace_copy"] = replace_copy_section(ops[REPLACE_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
-        self_section = self_message_section(ops[SELF_OP], skipped, library)
-        if self_section is not None:
-            if loggp is not None:
-                loggp["self_message"] = self_section
-            else:
-                partial = (partial or {}) | {"self_message": self_section}
+        extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
+    extras = {name: entry for name, entry in extras.items() if entry is not None}
+    if extras:
+        if loggp is not None:
+            loggp.update(extras)
+        else:
+            partial = (partial or {}) | extras
     concurrency = None
     if ops.get(CONCURRENCY_OP):  # the node's shared bandwidth (models/concurrency.py)
         concurrency = concurrency_section(ops[CONCURRENCY_OP], library, skipped)
