@@ -15,6 +15,8 @@ from commchar.measure import adaptive
 from commchar.measure.operations import parse_ops
 from commchar.measure.plan import ADAPTIVE, DENSE, GRID, points_by_rule, rule_sizes, size_rule
 from commchar.models.assemble import fit_models
+from commchar.provenance import build_identity
+from commchar.store import Store
 
 MiB = 1 << 20
 
@@ -153,4 +155,9 @@ def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
     assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
     (choice,) = json.loads(out.read_text())["provenance"]["size_choice"]["runs"]
     assert choice["rule"] == "list" and "ci_target" not in choice
+    # a run of applications beside it (its sizes are a list of N, no points) leaves the choice alone
+    with Store(db) as store:
+        store.create_run(build_identity(), {}, {"app": "jacobi", "sizes": [768], "np": [4]})
+    assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
+    assert [r["run_id"] for r in json.loads(out.read_text())["provenance"]["size_choice"]["runs"]] == [1]
     assert choice["series"][0]["rounds"] == [{"round": 0, "sizes": [0, 64, 4096], "precision": 0.05}]

@@ -38,14 +38,17 @@ def size_choice(db: str | Path, run_ids: Iterable[int]) -> dict[str, Any]:
     with Store(db, readonly=True) as store:
         runs = [store.run(i) for i in run_ids] if run_ids else store.runs()
         for run in runs:
-            out.append(_one_run(store, run))
+            # a run of applications or traces measured no sizes: nothing to say of it
+            if store.connection.execute("SELECT 1 FROM points WHERE run_id = ? LIMIT 1",
+                                        (run["id"],)).fetchone():
+                out.append(_one_run(store, run))
     return {"runs": out}
 
 
 def _one_run(store: Store, run: dict) -> dict[str, Any]:
     options = run.get("options") or {}
     sizes = options.get("sizes")
-    rule = size_rule(sizes) or "list"
+    rule = (size_rule(sizes) if sizes is None or isinstance(sizes, str) else None) or "list"
     precision = float(options.get("precision") or 0.01)
     rows = store.connection.execute(
         "SELECT library, op, variant, p, n_bytes, job_id, refined, precision_target, t_us, ci_lo_us,"
