@@ -317,6 +317,12 @@ def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, c
     listed = [line for line in out.splitlines() if "│ direct" in line]  # the table's row, not the old figures
     assert listed and "not predicted" in listed[0] and "–" in listed[0]
     assert "corrupt" in out
+    # a trace whose rank files are gone from the store (its phases left): one line too
+    with connection:
+        connection.execute("DELETE FROM trace_ranks WHERE trace_id = ?", (cases["allgather"]["trace"]["median"],))
+    assert main(["app", "predict", "--db", str(db), "--model", str(model), "--again"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 cases predicted" in out and "2 could not be" in out and "has no rank files" in out
     # no case predictable at all: one line, a failing exit
     with connection:
         for case in cases.values():

@@ -75,3 +75,20 @@ def test_points_without_means_give_no_mean_fit():
         del pt["t_mean_us"], pt["t_std_us"], pt["reps"]
     op = fit_points(pts)["libraries"]["lib"]["operations"]["alltoall"]
     assert "mean" not in op and "mean_in_sample" not in op["errors"]
+
+
+def test_a_p_measured_to_smaller_sizes_only_leaves_the_larger_ones_their_regime():
+    # p = 2 measured to 1 MiB; p = 4 and 8 on to 128 MiB, where the per-byte cost triples
+    # beyond 16 MiB (the buffers outgrow the cache): a regime p = 2 has no point in
+    pts = _points(np.random.default_rng(5))
+    big = [16 << 20, 64 << 20, 128 << 20]
+    for p in (4, 8):
+        for n in big:
+            t = 0.0004 * np.log2(p) * n * (3.0 if n > 16 << 20 else 1.0)
+            pts.append({**pts[0], "p": p, "n_bytes": n, "t_us": t, "ci_lo_us": 0.98 * t, "ci_hi_us": 1.02 * t,
+                        "t_mean_us": t, "t_std_us": 0.05 * t})
+    op = fit_points(pts)["libraries"]["lib"]["operations"]["alltoall"]
+    assert any(b["after"] == 16 << 20 and b["at"] == 64 << 20 for b in op["breakpoints"]), op["breakpoints"]
+    assert op["errors"]["in_sample"]["max"] <= 0.10, op["errors"]["in_sample"]
+    # the last regime's laws come from the p measured there
+    assert list(op["segments"][-1]["fit"]["per_p"]) == ["4", "8"]

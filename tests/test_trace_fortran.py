@@ -49,3 +49,18 @@ def test_a_fortran_program_is_traced_and_replayed(tmp_path: Path, mpi_libraries,
     recv = found.ranks[1].records[found.ranks[1].records["call"] == CALL_IDS["Recv"]]
     assert recv["peer"].tolist() == [-2] and recv["aux"].tolist() == [0] and recv["bytes2"].tolist() == [8000]
     check_predicted(replay(db, write_model(tmp_path / "m.json"), library))
+
+
+def test_the_tracer_loads_where_the_library_has_no_fortran_bindings(mpi_libraries):
+    # a library built without Fortran (MPICH's Python wheel) lacks the Fortran sentinels the
+    # wrappers compare arguments with: the tracer refers to them weakly, or it would not load
+    from commchar.measure.build import TRACER, ensure_built
+
+    for library in mpi_libraries:
+        lib = ensure_built(TRACER, library) / "libcommchar-trace.so"
+        undefined = subprocess.run(["nm", "-D", "--undefined-only", str(lib)], check=True,
+                                   capture_output=True, text=True).stdout.splitlines()
+        sentinels = [line.split() for line in undefined
+                     if any(s in line for s in ("MPIR_F08_", "mpi_fortran_"))]
+        assert sentinels, f"{library}: the tracer compares no Fortran sentinel"
+        assert all(kind in ("w", "v") for kind, _ in sentinels), (library, sentinels)

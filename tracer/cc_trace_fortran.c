@@ -9,20 +9,27 @@
  * arguments (an f08 handle is a struct of one integer; its ierror is optional,
  * so it may be NULL).  MPICH's mpi_f08: calls with a choice buffer are
  * mpi_send_f08ts_, whose buffer is a C descriptor (CFI_cdesc_t, its first member
- * the address); its statuses are C MPI_Status. */
+ * the address); its statuses are C MPI_Status.
+ *
+ * The library's Fortran sentinels are weak references: a library built without
+ * Fortran bindings (MPICH's Python wheel) has none, and the tracer must still load
+ * there; a sentinel that is absent matches no argument. */
 #include <stdlib.h>
 
 #include "cc_trace.h"
 
 typedef MPI_Fint F;
 
+/* p is the sentinel `sym`, which the library may lack (then its address is NULL) */
+#define CCTF_IS(p, sym) ((void *)&(sym) != NULL && (void *)(p) == (void *)&(sym))
+
 #if defined(OPEN_MPI)
-extern F mpi_fortran_in_place_, mpi_fortran_bottom_;
-extern F mpi_fortran_status_ignore_, mpi_fortran_statuses_ignore_;
-#define CCTF_IN_PLACE(p) ((void *)(p) == (void *)&mpi_fortran_in_place_)
-#define CCTF_BOTTOM(p) ((void *)(p) == (void *)&mpi_fortran_bottom_)
-#define CCTF_STATUS_IGNORE(s) ((void *)(s) == (void *)&mpi_fortran_status_ignore_)
-#define CCTF_STATUSES_IGNORE(s) ((void *)(s) == (void *)&mpi_fortran_statuses_ignore_)
+extern F mpi_fortran_in_place_ __attribute__((weak)), mpi_fortran_bottom_ __attribute__((weak));
+extern F mpi_fortran_status_ignore_ __attribute__((weak)), mpi_fortran_statuses_ignore_ __attribute__((weak));
+#define CCTF_IN_PLACE(p) CCTF_IS(p, mpi_fortran_in_place_)
+#define CCTF_BOTTOM(p) CCTF_IS(p, mpi_fortran_bottom_)
+#define CCTF_STATUS_IGNORE(s) CCTF_IS(s, mpi_fortran_status_ignore_)
+#define CCTF_STATUSES_IGNORE(s) CCTF_IS(s, mpi_fortran_statuses_ignore_)
 typedef void cctf_buffer;
 #define CCTF_ADDRESS(b) ((void *)(b))
 /* a status in Fortran's integer array form */
@@ -33,12 +40,13 @@ static size_t cctf_status_bytes(void) { return sizeof(MPI_Status) / sizeof(F) * 
 #define CCTF_NAMES(lower, buffered) \
     __typeof__(lower##_) lower##_f08_ __attribute__((alias(#lower "_")));
 #elif defined(MPICH)
-extern int MPIR_F08_MPI_IN_PLACE, MPIR_F08_MPI_BOTTOM;
-extern MPI_F08_status MPIR_F08_MPI_STATUS_IGNORE_OBJ, MPIR_F08_MPI_STATUSES_IGNORE_OBJ[1];
-#define CCTF_IN_PLACE(p) ((void *)(p) == (void *)&MPIR_F08_MPI_IN_PLACE)
-#define CCTF_BOTTOM(p) ((void *)(p) == (void *)&MPIR_F08_MPI_BOTTOM)
-#define CCTF_STATUS_IGNORE(s) ((void *)(s) == (void *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
-#define CCTF_STATUSES_IGNORE(s) ((void *)(s) == (void *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
+extern int MPIR_F08_MPI_IN_PLACE __attribute__((weak)), MPIR_F08_MPI_BOTTOM __attribute__((weak));
+extern MPI_F08_status MPIR_F08_MPI_STATUS_IGNORE_OBJ __attribute__((weak));
+extern MPI_F08_status MPIR_F08_MPI_STATUSES_IGNORE_OBJ[1] __attribute__((weak));
+#define CCTF_IN_PLACE(p) CCTF_IS(p, MPIR_F08_MPI_IN_PLACE)
+#define CCTF_BOTTOM(p) CCTF_IS(p, MPIR_F08_MPI_BOTTOM)
+#define CCTF_STATUS_IGNORE(s) CCTF_IS(s, MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+#define CCTF_STATUSES_IGNORE(s) CCTF_IS(s, MPIR_F08_MPI_STATUSES_IGNORE_OBJ[0])
 typedef void *cctf_buffer; /* CFI_cdesc_t: base_addr first */
 #define CCTF_ADDRESS(b) (*(void *const *)(b))
 static void cctf_status_out(const MPI_Status *c, void *f) { PMPI_Status_c2f08(c, f); }

@@ -14,6 +14,11 @@ pub const REC_COLD: u16 = 4;
 /// on first touch; smaller ones reuse heap memory. glibc raises the threshold up to 32 MiB
 /// after a mapped block is freed; the replay keeps the default.
 pub const MMAP_THRESHOLD: u64 = 128 * 1024;
+/// glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit): freeing a
+/// mapped block of at most this size raises the threshold to it, so the repeated calls of a
+/// probe take such a temporary buffer from warm heap memory after the first; a larger one
+/// is mapped afresh, and faulted in, on every call, the probe's too.
+pub const MMAP_THRESHOLD_MAX: u64 = 32 * 1024 * 1024;
 // an Irecv's cold count sits in aux/aux2 (its req is its request)
 use crate::trace_calls::IRECV;
 
@@ -70,6 +75,17 @@ impl ByteSteps {
             return 0;
         }
         ((bytes as u128 * self.fs_per_byte_at(size) as u128) / 1000).min(u64::MAX as u128) as u64
+    }
+
+    /// What a program's one call pays beyond a probe's repeated ones for a temporary buffer
+    /// of `size` bytes faulted in whole: [`temp_cost`](Self::temp_cost) up to
+    /// [`MMAP_THRESHOLD_MAX`], 0 above it (the probe mapped it afresh on every call too).
+    pub fn temp_cost_beyond_probe(&self, size: u64) -> u64 {
+        if size > MMAP_THRESHOLD_MAX {
+            0
+        } else {
+            self.temp_cost(size, size)
+        }
     }
 }
 

@@ -401,6 +401,32 @@ fn temporary_buffers_below_the_mmap_threshold_are_free() {
 }
 
 #[test]
+fn a_charged_call_adds_no_temporary_buffer_its_probe_mapped_afresh_too() {
+    // 8 MiB blocks at p = 16: rank 8 stages 64 MiB (above glibc's largest mmap threshold: the
+    // probe behind T(n, p) faulted it in on every call), rank 12 32 MiB and rank 14 16 MiB
+    // (warm in the probe after its first call: this call's first touch is extra)
+    assert_eq!(first_touch::MMAP_THRESHOLD_MAX, 32 * MIB);
+    let ft = touch();
+    assert_eq!(ft.temp_cost_beyond_probe(64 * MIB), 0);
+    assert_eq!(ft.temp_cost_beyond_probe(32 * MIB), 32 * MIB * 250);
+    let block = 8 * MIB;
+    let dir = staged_scatter(16, block, "probed");
+    let free = replay(&dir, &binomial_charged(16, block));
+    let paid = replay(&dir, &with(binomial_charged(16, block), touch()));
+    for r in [0, 8, 15] {
+        assert_eq!(
+            paid.finish[r] - free.finish[r],
+            (4 + 2) * block * 250,
+            "rank {r}"
+        );
+    }
+    // expanded, the one call faults every staged buffer in, the largest too
+    let free = replay(&dir, &Options::default());
+    let paid = replay(&dir, &with(Options::default(), touch()));
+    assert_eq!(compute(&paid, 8) - compute(&free, 8), 8 * block * 250);
+}
+
+#[test]
 fn a_temporary_buffer_pays_the_step_of_its_own_size() {
     // rank 2 of p = 4 stages 2 MiB: the 1 MiB step's cost, though no message is that big
     let model = r#"{"libraries": {"mpich": {"loggp": {"first_touch": {"per_byte": 0.00025,

@@ -1106,16 +1106,14 @@ impl Builder<'_> {
         let key = (c.global, c.collectives);
         let tag = self.shared.tag(c.global, COLLECTIVE_TAG)?;
         if let Some(model_cost) = charged_cost {
-            // T(n, p) is fitted from repeated calls whose temporary buffers are warm: add the
-            // first touch of this call's fresh ones along the tree's slowest path
+            // T(n, p) is fitted from repeated calls whose temporary buffers are warm (up to
+            // glibc's largest mmap threshold): add the first touch of this call's fresh ones
+            // along the tree's slowest path
             let staged = match given.and_then(|g| g.algorithm.as_deref()) {
                 Some(spec) => {
                     let coll = Collective::new(collectives::parse(spec)?, p, n, 0)?;
                     let ft = &self.opts.first_touch;
-                    coll.tree_path_max(&|vr| {
-                        let b = coll.staged_bytes(vr);
-                        ft.temp_cost(b, b)
-                    })
+                    coll.tree_path_max(&|vr| ft.temp_cost_beyond_probe(coll.staged_bytes(vr)))
                 }
                 None => 0,
             };

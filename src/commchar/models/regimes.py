@@ -104,7 +104,7 @@ def segment_index(segments: list[dict], n: Any) -> np.ndarray:
 class SegmentedHockneyModel(Estimator):
     """One Hockney segment per protocol regime, breakpoints shared by all groups.
 
-    Fitted: segments_ (list of dicts: n_min, n_max, fits {group: HockneyModel}),
+    Fitted: segments_ (list of dicts: n_min, n_max, fits {group: HockneyModel} of the groups measured in it),
     outliers_ ((group, n, t) of the spikes left out, see spikes()),
     breakpoints_ (list of {"after": last size of a regime, "at": first size of
     the next}), grid_ (sorted sizes), selection_ ("noise": the fewest segments
@@ -190,6 +190,8 @@ class SegmentedHockneyModel(Estimator):
             fits: dict[Hashable, HockneyModel] = {}
             for g, (gn, gt, gs) in data.items():
                 sel = (gn >= self.grid_[i]) & (gn <= self.grid_[j])
+                if not sel.any():  # the group was not measured at these sizes
+                    continue
                 h = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k)
                 if np.unique(gn[sel]).size == 1:  # min_sizes 1: a size that is a regime of its own
                     fits[g] = h.fit_one_size(float(gn[sel][0]), float(np.median(gt[sel])))
@@ -233,8 +235,10 @@ class SegmentedHockneyModel(Estimator):
                     if self.max_miss > 0:
                         bad |= inside & (rel > self.max_miss)
                     within[i] &= ~bad.any(axis=1)
-            # A regime needs min_sizes sizes in every group; the single segment only 2.
-            too_few |= np.where(whole, sizes < 2, sizes < self.min_sizes)
+            # A regime needs min_sizes sizes in every group measured inside it (a group whose
+            # sizes end below it, a p measured to smaller sizes only, has no fit there and no
+            # say); the single segment 2 in every group.
+            too_few |= np.where(whole, sizes < 2, (sizes > 0) & (sizes < self.min_sizes))
         cost[too_few] = np.inf
         cost[np.tril_indices(m, -1)] = np.inf
         return cost, within

@@ -172,6 +172,8 @@ def trace(store: Store, trace_id: int) -> dict[str, Any]:
 def extract_trace(store: Store, trace_id: int, directory: str | Path) -> Path:
     """Write the trace's rank-<r>.cctrace files into `directory` (created if needed)."""
     info = trace(store, trace_id)
+    if not info["ranks"]:
+        raise InputError(f"trace {trace_id} in {store.path} has no rank files (the store lost them)")
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -210,6 +212,7 @@ def _trace_dict(store: Store, row: Any) -> dict[str, Any]:
     phases: dict[int, list[int]] = {}
     ranks = [r["rank"] for r in d["ranks"]]
     for r in db.execute("SELECT rank, level, ns FROM trace_phases WHERE trace_id = ?", (d["id"],)):
-        phases.setdefault(r["level"], [0] * len(ranks))[ranks.index(r["rank"])] = r["ns"]
+        if r["rank"] in ranks:  # a rank whose file the store lost has no phases either
+            phases.setdefault(r["level"], [0] * len(ranks))[ranks.index(r["rank"])] = r["ns"]
     d["phases"] = dict(sorted(phases.items()))
     return d
