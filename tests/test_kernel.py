@@ -420,9 +420,10 @@ def test_warmup_ends_once_the_per_call_time_is_steady(kernel):
 
 def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
     # --warmup series (the default): the floor binds each plan entry's first point; the
-    # later ones end at their first two agreeing rounds, still steady, well under the floor
+    # later ones end at their first two agreeing rounds, still steady, under the floor (which
+    # is long: on a loaded machine rounds may take a while to agree)
     done = _launch(kernel, 2, ["--plan", "pingpong:send=8,64,512;bcast=8,64", *FAST, "--warmup-time", "2",
-                               "--warmup-min-time", "0.05"])
+                               "--warmup-min-time", "0.3"])
     assert done.returncode == 0, done.stderr
     records = _records(done.stdout)
     assert records[0]["options"]["warmup"] == "series"
@@ -432,12 +433,12 @@ def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
     firsts = [points[0], points[3]]
     laters = [points[1], points[2], points[4]]
     for pt in firsts:
-        assert pt["extra"]["warmup_min_s"] == pytest.approx(0.05)
-        assert pt["extra"]["warmup_s"] >= 0.05, pt["extra"]
+        assert pt["extra"]["warmup_min_s"] == pytest.approx(0.3)
+        assert pt["extra"]["warmup_s"] >= 0.3, pt["extra"]
     for pt in laters:
         assert pt["extra"]["warmup_min_s"] == 0.0
         assert pt["extra"]["warmup_end"] == "steady", pt["extra"]
-        assert pt["extra"]["warmup_s"] < 0.05, pt["extra"]
+        assert pt["extra"]["warmup_s"] < 0.3, pt["extra"]
         assert pt["warmup"] >= 16  # two representative rounds of 8 calls at least
 
 
