@@ -9,8 +9,9 @@ mean wall time of a point (everything the kernel spends on it: warm-up,
 measurement, verification), of its warm-up, and how many warm-ups ended
 steady; then the median over the alternated pairs of the ratio series / point
 of the mean point time, and how far the two modes' medians lie apart (the
-median over points of |t_series - t_point| / t_point, beside the same figure
-for two runs of one mode: what the noise alone gives).
+median over points of |t_series - t_point| / t_point, and of its signed
+value, beside the same figure for two runs of one mode: what the noise alone
+gives).
 
     chrt -f 10 python bench/warmup_series.py [--library mpich,openmpi] [--repeat 5]
 """
@@ -54,12 +55,14 @@ def mean_ms(points: list[dict], get) -> float:
     return 1e3 * statistics.mean(get(p) for p in points)
 
 
-def apart(a: list[dict], b: list[dict]) -> float:
-    """Median over points of the relative difference of two runs' medians."""
+def apart(a: list[dict], b: list[dict], signed: bool = False) -> float:
+    """Median over points of the relative difference of two runs' medians (a's less b's;
+    its absolute value unless `signed`)."""
     key = lambda p: (p["op"], p["variant"], p["n_bytes"])  # noqa: E731
     other = {key(p): statistics.median(p["samples_us"]) for p in b}
-    return statistics.median(abs(statistics.median(p["samples_us"]) - other[key(p)]) / other[key(p)]
-                             for p in a if other.get(key(p), 0) > 0)
+    rel = [(statistics.median(p["samples_us"]) - other[key(p)]) / other[key(p)]
+           for p in a if other.get(key(p), 0) > 0]
+    return statistics.median(rel if signed else map(abs, rel))
 
 
 def main() -> int:
@@ -81,11 +84,13 @@ def main() -> int:
         ratios = [mean_ms(s, lambda p: p["wall_s"]) / mean_ms(p_, lambda p: p["wall_s"])
                   for p_, s in zip(runs["point"], runs["series"])]
         between = statistics.median(apart(s, p_) for p_, s in zip(runs["point"], runs["series"]))
+        signed = statistics.median(apart(s, p_, True) for p_, s in zip(runs["point"], runs["series"]))
         within = statistics.median(apart(a, b) for a, b in zip(runs["point"][1:], runs["point"][:-1])) \
             if args.repeat > 1 else float("nan")
         print(f"{library:8} per-point time series / point: median of {len(ratios)} alternated pairs"
               f" {statistics.median(ratios):.2f} (each {', '.join(f'{r:.2f}' for r in ratios)});"
-              f" medians apart between modes {100 * between:.1f}%, between runs of one mode {100 * within:.1f}%")
+              f" medians apart between modes {100 * between:.1f}% (series less point {100 * signed:+.1f}%),"
+              f" between runs of one mode {100 * within:.1f}%")
     return 0
 
 
