@@ -192,10 +192,10 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         if pn[i + 1] / pn[i] > MAX_GAP:
             state.ask(log_mid(pn[i], pn[i + 1]), "coarse gap")
     for i in range(pn.size - 1):
-        size = off_band(model, pn[i], pn[i + 1], t[positive][i], t[positive][i + 1],
-                        max(noise[positive][i], noise[positive][i + 1]))
-        if size is not None:
-            state.ask(size, "gap")
+        outside = off_band(model, pn[i], pn[i + 1], t[positive][i], t[positive][i + 1],
+                           max(noise[positive][i], noise[positive][i + 1]))
+        if outside is not None:
+            state.ask(outside, "gap")
     if previous is not None:
         # a size added inside one of the previous model's segments tests it (one added in a gap
         # between two is the breakpoint's, which the new segments settle)
