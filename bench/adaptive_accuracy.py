@@ -4,8 +4,8 @@
 The reference is a dense characterization at p = 2 (`commchar run --sizes dense`:
 every power of two and the midpoints between them, 1% at each) of each
 library, measured once per machine into a database you choose and reused
-after. A fast run is `commchar run --np 2` with the default adaptive sizes (or
-a database of one given with --fast). Both are fitted as `commchar fit` fits
+after. A fast run is `commchar run --np 2 --sizes adaptive` (`--sizes` names
+another rule, e.g. grid; or give a database of one with --fast). Both are fitted as `commchar fit` fits
 them; the fast run's model then predicts every reference point of every
 operation it models (p = 2), and this prints per operation the median and
 worst relative error, the sizes each run measured, and over all operations the
@@ -22,6 +22,7 @@ message).
 
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
         [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
+        [--sizes adaptive|grid]
 
 A library missing from the reference is measured into it first (a minute
 or two per library on a 2-core machine). `--ops` limits both runs to some
@@ -193,6 +194,7 @@ def main() -> int:
     parser.add_argument("--ops", help="measure these operations only (default: every default one)")
     parser.add_argument("--repeat", type=int, default=1, help="fast runs per library, each compared")
     parser.add_argument("--by-operation", action="store_true", help="print every operation's errors")
+    parser.add_argument("--sizes", default="adaptive", help="the fast run's size rule (adaptive)")
     args = parser.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -211,7 +213,7 @@ def main() -> int:
                 else:
                     db = Path(tmp) / "fast.db"
                     seconds = commchar("run", "--db", str(db), "--library", library, "--np", "2",
-                                       *(["--ops", args.ops] if args.ops else []))
+                                       "--sizes", args.sizes, *(["--ops", args.ops] if args.ops else []))
                 fast = points_of(db, library, [])
                 all_ok &= report(library, fast, reference, seconds, args.by_operation)
     return 0 if all_ok else 1
