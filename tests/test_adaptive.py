@@ -95,6 +95,20 @@ def test_a_segment_known_too_loosely_gets_a_size_in_its_widest_gap():
     assert all(s["ci_rel"] > 0.03 for s in state.segments if s["ci_rel"] is not None)
 
 
+def test_a_gap_where_the_model_leaves_the_band_of_its_ends_gets_a_size():
+    # 1 B is a segment of its own (a step down after it): its slope is a guess, and the model
+    # predicts 2 B to 8 B above the times at both 1 B and 16 B
+    n = np.array([0, 1, 16, 256, 4096], dtype=float)
+    t = np.array([0.5, 2.0, 1.0, 1.05, 1.8])
+    _, model = adaptive.analyse(n, t, np.full(n.size, 0.004), 0.03)
+    assert np.all(model.predict([4.0, 8.0]) > 2.0 * 1.2)
+    asked = adaptive.off_band(model, 1, 16, 2.0, 1.0, 0.004)
+    assert asked is not None and 1 < asked < 16
+    # inside a segment the line keeps to the band of its ends; a gap with no size inside has none
+    assert adaptive.off_band(model, 256, 4096, 1.05, 1.8, 0.004) is None
+    assert adaptive.off_band(model, 1, 2, 2.0, 1.0, 0.004) is None
+
+
 def test_rounds_pin_a_regime_change_and_the_model_predicts_the_dense_sizes():
     """The proposer's rounds against an oracle: the model of what they measured predicts every
     size of the dense grid within 3%, having measured fewer than half of its sizes."""

@@ -404,16 +404,48 @@ def test_warmup_ends_once_the_per_call_time_is_steady(kernel):
     # a cap of 2 s that a fixed warm-up would spend on every point: the steady rule ends
     # each one after its least time, once two rounds agree, and records how long it took
     done = _launch(kernel, 2, ["--plan", "pingpong:send=8,4096", *FAST, "--warmup-time", "2",
-                               "--warmup-min-time", "0.002"])
+                               "--warmup-min-time", "0.002", "--warmup", "point"])
     assert done.returncode == 0, done.stderr
     records = _records(done.stdout)
     assert records[0]["options"]["warmup_min_time"] == pytest.approx(0.002)
+    assert records[0]["options"]["warmup"] == "point"
     points = _points(records)
     assert len(points) == 2
     for pt in points:
         assert pt["extra"]["warmup_end"] == "steady", pt["extra"]
         assert 0.002 <= pt["extra"]["warmup_s"] < 1.0, pt["extra"]
+        assert pt["extra"]["warmup_min_s"] == pytest.approx(0.002)
         assert pt["valid"] is True and pt["reps"] >= 5
+
+
+def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
+    # --warmup series (the default): the floor binds each plan entry's first point; the
+    # later ones end at their first two agreeing rounds, still steady, under the floor (which
+    # is long: on a loaded machine rounds may take a while to agree)
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=8,64,512;bcast=8,64", *FAST, "--warmup-time", "2",
+                               "--warmup-min-time", "0.3"])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["warmup"] == "series"
+    points = _points(records)
+    assert [(pt["op"], pt["n_bytes"]) for pt in points] == [("pingpong", 8), ("pingpong", 64), ("pingpong", 512),
+                                                             ("bcast", 8), ("bcast", 64)]
+    firsts = [points[0], points[3]]
+    laters = [points[1], points[2], points[4]]
+    for pt in firsts:
+        assert pt["extra"]["warmup_min_s"] == pytest.approx(0.3)
+        assert pt["extra"]["warmup_s"] >= 0.3, pt["extra"]
+    for pt in laters:
+        assert pt["extra"]["warmup_min_s"] == 0.0
+        assert pt["extra"]["warmup_end"] == "steady", pt["extra"]
+        assert pt["extra"]["warmup_s"] < 0.3, pt["extra"]
+        assert pt["warmup"] >= 16  # two representative rounds of 8 calls at least
+
+
+def test_warmup_mode_must_be_series_or_point(kernel):
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=8", "--warmup", "sometimes"])
+    assert done.returncode == 2
+    assert "--warmup: 'sometimes' is not series or point" in done.stdout
 
 
 def test_a_point_far_from_its_precision_stops_unreachable(kernel):

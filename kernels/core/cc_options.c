@@ -20,6 +20,8 @@ const char cc_usage[] =
     "  --max-time S           most seconds of measurement per point (1.0)\n"
     "  --warmup-time S        most untimed warm-up per point, at least 2 calls (0.005)\n"
     "  --warmup-min-time S    least warm-up: it ends once the per-call time is steady (0.0005)\n"
+    "  --warmup series|point  series: the least warm-up binds the first point of each plan\n"
+    "                         entry only, the others end once steady (series)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
     "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
     "                         window: at common times on offset-corrected clocks\n"
@@ -155,6 +157,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->max_time = 1.0;
     opt->warmup_time = 0.005;
     opt->warmup_min_time = 0.0005;
+    opt->warmup_series = 1;
     opt->batch_threshold = 100.0;
     opt->sync = &cc_sync_barrier;
     opt->sync_window_factor = 4.0;
@@ -200,7 +203,12 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_time, err, errlen);
         else if (strcmp(name, "--warmup-min-time") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_min_time, err, errlen);
-        else if (strcmp(name, "--batch-threshold") == 0)
+        else if (strcmp(name, "--warmup") == 0) {
+            if (strcmp(value, "series") == 0 || strcmp(value, "point") == 0)
+                opt->warmup_series = strcmp(value, "series") == 0;
+            else
+                rc = cc_fail(err, errlen, "--warmup: '%s' is not series or point", value);
+        } else if (strcmp(name, "--batch-threshold") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e9, 0, &opt->batch_threshold, err, errlen);
         else if (strcmp(name, "--sync-window-factor") == 0)
             rc = cc_parse_double(name, value, 1.0, 1e6, 0, &opt->sync_window_factor, err, errlen);

@@ -53,6 +53,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
     int seed = 0;
     for (size_t e = 0; e < opt->nentries; e++) {
         const cc_entry *entry = &opt->entries[e];
+        int warmed = 0; /* a point of this entry was measured: its connections and paths are set up */
         for (size_t k = 0; k < entry->nsizes; k++) {
             const int64_t start = cc_now_ns();
             cc_point pt;
@@ -82,6 +83,8 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
             if (pt.comm != MPI_COMM_NULL) { /* ranks outside a pair wait at the barrier */
                 cc_limits lim;
                 cc_limits_from_options(opt, pt.op->phases, &lim);
+                /* --warmup series: a later point of the entry warms up until steady, with no floor */
+                if (opt->warmup_series && warmed) lim.warmup_min_time = 0.0;
                 pt.op->setup(&pt);
                 const char *refused = cc_cache_setup(&pt, why, sizeof why);
                 if (refused) { /* the same answer on every participant */
@@ -92,6 +95,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                     continue;
                 }
                 cc_measure(&pt, &lim, &series);
+                warmed = 1;
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
                 if (root) { /* how long the warm-up was, and whether it settled or hit --warmup-time */
@@ -99,6 +103,8 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                     cc_buf_num(&extra, series.warmup_s);
                     cc_buf_key(&extra, "warmup_end");
                     cc_buf_str(&extra, series.warmup_steady ? "steady" : "time");
+                    cc_buf_key(&extra, "warmup_min_s");
+                    cc_buf_num(&extra, lim.warmup_min_time);
                 }
                 if (root && series.windowed) cc_report_window(&extra, &series);
                 if (root && series.rank_median_us) { /* stragglers: each rank's own median */

@@ -23,6 +23,9 @@ typedef struct cc_options {
     double precision;
     long min_reps, max_reps;
     double max_time, warmup_time, warmup_min_time, batch_threshold;
+    /* --warmup series: --warmup-min-time binds the first measured point of each
+     * plan entry only; point: every point */
+    int warmup_series;
     const struct cc_sync *sync;
     /* --sync window: the window is factor x an estimate of one
      * repetition, or sync_window_us when that is above 0 */

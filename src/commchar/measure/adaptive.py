@@ -13,6 +13,12 @@ uncertain:
   midpoint by BREAK_TOLERANCE, split in log into 2-fold gaps (BREAK_SIZES at
   most a round), then bisected down to MIN_JUMP_GAP while they disagree by
   more than MAX_MISS (a jump);
+- gap: a gap between measured sizes inside which the model's prediction
+  leaves the band of the two measured times (TOLERANCE and their noise
+  widen it): a communication time does not dip or peak between two sizes,
+  so the model is wrong there (a segment of one size whose slope it guessed,
+  the nearer of two segments chosen across a jump); the size, of GAP_PROBES
+  evenly in log, where it leaves the band most;
 - coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
   midpoint, which checks that the model holds across it;
 - deviates: a size added inside a segment of the previous round's model that
@@ -54,6 +60,7 @@ LOOSE_FACTOR = 3.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
 MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split...
 MIN_JUMP_GAP = 1.5  # ...unless a jump lies in it: then down to this (the dense grid steps by 1.33, 1.5)
+GAP_PROBES = 3  # sizes inside a gap at which the model's prediction is checked against the band
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
 BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it alone
 DEVIATION_Z = 2.0  # noise levels (with the run-to-run floor) a new size may lie off the previous model
@@ -131,6 +138,25 @@ def _side(segment: dict[str, Any], n: float) -> list[float]:
     return [t, t * n / segment["n_min"]] if segment["n_min"] > 0 else [t]
 
 
+def off_band(model: SegmentedHockneyModel, a: float, b: float, t_a: float, t_b: float, noise: float
+             ) -> int | None:
+    """The size inside the gap (a, b) where the model's prediction lies furthest outside the
+    band of the times measured at a and b (widened by TOLERANCE and DEVIATION_Z noise levels,
+    the run-to-run floor included), or None when it stays inside at GAP_PROBES sizes (or the
+    gap holds no size to measure)."""
+    if a <= 0 or b - a < 2 or b / a <= MIN_JUMP_GAP:
+        return None
+    inside = sorted({s for s in log_inside(a, b, GAP_PROBES) if a < s < b})
+    if not inside:
+        return None
+    widen = TOLERANCE + DEVIATION_Z * float(np.hypot(noise, DEFAULT_NOISE_FLOOR))
+    lo, hi = min(t_a, t_b) * (1 - widen), max(t_a, t_b) * (1 + widen)
+    predicted = model.predict(np.array(inside, dtype=float))
+    outside = np.maximum(lo - predicted, predicted - hi) / min(t_a, t_b)
+    k = int(np.argmax(outside))
+    return int(inside[k]) if outside[k] > 0 else None
+
+
 def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             previous: SegmentedHockneyModel | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
     """The sizes one series still needs (sorted distinct sizes `n`, median times `t`,
@@ -158,12 +184,18 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             # as many sizes as leave gaps of 2-fold at most, BREAK_SIZES at most a round
             count = min(BREAK_SIZES, max(1, math.ceil(math.log2(b / a) - 1e-9) - 1))
             for size in log_inside(a, b, count):
-                state.ask(size, "breakpoint")
+                if a < size < b:
+                    state.ask(size, "breakpoint")
     positive = n > 0
     pn = n[positive]
     for i in range(pn.size - 1):
         if pn[i + 1] / pn[i] > MAX_GAP:
             state.ask(log_mid(pn[i], pn[i + 1]), "coarse gap")
+    for i in range(pn.size - 1):
+        outside = off_band(model, pn[i], pn[i + 1], t[positive][i], t[positive][i + 1],
+                           max(noise[positive][i], noise[positive][i + 1]))
+        if outside is not None:
+            state.ask(outside, "gap")
     if previous is not None:
         # a size added inside one of the previous model's segments tests it (one added in a gap
         # between two is the breakpoint's, which the new segments settle)

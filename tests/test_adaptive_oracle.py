@@ -1,0 +1,57 @@
+"""bench/adaptive_oracle.py: the adaptive rule replayed on a dense reference takes the
+reference's own points, fewer than all, and its model's error is measured at every size."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from commchar.measure.plan import ADAPTIVE, DENSE, rule_sizes
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+MiB = 1 << 20
+
+
+def load(name: str):
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _jump(n: float) -> float:
+    return 1.0 + 2e-4 * n if n < 10_000 else 5.0 + 1e-4 * n
+
+
+def _point(n: int, t: float) -> dict:
+    half = 1.959964 * 0.004 * t
+    return {"library": "lib", "op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "t_us": t,
+            "ci_lo_us": t - half, "ci_hi_us": t + half, "valid": True, "oversubscribed": False}
+
+
+def test_the_rule_replayed_takes_reference_points_and_its_model_predicts_the_rest():
+    oracle = load("adaptive_oracle")
+    reference = [_point(n, _jump(n)) for n in rule_sizes(4 * MiB, DENSE)]
+    taken, rounds = oracle.replay(reference)
+    sizes = sorted(pt["n_bytes"] for pt in taken)
+    assert set(rule_sizes(4 * MiB, ADAPTIVE)) <= set(sizes)  # the coarse grid first
+    assert rounds >= 1 and len(sizes) == len(set(sizes)) and len(taken) < len(reference)
+    assert all(pt in reference for pt in taken)
+    errors = oracle.relative(oracle.curve_misses(taken, reference, "lib"))
+    every = np.array([e for pairs in errors.values() for _, e in pairs])
+    assert every.size == len(reference) and np.median(every) < 0.03
+
+
+def test_drift_compares_only_the_sizes_both_measured():
+    oracle = load("adaptive_oracle")
+    reference = [_point(n, 1.0) for n in (0, 8, 64)]
+    fast = [_point(8, 1.1), _point(64, 0.95), _point(512, 9.0)]
+    assert sorted(round(d, 6) for d in oracle.drift(fast, reference)) == [0.05, 0.1]
