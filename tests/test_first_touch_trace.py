@@ -53,6 +53,9 @@ def test_the_header_carries_the_tracers_own_time_and_not_its_calibration(traced)
     for rank in traced.ranks:
         # measured at MPI_Init on the wrappers: tens of ns a call, far below a microsecond
         assert 0 < rank.record_gap_ps < 1_000_000
+        # and per COMPLETE record a wait writes after its span: less than a wrapper's whole
+        assert 0 < rank.complete_gap_ps < 1_000_000
+        assert 0 < rank.collective_gap_ps < 1_000_000
         # the calibration's calls are not the program's: it starts with MPI_Init, and its
         # first request has id 1
         assert rank.records["call"][0] == CALL_IDS["Init"]

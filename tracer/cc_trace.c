@@ -199,7 +199,7 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
     }
     cct_prepare_requests();
     cct.on = 1;
-    h->record_gap_ps = cct_self_cost_ps();
+    cct_self_cost_ps(&h->record_gap_ps, &h->complete_gap_ps, &h->collective_gap_ps);
     /* the tracer's own start belongs to MPI_Init: the program's first gap starts after it */
     uint64_t t1 = cct_now();
     h->t_init_ns = t1;

@@ -38,7 +38,9 @@ int cct_make_room(uint32_t k);
 int32_t cct_comm_lookup(MPI_Comm comm);
 /* The tracer's own ps per traced call outside the calls' spans, measured on
  * the wrappers (cc_trace_self.c); 0 when it cannot be measured. */
-uint32_t cct_self_cost_ps(void);
+/* the tracer's own time outside the spans (ps): per wrapper, per COMPLETE record and per
+ * blocking collective's wrapper */
+void cct_self_cost_ps(uint32_t *per_wrapper, uint32_t *per_complete, uint32_t *per_collective);
 
 /* Bytes of [buf, buf + len) in pages not resident now (mincore); 0 for buffers of
  * less than CC_COLD_MIN_BYTES, MPI_IN_PLACE or NULL. */

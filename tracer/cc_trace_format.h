@@ -138,7 +138,9 @@ typedef struct {
     uint32_t record_gap_ps; /* the tracer's own time per call outside the spans; 0: unknown */
     char host[64];
     char library[64];
-    char reserved1[72];
+    uint32_t complete_gap_ps; /* ...and per COMPLETE record a wait or test writes; 0: unknown */
+    uint32_t collective_gap_ps; /* ...and per blocking collective's wrapper; 0: unknown */
+    char reserved1[64];
 } cc_trace_header;
 
 typedef struct {

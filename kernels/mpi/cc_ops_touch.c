@@ -3,17 +3,24 @@
  * A program that receives into a buffer it has just allocated (a scatter of a
  * matrix into a fresh malloc) pays, during the call, for every 4 KiB page the
  * kernel faults in and zeroes; every other operation receives into resident
- * buffers.  Ranks 0 and 1 ping-pong n bytes.  Variant "fresh": before each
- * repetition (untimed) both receive buffers are unmapped and mapped again
- * (anonymous, never touched), so each message lands in memory that has no page
- * yet; variant "resident": the same buffers stay mapped and touched.  Half a
- * round trip is one receive; fresh less resident, per size, is the first-touch
- * cost of n bytes (commchar.models.first_touch fits it per byte and per page). */
+ * buffers.  Ranks 0 and 1 ping-pong n bytes.  Variant "fresh": each repetition
+ * receives into the next n-byte slot of a region at least twice the last-level
+ * cache (at most CC_CACHE_LIMIT_DEFAULT), whose pages were given back to the
+ * kernel (MADV_DONTNEED, untimed) since the slot's last use, so each message
+ * lands in memory that has no page yet, and the pages the kernel then hands out
+ * were last written a whole region ago: out of cache, as the pages of a
+ * program's first malloc are.  (Unmapping and mapping one buffer again would
+ * get back the pages just freed, still in cache, and cost a program's first
+ * touch only in part.)  Variant "resident": the same buffers stay mapped and
+ * touched.  Half a round trip is one receive; fresh less resident, per size,
+ * is the first-touch cost of n bytes (commchar.models.first_touch fits it per
+ * byte and per page). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "cc_cache.h"
 #include "cc_op_data.h"
 #include "cc_ops_mpi.h"
 #include "cc_verify.h"
@@ -33,6 +40,31 @@ static void cc_touch_unmap(unsigned char *p, size_t n)
     if (p && munmap(p, n ? n : 1) != 0) cc_die("touch: cannot unmap a %zu-byte receive buffer", n);
 }
 
+/* The fresh variant's region: slots of n bytes, the one in use at `slot`. */
+static struct {
+    unsigned char *base;
+    size_t slots, slot, len;
+} cc_touch_region;
+
+static size_t cc_touch_page_round(size_t n)
+{
+    const size_t page = 4096;
+    return (n ? n : 1) + (page - (n ? n : 1) % page) % page;
+}
+
+static void cc_touch_region_map(size_t n)
+{
+    const size_t step = cc_touch_page_round(n);
+    const char *source = NULL;
+    size_t want = 2 * cc_llc_bytes(&source), slots = (want + step - 1) / step;
+    if (slots * step > CC_CACHE_LIMIT_DEFAULT) slots = CC_CACHE_LIMIT_DEFAULT / step;
+    if (slots < 2) slots = 2;
+    cc_touch_region.slots = slots;
+    cc_touch_region.slot = 0;
+    cc_touch_region.len = slots * step;
+    cc_touch_region.base = cc_touch_map(cc_touch_region.len);
+}
+
 static const char *cc_touch_check_size(size_t n, int p, int variant, char *why, size_t whylen)
 {
     return cc_p2p_check_size(n, p, variant, why, whylen);
@@ -42,19 +74,27 @@ static void cc_touch_setup(cc_point *pt)
 {
     pt->sbuf_len = pt->rbuf_len = pt->n;
     pt->sbuf = cc_xalloc_pages(pt->n);
-    pt->rbuf = cc_touch_map(pt->n);
-    if (pt->variant == CC_TOUCH_RESIDENT) cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
+    if (pt->variant == CC_TOUCH_FRESH) {
+        cc_touch_region_map(pt->n);
+        pt->rbuf = cc_touch_region.base;
+    } else {
+        pt->rbuf = cc_touch_map(pt->n);
+        cc_poison_bytes(pt->rbuf, pt->n, 1 - pt->rank, 0, pt->seed);
+    }
     pt->check_off = 0;
     pt->check_len = pt->n;
     pt->timed = pt->rank == 0;
     pt->scale = 0.5; /* half a round trip: one receive */
 }
 
-/* fresh: a new mapping no byte of which was ever written */
+/* fresh: the next slot, its pages given back to the kernel */
 static void cc_touch_renew(cc_point *pt)
 {
-    cc_touch_unmap(pt->rbuf, pt->n);
-    pt->rbuf = cc_touch_map(pt->n);
+    const size_t step = cc_touch_page_round(pt->n);
+    cc_touch_region.slot = (cc_touch_region.slot + 1) % cc_touch_region.slots;
+    pt->rbuf = cc_touch_region.base + cc_touch_region.slot * step;
+    if (madvise(pt->rbuf, step, MADV_DONTNEED) != 0)
+        cc_die("touch: cannot give back a %zu-byte receive buffer's pages", pt->n);
 }
 
 static void cc_touch_before(cc_point *pt)
@@ -95,7 +135,12 @@ static int cc_touch_check(const cc_point *pt, char *err, size_t errlen)
 static void cc_touch_cleanup(cc_point *pt)
 {
     free(pt->sbuf);
-    cc_touch_unmap(pt->rbuf, pt->n);
+    if (pt->variant == CC_TOUCH_FRESH) {
+        cc_touch_unmap(cc_touch_region.base, cc_touch_region.len);
+        cc_touch_region.base = NULL;
+    } else {
+        cc_touch_unmap(pt->rbuf, pt->n);
+    }
     pt->sbuf = pt->rbuf = NULL;
 }
 
@@ -111,5 +156,5 @@ const cc_op cc_op_touch = {
     .fill = cc_touch_fill,
     .check = cc_touch_check,
     .cleanup = cc_touch_cleanup,
-    .bound_buffers = "the receive buffer is a mapping of its own, renewed each repetition",
+    .bound_buffers = "the fresh receive buffer is a slot of a region of its own, renewed each repetition",
 };

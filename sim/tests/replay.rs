@@ -1151,6 +1151,103 @@ fn two_sends_apart(gap: u64, own: u32) -> TraceDir {
     dir
 }
 
+/// Rank 0: an Isend and its Waitall (one COMPLETE record), `gap` ns, then a Send; the
+/// headers say the tracer takes `own` ps a wrapper and `complete` ps a COMPLETE record.
+fn isend_wait_then_apart(gap: u64, own: u32, complete: u32) -> TraceDir {
+    let mut t = traces(2);
+    let isend = R {
+        call: ISEND,
+        peer: 1,
+        tag: 1,
+        bytes: 8,
+        req: 7,
+        ..R::default()
+    };
+    t[0].call(isend, 0);
+    t[0].call(
+        R {
+            call: WAITALL,
+            aux: 1,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].call(
+        R {
+            call: COMPLETE,
+            req: 7,
+            ..R::default()
+        },
+        0,
+    );
+    t[0].compute(gap).send(SEND, 1, 8, 1);
+    t[1].recv(0, 8, 1).recv(0, 8, 1);
+    let dir = write_trace(&format!("tracer-complete-{gap}-{own}-{complete}"), &t);
+    for r in 0..2 {
+        let path = dir.0.join(format!("rank-{r}.cctrace"));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[52..56].copy_from_slice(&own.to_le_bytes());
+        bytes[184..188].copy_from_slice(&complete.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_tracers_completion_records_are_not_computation() {
+    let p = params(u64::MAX, Rendezvous::Handshake);
+    let compute = |dir: &TraceDir| {
+        let o = replay(dir, &Options::default(), p.clone()).unwrap();
+        check_sums(&o);
+        o.breakdown.as_ref().unwrap()[0].compute
+    };
+    // 1000 ns after the Waitall: its wrapper's 100 ns and its COMPLETE record's 50 ns are
+    // the tracer's (the Isend's 100 ns lie in the gap before the Waitall, of no length)
+    assert_eq!(compute(&isend_wait_then_apart(1000, 0, 0)), 1000 * NS);
+    assert_eq!(compute(&isend_wait_then_apart(1000, 100_000, 0)), 900 * NS);
+    assert_eq!(
+        compute(&isend_wait_then_apart(1000, 100_000, 50_000)),
+        850 * NS
+    );
+    // a trace of a tracer that measured no completion cost (0) charges none
+    assert_eq!(compute(&isend_wait_then_apart(1000, 0, 50_000)), 950 * NS);
+}
+
+/// Both ranks: a Barrier, `gap` ns, a Barrier; the headers say the tracer takes `own` ps a
+/// wrapper and `coll` ps a blocking collective's.
+fn barriers_apart(gap: u64, own: u32, coll: u32) -> TraceDir {
+    let mut t = traces(2);
+    let barrier = R {
+        call: BARRIER,
+        ..R::default()
+    };
+    for tr in &mut t {
+        tr.call(barrier, 0).compute(gap).call(barrier, 0);
+    }
+    let dir = write_trace(&format!("tracer-coll-{gap}-{own}-{coll}"), &t);
+    for r in 0..2 {
+        let path = dir.0.join(format!("rank-{r}.cctrace"));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[52..56].copy_from_slice(&own.to_le_bytes());
+        bytes[188..192].copy_from_slice(&coll.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_collective_wrappers_own_time_is_its_own() {
+    let p = params(u64::MAX, Rendezvous::Handshake);
+    let compute = |dir: &TraceDir| {
+        let o = replay(dir, &Options::default(), p.clone()).unwrap();
+        check_sums(&o);
+        o.breakdown.as_ref().unwrap()[0].compute
+    };
+    // the gap after the first barrier is its wrapper's: 100 ns a wrapper, 300 a collective's
+    assert_eq!(compute(&barriers_apart(1000, 100_000, 0)), 900 * NS);
+    assert_eq!(compute(&barriers_apart(1000, 100_000, 300_000)), 700 * NS);
+}
+
 #[test]
 fn the_tracers_own_time_is_not_computation() {
     let p = params(u64::MAX, Rendezvous::Handshake);

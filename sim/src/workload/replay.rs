@@ -439,6 +439,10 @@ struct RankState {
     t_prev: u64,
     /// The tracer's own time per traced call outside the spans (ps, the header's).
     tracer_gap_ps: u64,
+    /// ...and per COMPLETE record (ps, the header's).
+    tracer_complete_ps: u64,
+    /// ...and per blocking collective (ps, the header's; 0: tracer_gap_ps).
+    tracer_collective_ps: u64,
     /// The tracer's time in the gap now open (ps): taken out of it, not computation.
     tracer_debt_ps: u64,
     /// The Wait*/Test* step COMPLETE records add to (its index), if open.
@@ -551,6 +555,8 @@ impl Builder<'_> {
             requests: HashMap::new(),
             t_prev: h.t_init,
             tracer_gap_ps: u64::from(h.record_gap_ps),
+            tracer_complete_ps: u64::from(h.complete_gap_ps),
+            tracer_collective_ps: u64::from(h.collective_gap_ps),
             tracer_debt_ps: 0,
             wait_step: None,
             polling: polling::Runs::default(),
@@ -626,6 +632,8 @@ impl Builder<'_> {
         }
         self.close_polling(st)?;
         if rec.call == call::COMPLETE {
+            // written after the wait's span: the tracer's time, in the gap that follows
+            st.tracer_debt_ps = st.tracer_debt_ps.saturating_add(st.tracer_complete_ps);
             return self.complete(st, rec);
         }
         if rec.call == call::MEMBERS {
@@ -639,7 +647,13 @@ impl Builder<'_> {
         }
         if rec.call != call::MARK && rec.call != call::INIT {
             // a wrapper ran: its entry, record and return lie in the gaps around its span
-            st.tracer_debt_ps = st.tracer_debt_ps.saturating_add(st.tracer_gap_ps);
+            let own = match rec.call {
+                call::BARRIER..=call::EXSCAN if st.tracer_collective_ps > 0 => {
+                    st.tracer_collective_ps
+                }
+                _ => st.tracer_gap_ps,
+            };
+            st.tracer_debt_ps = st.tracer_debt_ps.saturating_add(own);
         }
         st.wait_step = None;
         if rec.call != call::OTHER && rec.call != call::MARK {

@@ -48,7 +48,7 @@ HEADER_DTYPE = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
     ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),
     ("flags", "<u4"), ("record_gap_ps", "<u4"), ("host", "S64"), ("library", "S64"),
-    ("reserved1", "V72"),
+    ("complete_gap_ps", "<u4"), ("collective_gap_ps", "<u4"), ("reserved1", "V64"),
 ])
 RECORD_DTYPE = np.dtype([
     ("call", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
@@ -93,6 +93,8 @@ class RankTrace:
     records: np.ndarray
     problem: str | None = None  # why this file is partial (read with allow_partial)
     record_gap_ps: int = 0  # the tracer's own time per call outside the spans (0: unknown)
+    complete_gap_ps: int = 0  # ...and per COMPLETE record (0: unknown)
+    collective_gap_ps: int = 0  # ...and per blocking collective's wrapper (0: unknown)
 
     @property
     def wall_ns(self) -> int:
@@ -279,6 +281,8 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         library=_text(header["library"]), t_init_ns=int(header["t_init_ns"]),
         t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
         records=records, problem=problem, record_gap_ps=int(header["record_gap_ps"]),
+        complete_gap_ps=int(header["complete_gap_ps"]),
+        collective_gap_ps=int(header["collective_gap_ps"]),
     )
 
 

@@ -20,6 +20,10 @@ pub(super) struct Header {
     pub flags: u32,
     /// The tracer's own time per traced call outside the calls' spans (ps; 0 unknown).
     pub record_gap_ps: u32,
+    /// ...and per COMPLETE record a wait or test writes after its span (ps; 0 unknown).
+    pub complete_gap_ps: u32,
+    /// ...and per blocking collective's wrapper (ps; 0 unknown: the wrapper's).
+    pub collective_gap_ps: u32,
     pub host: String,
     pub library: String,
 }
@@ -162,6 +166,8 @@ pub(super) fn read_header<R: Read>(shown: &str, len: u64, file: &mut R) -> Resul
         record_gap_ps: u32_at(&h, 52),
         host: c_string(&h[56..120]),
         library: c_string(&h[120..184]),
+        complete_gap_ps: u32_at(&h, 184),
+        collective_gap_ps: u32_at(&h, 188),
     };
     let body = len - HEADER_BYTES as u64;
     let held = body / RECORD_BYTES as u64;
