@@ -1135,20 +1135,43 @@ fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
     assert_eq!(small.finish, vec![plain.finish[0] + 1000; 2]);
 }
 
+/// The tracer's own times in every rank's header: (offset, ps) of record_gap_ps (52),
+/// complete_gap_ps (184), collective_gap_ps (188).
+fn with_tracer_times(dir: TraceDir, ranks: usize, fields: &[(usize, u32)]) -> TraceDir {
+    for r in 0..ranks {
+        let path = dir.0.join(format!("rank-{r}.cctrace"));
+        let mut bytes = std::fs::read(&path).unwrap();
+        for &(at, ps) in fields {
+            bytes[at..at + 4].copy_from_slice(&ps.to_le_bytes());
+        }
+        std::fs::write(&path, bytes).unwrap();
+    }
+    dir
+}
+
+/// Rank 0's computation in the replay of `dir` (2 ranks, all eager).
+fn rank0_compute(dir: &TraceDir) -> u64 {
+    let o = replay(
+        dir,
+        &Options::default(),
+        params(u64::MAX, Rendezvous::Handshake),
+    )
+    .unwrap();
+    check_sums(&o);
+    o.breakdown.as_ref().unwrap()[0].compute
+}
+
 /// Rank 0 computes `gap` ns between two sends to rank 1; the tracer's header says each
 /// wrapper spends `own` ps outside its span.
 fn two_sends_apart(gap: u64, own: u32) -> TraceDir {
     let mut t = traces(2);
     t[0].send(SEND, 1, 8, 1).compute(gap).send(SEND, 1, 8, 1);
     t[1].recv(0, 8, 1).recv(0, 8, 1);
-    let dir = write_trace(&format!("tracer-gap-{gap}-{own}"), &t);
-    for r in 0..2 {
-        let path = dir.0.join(format!("rank-{r}.cctrace"));
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[52..56].copy_from_slice(&own.to_le_bytes());
-        std::fs::write(&path, bytes).unwrap();
-    }
-    dir
+    with_tracer_times(
+        write_trace(&format!("tracer-gap-{gap}-{own}"), &t),
+        2,
+        &[(52, own)],
+    )
 }
 
 /// Rank 0: an Isend and its Waitall (one COMPLETE record), `gap` ns, then a Send; the
@@ -1163,54 +1186,21 @@ fn isend_wait_then_apart(gap: u64, own: u32, complete: u32) -> TraceDir {
         req: 7,
         ..R::default()
     };
-    t[0].call(isend, 0);
-    t[0].call(
-        R {
-            call: WAITALL,
-            aux: 1,
-            ..R::default()
-        },
-        0,
-    );
-    t[0].call(
-        R {
-            call: COMPLETE,
-            req: 7,
-            ..R::default()
-        },
-        0,
-    );
+    let waitall = R {
+        call: WAITALL,
+        aux: 1,
+        ..R::default()
+    };
+    let complete_rec = R {
+        call: COMPLETE,
+        req: 7,
+        ..R::default()
+    };
+    t[0].call(isend, 0).call(waitall, 0).call(complete_rec, 0);
     t[0].compute(gap).send(SEND, 1, 8, 1);
     t[1].recv(0, 8, 1).recv(0, 8, 1);
     let dir = write_trace(&format!("tracer-complete-{gap}-{own}-{complete}"), &t);
-    for r in 0..2 {
-        let path = dir.0.join(format!("rank-{r}.cctrace"));
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[52..56].copy_from_slice(&own.to_le_bytes());
-        bytes[184..188].copy_from_slice(&complete.to_le_bytes());
-        std::fs::write(&path, bytes).unwrap();
-    }
-    dir
-}
-
-#[test]
-fn the_tracers_completion_records_are_not_computation() {
-    let p = params(u64::MAX, Rendezvous::Handshake);
-    let compute = |dir: &TraceDir| {
-        let o = replay(dir, &Options::default(), p.clone()).unwrap();
-        check_sums(&o);
-        o.breakdown.as_ref().unwrap()[0].compute
-    };
-    // 1000 ns after the Waitall: its wrapper's 100 ns and its COMPLETE record's 50 ns are
-    // the tracer's (the Isend's 100 ns lie in the gap before the Waitall, of no length)
-    assert_eq!(compute(&isend_wait_then_apart(1000, 0, 0)), 1000 * NS);
-    assert_eq!(compute(&isend_wait_then_apart(1000, 100_000, 0)), 900 * NS);
-    assert_eq!(
-        compute(&isend_wait_then_apart(1000, 100_000, 50_000)),
-        850 * NS
-    );
-    // a trace of a tracer that measured no completion cost (0) charges none
-    assert_eq!(compute(&isend_wait_then_apart(1000, 0, 50_000)), 950 * NS);
+    with_tracer_times(dir, 2, &[(52, own), (184, complete)])
 }
 
 /// Both ranks: a Barrier, `gap` ns, a Barrier; the headers say the tracer takes `own` ps a
@@ -1225,40 +1215,44 @@ fn barriers_apart(gap: u64, own: u32, coll: u32) -> TraceDir {
         tr.call(barrier, 0).compute(gap).call(barrier, 0);
     }
     let dir = write_trace(&format!("tracer-coll-{gap}-{own}-{coll}"), &t);
-    for r in 0..2 {
-        let path = dir.0.join(format!("rank-{r}.cctrace"));
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[52..56].copy_from_slice(&own.to_le_bytes());
-        bytes[188..192].copy_from_slice(&coll.to_le_bytes());
-        std::fs::write(&path, bytes).unwrap();
-    }
-    dir
-}
-
-#[test]
-fn a_collective_wrappers_own_time_is_its_own() {
-    let p = params(u64::MAX, Rendezvous::Handshake);
-    let compute = |dir: &TraceDir| {
-        let o = replay(dir, &Options::default(), p.clone()).unwrap();
-        check_sums(&o);
-        o.breakdown.as_ref().unwrap()[0].compute
-    };
-    // the gap after the first barrier is its wrapper's: 100 ns a wrapper, 300 a collective's
-    assert_eq!(compute(&barriers_apart(1000, 100_000, 0)), 900 * NS);
-    assert_eq!(compute(&barriers_apart(1000, 100_000, 300_000)), 700 * NS);
+    with_tracer_times(dir, 2, &[(52, own), (188, coll)])
 }
 
 #[test]
 fn the_tracers_own_time_is_not_computation() {
-    let p = params(u64::MAX, Rendezvous::Handshake);
-    let compute = |dir: &TraceDir| {
-        let o = replay(dir, &Options::default(), p.clone()).unwrap();
-        check_sums(&o);
-        o.breakdown.as_ref().unwrap()[0].compute
-    };
     // 1000 ns between the sends, 300 ns of it the tracer's: 700 ns of computation
-    assert_eq!(compute(&two_sends_apart(1000, 0)), 1000 * NS);
-    assert_eq!(compute(&two_sends_apart(1000, 300_000)), 700 * NS);
+    assert_eq!(rank0_compute(&two_sends_apart(1000, 0)), 1000 * NS);
+    assert_eq!(rank0_compute(&two_sends_apart(1000, 300_000)), 700 * NS);
     // a gap shorter than the tracer's time is no computation, and never negative
-    assert_eq!(compute(&two_sends_apart(200, 300_000)), 0);
+    assert_eq!(rank0_compute(&two_sends_apart(200, 300_000)), 0);
+}
+
+#[test]
+fn the_tracers_completion_records_are_not_computation() {
+    // 1000 ns after the Waitall: its wrapper's 100 ns and its COMPLETE record's 50 ns are
+    // the tracer's (the Isend's 100 ns lie in the gap before the Waitall, of no length)
+    assert_eq!(rank0_compute(&isend_wait_then_apart(1000, 0, 0)), 1000 * NS);
+    assert_eq!(
+        rank0_compute(&isend_wait_then_apart(1000, 100_000, 0)),
+        900 * NS
+    );
+    assert_eq!(
+        rank0_compute(&isend_wait_then_apart(1000, 100_000, 50_000)),
+        850 * NS
+    );
+    // a trace of a tracer that measured no completion cost (0) charges none
+    assert_eq!(
+        rank0_compute(&isend_wait_then_apart(1000, 0, 50_000)),
+        950 * NS
+    );
+}
+
+#[test]
+fn a_collective_wrappers_own_time_is_its_own() {
+    // the gap after the first barrier is its wrapper's: 100 ns a wrapper, 300 a collective's
+    assert_eq!(rank0_compute(&barriers_apart(1000, 100_000, 0)), 900 * NS);
+    assert_eq!(
+        rank0_compute(&barriers_apart(1000, 100_000, 300_000)),
+        700 * NS
+    );
 }
