@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measured against predicted time of a traced program (issue 9: "the LogGPS
+"""Measured against predicted time of a traced program (the target: "the LogGPS
 prediction of a traced program that mixes computation with eager and
 rendezvous messages is within 10% of its measured time", per library).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Speed and memory of the simulator's trace replay (issue 9: "traces of a million
-calls replay in seconds; memory stays bounded").
+"""Speed and memory of the simulator's trace replay (the target: traces of a million
+calls replay in seconds; memory stays bounded).
 
 Writes a synthetic trace (commchar.trace.synthetic: pairs of ranks computing and
 exchanging 1 KiB eager and 256 KiB rendezvous messages, an Allreduce every 100

@@ -1,4 +1,4 @@
-"""Issue 15, one test per class: bounded ranges, streaming export, exit codes of failed
+"""Hardening, one test per class: bounded ranges, streaming export, exit codes of failed
 launches, resume retries, lock contention, the store-opening policy, names that look like
 markup, and no process left behind (MPI-launching tests are marked `mpi`)."""
 

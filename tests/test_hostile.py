@@ -21,7 +21,7 @@ import pytest
 
 from _stores import store_with_points
 
-MEMORY_LIMIT = 2 * 2**30  # bytes of address space: the 3.7 GB range of issue 15 cannot fit
+MEMORY_LIMIT = 2 * 2**30  # bytes of address space: a 3.7 GB range cannot fit
 TIMEOUT_S = 60
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_MODEL = REPO / "examples" / "ap3000-mpi.json"
@@ -38,7 +38,7 @@ def _nested(depth: int) -> str:
 
 
 def make_hostile_inputs(d: Path) -> None:
-    """The bad inputs of issue 15, item by item."""
+    """The bad inputs, item by item."""
     huge = "9" * 5000
     (d / "binary").write_bytes(b"\x00\x01\xff\xfebinary\x00" * 64)
     (d / "empty").write_bytes(b"")
@@ -84,7 +84,7 @@ def make_hostile_inputs(d: Path) -> None:
 
 
 def make_import_and_trace_inputs(d: Path) -> None:
-    """The rows of the imports, traces and outputs issue that need files."""
+    """The bad imports, traces and outputs that need files."""
     # 1. 8000 distinct ping-pong sizes: a quadratic regime search would need GiBs
     (d / "sizes8000.csv").write_text("library,op,p,n_bytes,t_us\n" + "".join(
         f"x,pingpong,2,{8 * k},{2 + 8e-3 * k:.4f}\n" for k in range(8000)))

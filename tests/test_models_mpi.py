@@ -103,7 +103,7 @@ def test_held_out_sizes_and_p_are_predicted(tmp_path):
     result = holdout_errors(points, every=3, hold_p=[3], oversubscribed="include")
     print(json.dumps({k: result[k] for k in ("overall", "by_kind", "neighbour_floor")}))
     assert set(result["by_kind"]) == {"held-out sizes", "held-out p"}
-    # The target is a median under 5%. On 2 cores shared with other jobs
+    # The target is a median under 5%. On 2 cores shared with other jobs
     # (p = 3, 4 oversubscribed) the measurements themselves are noisier than
     # that, so the check is relative to a model-free interpolation between the
     # measured neighbours of each held-out size, and loose for held-out p.
