@@ -72,12 +72,21 @@ size_t cc_llc_bytes(const char **source)
     return CC_LLC_DEFAULT_BYTES;
 }
 
-static size_t cc_round_pages(size_t len)
+size_t cc_round_pages(size_t len)
 {
     long page = sysconf(_SC_PAGESIZE);
     size_t p = page > 0 ? (size_t)page : 4096;
     if (len == 0) len = 1;
     return (len + p - 1) / p * p;
+}
+
+size_t cc_cache_slots(const cc_options *opt, size_t stride)
+{
+    const size_t floor_bytes = 2 * opt->llc_bytes; /* <= the limit: cc_options_parse */
+    /* whole slots covering twice the cache, and at least two, so the slot a
+     * repetition uses was last touched a whole region of traffic ago */
+    size_t slots = floor_bytes / stride + (floor_bytes % stride != 0);
+    return slots < 2 ? 2 : slots;
 }
 
 const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen)
@@ -88,11 +97,7 @@ const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen)
     /* one slot holds both buffers, each on pages of its own */
     const size_t rbuf_at = cc_round_pages(pt->sbuf_len);
     const size_t stride = rbuf_at + cc_round_pages(pt->rbuf_len);
-    const size_t floor_bytes = 2 * opt->llc_bytes; /* <= the limit: cc_options_parse */
-    /* whole slots covering twice the cache, and at least two, so the slot a
-     * repetition uses was last touched a whole region of traffic ago */
-    size_t slots = floor_bytes / stride + (floor_bytes % stride != 0);
-    if (slots < 2) slots = 2;
+    const size_t slots = cc_cache_slots(opt, stride);
     /* the largest region of any participant decides, so all agree */
     unsigned long long mine = stride > opt->cache_limit / slots ? ~0ULL : (unsigned long long)(slots * stride);
     unsigned long long most = 0;

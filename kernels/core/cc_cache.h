@@ -19,6 +19,12 @@
  * ("sysfs", "sysconf", or "default" when neither answered) */
 size_t cc_llc_bytes(const char **source);
 
+/* len rounded up to whole pages (one page for 0) */
+size_t cc_round_pages(size_t len);
+/* slots of `stride` bytes covering twice the last-level cache (opt->llc_bytes), at least two:
+ * the slot a repetition uses was last touched a whole region of traffic ago */
+size_t cc_cache_slots(const cc_options *opt, size_t stride);
+
 /* After op->setup, on every participant (it talks on pt->ctl): take the
  * region.  Returns NULL, or why the point cannot be measured cold (written
  * into why); the answer is the same on every participant. */

@@ -250,8 +250,9 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
         cc_fail(err, errlen, "--max-reps %ld is below --min-reps %ld", opt->max_reps, opt->min_reps);
         return CC_PARSE_ERROR;
     }
+    /* the cold-buffer region and the touch probe's fresh pages both exceed it twice */
+    opt->llc_bytes = cc_llc_bytes(&opt->llc_source);
     if (opt->cache_cold) {
-        opt->llc_bytes = cc_llc_bytes(&opt->llc_source);
         /* the cache size is read from the machine, never trusted to be small */
         if (opt->llc_bytes > opt->cache_limit / 2) {
             cc_fail(err, errlen,

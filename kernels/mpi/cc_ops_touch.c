@@ -5,7 +5,7 @@
  * kernel faults in and zeroes; every other operation receives into resident
  * buffers.  Ranks 0 and 1 ping-pong n bytes.  Variant "fresh": each repetition
  * receives into the next n-byte slot of a region at least twice the last-level
- * cache (at most CC_CACHE_LIMIT_DEFAULT), whose pages were given back to the
+ * cache (at most --cache-limit), whose pages were given back to the
  * kernel (MADV_DONTNEED, untimed) since the slot's last use, so each message
  * lands in memory that has no page yet, and the pages the kernel then hands out
  * were last written a whole region ago: out of cache, as the pages of a
@@ -46,18 +46,12 @@ static struct {
     size_t slots, slot, len;
 } cc_touch_region;
 
-static size_t cc_touch_page_round(size_t n)
+/* the region's slots (cc_cache_slots), as many as --cache-limit holds, at least two */
+static void cc_touch_region_map(const cc_options *opt, size_t n)
 {
-    const size_t page = 4096;
-    return (n ? n : 1) + (page - (n ? n : 1) % page) % page;
-}
-
-static void cc_touch_region_map(size_t n)
-{
-    const size_t step = cc_touch_page_round(n);
-    const char *source = NULL;
-    size_t want = 2 * cc_llc_bytes(&source), slots = (want + step - 1) / step;
-    if (slots * step > CC_CACHE_LIMIT_DEFAULT) slots = CC_CACHE_LIMIT_DEFAULT / step;
+    const size_t step = cc_round_pages(n);
+    size_t slots = cc_cache_slots(opt, step);
+    if (slots > opt->cache_limit / step) slots = opt->cache_limit / step;
     if (slots < 2) slots = 2;
     cc_touch_region.slots = slots;
     cc_touch_region.slot = 0;
@@ -75,7 +69,7 @@ static void cc_touch_setup(cc_point *pt)
     pt->sbuf_len = pt->rbuf_len = pt->n;
     pt->sbuf = cc_xalloc_pages(pt->n);
     if (pt->variant == CC_TOUCH_FRESH) {
-        cc_touch_region_map(pt->n);
+        cc_touch_region_map(pt->env->opt, pt->n);
         pt->rbuf = cc_touch_region.base;
     } else {
         pt->rbuf = cc_touch_map(pt->n);
@@ -90,7 +84,7 @@ static void cc_touch_setup(cc_point *pt)
 /* fresh: the next slot, its pages given back to the kernel */
 static void cc_touch_renew(cc_point *pt)
 {
-    const size_t step = cc_touch_page_round(pt->n);
+    const size_t step = cc_round_pages(pt->n);
     cc_touch_region.slot = (cc_touch_region.slot + 1) % cc_touch_region.slots;
     pt->rbuf = cc_touch_region.base + cc_touch_region.slot * step;
     if (madvise(pt->rbuf, step, MADV_DONTNEED) != 0)

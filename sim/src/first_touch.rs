@@ -5,6 +5,7 @@
 //! of an Irecv); the replay charges the receiving rank `per_byte` times them.
 
 use crate::error::{input, Result};
+use crate::params::size_steps;
 use serde_json::Value;
 
 /// Record flag: the cold-byte count is present.
@@ -146,25 +147,9 @@ pub fn steps_from_model(
         return input(format!("{path}: loggp {key} has no per_byte (us per byte)"));
     };
     let mut ft = ByteSteps::from_us_per_byte(us).map_err(bad)?;
-    if let Some(steps) = s.get("steps").filter(|v| !v.is_null()) {
-        let Some(list) = steps.as_array() else {
-            return input(format!("{path}: loggp {key}.steps is not a list"));
-        };
-        for step in list {
-            let pair = step.as_array().filter(|a| a.len() == 2);
-            let (Some(n), Some(us)) = (
-                pair.and_then(|a| a[0].as_u64()),
-                pair.and_then(|a| a[1].as_f64()),
-            ) else {
-                return input(format!(
-                    "{path}: loggp {key}.steps holds {step}, not [bytes, us per byte]"
-                ));
-            };
-            if ft.steps.last().is_some_and(|&(last, _)| last >= n) {
-                return input(format!("{path}: loggp {key}.steps sizes do not increase"));
-            }
-            ft.steps.push((n, fs(us, "steps").map_err(bad)?));
-        }
+    let what = format!("{path}: loggp {key}.steps");
+    for (n, us) in size_steps(s.get("steps"), &what, "us per byte")? {
+        ft.steps.push((n, fs(us, "steps").map_err(bad)?));
     }
     Ok(ft)
 }

@@ -492,32 +492,34 @@ fn self_message_from_model(
     path: &str,
     name: &str,
 ) -> Result<Vec<(u64, u64)>> {
-    let steps = match section.and_then(|s| s.get("steps")) {
+    let what = format!("{path}: loggp self_message.steps of '{name}'");
+    size_steps(section.and_then(|s| s.get("steps")), &what, "us")?
+        .into_iter()
+        .map(|(n, us)| Ok((n, Unit::Us.to_ps(us, "self_message")?)))
+        .collect()
+}
+
+/// A model's list of `[bytes, value]` steps (`what` names it in messages, `unit` the
+/// value's), sizes increasing: absent or null is empty.
+pub(crate) fn size_steps(steps: Option<&Value>, what: &str, unit: &str) -> Result<Vec<(u64, f64)>> {
+    let steps = match steps {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(steps)) => steps,
-        Some(_) => {
-            return input(format!(
-                "{path}: loggp self_message.steps of '{name}' is not a list"
-            ))
-        }
+        Some(_) => return input(format!("{what} is not a list")),
     };
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(steps.len());
+    let mut out: Vec<(u64, f64)> = Vec::with_capacity(steps.len());
     for step in steps {
         let pair = step.as_array().filter(|a| a.len() == 2);
-        let (Some(n), Some(us)) = (
+        let (Some(n), Some(value)) = (
             pair.and_then(|a| a[0].as_u64()),
             pair.and_then(|a| a[1].as_f64()),
         ) else {
-            return input(format!(
-                "{path}: loggp self_message.steps of '{name}' holds {step}, not [bytes, us]"
-            ));
+            return input(format!("{what} holds {step}, not [bytes, {unit}]"));
         };
         if out.last().is_some_and(|&(last, _)| last >= n) {
-            return input(format!(
-                "{path}: loggp self_message.steps of '{name}': sizes do not increase"
-            ));
+            return input(format!("{what}: sizes do not increase"));
         }
-        out.push((n, Unit::Us.to_ps(us, "self_message")?));
+        out.push((n, value));
     }
     Ok(out)
 }
