@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commchar.statistics import median_ci_ranks, relative_ci_halfwidth, summarize
+from commchar.statistics import median_ci_ranks, relative_ci_halfwidth, summarize, transient_length
 
 
 def test_summary_of_known_samples():
@@ -74,3 +74,32 @@ def test_no_ci_is_narrower_than_half_a_timer_tick():
     # a wider CI is not touched by a small tick
     wide = summarize([1.0, 2.0, 3.0, 4.0, 5.0] * 20)
     assert relative_ci_halfwidth(wide, tick_us=0.02) == relative_ci_halfwidth(wide)
+
+
+def test_a_warm_up_transient_is_left_out_of_the_mean_and_kept_in_the_median():
+    rng = np.random.default_rng(3)
+    steady = rng.lognormal(0.0, 0.05, size=160)
+    samples = np.concatenate([5.0 * rng.lognormal(0.0, 0.2, size=37), steady])
+    assert 35 <= transient_length(samples) <= 45
+    s = summarize(samples)
+    assert s["transient"] == transient_length(samples)
+    assert math.isclose(s["t_mean_us"], float(samples[s["transient"]:].mean()))
+    assert s["t_mean_us"] < 1.2 < float(samples.mean())
+    assert math.isclose(s["t_us"], float(np.median(samples)))  # the median keeps every sample
+    assert s["reps"] == samples.size
+
+
+def test_a_series_without_a_transient_keeps_every_sample_in_its_mean():
+    rng = np.random.default_rng(5)
+    cut = 0
+    for _ in range(200):
+        # heavy-tailed and stationary: 2% spikes of 3 to 9 times, anywhere, early ones too
+        x = rng.lognormal(0.0, 0.05, size=180)
+        spikes = rng.random(180) < 0.02
+        x[spikes] *= rng.uniform(3, 9, size=int(spikes.sum()))
+        cut += transient_length(x) > 0
+    assert cut <= 2
+    lone = np.concatenate([[40.0], np.ones(99)])  # one stall at the start is the tail, not a transient
+    assert transient_length(lone) == 0
+    assert transient_length(np.ones(50)) == 0  # equal samples: nothing to test
+    assert transient_length([9.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0]) == 0  # too few batches to tell

@@ -4,6 +4,18 @@ The 95% confidence interval of the median uses order statistics (distribution
 free, exact enough from about 10 samples): the ranks floor((n - 1.96 sqrt n)/2)
 and ceil(1 + (n + 1.96 sqrt n)/2), 1-based. The kernel's stopping rule uses the
 same interval, so "precision met" means the same thing on both sides.
+
+The mean is the steady state's: what a program that calls the operation
+thousands of times pays per call, tail included, without the warm-up transient
+some series start with (a protocol's first calls, a page or connection set up
+after the kernel's warm-up called the series steady). The transient is found
+as in simulation output analysis: the truncation point that minimises the
+marginal standard error of what remains (MSER, White 1997), on medians of
+batches of 5 samples so that a lone spike is not taken for a transient, and kept
+only when the samples it cuts off are larger than the rest beyond doubt (a
+one-sided Mann-Whitney test at 0.1%). On 2900 shuffled series of this project's
+reference store, where no transient can exist, it cuts 0.2% of them; the
+median and every percentile stay over all samples.
 """
 
 from __future__ import annotations
@@ -11,9 +23,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import mannwhitneyu
 
 Z95 = 1.959963984540054
 OUTLIER_RULE = "Tukey fences: outside [p25 - 1.5 IQR, p75 + 1.5 IQR]"
+TRANSIENT_BATCH = 5  # samples per batch median of the transient's search
+TRANSIENT_ALPHA = 1e-3  # the test's level: a cut-off prefix must be larger beyond this doubt
 
 
 def median_ci_ranks(n: int) -> tuple[int, int]:
@@ -24,12 +39,38 @@ def median_ci_ranks(n: int) -> tuple[int, int]:
     return max(lo, 1) - 1, min(hi, n) - 1
 
 
+def transient_length(samples: list[float] | np.ndarray) -> int:
+    """How many of the first samples, in the order measured, are a warm-up transient (0: none;
+    never more than half): see the module's docstring."""
+    x = np.asarray(samples, dtype=float)
+    batches = x.size // TRANSIENT_BATCH
+    if batches < 4:
+        return 0
+    medians = np.median(x[:batches * TRANSIENT_BATCH].reshape(batches, TRANSIENT_BATCH), axis=1)
+    best, cut = math.inf, 0
+    for d in range(batches // 2 + 1):
+        rest = medians[d:]
+        mser = float(np.sum((rest - rest.mean()) ** 2)) / rest.size ** 2
+        if mser < best * (1 - 1e-12):
+            best, cut = mser, d
+    cut *= TRANSIENT_BATCH
+    if cut == 0:
+        return 0
+    # all-equal samples give no p-value (nan): no transient then
+    p_value = float(mannwhitneyu(x[:cut], x[cut:], alternative="greater").pvalue)
+    return cut if p_value < TRANSIENT_ALPHA else 0
+
+
 def summarize(samples: list[float] | np.ndarray) -> dict:
-    """Median, percentiles, mean, spread, CI of the median and outlier count."""
-    x = np.sort(np.asarray(samples, dtype=float))
+    """Median, percentiles, CI of the median and outlier count over every sample; the mean and
+    standard deviation of the steady state (after the `transient` first samples)."""
+    ordered = np.asarray(samples, dtype=float)
+    x = np.sort(ordered)
     n = int(x.size)
     if n == 0:
         raise ValueError("no samples")
+    transient = transient_length(ordered)
+    steady = ordered[transient:]
     p25, median, p75, p95 = np.percentile(x, [25, 50, 75, 95])
     lo, hi = median_ci_ranks(n)
     iqr = p75 - p25
@@ -39,15 +80,16 @@ def summarize(samples: list[float] | np.ndarray) -> dict:
         "t_us": float(median),
         "t_min_us": float(x[0]),
         "t_p25_us": float(p25),
-        "t_mean_us": float(x.mean()),
+        "t_mean_us": float(steady.mean()),
         "t_p75_us": float(p75),
         "t_p95_us": float(p95),
         "t_max_us": float(x[-1]),
-        "t_std_us": float(x.std(ddof=1)) if n > 1 else 0.0,
+        "t_std_us": float(steady.std(ddof=1)) if steady.size > 1 else 0.0,
         "ci_lo_us": float(x[lo]),
         "ci_hi_us": float(x[hi]),
         "outliers": outliers,
         "outlier_rule": OUTLIER_RULE,
+        "transient": transient,
     }
 
 

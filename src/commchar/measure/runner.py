@@ -480,6 +480,10 @@ class _JobRunner:
         summary = summarize(samples)
         extra = message.get("extra")
         extra = extra if isinstance(extra, dict) else {}
+        if summary["transient"]:
+            # the first samples the steady-state mean leaves out (statistics.py)
+            extra = {**extra, "transient_samples": summary["transient"]}
+            message["extra"] = extra
         tick = message.get("tick_us")
         tick = float(tick) if isinstance(tick, (int, float)) and math.isfinite(tick) and tick >= 0 else 0.0
         ci_rel = relative_ci_halfwidth(summary, float(extra.get("delay_us") or 0.0), tick)

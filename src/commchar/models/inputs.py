@@ -85,7 +85,8 @@ def _positive(value: Any) -> float | None:
 
 def spread(raw: dict) -> dict[str, Any]:
     """t_mean_us, noise and mean_noise (see the module's docstring) from a point's stored
-    summary (t_mean_us, ci_lo_us, ci_hi_us, t_std_us, reps); what is missing is unknown."""
+    summary (t_mean_us, ci_lo_us, ci_hi_us, t_std_us, reps, and transient: the first samples
+    the mean leaves out); what is missing is unknown."""
     t = _positive(raw.get("t_us"))
     mean = _positive(raw.get("t_mean_us"))
     lo, hi = _positive(raw.get("ci_lo_us")), _positive(raw.get("ci_hi_us"))
@@ -96,6 +97,9 @@ def spread(raw: dict) -> dict[str, Any]:
     mean_noise = None
     if (mean is not None and isinstance(std, (int, float)) and not isinstance(std, bool) and math.isfinite(std)
             and std >= 0 and isinstance(reps, (int, float)) and not isinstance(reps, bool) and reps >= 2):
+        transient = raw.get("transient")
+        if isinstance(transient, int) and not isinstance(transient, bool) and 0 < transient < reps - 1:
+            reps -= transient
         mean_noise = float(std) / math.sqrt(float(reps)) / mean
     return {"t_mean_us": mean, "noise": noise if math.isfinite(noise) else 0.0, "mean_noise": mean_noise}
 
