@@ -102,4 +102,5 @@ def test_a_series_without_a_transient_keeps_every_sample_in_its_mean():
     lone = np.concatenate([[40.0], np.ones(99)])  # one stall at the start is the tail, not a transient
     assert transient_length(lone) == 0
     assert transient_length(np.ones(50)) == 0  # equal samples: nothing to test
+    assert transient_length([math.nan] + [1.0] * 49) == 0  # an unreadable sample: no cut
     assert transient_length([9.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0]) == 0  # too few batches to tell

@@ -44,7 +44,7 @@ def transient_length(samples: list[float] | np.ndarray) -> int:
     never more than half): see the module's docstring."""
     x = np.asarray(samples, dtype=float)
     batches = x.size // TRANSIENT_BATCH
-    if batches < 4:
+    if batches < 4 or not np.all(np.isfinite(x)):
         return 0
     medians = np.median(x[:batches * TRANSIENT_BATCH].reshape(batches, TRANSIENT_BATCH), axis=1)
     # MSER(d) for every cut d of the first half at once, from sums over each remainder
