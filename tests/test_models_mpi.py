@@ -156,4 +156,7 @@ def test_every_pingpong_mode_fits_its_own_measurements(tmp_path, library):
         assert stored["points"] == err.size and stored["max"] == pytest.approx(err.max(), rel=1e-6)
         # the replay's per-message costs come from the means
         assert "mean" in operations[key]
-    assert model["libraries"][library]["operations"]["pingpong:send"]["fit"]["selection"]["rule"] == "noise"
+    # the regimes were chosen by the points' own noise (their CIs), not by BIC; on a busy machine
+    # a partition may miss a size's CI by a little ("noise, closest"), and the bars above still hold
+    rule = model["libraries"][library]["operations"]["pingpong:send"]["fit"]["selection"]["rule"]
+    assert rule in ("noise", "noise, closest"), rule
