@@ -104,3 +104,14 @@ def test_a_series_without_a_transient_keeps_every_sample_in_its_mean():
     assert transient_length(np.ones(50)) == 0  # equal samples: nothing to test
     assert transient_length([math.nan] + [1.0] * 49) == 0  # an unreadable sample: no cut
     assert transient_length([9.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0]) == 0  # too few batches to tell
+
+
+def test_the_means_noise_counts_only_the_samples_the_mean_is_of():
+    from commchar.models.inputs import normalise
+
+    stored = {"op": "pingpong", "p": 2, "n_bytes": 8, "t_us": 1.0, "t_mean_us": 1.1, "t_std_us": 0.2,
+              "reps": 104, "ci_lo_us": 0.99, "ci_hi_us": 1.01}
+    whole = normalise(stored, "row 1")
+    cut = normalise({**stored, "extra": {"transient_samples": 4}}, "row 2")
+    assert math.isclose(whole["mean_noise"], 0.2 / math.sqrt(104) / 1.1)
+    assert math.isclose(cut["mean_noise"], 0.2 / math.sqrt(100) / 1.1)

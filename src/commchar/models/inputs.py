@@ -154,7 +154,8 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
         "sync": str(raw.get("sync") or "").strip(),
         "refined": _flag(raw.get("refined"), "refined", where, False),
     }
-    known = spread(raw | {"t_us": t_us})
+    # a stored point records the transient its mean leaves out in extra (statistics.py)
+    known = spread(raw | {"t_us": t_us, "transient": point["extra"].get("transient_samples")})
     # a JSON export may already carry the derived fields (a re-fit of normalised points)
     for name in ("noise", "mean_noise", "t_mean_us"):
         if known[name] in (None, 0.0) and _positive(raw.get(name)) is not None:
