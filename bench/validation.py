@@ -7,6 +7,7 @@ LogGPS no worse than LogGP) per row.
 
     python3 bench/validation.py --library mpich,openmpi --repeat 3
     python3 bench/validation.py --library mpich --programs ring_sendrecv --sizes 32K --repeat 5
+    python3 bench/validation.py --precision 0.01 --max-time 1   (the model measured to 1%)
     python3 bench/validation.py --from-db v.db   (the last validation stored there, nothing run)
 """
 
@@ -91,6 +92,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="256,4K,32K,256K")
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--programs", help="comma-separated (default: all)")
+    parser.add_argument("--precision", help="the model's measurement: CI target (validate's default)")
+    parser.add_argument("--max-time", help="the model's measurement: most seconds a point (validate's default)")
     parser.add_argument("--db", help="keep everything in this store (default: a temporary one)")
     parser.add_argument("--from-db", metavar="DB", help="print the last validation stored in DB, run nothing")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/validation.md)")
@@ -112,6 +115,9 @@ def main() -> int:
                 "--iterations", str(args.iterations), "--json"]
         if args.programs:
             argv += ["--programs", args.programs]
+        for flag, value in (("--precision", args.precision), ("--max-time", args.max_time)):
+            if value is not None:
+                argv += [flag, value]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         print(f"validation: {(done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]}", file=sys.stderr)
