@@ -138,6 +138,7 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
     if cache not in CACHE_MODES:
         raise InputError(f"{where}: cache {cache[:40]!r} is not one of {', '.join(CACHE_MODES)}")
     library = str(raw.get("library") or DEFAULT_LIBRARY).strip() or DEFAULT_LIBRARY
+    extra = _extra(raw.get("extra"), where)
     point = {
         # on-node and off-node, warm and cold measurements are fitted as libraries side by side
         "library": library_label(library, locality, cache),
@@ -149,13 +150,13 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
         "t_us": t_us,
         "valid": valid,
         "oversubscribed": _flag(raw.get("oversubscribed"), "oversubscribed", where, False),
-        "extra": _extra(raw.get("extra"), where),
+        "extra": extra,
         "run_id": raw.get("run_id"),
         "sync": str(raw.get("sync") or "").strip(),
         "refined": _flag(raw.get("refined"), "refined", where, False),
     }
     # a stored point records the transient its mean leaves out in extra (statistics.py)
-    known = spread(raw | {"t_us": t_us, "transient": point["extra"].get("transient_samples")})
+    known = spread(raw | {"t_us": t_us, "transient": extra.get("transient_samples")})
     # a JSON export may already carry the derived fields (a re-fit of normalised points)
     for name in ("noise", "mean_noise", "t_mean_us"):
         if known[name] in (None, 0.0) and _positive(raw.get(name)) is not None:
