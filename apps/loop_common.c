@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_core_distance.h"
+
 #define STAMP 8
 
 static int in_stamp(size_t i, size_t n) { return i < STAMP || i + STAMP >= n; }
@@ -46,13 +48,14 @@ void loop_perturb(loop_ctx *ctx, long k, uint8_t *buf, size_t n)
     if (ctx->perturb && k == ctx->iterations - 1 && n > 0) buf[n / 2] ^= 0x5a;
 }
 
-static const char usage_fmt[] = "usage: %s --bytes N [--iterations K]\n";
+static const char usage_fmt[] = "usage: %s --bytes N [--iterations K] [--core-distance]\n";
 
 int loop_main(int argc, char **argv, const loop_program *program)
 {
     CC_MPI(MPI_Init(&argc, &argv));
     MPI_Pcontrol(APP_OUTSIDE);
     loop_ctx ctx = {.bytes = -1, .iterations = 1000};
+    int distance_asked = 0; /* --core-distance: time ranks 0 and 1's cache line before and after the loop */
     CC_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank));
     CC_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ctx.p));
     char usage[128];
@@ -63,6 +66,10 @@ int loop_main(int argc, char **argv, const loop_program *program)
             ctx.bytes = app_parse_long(usage, flag, value, 0, 1L << 30);
         else if (strcmp(flag, "--iterations") == 0)
             ctx.iterations = app_parse_long(usage, flag, value, 1, 1L << 30);
+        else if (strcmp(flag, "--core-distance") == 0) {
+            distance_asked = 1;
+            continue; /* takes no value */
+        }
         else
             app_usage(usage, "unknown option '%s'", flag);
         i++;
@@ -79,11 +86,21 @@ int loop_main(int argc, char **argv, const loop_program *program)
     ctx.perturb = app_fault_read() == APP_FAULT_WRONG && ctx.rank == 0;
 
     program->setup(&ctx);
+    cc_core_distance distance = {.side = -1};
+    double distance_before = -1.0, distance_after = -1.0;
+    if (distance_asked) {
+        cc_core_distance_open(&distance, MPI_COMM_WORLD);
+        distance_before = cc_core_distance_rtt_ns(&distance);
+    }
     CC_MPI(MPI_Barrier(MPI_COMM_WORLD));
     app_clock clock;
     app_clock_start(&clock, APP_COMMUNICATION);
     for (long k = 0; k < ctx.iterations; k++) program->iterate(&ctx, k);
     double elapsed = app_clock_stop(&clock);
+    if (distance_asked) {
+        distance_after = cc_core_distance_rtt_ns(&distance);
+        cc_core_distance_close(&distance);
+    }
     program->finish(&ctx);
 
     long errors = 0;
@@ -101,6 +118,7 @@ int loop_main(int argc, char **argv, const loop_program *program)
         cc_buf_num(&line, slowest / (double)ctx.iterations * 1e6);
         cc_buf_key(&line, "errors");
         cc_buf_printf(&line, "%ld", errors);
+        cc_core_distance_json(&line, distance_before, distance_after);
         app_result_emit(&line, errors == 0);
     } else {
         cc_buf_free(&line);

@@ -1,7 +1,7 @@
 /* What the validation programs share: a barrier, then a timed loop of one
  * communication pattern, its data checked, one JSON result line.
  *
- *   <program> --bytes N [--iterations K]
+ *   <program> --bytes N [--iterations K] [--core-distance]
  *
  * Every message carries a known pattern: byte i of the message identified by
  * `code` is body(code, i), except its first and last 8 bytes (the stamps),
@@ -15,7 +15,10 @@
  * a trace of the program marks it; rank 0 prints
  *   {"type":"result","app":NAME,"p":P,...,"bytes":N,"iterations":K,
  *    "per_iteration_us":T,"errors":E,"verified":true}
- * with T the loop's time (the slowest rank's) over K.  Wrong data: exit 1. */
+ * with T the loop's time (the slowest rank's) over K.  Wrong data: exit 1.
+ * --core-distance adds "core_rtt_ns":[before,after], the round trip of a cache
+ * line between ranks 0 and 1's cores just before and after the loop
+ * (cc_core_distance.h): which state of the host the loop ran in. */
 #ifndef LOOP_COMMON_H
 #define LOOP_COMMON_H
 

@@ -47,13 +47,14 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
             print(f"  {run['library']}: S = {lg.get('S')} B, L = {lg.get('L'):.3g}, o_s = {lg.get('o_s'):.3g}, "
                   f"o_r = {lg.get('o_r'):.3g}, g = {lg.get('g'):.3g}, G = {lg.get('G'):.3g} us/B (first repeat)")
     columns = ["library", "program", "bytes", "measured", "traced", "probe", "LogGPS", "error", "spread",
-               "LogGP", "error", "spread", "target"]
+               "LogGP", "error", "spread", "cores", "target"]
     if markdown:
         print("| " + " | ".join(columns) + " |")
         print("| " + " | ".join("---" if c in ("library", "program", "target") else "---:" for c in columns) + " |")
     else:
         print(f"{'library':8s} {'program':15s} {'bytes':>7s} {'measured':>9s} {'traced':>9s} {'probe':>9s} "
-              f"{'LogGPS':>9s} {'error':>7s} {'spread':>13s} {'LogGP':>9s} {'error':>7s} {'spread':>13s}  target")
+              f"{'LogGPS':>9s} {'error':>7s} {'spread':>13s} {'LogGP':>9s} {'error':>7s} {'spread':>13s} "
+              f"{'cores':>5s}  target")
     ok = True
     for e in doc["summary"]:
         gps, gp = e["loggps_error_pct"], e["loggp_error_pct"]
@@ -64,19 +65,22 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
         cells = [e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}", traced, probe,
                  f"{e['loggps_us']:.3f}", _err(gps).strip(), _spread(e["loggps_error_range"]),
                  f"{e['loggp_us']:.3f}", _err(gp).strip(), _spread(e["loggp_error_range"]),
-                 "met" if met else "NOT met"]
+                 f"{e.get('repeats_in_state', e['repeats'])}/{e['repeats']}", "met" if met else "NOT met"]
         if markdown:
             print("| " + " | ".join(cells) + " |")
         else:
             print(f"{cells[0]:8s} {cells[1]:15s} {cells[2]:>7s} {cells[3]:>9s} {cells[4]:>9s} {cells[5]:>9s} "
-                  f"{cells[6]:>9s} {cells[7]:>7s} {cells[8]:>13s} {cells[9]:>9s} {cells[10]:>7s} {cells[11]:>13s}  "
-                  f"{cells[12]}")
+                  f"{cells[6]:>9s} {cells[7]:>7s} {cells[8]:>13s} {cells[9]:>9s} {cells[10]:>7s} {cells[11]:>13s} "
+                  f"{cells[12]:>5s}  {cells[13]}")
     rows = doc["summary"]
     within = [e for e in rows if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET]
     both = [e for e in within if e["loggp_error_pct"] is None
             or abs(e["loggps_error_pct"]) <= abs(e["loggp_error_pct"]) + 0.05]
     print(f"{len(within)} of {len(rows)} rows within {TARGET:g}% under LogGPS, {len(both)} of them with LogGPS "
           "no further off than LogGP")
+    apart = [e for e in rows if e.get("repeats_in_state", e["repeats"]) == 0]
+    print(f"cores: the repeats whose loop ran with the ranks' cores in the main state of their model's points "
+          f"(the medians are of those); {len(apart)} row(s) had none and are the median of every repeat")
     loads = [e["load_avg_1m"] for e in rows if e.get("load_avg_1m") is not None]
     if loads:
         print(f"1-minute load average while the programs ran: {min(loads):.2f} to {max(loads):.2f} "

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from commchar.models import fit_points
+from commchar.models.core_distance_policy import keep_one_state
 from commchar.models.validation import holdout_errors
 from commchar.store import Store
 
@@ -133,6 +134,9 @@ def test_every_pingpong_mode_fits_its_own_measurements(tmp_path, library):
         points = store.points()
     model = fit_points(points, held_out_every=None)
     operations = model["libraries"][library]["operations"]
+    # the points measured while the host held the cores in another state are another machine's:
+    # the fit leaves them out (docs/method.md, "Where the ranks' cores are"), and so does this check
+    kept = {id(pt) for pt in keep_one_state(points)[0]}
     modes = sorted(k for k in operations if k.startswith("pingpong:"))
     assert len(modes) >= 5, modes
     by_key: dict[str, list[dict]] = {}
@@ -144,7 +148,7 @@ def test_every_pingpong_mode_fits_its_own_measurements(tmp_path, library):
 
     view = ModelFile.from_dict(model)
     for key in modes:
-        pts = [pt for pt in by_key[key] if pt["valid"]]
+        pts = [pt for pt in by_key[key] if pt["valid"] and id(pt) in kept]
         spikes = {(o["n_bytes"], o["t_us"]) for o in operations[key]["fit"]["outliers"]}
         pts = [pt for pt in pts if (pt["n_bytes"], pt["t_us"]) not in spikes]
         err = np.array([abs(view.time(library, key, pt["n_bytes"], 2).t_us - pt["t_us"]) / pt["t_us"]

@@ -107,6 +107,7 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
     doc = json.loads(capsys.readouterr().out)
     assert [run["library"] for run in doc["runs"]] == [lib.name for lib, _ in built_apps]
     assert len(doc["summary"]) == 3 * 2 * len(built_apps)
+    assert all(0 <= e["repeats_in_state"] <= e["repeats"] == 1 for e in doc["summary"])
     for run in doc["runs"]:
         assert run["loggp"]["S"] is not None and len(run["rows"]) == 6
         for row in run["rows"]:
@@ -124,6 +125,15 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
                 assert row["probe_us"] is None
             if row["bytes"] < run["loggp"]["S"]:  # eager either way: the models coincide
                 assert row["loggps_us"] == pytest.approx(row["loggp_us"])
+            # the loop's cores timed before and after it, against the model's main state
+            distance = row["core_distance"]
+            assert distance["match"] in ("same", "differs") and 1 <= distance["runs"] <= 4
+            assert len(distance["attempts"]) == distance["runs"] and all(
+                len(a["core_rtt_ns"]) == 2 and a["per_iteration_us"] > 0 for a in distance["attempts"])
+            assert distance["model_rtt_ns"] > 0
+            if distance["match"] == "differs":  # only after every attempt ran in another state
+                assert distance["runs"] == 4
+        assert 1 <= len(run["model_core_distance"]["attempts"]) <= 4
     with Store(db) as store:
         (stored,) = validations(store)
         assert stored["result"]["summary"] == doc["summary"] and stored["id"] == doc["id"]

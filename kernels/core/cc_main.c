@@ -58,6 +58,9 @@ int main(int argc, char **argv)
     env.opt = &opt;
     cc_timer_calibrate(&env.timer);
     cc_make_comms(&env);
+    cc_core_distance distance = {.side = -1};
+    if (opt.core_distance) cc_core_distance_open(&distance, MPI_COMM_WORLD);
+    env.core_distance = &distance;
 
     cc_report_header(&env, &fault);
     size_t points = cc_run_plan(&env, &fault);
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
         cc_report_end(&out, points, (double)(cc_now_ns() - start) * 1e-9);
         cc_buf_free(&out);
     }
+    cc_core_distance_close(&distance);
     cc_free_comms(&env);
     cc_options_free(&opt);
     CC_MPI(MPI_Finalize());

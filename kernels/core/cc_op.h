@@ -8,6 +8,7 @@
 
 #include "cc_errors.h"
 #include "cc_json.h"
+#include "cc_core_distance.h"
 #include "cc_settings.h"
 #include "cc_timer.h"
 
@@ -35,6 +36,7 @@ typedef struct cc_env {
     int world_rank, world_size;
     MPI_Comm all, all_ctl;   /* every rank: measured traffic, control traffic */
     MPI_Comm pair, pair_ctl; /* ranks 0 and 1 (MPI_COMM_NULL elsewhere) */
+    cc_core_distance *core_distance; /* the cache line ranks 0 and 1 time between points */
 } cc_env;
 
 struct cc_point;

@@ -33,6 +33,8 @@ const char cc_usage[] =
     "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
     "  --buffer-offset B      message buffers start B bytes past a page boundary, as\n"
     "                         malloc's large blocks do (16; 0: page-aligned)\n"
+    "  --core-distance on|off time a cache line between ranks 0 and 1 around every\n"
+    "                         point (on; off where they share cores)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)
@@ -167,6 +169,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
     opt->llc_source = "";
     opt->buffer_offset = 16;
+    opt->core_distance = 1;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -223,6 +226,11 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 opt->cache_cold = strcmp(value, "cold") == 0;
             else
                 rc = cc_fail(err, errlen, "--cache: '%s' is not cold or warm", value);
+        } else if (strcmp(name, "--core-distance") == 0) {
+            if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)
+                opt->core_distance = strcmp(value, "on") == 0;
+            else
+                rc = cc_fail(err, errlen, "--core-distance: '%s' is not on or off", value);
         } else if (strcmp(name, "--buffer-offset") == 0) {
             rc = cc_parse_long(name, value, 0, 4095, &opt->buffer_offset, err, errlen);
         } else if (strcmp(name, "--cache-limit") == 0) {

@@ -80,6 +80,8 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
             int valid = 1;
             extra.len = 0;
             cc_buf_printf(&extra, "{");
+            /* where ranks 0 and 1 ran, before and after: a host that moved them moved the times */
+            const double distance_before = cc_core_distance_rtt_ns(env->core_distance);
             if (pt.comm != MPI_COMM_NULL) { /* ranks outside a pair wait at the barrier */
                 cc_limits lim;
                 cc_limits_from_options(opt, pt.op->phases, &lim);
@@ -119,6 +121,8 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_cache_release(&pt);
                 pt.op->cleanup(&pt);
             }
+            const double distance_after = cc_core_distance_rtt_ns(env->core_distance);
+            if (root) cc_core_distance_json(&extra, distance_before, distance_after);
             cc_buf_printf(&extra, "}");
             CC_MPI(MPI_Barrier(env->all_ctl));
             if (root)

@@ -151,6 +151,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         console.print(f"oversubscribed points left out of {len(left)} operation(s) that have dedicated ones"
                       f" (p={','.join(map(str, ps))}, {sum(e['points'] for e in left)} points);"
                       " --oversubscribed include fits them", markup=False, highlight=False)
+    for library, found in sorted(given(provenance.core_distance, {}).items()):
+        if found.get("mixed"):
+            levels = ", ".join(f"{st['measurements']} at {st['rtt_ns']:g} ns" for st in found["states"])
+            console.print(styled(("cores moved:", "red"),
+                                 f" {library}: the host moved ranks 0 and 1 during the run (points: {levels});"
+                                 f" {found.get('left_out', 0)} point(s) outside the main state left out"),
+                          markup=False, highlight=False)
     if given(provenance.oversubscribed, []):
         console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
                              " " + ", ".join(given(provenance.oversubscribed, []))))

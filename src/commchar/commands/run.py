@@ -76,6 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-limit", metavar="SIZE",
                         help="most memory a rank's cold buffers may take, e.g. 2G (default 1 GiB);"
                         " a point that would need more is recorded as unsupported")
+    parser.add_argument("--buffer-offset", type=int, default=16, metavar="B",
+                        help="message buffers start B bytes past a page boundary, 0 to 4095 (default 16,"
+                             " where malloc puts a large block); fit a run of another offset apart (--run)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
@@ -133,6 +136,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
         sync_window_factor=args.sync_window_factor, sync_window_us=args.sync_window_us,
         cache=args.cache, cache_limit=_cache_limit(args.cache_limit),
+        buffer_offset=_buffer_offset(args.buffer_offset),
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )
@@ -150,6 +154,12 @@ def _cache_limit(text: str | None) -> int | None:
     if limit < 1:
         raise UsageError("--cache-limit must be at least 1 byte")
     return limit
+
+
+def _buffer_offset(value: int) -> int:
+    if not 0 <= value <= 4095:
+        raise UsageError(f"--buffer-offset must be 0 to 4095 bytes (within a page), not {value}")
+    return value
 
 
 def _measures_any(library: Library, ops: str) -> bool:

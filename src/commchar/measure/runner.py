@@ -66,6 +66,7 @@ class SweepOptions:
     sync_window_us: float = 0.0  # above 0: a fixed window instead of the factor
     cache: str = "warm"  # cold: every repetition's buffers out of the last-level cache
     cache_limit: int | None = None  # bytes of a rank's cold region; None: the kernel's default
+    buffer_offset: int = 16  # message buffers start this many bytes past a page boundary (kernel option)
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -316,6 +317,9 @@ class _JobRunner:
         return ["--plan", plan_argument(points, self.kernel_names), "--precision", repr(o.precision),
                 "--min-reps", str(o.min_reps), "--max-reps", str(o.max_reps),
                 "--max-time", repr(max_time), "--sync", o.sync, "--cache", o.cache,
+                *(["--buffer-offset", str(o.buffer_offset)] if o.buffer_offset != 16 else []),
+                # ranks that share cores would time the scheduler, not the distance of two cores
+                *(["--core-distance", "off"] if oversubscribed else []),
                 *(["--cache-limit", str(o.cache_limit)] if o.cache_limit is not None else [])] + (
                     ["--sync-window-factor", repr(o.sync_window_factor),
                      "--sync-window-us", repr(o.sync_window_us)] if o.sync == "window" else [])

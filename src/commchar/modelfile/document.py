@@ -228,8 +228,9 @@ class LibraryEntry:
 
 @dataclass(frozen=True, kw_only=True)
 class Provenance:
-    """How the model was made: the runs and points fitted, what the oversubscription policy
-    left out, what could not be fitted (`skipped`), the units and regime penalty used."""
+    """How the model was made: the runs and points fitted, what the oversubscription and
+    core-distance policies left out, what could not be fitted (`skipped`), the units and regime
+    penalty used."""
 
     source: str | Absent = ABSENT
     created: str | Absent = ABSENT
@@ -246,6 +247,7 @@ class Provenance:
     regime_penalty: float | Absent = ABSENT
     notes: str | Absent = ABSENT
     size_choice: JSON | None | Absent = ABSENT
+    core_distance: JSON | Absent = ABSENT
     extra: JSON = field(default_factory=dict)
 
     def to_json(self) -> JSON:

@@ -11,6 +11,7 @@ import numpy as np
 from commchar.errors import InputError, UsageError
 from commchar.modelfile.document import ModelDocument
 from commchar.models.assemble import MISS_LIMIT, apply_oversubscribed_policy, fit_models
+from commchar.models.core_distance_policy import keep_one_state
 from commchar.vocabulary import LOGGP_OPS, P2P_OPS, op_key
 from commchar.models.regimes import DEFAULT_PENALTY
 
@@ -74,10 +75,13 @@ def holdout_errors(points: list[dict], every: int = 3, hold_p: Iterable[int] = (
     """Median relative error of predictions at held-out points, per operation and overall.
 
     `oversubscribed` is the fit's policy (fit_points): points it leaves out of the fit are
-    neither trained on nor scored (a dedicated-core model says nothing of time-shared cores).
+    neither trained on nor scored (a dedicated-core model says nothing of time-shared cores);
+    nor are those the fit leaves out as measured in another state of the ranks' cores
+    (models/core_distance_policy.py).
     """
     hold_p = set(int(p) for p in hold_p)  # read twice below: a one-shot iterable would be empty the second time
-    points, _, _ = apply_oversubscribed_policy([pt for pt in points if pt.get("valid", True)], oversubscribed)
+    points, _ = keep_one_state([pt for pt in points if pt.get("valid", True)])
+    points, _, _ = apply_oversubscribed_policy(points, oversubscribed)
     train, test = split_holdout(points, every, hold_p)
     models = fit_models(train, penalty, oversubscribed)
     per_op: dict[tuple[str, str], list[float]] = defaultdict(list)

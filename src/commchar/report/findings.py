@@ -8,9 +8,12 @@ find the point in the tables and figures.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from commchar.core_distance import point_pairs, rtt_pair, split
 from commchar.report.adapters import best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -233,15 +236,45 @@ def variance(e: Entity) -> list[Finding]:
         f"(95th percentile more than {VARIANCE_RATIO:g}× the median); largest: {where}."))]
 
 
+def _other_state(e: Entity) -> Callable[[dict], bool]:
+    """Whether a point was measured in another core-distance state than most of the entity's."""
+    states = split(point_pairs(pt for pt in e.points if pt["valid"]))
+    if states is None or not states.mixed:
+        return lambda pt: False
+    main = states.main()
+
+    def other(pt: dict) -> bool:
+        pair = rtt_pair(pt.get("extra"))
+        return pair is not None and states.state_of(pair) != main
+    return other
+
+
+def core_distance(e: Entity) -> list[Finding]:
+    """The host moved ranks 0 and 1 between states during the run (commchar.core_distance)."""
+    states = split(point_pairs(pt for pt in e.points if pt["valid"]))
+    if states is None or not states.mixed:
+        return []
+    main = states.main()
+    parts = [f"{len(m)} with their cores {statistics.median(m):.0f} ns apart" for m in states.members]
+    other = sum(len(m) for m in states.members) - len(states.members[main])
+    return [Finding("model", e.label, (
+        f"{e.label}: the host moved ranks 0 and 1 during the run: of the points, {', '.join(parts)}"
+        f" (a cache line's round trip){f', and {states.changed} moved while measured' if states.changed else ''}."
+        f" Times on one node follow that distance, so the {other} point(s) outside the main state"
+        f" ({statistics.median(states.members[main]):.0f} ns) describe another machine: the model is fitted"
+        " without them and does not score them (docs/method.md, \"Where the ranks' cores are\")."))]
+
+
 def model_misses(e: Entity) -> list[Finding]:
     if e.model is None:
         return []
     misses = []
     unscored = 0
     scored: Counter[str] = Counter()
+    other_state = _other_state(e)
     for pt in e.points:
         key = op_key(pt["op"], pt["variant"])
-        if not pt["valid"] or key.partition(":")[0] in LOGGP_OPS or pt["t_us"] <= 0:
+        if not pt["valid"] or key.partition(":")[0] in LOGGP_OPS or pt["t_us"] <= 0 or other_state(pt):
             continue
         if pt["oversubscribed"] and not (e.model.operation(key) or {}).get("oversubscribed_p"):
             unscored += 1  # left out of the fit: a dedicated-core model says nothing of time-sharing
@@ -310,7 +343,8 @@ def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -
     compared: the entities of the comparison, reference first (default: `entities`)."""
     out: list[Finding] = []
     for e in entities:
-        for rule in (failures, oversubscription, thresholds, laws, precision, variance, model_misses, unsupported):
+        for rule in (failures, core_distance, oversubscription, thresholds, laws, precision, variance, model_misses,
+                     unsupported):
             out.extend(rule(e))
     out.extend(comparison(entities if compared is None else compared))
     return sorted(out, key=lambda f: ORDER.index(f.category))

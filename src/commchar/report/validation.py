@@ -42,7 +42,8 @@ def validation_table(row: dict[str, Any]) -> Table:
     rows = [[e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}",
              "" if e.get("probe_us") is None else f"{e['probe_us']:.3f}", f"{e['loggps_us']:.3f}",
              _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]), f"{e['loggp_us']:.3f}",
-             _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])] for e in doc["summary"]]
+             _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"]),
+             f"{e.get('repeats_in_state', e['repeats'])}/{e['repeats']}"] for e in doc["summary"]]
     within = sum(1 for e in doc["summary"]
                  if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET_PCT)
     s = {run["library"]: run["loggp"].get("S") for run in doc["runs"] if run["repeat"] == 1}
@@ -53,14 +54,16 @@ def validation_table(row: dict[str, Any]) -> Table:
         "fitted in the same run; with several runs, the median and the spread (smallest to largest error).",
         "probe: the mean of the kernel's probe of the same operation (ping-pong: a round trip, "
         "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop.",
+        "cores: the runs whose loop ran with ranks 0 and 1's cores in the state of the host most of its "
+        "model's points were measured in (a cache line's round trip between them; docs/method.md); the "
+        "medians are of those runs when there are any.",
         f"{within} of {len(doc['summary'])} rows within {TARGET_PCT:g}% under LogGPS. LogGPS: the fitted "
         "rendezvous threshold S (" + ", ".join(f"{lib} {int(v)} B" if v is not None else f"{lib} none"
                                                for lib, v in s.items()) + "); LogGP: every message eager.",
     ]
     return Table(f"validation-{row['id']}", f"Measured and predicted per iteration: {_title(row)}",
                  ["library", "program", "bytes", "measured", "probe", "LogGPS", "error", "spread", "LogGP",
-                  "error",
-                  "spread"], rows, notes)
+                  "error", "spread", "cores"], rows, notes)
 
 
 def errors_figure(row: dict[str, Any]) -> FigureSpec:

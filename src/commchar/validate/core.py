@@ -12,6 +12,7 @@ from typing import Any, Callable
 from commchar.errors import MeasurementError, UsageError
 from commchar.measure.build import APPS, ensure_built
 from commchar.measure.libraries import Library
+from commchar.core_distance import States, point_pairs, rtt_pair, same_state, split
 from commchar.store import Store
 
 # the loop is the programs' communication phase: MPI_Pcontrol level 3 (apps/app_common.h)
@@ -75,6 +76,7 @@ class ValidateOptions:
     max_time: float = 0.3  # seconds per measured point of the model
     model_sizes: str = "0:1M"
     timeout: float = 300.0  # seconds a traced program may run
+    distance_attempts: int = 4  # runs of a model or a program to find the host in one state
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,10 +159,62 @@ class _Quiet:
     def refining(self, round_no: int, points: int) -> None: ...
 
 
+def measure_model_settled(store: Store, library: Library, options: ValidateOptions, directory: Path,
+                          observer: Observer) -> tuple[int, str, list[dict], dict[str, Any]]:
+    """measure_model, again while its points span two states of the host (core_distance.py), at
+    most options.distance_attempts times: the model of the fewest points in its minority state,
+    and what each attempt found."""
+    best: tuple[int, str, list[dict], States | None] | None = None
+    tried: list[dict[str, Any]] = []
+    for _ in range(max(1, options.distance_attempts)):
+        run_id, path, points = measure_model(store, library, options, directory, observer)
+        states = split(point_pairs(points))
+        tried.append({"run_id": run_id, **(states.to_dict() if states else {"measured": False})})
+        minority = _minority(states)
+        if best is None or minority < _minority(best[3]):
+            best = (run_id, path, points, states)
+        if minority == 0:
+            break
+    assert best is not None
+    run_id, path, points, states = best
+    record: dict[str, Any] = {"run_id": run_id, "attempts": tried}
+    if states is not None:
+        record.update(rtt_ns=round(states.main_ns(), 1), minority_points=_minority(states))
+    record["pairs"] = point_pairs(points)
+    return run_id, path, points, record
+
+
+def _minority(states: States | None) -> int:
+    """Points outside the main state, or measured while the host moved the ranks."""
+    if states is None:
+        return 0
+    return sum(len(m) for m in states.members) - len(states.members[states.main()]) + states.changed
+
+
+def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
+                model_pairs: list[tuple[float, float]]) -> tuple[dict, list[dict[str, Any]]]:
+    """The untraced run, again while the host held the ranks in another state than the main
+    state of the model's points (core_distance.same_state), at most options.distance_attempts
+    times: the first run in the model's state (else the last), and every attempt's time and
+    round trips."""
+    from commchar.apps.sweep import run_once
+
+    tried: list[dict[str, Any]] = []
+    result: dict = {}
+    for _ in range(max(1, options.distance_attempts)):
+        result = run_once([*argv, "--core-distance"], env, options.timeout)
+        pair = rtt_pair(result)
+        tried.append({"per_iteration_us": float(result["per_iteration_us"]),
+                      "core_rtt_ns": list(pair) if pair else None})
+        if not model_pairs or pair is None or same_state(model_pairs, pair):
+            break
+    return result, tried
+
+
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
-             model_path: str) -> dict[str, Any]:
+             model_path: str, model_pairs: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
-    from commchar.apps.sweep import CaseFailed, run_once, run_traced
+    from commchar.apps.sweep import CaseFailed, run_traced
     from commchar.measure.launch import LaunchSpec, program_command
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store.traces import extract_trace
@@ -173,7 +227,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     try:
         # The measured time is the program's own, untraced: what a user runs. The traced run that
         # follows gives the trace to replay (and its loop time, which the tracer's cost inflates).
-        untraced = run_once(job.argv, {**os.environ, **job.env_added}, options.timeout)
+        untraced, attempts = run_settled(job.argv, {**os.environ, **job.env_added}, options, model_pairs or [])
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
         raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
@@ -191,12 +245,27 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
     row["traced_us"] = measured / options.iterations
     row["measured_us"] = float(untraced["per_iteration_us"])
+    row["core_distance"] = _distance_row(attempts, model_pairs or [])
     for key in ("loggps", "loggp"):
         predicted = _loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
         row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
     row["warnings"] = doc["warnings"]
     return row
+
+
+def _distance_row(attempts: list[dict[str, Any]], model_pairs: list[tuple[float, float]]) -> dict[str, Any]:
+    """The row's core distance: the round trips of the run kept, the main state's round trip of
+    the model's points, whether the loop ran in that state ('same', 'differs', or 'unknown' where
+    either was not measured), and the runs it took."""
+    pair = attempts[-1]["core_rtt_ns"]
+    states = split(model_pairs)
+    if states is None or pair is None:
+        match = "unknown"
+    else:
+        match = "same" if same_state(model_pairs, (float(pair[0]), float(pair[1]))) else "differs"
+    return {"rtt_ns": pair, "model_rtt_ns": round(states.main_ns(), 1) if states else None, "match": match,
+            "runs": len(attempts), "attempts": attempts}
 
 
 def probe_time(points: list[dict], program: str, n: int, p: int) -> float | None:
@@ -230,14 +299,15 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
     with tempfile.TemporaryDirectory(prefix="commchar-validate-models-") as tmp:
         for repeat in range(options.repeat):
             for library in libraries:  # alternated, so the machine's drift lands on each alike
-                run_id, model_path, points = measure_model(store, library, options, Path(tmp), observer)
+                run_id, model_path, points, model_distance = measure_model_settled(store, library, options,
+                                                                          Path(tmp), observer)
                 from commchar.modelfile import load
 
                 loggp = load(model_path).loggp(library.name) or {}
                 rows = []
                 for program, n in todo:
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
-                    row = run_case(store, library, program, n, options, model_path)
+                    row = run_case(store, library, program, n, options, model_path, model_distance["pairs"])
                     row["library"] = library.name
                     row["probe_us"] = probe_time(points, program.name, n, options.np)
                     row["repeat"] = repeat + 1
@@ -246,6 +316,7 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                         on_row(row)
                     observer.done()
                 runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_id,
+                             "model_core_distance": {k: v for k, v in model_distance.items() if k != "pairs"},
                              "loggp": {k: loggp.get(k) for k in ("L", "o_s", "o_r", "g", "G", "O", "S")},
                              "rows": rows})
     return {"format": "commchar-validation", "version": 1, "unit": "us", "options": options.to_dict(),
@@ -254,15 +325,21 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (library, program, size): the median over repeats of each time and error,
-    and the spread (smallest and largest) of the errors."""
+    and the spread (smallest and largest) of the errors. Only the repeats whose loop ran with
+    the ranks' cores in the main state of their model's points (`core_distance.match` not
+    'differs') count, when there are any: a loop that ran on another state of the host ran on
+    another machine, in effect (docs/method.md, "Where the ranks' cores are");
+    `repeats_in_state` says how many there were."""
     groups: dict[tuple[str, str, int, int], list[dict[str, Any]]] = {}
     for run in runs:
         for row in run["rows"]:
             groups.setdefault((row["library"], row["program"], row["bytes"], row["p"]), []).append(row)
     out = []
-    for (library, program, n, p), rows in groups.items():
+    for (library, program, n, p), every in groups.items():
+        matched = [r for r in every if (r.get("core_distance") or {}).get("match", "unknown") != "differs"]
+        rows = matched or every
         entry: dict[str, Any] = {"library": library, "program": program, "bytes": n, "p": p,
-                                 "repeats": len(rows)}
+                                 "repeats": len(every), "repeats_in_state": len(matched)}
         for key in ("measured_us", "loggps_us", "loggp_us"):
             entry[key] = statistics.median(r[key] for r in rows)
         traced = [r["traced_us"] for r in rows if r.get("traced_us") is not None]

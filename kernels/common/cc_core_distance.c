@@ -1,0 +1,110 @@
+#include "cc_core_distance.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc_errors.h"
+#include "cc_timer.h"
+
+enum {
+    CC_DISTANCE_WARM = 4,     /* round trips before the timed ones: the line moves in */
+    CC_DISTANCE_SAMPLES = 16, /* timed samples ... */
+    CC_DISTANCE_TRIPS = 4,    /* ... of this many round trips each (the clock's cost spread thin) */
+    CC_DISTANCE_SPINS = 4096  /* polls before yielding the core: ranks that share one still progress */
+};
+
+void cc_core_distance_open(cc_core_distance *pl, MPI_Comm comm)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->node = MPI_COMM_NULL;
+    pl->win = MPI_WIN_NULL;
+    pl->side = -1;
+    int rank;
+    CC_MPI(MPI_Comm_rank(comm, &rank));
+    MPI_Comm two;
+    CC_MPI(MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &two));
+    if (two == MPI_COMM_NULL) return;
+    CC_MPI(MPI_Comm_split_type(two, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &pl->node));
+    CC_MPI(MPI_Comm_free(&two));
+    int size;
+    CC_MPI(MPI_Comm_size(pl->node, &size));
+    if (size != 2) { /* ranks 0 and 1 on different hosts: no line to share */
+        CC_MPI(MPI_Comm_free(&pl->node));
+        return;
+    }
+    CC_MPI(MPI_Comm_rank(pl->node, &pl->side));
+    void *base = NULL;
+    CC_MPI(MPI_Win_allocate_shared(pl->side == 0 ? 128 : 0, 1, MPI_INFO_NULL, pl->node, &base, &pl->win));
+    MPI_Aint bytes;
+    int unit;
+    CC_MPI(MPI_Win_shared_query(pl->win, 0, &bytes, &unit, &base));
+    pl->line = (_Atomic long *)base;
+    if (pl->side == 0) atomic_store(pl->line, 0);
+    CC_MPI(MPI_Barrier(pl->node));
+}
+
+/* wait until the line holds `value` */
+static void cc_core_distance_await(const cc_core_distance *pl, long value)
+{
+    _Atomic long *line = pl->line;
+    for (int spins = 0; atomic_load_explicit(line, memory_order_acquire) != value;)
+        if (++spins == CC_DISTANCE_SPINS) {
+            spins = 0;
+            sched_yield();
+        }
+}
+
+static void cc_core_distance_trip(cc_core_distance *pl)
+{
+    _Atomic long *line = pl->line;
+    if (pl->side == 0) {
+        atomic_store_explicit(line, ++pl->seq, memory_order_release);
+        cc_core_distance_await(pl, ++pl->seq);
+    } else {
+        cc_core_distance_await(pl, ++pl->seq);
+        atomic_store_explicit(line, ++pl->seq, memory_order_release);
+    }
+}
+
+static int cc_core_distance_cmp(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+double cc_core_distance_rtt_ns(cc_core_distance *pl)
+{
+    if (pl->side < 0) return -1.0;
+    for (int i = 0; i < CC_DISTANCE_WARM; i++) cc_core_distance_trip(pl);
+    int64_t samples[CC_DISTANCE_SAMPLES];
+    for (int s = 0; s < CC_DISTANCE_SAMPLES; s++) {
+        const int64_t start = cc_now_ns();
+        for (int i = 0; i < CC_DISTANCE_TRIPS; i++) cc_core_distance_trip(pl);
+        samples[s] = cc_now_ns() - start;
+    }
+    if (pl->side != 0) return -1.0;
+    qsort(samples, CC_DISTANCE_SAMPLES, sizeof samples[0], cc_core_distance_cmp);
+    const int mid = CC_DISTANCE_SAMPLES / 2;
+    return (double)(samples[mid - 1] + samples[mid]) / 2.0 / CC_DISTANCE_TRIPS;
+}
+
+void cc_core_distance_close(cc_core_distance *pl)
+{
+    if (pl->side >= 0) { /* a line was shared; one never opened ({.side = -1}) has nothing to free */
+        CC_MPI(MPI_Win_free(&pl->win));
+        CC_MPI(MPI_Comm_free(&pl->node));
+    }
+    pl->side = -1;
+}
+
+void cc_core_distance_json(cc_buf *b, double before, double after)
+{
+    if (before < 0 || after < 0) return;
+    cc_buf_key(b, "core_rtt_ns");
+    cc_buf_printf(b, "[");
+    cc_buf_num(b, before);
+    cc_buf_printf(b, ",");
+    cc_buf_num(b, after);
+    cc_buf_printf(b, "]");
+}

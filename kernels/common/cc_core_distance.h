@@ -1,0 +1,40 @@
+/* How far apart the cores of ranks 0 and 1 are, as a cache line's round trip
+ * between them.  A virtual machine's host may move its vCPUs: on the 2-core
+ * KVM guests commchar is developed on, the two vCPUs share a last-level cache
+ * for seconds (a round trip of 75-170 ns) and then sit further apart for
+ * seconds to tens of seconds (400-520 or 800-870 ns), and intra-node message
+ * times follow (MPICH's 4 KiB ping-pong 1.7 against 6.1 us).  Measured beside every point
+ * and every validation loop, it says which of these states a time was
+ * measured in (docs/method.md, "Where the ranks' cores are").
+ *
+ * Shared by the kernel and the applications; MPI only to find the other rank
+ * on the node and share one cache line with it (MPI_Win_allocate_shared). */
+#ifndef CC_CORE_DISTANCE_H
+#define CC_CORE_DISTANCE_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+
+#include "cc_json.h"
+
+typedef struct cc_core_distance {
+    MPI_Comm node;          /* ranks 0 and 1 of the communicator, when on one node */
+    MPI_Win win;
+    _Atomic long *line;     /* the shared cache line */
+    long seq;
+    int side;               /* 0 or 1: which end of the round trip; -1: not measuring */
+} cc_core_distance;
+
+/* Collective over comm: ranks 0 and 1 of comm get a shared line when they are
+ * on the same node (side -1 everywhere else, and on both when they are not). */
+void cc_core_distance_open(cc_core_distance *pl, MPI_Comm comm);
+/* Called by ranks 0 and 1 together (any other rank returns at once): the
+ * median round trip of the line between their cores in ns on side 0, -1 on
+ * side 1 and where nothing is measured. */
+double cc_core_distance_rtt_ns(cc_core_distance *pl);
+/* Collective over the comm of cc_core_distance_open. */
+void cc_core_distance_close(cc_core_distance *pl);
+/* "core_rtt_ns":[before,after] into an open JSON object, when both were measured (>= 0) */
+void cc_core_distance_json(cc_buf *b, double before, double after);
+
+#endif

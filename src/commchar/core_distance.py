@@ -1,0 +1,122 @@
+"""How far apart the cores of ranks 0 and 1 are: the state of a host that moves its vCPUs.
+
+The kernel times a cache line's round trip between the cores of ranks 0 and 1
+before and after every point, and a validation loop before and after its loop
+(`core_rtt_ns`: [before, after], kernels/common/cc_core_distance.h). A virtual
+machine's host may move the vCPUs between states: on the 2-core KVM guests
+commchar is developed on, the two share a last-level cache for seconds at a time
+(a round trip of 75-170 ns), and sit on different ones (400-520 ns) or further
+apart still (800-870 ns) for seconds to tens of seconds, and an intra-node
+message takes up to four times as long when they are apart. Two round
+trips in different states (`split`) were measured on different machines, in effect: a time
+measured in one says nothing of the other (docs/method.md, "Where the ranks'
+cores are").
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Round trips within one state spread up to 2.2-fold (75-170 ns with the two vCPUs on one
+# last-level cache); the states lie 1.7 (450 against 850 ns) to 6 times apart. Sorted, a state's
+# round trips lie close together: a step of more than STATE_GAP between neighbours starts another.
+STATE_GAP = 1.4
+
+
+def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """(before, after) in ns from a point's extra or a program's result, None if not measured."""
+    value = (extra or {}).get("core_rtt_ns")
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    try:
+        before, after = float(value[0]), float(value[1])
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
+        return None
+    return before, after
+
+
+@dataclass(frozen=True)
+class States:
+    """The states a set of measurements fell into, nearest first: each a list of round trips
+    (a measurement's larger one), split where the sorted round trips step by more than STATE_GAP."""
+
+    bounds: tuple[float, ...]  # between state i and i + 1: the geometric middle of the step
+    members: tuple[tuple[float, ...], ...]
+    changed: int  # measurements whose before and after lie in different states
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.members) > 1
+
+    def index(self, value: float) -> int:
+        return bisect.bisect_right(self.bounds, value)
+
+    def state_of(self, pair: tuple[float, float]) -> int | None:
+        """The state both ends of a measurement lie in; None when it moved during it."""
+        first, second = self.index(pair[0]), self.index(pair[1])
+        return first if first == second else None
+
+    def main(self) -> int:
+        """The state most measurements lie in (the nearer one of a tie)."""
+        return max(range(len(self.members)), key=lambda i: (len(self.members[i]), -i))
+
+    def main_ns(self) -> float:
+        return statistics.median(self.members[self.main()])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mixed": self.mixed, "changed": self.changed,
+                "states": [{"measurements": len(m), "rtt_ns": round(statistics.median(m), 1),
+                            "range_ns": [round(min(m), 1), round(max(m), 1)]} for m in self.members],
+                "main": self.main()}
+
+
+def split(pairs: Iterable[tuple[float, float]]) -> States | None:
+    """The states of a set of (before, after) round trips; None: no pairs. A measurement counts in
+    the state of its larger round trip (the state it paid for at least in part); one whose ends lie
+    in different states is also counted as `changed`."""
+    pairs = list(pairs)
+    if not pairs:
+        return None
+    ends = sorted(v for pair in pairs for v in pair)
+    bounds = tuple(math.sqrt(lo * hi) for lo, hi in zip(ends, ends[1:]) if hi > STATE_GAP * lo)
+    members: list[list[float]] = [[] for _ in range(len(bounds) + 1)]
+    changed = 0
+    for before, after in pairs:
+        value = max(before, after)
+        members[bisect.bisect_right(bounds, value)].append(value)
+        changed += bisect.bisect_right(bounds, before) != bisect.bisect_right(bounds, after)
+    # a state that only ever held the smaller end of a moving measurement has no members: merge it away
+    keep = [i for i, m in enumerate(members) if m]
+    bounds = tuple(bounds[i] for i in keep[:-1]) if len(keep) < len(members) else bounds
+    return States(bounds, tuple(tuple(members[i]) for i in keep), changed)
+
+
+def same_state(reference: Iterable[tuple[float, float]], pair: tuple[float, float]) -> bool:
+    """Whether both ends of `pair` lie in the main state of the `reference` measurements, the
+    states split from all of them together."""
+    states = split([*reference, pair])
+    if states is None:
+        return True
+    main = split(list(reference))
+    if main is None:
+        return True
+    # the reference's main state, found again among the states of the whole
+    target = states.index(main.main_ns())
+    return states.state_of(pair) == target
+
+
+def point_pairs(points: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
+    """The (before, after) round trips of the points that have them."""
+    out = []
+    for pt in points:
+        pair = rtt_pair(pt.get("extra"))
+        if pair is not None:
+            out.append(pair)
+    return out

@@ -1,0 +1,57 @@
+"""The fit's core-distance policy: a library's points measured while the host held ranks 0 and 1
+in another state than most of them (commchar.core_distance) describe another machine, and are left
+out of its fit wherever the same operation keeps points of the main state."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from commchar.core_distance import point_pairs, rtt_pair, split
+
+# an operation (library, op, variant, p) keeps its points of the other state when fewer than
+# this many of the main state would remain: too few to fit
+MIN_KEPT = 4
+# operations whose answer no core distance moves, kept whole: rndv's points tell a send that
+# returns in microseconds from one that waits for a receiver 500 us late, and its refinement
+# bisects the threshold, so every point carries a size no other point has
+EXEMPT = frozenset({"rndv"})
+
+
+def keep_one_state(points: list[dict]) -> tuple[list[dict], dict[str, Any]]:
+    """The points to fit (checked points, as models/assemble.py normalises them) and, per library
+    whose points carry the kernel's round trips, what was found: the states (core_distance.States's
+    dict: `main` is the one kept) and how many points per operation were left out."""
+    kept: list[dict] = []
+    record: dict[str, Any] = {}
+    for library in sorted({pt["library"] for pt in points}):
+        mine = [pt for pt in points if pt["library"] == library]
+        states = split(point_pairs(pt for pt in mine if pt["valid"]))
+        if states is None:
+            kept += mine
+            continue
+        entry = states.to_dict()
+        if not states.mixed:
+            record[library] = entry
+            kept += mine
+            continue
+        main = states.main()
+
+        def group(pt: dict) -> tuple:
+            return pt["op"], pt.get("variant") or "", pt["p"]
+
+        def in_main(pt: dict) -> bool:
+            pair = rtt_pair(pt.get("extra"))
+            return pair is None or states.state_of(pair) == main
+
+        remaining = Counter(group(pt) for pt in mine if pt["valid"] and in_main(pt))
+        left: Counter[str] = Counter()
+        for pt in mine:
+            if pt["valid"] and pt["op"] not in EXEMPT and not in_main(pt) and remaining[group(pt)] >= MIN_KEPT:
+                op, variant, p = group(pt)
+                left[f"{op}{':' + variant if variant else ''} p={p}"] += 1
+                continue
+            kept.append(pt)
+        entry.update(left_out=sum(left.values()), left_out_by_operation=dict(sorted(left.items())))
+        record[library] = entry
+    return kept, record

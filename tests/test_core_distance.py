@@ -1,0 +1,183 @@
+"""The distance of ranks 0 and 1's cores (a cache line's round trip): the kernel and the
+validation programs measure it, the states of a host that moves its vCPUs are told apart, the
+fit keeps one state, the report says so, and a validation row says which state it ran in."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+
+import pytest
+
+from commchar.core_distance import rtt_pair, same_state, split
+from commchar.models.core_distance_policy import MIN_KEPT, keep_one_state
+from commchar.models.document_fit import fit_document
+from commchar.validate.core import _distance_row
+from _model_data import p2p_points
+
+SIZES = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ({"core_rtt_ns": [85.0, 90.5]}, (85.0, 90.5)),
+    ({"core_rtt_ns": [85, "x"]}, None),
+    ({"core_rtt_ns": [85.0]}, None),
+    ({"core_rtt_ns": [-1.0, 80.0]}, None),
+    ({"core_rtt_ns": [math.nan, 80.0]}, None),
+    ({"core_rtt_ns": None}, None),
+    ({}, None),
+    (None, None),
+])
+def test_a_round_trip_pair_is_read_or_refused(extra, expected) -> None:
+    assert rtt_pair(extra) == expected
+
+
+def test_one_state_is_not_split() -> None:
+    pairs = [(75.0 + i * 2, 80.0 + i * 2) for i in range(45)]  # 75-170 ns: one state, 2.2-fold
+    states = split(pairs)
+    assert states is not None and not states.mixed and len(states.members[0]) == 45
+    assert states.state_of((70.0, 200.0)) == 0
+    assert split([]) is None
+
+
+def test_states_are_split_and_a_change_during_a_measurement_is_counted() -> None:
+    near = [(82.0 + i % 9, 84.0 + i % 5) for i in range(30)]
+    apart = [(430.0 + i % 50, 470.0 + i % 30) for i in range(12)]
+    further = [(820.0 + i % 40, 850.0) for i in range(5)]
+    moved = [(90.0, 460.0)]
+    states = split(near + apart + further + moved)
+    assert states is not None and states.mixed and len(states.members) == 3
+    assert [len(m) for m in states.members] == [30, 13, 5] and states.changed == 1
+    assert 130 < states.bounds[0] < 430 and 520 < states.bounds[1] < 820
+    assert states.main() == 0 and states.main_ns() == pytest.approx(86.0, abs=4)
+    assert states.state_of((85.0, 88.0)) == 0 and states.state_of((450.0, 440.0)) == 1
+    assert states.state_of((85.0, 450.0)) is None
+    record = states.to_dict()
+    assert record["mixed"] and record["main"] == 0 and [s["measurements"] for s in record["states"]] == [30, 13, 5]
+
+
+def test_a_measurement_is_in_the_main_state_of_a_reference_or_not() -> None:
+    reference = [(430.0 + i % 50, 470.0 + i % 30) for i in range(40)] + [(85.0, 90.0)] * 3
+    assert same_state(reference, (455.0, 470.0))
+    assert not same_state(reference, (88.0, 92.0))       # nearer: the model's minority state
+    assert not same_state(reference, (860.0, 850.0))     # further apart than anything measured
+    assert not same_state(reference, (460.0, 860.0))     # moved during the loop
+    assert same_state([], (88.0, 92.0))
+
+
+def _with_distance(points: list[dict], rtt: float) -> list[dict]:
+    return [pt | {"extra": {"core_rtt_ns": [rtt, rtt * 1.02]}} for pt in points]
+
+
+def test_the_fit_keeps_the_main_state_and_says_what_it_left_out() -> None:
+    regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
+    near = _with_distance(p2p_points(regimes, SIZES, 0.01, seed=1), 90.0)
+    # the same sizes measured again while the host held the ranks apart: four times slower
+    far = _with_distance([pt | {"t_us": 4 * pt["t_us"]} for pt in p2p_points(regimes, SIZES[::3], 0.01, seed=2)],
+                         460.0)
+    # an operation measured only in the other state keeps its points: nothing else to fit it from
+    only_far = _with_distance(p2p_points(regimes, SIZES[:MIN_KEPT + 2], 0.01, seed=3, variant="ssend"), 460.0)
+    points = near + far + only_far
+    kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(points)])
+    assert len(kept) == len(near) + len(only_far)
+    lib = record["lib"]
+    assert lib["mixed"] and lib["main"] == 0 and lib["left_out"] == len(far)
+    assert lib["left_out_by_operation"] == {"pingpong:send p=2": len(far)}
+
+    model = fit_document(points).to_json()
+    assert model["provenance"]["core_distance"]["lib"]["left_out"] == len(far)
+    send = model["libraries"]["lib"]["operations"]["pingpong:send"]
+    # fitted to the near state alone: its own points within the noise, none of the far ones scored
+    assert send["errors"]["in_sample"]["points"] == len(SIZES)
+    assert send["errors"]["in_sample"]["max"] < 0.05
+
+
+def test_points_of_one_state_are_fitted_as_before() -> None:
+    regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
+    points = _with_distance(p2p_points(regimes, SIZES, 0.01, seed=1), 90.0)
+    kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(points)])
+    assert len(kept) == len(points) and not record["lib"]["mixed"]
+    plain = p2p_points(regimes, SIZES, 0.01, seed=1)
+    assert keep_one_state([pt | {"row": "x"} for pt in plain]) == ([pt | {"row": "x"} for pt in plain], {})
+
+
+def test_a_validation_row_says_whether_its_loop_ran_in_the_models_state() -> None:
+    model = [(88.0 + i % 7, 90.0) for i in range(30)]
+    tried = [{"per_iteration_us": 6.1, "core_rtt_ns": [470.0, 480.0]},
+             {"per_iteration_us": 1.7, "core_rtt_ns": [88.0, 91.0]}]
+    row = _distance_row(tried, model)
+    assert row["match"] == "same" and row["runs"] == 2 and row["rtt_ns"] == [88.0, 91.0]
+    assert row["model_rtt_ns"] == pytest.approx(90.0, abs=2)
+    assert _distance_row(tried[:1], model)["match"] == "differs"
+    assert _distance_row(tried, [])["match"] == "unknown"
+    assert _distance_row([{"per_iteration_us": 1.7, "core_rtt_ns": None}], model)["match"] == "unknown"
+
+
+@pytest.mark.mpi
+def test_the_kernel_times_the_ranks_cores_before_and_after_every_point(mpi_libraries, tmp_path) -> None:
+    from commchar.store import Store
+
+    db = tmp_path / "d.db"
+    for library in mpi_libraries:
+        proc = subprocess.run(["commchar", "run", "--db", str(db), "--library", library.name, "--np", "2",
+                               "--ops", "pingpong:send,barrier", "--sizes", "0,4K", "--no-refine",
+                               "--precision", "0.05", "--max-time", "0.05"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    points = Store(db).points()
+    assert points
+    for pt in points:
+        pair = rtt_pair(pt.get("extra"))
+        # a cache line between two cores of one machine: more than a few ns, less than a millisecond
+        assert pair is not None and all(5 < v < 1e6 for v in pair), (pt["op"], pt.get("extra"))
+
+
+@pytest.mark.mpi
+def test_a_validation_program_times_the_cores_only_when_asked(built_apps) -> None:
+    from commchar.measure.launch import LaunchSpec, program_command
+
+    for library, folder in built_apps:
+        for extra_args, present in (([], False), (["--core-distance"], True)):
+            job = program_command(library, LaunchSpec(), 2, [str(folder / "ring_sendrecv"), "--bytes", "256",
+                                                             "--iterations", "100", *extra_args])
+            proc = subprocess.run(job.argv, capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, **job.env_added})
+            assert proc.returncode == 0, proc.stderr
+            result = json.loads(next(line for line in proc.stdout.splitlines() if '"result"' in line))
+            assert (rtt_pair(result) is not None) == present, result
+
+
+def test_the_report_says_the_cores_moved_and_scores_only_the_main_states_points() -> None:
+    from commchar.report.adapters import model_views
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import core_distance, model_misses
+
+    segments = [{"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]
+    model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+             "libraries": {"lib": {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments}}}}}
+    view = model_views(model, "test")[0]["lib"]
+
+    def point(n: int, t: float, rtt: float) -> dict:
+        return {"op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "t_us": t, "valid": True,
+                "oversubscribed": False, "extra": {"core_rtt_ns": [rtt, rtt]}}
+
+    near = [point(n, 1 + 0.001 * n, 90.0 + n % 7) for n in (0, 1000, 2000, 3000, 4000)]
+    far = [point(n, 3 * (1 + 0.001 * n), 470.0) for n in (500, 1500)]  # three times slower: another machine
+    entity = Entity("lib", "lib", {}, [], near + far, [], model=view)
+    found = core_distance(entity)
+    assert len(found) == 1 and found[0].category == "model"
+    # 90 + n % 7 for n = 0, 1000, ..., 4000: 90, 96, 95, 94, 93 ns, median 94
+    assert "5 with their cores 94 ns apart, 2 with their cores 470 ns apart" in found[0].text, found[0].text
+    assert model_misses(entity) == []  # the far points are not scored
+    assert core_distance(Entity("lib", "lib", {}, [], near, [], model=view)) == []
+    assert len(model_misses(Entity("lib", "lib", {}, [], near + [far[0] | {"extra": {}}], [], model=view))) == 1
+
+
+def test_the_rendezvous_probe_keeps_every_point_whatever_the_state() -> None:
+    regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
+    near = _with_distance(p2p_points(regimes, SIZES, 0.01, seed=1, op="rndv", variant=""), 90.0)
+    far = _with_distance(p2p_points(regimes, [8200, 8210, 8220], 0.01, seed=2, op="rndv", variant=""), 460.0)
+    kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(near + far)])
+    assert len(kept) == len(near) + len(far) and record["lib"]["mixed"] and record["lib"]["left_out"] == 0
