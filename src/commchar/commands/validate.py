@@ -81,9 +81,15 @@ class _Progress(Observer):
     def __init__(self, progress: Any) -> None:
         self.progress = progress
         self.task = progress.add_task("starting", total=None)
+        self.total = 0
 
     def planned(self, steps: int) -> None:
+        self.total = steps
         self.progress.update(self.task, total=steps)
+
+    def more(self, steps: int) -> None:
+        self.total += steps
+        self.progress.update(self.task, total=self.total)
 
     def step(self, description: str) -> None:
         self.progress.update(self.task, description=visible(description))

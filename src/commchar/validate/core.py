@@ -88,6 +88,7 @@ class Observer:
     def planned(self, steps: int) -> None: ...
     def step(self, description: str) -> None: ...
     def done(self) -> None: ...
+    def more(self, steps: int) -> None: ...  # steps the plan did not count (a model measured again)
 
 
 def steps_per_library(options: ValidateOptions) -> int:
@@ -166,7 +167,9 @@ def measure_model_settled(store: Store, library: Library, options: ValidateOptio
     and what each attempt found."""
     best: tuple[int, str, list[dict], States | None] | None = None
     tried: list[dict[str, Any]] = []
-    for _ in range(max(1, options.distance_attempts)):
+    for attempt in range(max(1, options.distance_attempts)):
+        if attempt:
+            observer.more(2)  # measuring and fitting once more
         run_id, path, points = measure_model(store, library, options, directory, observer)
         states = split(point_pairs(points))
         tried.append({"run_id": run_id, **(states.to_dict() if states else {"measured": False})})
@@ -299,8 +302,8 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
     with tempfile.TemporaryDirectory(prefix="commchar-validate-models-") as tmp:
         for repeat in range(options.repeat):
             for library in libraries:  # alternated, so the machine's drift lands on each alike
-                run_id, model_path, points, model_distance = measure_model_settled(store, library, options,
-                                                                          Path(tmp), observer)
+                run_id, model_path, points, model_distance = measure_model_settled(
+                    store, library, options, Path(tmp), observer)
                 from commchar.modelfile import load
 
                 loggp = load(model_path).loggp(library.name) or {}
