@@ -8,6 +8,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -121,8 +122,8 @@ def test_the_kernel_times_the_ranks_cores_before_and_after_every_point(mpi_libra
 
     db = tmp_path / "d.db"
     for library in mpi_libraries:
-        proc = subprocess.run(["commchar", "run", "--db", str(db), "--library", library.name, "--np", "2",
-                               "--ops", "pingpong:send,barrier", "--sizes", "0,4K", "--no-refine",
+        proc = subprocess.run([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library.name,
+                               "--np", "2", "--ops", "pingpong:send,barrier", "--sizes", "0,4K", "--no-refine",
                                "--precision", "0.05", "--max-time", "0.05"],
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
