@@ -70,6 +70,15 @@ class States:
     def main_ns(self) -> float:
         return statistics.median(self.members[self.main()])
 
+    def outside_main(self) -> int:
+        """Measurements outside the main state, or made while the host moved the ranks."""
+        return sum(len(m) for m in self.members) - len(self.members[self.main()]) + self.changed
+
+    def in_main(self, extra: Mapping[str, Any] | None) -> bool:
+        """Whether a point (its extra) was measured in the main state; one without round trips is."""
+        pair = rtt_pair(extra)
+        return pair is None or self.state_of(pair) == self.main()
+
     def to_dict(self) -> dict[str, Any]:
         return {"mixed": self.mixed, "changed": self.changed,
                 "states": [{"measurements": len(m), "rtt_ns": round(statistics.median(m), 1),

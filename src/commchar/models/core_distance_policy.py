@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from commchar.core_distance import point_pairs, rtt_pair, split
+from commchar.core_distance import point_pairs, split
 
 # an operation (library, op, variant, p) keeps its points of the other state when fewer than
 # this many of the main state would remain: too few to fit
@@ -35,19 +35,14 @@ def keep_one_state(points: list[dict]) -> tuple[list[dict], dict[str, Any]]:
             record[library] = entry
             kept += mine
             continue
-        main = states.main()
-
         def group(pt: dict) -> tuple:
             return pt["op"], pt.get("variant") or "", pt["p"]
 
-        def in_main(pt: dict) -> bool:
-            pair = rtt_pair(pt.get("extra"))
-            return pair is None or states.state_of(pair) == main
-
-        remaining = Counter(group(pt) for pt in mine if pt["valid"] and in_main(pt))
+        remaining = Counter(group(pt) for pt in mine if pt["valid"] and states.in_main(pt.get("extra")))
         left: Counter[str] = Counter()
         for pt in mine:
-            if pt["valid"] and pt["op"] not in EXEMPT and not in_main(pt) and remaining[group(pt)] >= MIN_KEPT:
+            if (pt["valid"] and pt["op"] not in EXEMPT and not states.in_main(pt.get("extra"))
+                    and remaining[group(pt)] >= MIN_KEPT):
                 op, variant, p = group(pt)
                 left[f"{op}{':' + variant if variant else ''} p={p}"] += 1
                 continue

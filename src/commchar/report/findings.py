@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import point_pairs, rtt_pair, split
+from commchar.core_distance import point_pairs, split
 from commchar.report.adapters import best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -241,12 +241,7 @@ def _other_state(e: Entity) -> Callable[[dict], bool]:
     states = split(point_pairs(pt for pt in e.points if pt["valid"]))
     if states is None or not states.mixed:
         return lambda pt: False
-    main = states.main()
-
-    def other(pt: dict) -> bool:
-        pair = rtt_pair(pt.get("extra"))
-        return pair is not None and states.state_of(pair) != main
-    return other
+    return lambda pt: not states.in_main(pt.get("extra"))
 
 
 def core_distance(e: Entity) -> list[Finding]:
@@ -256,7 +251,7 @@ def core_distance(e: Entity) -> list[Finding]:
         return []
     main = states.main()
     parts = [f"{len(m)} with their cores {statistics.median(m):.0f} ns apart" for m in states.members]
-    other = sum(len(m) for m in states.members) - len(states.members[main])
+    other = states.outside_main() - states.changed
     return [Finding("model", e.label, (
         f"{e.label}: the host moved ranks 0 and 1 during the run: of the points, {', '.join(parts)}"
         f" (a cache line's round trip){f', and {states.changed} moved while measured' if states.changed else ''}."

@@ -188,10 +188,7 @@ def measure_model_settled(store: Store, library: Library, options: ValidateOptio
 
 
 def _minority(states: States | None) -> int:
-    """Points outside the main state, or measured while the host moved the ranks."""
-    if states is None:
-        return 0
-    return sum(len(m) for m in states.members) - len(states.members[states.main()]) + states.changed
+    return states.outside_main() if states is not None else 0
 
 
 def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
