@@ -100,17 +100,22 @@ def test_held_out_sizes_and_p_are_predicted(tmp_path):
                      max_time="0.03")
     with Store(db, create=False) as store:
         points = store.points()
-    # p = 3, 4 are oversubscribed on this 2-core machine: predicting them needs them in the fit.
-    result = holdout_errors(points, every=3, hold_p=[3], oversubscribed="include")
-    print(json.dumps({k: result[k] for k in ("overall", "by_kind", "neighbour_floor")}))
-    assert set(result["by_kind"]) == {"held-out sizes", "held-out p"}
-    # The target is a median under 5%. On 2 cores shared with other jobs
-    # (p = 3, 4 oversubscribed) the measurements themselves are noisier than
-    # that, so the check is relative to a model-free interpolation between the
-    # measured neighbours of each held-out size, and loose for held-out p.
-    floor = result["neighbour_floor"]
-    assert result["by_kind"]["held-out sizes"]["median"] <= max(0.05, 3 * floor), result["by_kind"]
-    assert result["by_kind"]["held-out p"]["median"] < 0.6, result["by_kind"]
+    # Held-out sizes are scored where the ranks have cores of their own (p = 2 here): a fit
+    # that shares its collective laws with the time-shared p = 4 (milliseconds where p = 2
+    # takes a microsecond) would score the scheduler, not the model. The target is a
+    # median under 5%, checked against a model-free interpolation between the measured
+    # neighbours of each held-out size, which says how noisy the points themselves are.
+    sizes = holdout_errors(points, every=3, oversubscribed="exclude")
+    print(json.dumps({k: sizes[k] for k in ("overall", "by_kind", "neighbour_floor")}))
+    assert set(sizes["by_kind"]) == {"held-out sizes"}
+    floor = sizes["neighbour_floor"]
+    assert sizes["by_kind"]["held-out sizes"]["median"] <= max(0.05, 3 * floor), sizes["by_kind"]
+    # p = 3, 4 are oversubscribed on this 2-core machine: predicting p = 3 needs p = 4 in the
+    # fit, and time-shared cores make the check loose.
+    by_p = holdout_errors(points, every=3, hold_p=[3], oversubscribed="include")
+    print(json.dumps({k: by_p[k] for k in ("overall", "by_kind", "neighbour_floor")}))
+    assert set(by_p["by_kind"]) == {"held-out sizes", "held-out p"}
+    assert by_p["by_kind"]["held-out p"]["median"] < 0.6, by_p["by_kind"]
     # Default policy: the time-shared p are left out wherever p = 2 ran on dedicated cores,
     # so the model predicts the dedicated points it was fitted on.
     model = fit_points(points)
