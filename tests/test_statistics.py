@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commchar.statistics import median_ci_ranks, relative_ci_halfwidth, summarize, transient_length
+from commchar.statistics import larger_p_value, median_ci_ranks, relative_ci_halfwidth, summarize, transient_length
 
 
 def test_summary_of_known_samples():
@@ -115,3 +115,23 @@ def test_the_means_noise_counts_only_the_samples_the_mean_is_of():
     cut = normalise({**stored, "extra": {"transient_samples": 4}}, "row 2")
     assert math.isclose(whole["mean_noise"], 0.2 / math.sqrt(104) / 1.1)
     assert math.isclose(cut["mean_noise"], 0.2 / math.sqrt(100) / 1.1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_transient_test_is_scipys_mann_whitney(seed):
+    """The rank-sum test the transient search makes (exact for a short prefix without ties, the
+    normal approximation otherwise) gives scipy's one-sided p-values, ties and spikes included."""
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(seed)
+    for trial in range(150):
+        n = int(rng.integers(20, 2000))
+        cut = int(rng.integers(1, 9)) if trial % 2 else int(rng.integers(9, n // 2 + 1))
+        x = rng.lognormal(0.0, 0.2, n)
+        if trial % 3 == 0:
+            x = np.round(x, 1)  # ties
+        if trial % 4 == 0:
+            x[:cut] *= 1.0 + 0.1 * (trial % 7)  # a transient of some height
+        expected = float(mannwhitneyu(x[:cut], x[cut:], alternative="greater").pvalue)
+        assert larger_p_value(x[:cut], x[cut:]) == pytest.approx(expected, rel=1e-4, abs=1e-300)
+    assert np.isnan(larger_p_value(np.ones(5), np.ones(20)))
