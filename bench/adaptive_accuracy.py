@@ -20,6 +20,11 @@ rndv, touch, coldstart) are compared parameter by parameter (LogGP's L, o_s,
 o_r, g, G and S; the first-touch cost per byte; the cold start's extra per
 message).
 
+A host that moves the ranks' cores (docs/method.md, "Where the ranks' cores
+are") makes a store of two machines: the fast run is fitted as `commchar fit`
+keeps it (its main state), and is compared with the reference's points
+measured in that state only; a line per run says how many those are.
+
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
         [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
         [--sizes adaptive|grid]
@@ -45,9 +50,11 @@ from typing import Any
 
 import numpy as np
 
+from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair, split
 from commchar.errors import InputError
 from commchar.models import fit_points
 from commchar.models.assemble import fit_models
+from commchar.models.core_distance_policy import keep_one_state
 from commchar.models.inputs import read_store
 from commchar.store import Store
 
@@ -145,8 +152,29 @@ def sizes_per_op(points: list[dict]) -> dict[str, int]:
     return counts
 
 
+def in_fast_state(fast: list[dict], reference: list[dict]) -> tuple[list[dict], list[dict], str]:
+    """The fast run's points as `commchar fit` keeps them (its main state of the ranks' cores),
+    the reference's points measured in that state (and those without round trips), and a line
+    saying which: a model of one state says nothing of another's times (docs/method.md, "Where
+    the ranks' cores are"), and a reference measured over minutes holds several."""
+    kept, _ = keep_one_state(fast)
+    fast_pairs = point_pairs(kept)
+    main = split(fast_pairs)
+    if main is None:
+        return kept, reference, "no round trips: every reference point compared"
+    with_pairs = [(pt, rtt_pair(pt.get("extra"))) for pt in reference]
+    inside = iter(in_main_state_of(fast_pairs, [pair for _, pair in with_pairs if pair is not None]))
+    same = [pt for pt, pair in with_pairs if pair is None or next(inside)]
+    lo, hi = min(main.members[main.main()]), max(main.members[main.main()])
+    return kept, same, (f"the fast run's main state ({lo:.0f}-{hi:.0f} ns round trips, {len(kept)} of"
+                        f" {len(fast)} points) holds {len(same)} of the reference's {len(reference)}")
+
+
 def report(library: str, fast: list[dict], reference: list[dict], seconds: float | None,
            by_operation: bool) -> bool:
+    measured = len(fast)
+    fast, reference, state = in_fast_state(fast, reference)
+    print(f"  cores: {state}")
     misses = curve_misses(fast, reference, library)
     errors = relative(misses)
     raw = [e for pairs in relative(misses, 0.0).values() for _, e in pairs]
@@ -176,7 +204,7 @@ def report(library: str, fast: list[dict], reference: list[dict], seconds: float
                for key, pairs in errors.items() for n, e in pairs)
     ok = median <= MEDIAN_BAR and worst <= WORST_BAR
     timing = f" in {seconds:.1f} s" if seconds is not None else ""
-    print(f"{library:8} fast run {len(fast)} points{timing}, reference {len(reference)}: {len(errors)}"
+    print(f"{library:8} fast run {measured} points{timing}, reference {len(reference)}: {len(errors)}"
           f" operations, {len(every)} reference sizes: median error {100 * median:.2f}%, worst"
           f" {100 * worst:.1f}%, {over} beyond 10% ({both} of them missed by the reference's own"
           f" model too) (bars {100 * MEDIAN_BAR:g}% / {100 * WORST_BAR:g}%:"

@@ -127,6 +127,45 @@ def test_rounds_pin_a_regime_change_and_the_model_predicts_the_dense_sizes():
     assert np.max(errors) < 0.03, dict(zip(dense[errors >= 0.03], errors[errors >= 0.03]))
 
 
+def test_points_measured_in_another_state_of_the_cores_are_not_chased(monkeypatch):
+    """A host that moved the ranks' cores apart for some of the coarse grid (each such point
+    2.5 times slower): the rule's model is the main state's line, where a rule that took every
+    point would model the moves with segments and ask for more sizes to pin them."""
+    coarse = rule_sizes(4 * MiB, ADAPTIVE)
+    far = {16, 4096, 65536}  # points of the far state: fewer than the main state's
+
+    def run(points_of):
+        record = adaptive.Record()
+        propose = adaptive.adaptive_proposer(0.01, record)
+        points = [points_of(n) for n in coarse]
+        asked = 0
+        for _ in range(adaptive.MAX_ROUNDS):
+            measured = {("lib", pt["op"], "", 2, pt["n_bytes"]) for pt in points}
+            todo, _ = propose(points, measured, set())
+            if not todo:
+                break
+            asked += len(todo[("lib", 2)])
+            points += [points_of(p.n_bytes) for p in todo[("lib", 2)]]
+        return asked, record
+
+    def near(n):
+        return _point("pingpong", n, _hockney(np.array([n]))[0]) | {"extra": {"core_rtt_ns": [120.0, 125.0]}}
+
+    def moved(n):
+        if n not in far:
+            return near(n)
+        return _point("pingpong", n, 2.5 * _hockney(np.array([n]))[0]) | {"extra": {"core_rtt_ns": [480.0, 470.0]}}
+
+    asked, record = run(moved)
+    (state,) = record.final.values()
+    assert len(state.segments) == 1
+    assert state.segments[0]["t_s"] == pytest.approx(1.0, rel=0.03)
+    monkeypatch.setattr(adaptive, "keep_one_state", lambda points: (points, {}))
+    chased, every_point = run(moved)
+    (state,) = every_point.final.values()
+    assert len(state.segments) > 1 and chased > asked
+
+
 @pytest.fixture(scope="module")
 def adaptive_run(tmp_path_factory, mpi_libraries):
     library = mpi_libraries[0].name

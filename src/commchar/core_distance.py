@@ -110,15 +110,22 @@ def split(pairs: Iterable[tuple[float, float]]) -> States | None:
 def same_state(reference: Iterable[tuple[float, float]], pair: tuple[float, float]) -> bool:
     """Whether both ends of `pair` lie in the main state of the `reference` measurements, the
     states split from all of them together."""
-    states = split([*reference, pair])
-    if states is None:
-        return True
-    main = split(list(reference))
-    if main is None:
-        return True
+    return in_main_state_of(reference, [pair])[0]
+
+
+def in_main_state_of(reference: Iterable[tuple[float, float]], pairs: list[tuple[float, float]]
+                     ) -> list[bool]:
+    """For each of `pairs`, whether both its ends lie in the main state of the `reference`
+    measurements, the states split from the reference and the pairs together (all True when
+    the reference has no round trips)."""
+    reference = list(reference)
+    main = split(reference)
+    states = split([*reference, *pairs])
+    if main is None or states is None:
+        return [True] * len(pairs)
     # the reference's main state, found again among the states of the whole
     target = states.index(main.main_ns())
-    return states.state_of(pair) == target
+    return [states.state_of(pair) == target for pair in pairs]
 
 
 def point_pairs(points: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:

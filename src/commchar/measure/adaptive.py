@@ -30,6 +30,10 @@ uncertain:
   least-squares covariance of t_s and t_b under the points' own noise, gets the
   log midpoint of its widest gap: more repetitions where the model is least sure.
 
+Each round analyses the points of the library's main state of the ranks'
+cores only (models/core_distance_policy.py, as `commchar fit`): a point the
+host measured with the cores elsewhere would be modelled as a segment.
+
 An operation is closed when none of these asks for a size. Rounds are the
 refinement's (measure/refine.py): one job per library and p covering every
 operation still open, the rendezvous threshold S bisected in the same rounds.
@@ -51,6 +55,7 @@ from commchar.errors import InputError
 from commchar.measure.operations import OPERATIONS
 from commchar.measure.plan import Point
 from commchar.measure.refine import Proposer, threshold_proposer
+from commchar.models.core_distance_policy import keep_one_state
 from commchar.models.inputs import spread
 from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHockneyModel
 
@@ -275,7 +280,11 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         todo, open_changes = thresholds(points, measured, tried)
         merged: dict[tuple[str, int], set[Point]] = {k: set(v) for k, v in todo.items()}
         open_series = 0
-        for key, (n, t, noise) in sorted(series(points).items()):
+        # points measured while the host held the ranks' cores in another state than most of
+        # the library's describe another machine: a model of both would chase the host's moves
+        # with segments, and ask for sizes to pin them (core_distance.py; `fit` leaves them out too)
+        in_state, _ = keep_one_state(points)
+        for key, (n, t, noise) in sorted(series(in_state).items()):
             library, op, variant, p = key
             if key in seen and seen[key][0] == tuple(n.tolist()):
                 state = seen[key][1]
