@@ -174,6 +174,13 @@ def test_the_report_says_the_cores_moved_and_scores_only_the_main_states_points(
     assert model_misses(entity) == []  # the far points are not scored
     assert core_distance(Entity("lib", "lib", {}, [], near, [], model=view)) == []
     assert len(model_misses(Entity("lib", "lib", {}, [], near + [far[0] | {"extra": {}}], [], model=view))) == 1
+    # a model that says where its fit left such points out: those are not scored, the rest are
+    for left_out, scored in (({"pingpong:send p=2": 2}, 0), ({}, 2)):
+        record = {"lib": {"mixed": True, "left_out": sum(left_out.values()), "left_out_by_operation": left_out}}
+        said = model_views(model | {"provenance": {"core_distance": record}}, "test")[0]["lib"]
+        assert said.left_out == frozenset(left_out)
+        misses = model_misses(Entity("lib", "lib", {}, [], near + far, [], model=said))
+        assert len(misses) == (1 if scored else 0) and (not scored or "misses 2 of its 7" in misses[0].text), misses
 
 
 def test_the_rendezvous_probe_keeps_every_point_whatever_the_state() -> None:

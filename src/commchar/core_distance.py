@@ -128,6 +128,12 @@ def in_main_state_of(reference: Iterable[tuple[float, float]], pairs: list[tuple
     return [states.state_of(pair) == target for pair in pairs]
 
 
+def group_label(op: str, variant: str, p: int) -> str:
+    """How the fit's record names an operation whose points outside the main state it left out
+    (`provenance.core_distance[library].left_out_by_operation`)."""
+    return f"{op}{':' + variant if variant else ''} p={p}"
+
+
 def point_pairs(points: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
     """The (before, after) round trips of the points that have them."""
     out = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from commchar.core_distance import point_pairs, split
+from commchar.core_distance import group_label, point_pairs, split
 
 # an operation (library, op, variant, p) keeps its points of the other state when fewer than
 # this many of the main state would remain: too few to fit
@@ -43,8 +43,7 @@ def keep_one_state(points: list[dict]) -> tuple[list[dict], dict[str, Any]]:
         for pt in mine:
             if (pt["valid"] and pt["op"] not in EXEMPT and not states.in_main(pt.get("extra"))
                     and remaining[group(pt)] >= MIN_KEPT):
-                op, variant, p = group(pt)
-                left[f"{op}{':' + variant if variant else ''} p={p}"] += 1
+                left[group_label(*group(pt))] += 1
                 continue
             kept.append(pt)
         entry.update(left_out=sum(left.values()), left_out_by_operation=dict(sorted(left.items())))

@@ -132,6 +132,9 @@ class ModelView:
     data: dict  # the library's entry of the model file
     source: str
     _evaluator: Any = field(default=None, repr=False)
+    # the operations (core_distance.group_label) whose points outside the main state of the
+    # ranks' cores the fit left out; None: the model does not say
+    left_out: frozenset[str] | None = None
 
     def stored_key(self, key: str) -> str | None:
         """The model's key for `key`: itself, its default variant (`pingpong` -> `pingpong:send`,
@@ -195,9 +198,17 @@ def model_views(model: ModelFile | ModelDocument | dict, source: str, *,
         if strict:
             raise InputError(f"model ({source}): {exc}") from None
         return {}, f"the model {source} was rejected by the model-file reader, so it is not shown: {exc}"
-    views = {lib: ModelView(lib, evaluator.data["libraries"][lib], source, evaluator)
+    views = {lib: ModelView(lib, evaluator.data["libraries"][lib], source, evaluator,
+                            _left_out(evaluator.data, lib))
              for lib in evaluator.libraries()}
     return views, None
+
+
+def _left_out(data: dict, library: str) -> frozenset[str] | None:
+    record = ((data.get("provenance") or {}).get("core_distance") or {}).get(library)
+    if not isinstance(record, dict):
+        return None
+    return frozenset((record.get("left_out_by_operation") or {}).keys())
 
 
 def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],

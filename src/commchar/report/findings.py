@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import point_pairs, split
+from commchar.core_distance import group_label, point_pairs, split
 from commchar.report.adapters import best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -237,11 +237,15 @@ def variance(e: Entity) -> list[Finding]:
 
 
 def _other_state(e: Entity) -> Callable[[dict], bool]:
-    """Whether a point was measured in another core-distance state than most of the entity's."""
+    """Whether a point was measured in another core-distance state than most of the entity's
+    and its model was fitted without it (the model's record says which operations it left
+    such points out of; every one, for a model that does not say)."""
     states = split(point_pairs(pt for pt in e.points if pt["valid"]))
     if states is None or not states.mixed:
         return lambda pt: False
-    return lambda pt: not states.in_main(pt.get("extra"))
+    left_out = e.model.left_out if e.model is not None else None
+    return lambda pt: not states.in_main(pt.get("extra")) and (
+        left_out is None or group_label(pt["op"], pt["variant"] or "", pt["p"]) in left_out)
 
 
 def core_distance(e: Entity) -> list[Finding]:
@@ -257,7 +261,8 @@ def core_distance(e: Entity) -> list[Finding]:
         f" (a cache line's round trip){f', and {states.changed} moved while measured' if states.changed else ''}."
         f" Times on one node follow that distance, so the {other} point(s) outside the main state"
         f" ({statistics.median(states.members[main]):.0f} ns) describe another machine: the model is fitted"
-        " without them and does not score them (docs/method.md, \"Where the ranks' cores are\")."))]
+        " without them wherever enough of the operation's points remain (its provenance says where), and"
+        " the points it left out are not scored (docs/method.md, \"Where the ranks' cores are\")."))]
 
 
 def model_misses(e: Entity) -> list[Finding]:
