@@ -220,6 +220,24 @@ def test_sigterm_to_simulate_stops_the_simulator(tmp_path):
     assert not _marked(marker, "commchar-sim")
 
 
+
+def test_a_signal_while_a_process_is_being_registered_ends_the_process(monkeypatch):
+    """SIGTERM (or Ctrl-C) can arrive after a child started and before its caller holds it: the
+    first registration starts the watchdog, milliseconds in which a signal can land.
+    The child is ended then and there, not left running."""
+    from commchar import processes
+
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv("COMMCHAR_TEST_MARKER", marker)
+
+    def interrupted(message: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(processes, "_tell_watchdog", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        processes.start(["sleep", "60"])
+    assert not _marked(marker)
+
 # -- 3, 4, 8 and 11: with real launches --------------------------------------------------
 
 @pytest.mark.mpi

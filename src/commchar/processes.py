@@ -116,7 +116,11 @@ def start(argv: list[str], **popen_kwargs: Any) -> subprocess.Popen:
     """Start `argv` as the leader of a new process group that outlives commchar by no more
     than the watchdog's grace. OSError if it cannot be started."""
     process = subprocess.Popen(argv, start_new_session=True, **popen_kwargs)
-    _tell_watchdog(f"+{process.pid}")
+    try:
+        _tell_watchdog(f"+{process.pid}")  # the first call starts the watchdog: milliseconds
+    except BaseException:  # Ctrl-C or SIGTERM before the caller holds the process: end it here
+        stop(process)
+        raise
     return process
 
 
