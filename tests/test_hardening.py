@@ -220,7 +220,6 @@ def test_sigterm_to_simulate_stops_the_simulator(tmp_path):
     assert not _marked(marker, "commchar-sim")
 
 
-
 def test_a_signal_while_a_process_is_being_registered_ends_the_process(monkeypatch):
     """SIGTERM (or Ctrl-C) can arrive after a child started and before its caller holds it: the
     first registration starts the watchdog, milliseconds in which a signal can land.
@@ -237,6 +236,7 @@ def test_a_signal_while_a_process_is_being_registered_ends_the_process(monkeypat
     with pytest.raises(KeyboardInterrupt):
         processes.start(["sleep", "60"])
     assert not _marked(marker)
+
 
 # -- 3, 4, 8 and 11: with real launches --------------------------------------------------
 

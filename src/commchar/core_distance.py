@@ -70,9 +70,13 @@ class States:
     def main_ns(self) -> float:
         return statistics.median(self.members[self.main()])
 
+    def in_other_states(self) -> int:
+        """Measurements that lie in a state other than the main one."""
+        return sum(len(m) for m in self.members) - len(self.members[self.main()])
+
     def outside_main(self) -> int:
         """Measurements outside the main state, or made while the host moved the ranks."""
-        return sum(len(m) for m in self.members) - len(self.members[self.main()]) + self.changed
+        return self.in_other_states() + self.changed
 
     def in_main(self, extra: Mapping[str, Any] | None) -> bool:
         """Whether a point (its extra) was measured in the main state; one without round trips is."""

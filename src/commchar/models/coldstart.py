@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import nnls
+from scipy.stats import trim_mean
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
@@ -78,10 +79,7 @@ def _robust_mean(pool: np.ndarray) -> float:
     pool = pool[np.isfinite(pool)]
     if pool.size == 0:
         return 0.0
-    if pool.size < 8:
-        return float(np.median(pool))
-    from scipy.stats import trim_mean  # scipy.stats takes 1.5 s to import: only when fitting
-    return float(trim_mean(pool, 0.25))
+    return float(trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool))
 
 
 @dataclass

@@ -255,7 +255,7 @@ def core_distance(e: Entity) -> list[Finding]:
         return []
     main = states.main()
     parts = [f"{len(m)} with their cores {statistics.median(m):.0f} ns apart" for m in states.members]
-    other = states.outside_main() - states.changed
+    other = states.in_other_states()
     return [Finding("model", e.label, (
         f"{e.label}: the host moved ranks 0 and 1 during the run: of the points, {', '.join(parts)}"
         f" (a cache line's round trip){f', and {states.changed} moved while measured' if states.changed else ''}."
