@@ -46,9 +46,39 @@ def test_rules_plan_their_sizes():
     ops = parse_ops("touch,barrier,bcast")
     for rule in (ADAPTIVE, DENSE):
         planned = points_by_rule(ops, rule, 2)
-        assert sorted({pt.n_bytes for pt in planned if pt.op == "touch"}) == [64 * 1024 * 4 ** k for k in range(6)]
+        # the adaptive rule starts the first-touch probe below its largest size (it asks for
+        # that one while the cost per byte still moves)
+        top = 5 if rule == ADAPTIVE else 6
+        assert sorted({pt.n_bytes for pt in planned if pt.op == "touch"}) == [64 * 1024 * 4 ** k for k in range(top)]
         assert [pt.n_bytes for pt in planned if pt.op == "barrier"] == [0]
     assert [pt.n_bytes for pt in points_by_rule(ops, ADAPTIVE, 2) if pt.op == "bcast"] == rule_sizes(MiB, ADAPTIVE)
+
+
+def _touch(per_byte_16m: float, noise_16m: float = 0.004) -> list[dict]:
+    """The first-touch probe's points from 64 KiB to 16 MiB: resident 0.1 ns a byte, fresh
+    0.25 ns a byte more up to 4 MiB, and per_byte_16m more at 16 MiB."""
+    out = []
+    for k in range(5):
+        n = 64 * 1024 * 4 ** k
+        extra = per_byte_16m if k == 4 else 2.5e-4
+        for variant, t in (("resident", 1e-4 * n), ("fresh", (1e-4 + extra) * n)):
+            out.append(_point("touch", n, t, noise_16m if k == 4 else 0.004) | {"variant": variant})
+    return out
+
+
+def test_the_first_touch_probe_grows_while_its_cost_per_byte_moves():
+    assert adaptive.touch_extension(_touch(2.6e-4)) == {}  # settled: 4% from 4 to 16 MiB
+    assert adaptive.touch_extension(_touch(4e-4)) == {"lib": 64 * MiB}  # 60% more: not settled
+    # 60% more, but the 16 MiB points' own CIs are +-50%: no larger size would be known better
+    assert adaptive.touch_extension(_touch(4e-4, noise_16m=0.25)) == {}
+    propose = adaptive.adaptive_proposer(0.01)
+    points = _touch(4e-4)
+    todo, _ = propose(points, {("lib", "touch", pt["variant"], 2, pt["n_bytes"]) for pt in points}, set())
+    assert sorted((pt.variant, pt.n_bytes) for pt in todo[("lib", 2)]) == [("fresh", 64 * MiB),
+                                                                            ("resident", 64 * MiB)]
+    # the largest of its sizes measured, nothing is larger to ask for
+    every = points + [_point("touch", 64 * MiB, t) | {"variant": v} for v, t in (("resident", 7.0), ("fresh", 40.0))]
+    assert adaptive.touch_extension(every) == {}
 
 
 def _analyse(sizes, curve, noise: float = 0.004, previous=None):
@@ -127,43 +157,85 @@ def test_rounds_pin_a_regime_change_and_the_model_predicts_the_dense_sizes():
     assert np.max(errors) < 0.03, dict(zip(dense[errors >= 0.03], errors[errors >= 0.03]))
 
 
+def _rounds(points_of, rounds: int = adaptive.MAX_ROUNDS):
+    """The proposer's rounds from the coarse grid, each size measured by points_of(n, round):
+    what was asked in all, the record, and the points."""
+    record = adaptive.Record()
+    propose = adaptive.adaptive_proposer(0.01, record)
+    points = [points_of(n, 0) for n in rule_sizes(4 * MiB, ADAPTIVE)]
+    asked = 0
+    for k in range(1, rounds + 1):
+        measured = {("lib", pt["op"], "", 2, pt["n_bytes"]) for pt in points}
+        todo, _ = propose(points, measured, set())
+        if not todo:
+            break
+        asked += len(todo[("lib", 2)])
+        points += [points_of(p.n_bytes, k) for p in todo[("lib", 2)]]
+    return asked, record, points
+
+
+NEAR = {"core_rtt_ns": [120.0, 125.0]}
+FAR = {"core_rtt_ns": [480.0, 470.0]}
+
+
 def test_points_measured_in_another_state_of_the_cores_are_not_chased(monkeypatch):
     """A host that moved the ranks' cores apart for some of the coarse grid (each such point
-    2.5 times slower): the rule's model is the main state's line, where a rule that took every
-    point would model the moves with segments and ask for more sizes to pin them."""
-    coarse = rule_sizes(4 * MiB, ADAPTIVE)
-    far = {16, 4096, 65536}  # points of the far state: fewer than the main state's
+    2.5 times slower): each state is a line of its own, where a rule blind to the states would
+    model the moves with segments and ask for more sizes to pin them."""
+    far = {16, 4096, 65536}
 
-    def run(points_of):
-        record = adaptive.Record()
-        propose = adaptive.adaptive_proposer(0.01, record)
-        points = [points_of(n) for n in coarse]
-        asked = 0
-        for _ in range(adaptive.MAX_ROUNDS):
-            measured = {("lib", pt["op"], "", 2, pt["n_bytes"]) for pt in points}
-            todo, _ = propose(points, measured, set())
-            if not todo:
-                break
-            asked += len(todo[("lib", 2)])
-            points += [points_of(p.n_bytes) for p in todo[("lib", 2)]]
-        return asked, record
-
-    def near(n):
-        return _point("pingpong", n, _hockney(np.array([n]))[0]) | {"extra": {"core_rtt_ns": [120.0, 125.0]}}
-
-    def moved(n):
+    def moved(n, _round):
         if n not in far:
-            return near(n)
-        return _point("pingpong", n, 2.5 * _hockney(np.array([n]))[0]) | {"extra": {"core_rtt_ns": [480.0, 470.0]}}
+            return _point("pingpong", n, _hockney(np.array([n]))[0]) | {"extra": NEAR}
+        return _point("pingpong", n, 2.5 * _hockney(np.array([n]))[0]) | {"extra": FAR}
 
-    asked, record = run(moved)
+    asked, record, _ = _rounds(moved)
     (state,) = record.final.values()
     assert len(state.segments) == 1
-    assert state.segments[0]["t_s"] == pytest.approx(1.0, rel=0.03)
-    monkeypatch.setattr(adaptive, "keep_one_state", lambda points: (points, {}))
-    chased, every_point = run(moved)
-    (state,) = every_point.final.values()
+    assert state.segments[0]["t_s"] == pytest.approx(1.0, rel=0.005)
+    assert state.segments[0]["t_b"] == pytest.approx(2e-4, rel=0.005)
+    # blind to the states, the moved points are scatter: one line, pulled off the near state's
+    monkeypatch.setattr(adaptive, "rtt_pair", lambda extra: None)
+    _, blind, _ = _rounds(moved)
+    (state,) = blind.final.values()
+    assert abs(state.segments[0]["t_s"] / 1.0 - 1) > 0.02
+    # and without the scatter either, the points' own noise: segments for the host's moves
+    monkeypatch.setattr(adaptive, "scatter", lambda n, t, labels: None)
+    chased, blind, _ = _rounds(moved)
+    (state,) = blind.final.values()
     assert len(state.segments) > 1 and chased > asked
+
+
+def test_a_round_in_the_other_state_still_pins_the_breakpoint():
+    """The coarse grid with the cores near, the first round's sizes with them apart (2.5 times
+    slower), the rest near again: the rounds bracket the jump at 10 kB, and stop."""
+    def host(n, round_no):
+        t = _jump(np.array([n]))[0]
+        return (_point("pingpong", n, 2.5 * t) | {"extra": FAR} if round_no == 1
+                else _point("pingpong", n, t) | {"extra": NEAR})
+
+    asked, record, points = _rounds(host, rounds=6)
+    assert not record.still_open and len(points) < len(rule_sizes(4 * MiB, DENSE))
+    # the breakpoint lies in a gap of 1.5-fold at most around the jump, pinned by the far round's
+    # sizes: a rule that kept one state would have lost them, and asked for them again
+    (state,) = record.final.values()
+    below = max(s["n_max"] for s in state.segments if s["n_max"] < 10_000)
+    above = min(s["n_min"] for s in state.segments if s["n_min"] >= 10_000)
+    far = sorted(pt["n_bytes"] for pt in points if pt["extra"] is FAR)
+    assert above / below <= 2.05 and any(below <= n <= above for n in far)
+
+
+def test_a_series_scattered_beyond_its_cis_is_not_split_into_segments():
+    """Times that scatter 8% from size to size while each point's CI says 0.4% (a host that
+    moves the cores within one state): the rule takes the scatter as the series' noise and
+    models one line, where the points' own CIs would cut it into segments."""
+    rng = np.random.default_rng(7)
+    n = np.array([0] + [2 ** k for k in range(0, 23, 1)], dtype=float)
+    t = _hockney(n) * np.exp(rng.normal(0.0, 0.08, n.size))
+    assert adaptive.scatter(n, t, np.zeros(n.size, dtype=int)) == pytest.approx(0.08, rel=0.5)
+    state, model = adaptive.analyse(n, t, np.full(n.size, 0.004), 0.03)
+    assert len(model.segments_) <= 2 and "breakpoint" not in state.sizes.values()
+    assert adaptive.scatter(n[:7], t[:7], np.zeros(7, dtype=int)) is None  # too few sizes to tell
 
 
 @pytest.fixture(scope="module")

@@ -23,39 +23,57 @@ uncertain:
   midpoint, which checks that the model holds across it;
 - deviates: a size added inside a segment of the previous round's model that
   lies further from it than its noise allows (DEVIATION_Z noise levels, the
-  run-to-run floor included) and TOLERANCE gets the log midpoints of both its
+  series' floor included) and TOLERANCE gets the log midpoints of both its
   gaps (split further, round after round, while wider than MIN_GAP);
 - ci: a segment whose predicted time is not known to within the CI target
   (LOOSE_FACTOR times `--precision`) at each of its sizes, from the weighted
   least-squares covariance of t_s and t_b under the points' own noise, gets the
   log midpoint of its widest gap: more repetitions where the model is least sure.
 
-Each round analyses the points of the library's main state of the ranks'
-cores only (models/core_distance_policy.py, as `commchar fit`): a point the
-host measured with the cores elsewhere would be modelled as a segment.
+The host may hold the ranks' cores in another state from one job to the next
+(commchar.core_distance: a cache line's round trip of 100 ns or 450 ns), and a
+point below 32 KiB costs 2 to 4 times as much in the far state. Each round
+fits the states as groups that share the breakpoints, each with its own line
+per segment: a protocol switch is the library's, in every state, and a round
+measured in the other state still pins the breakpoints, where a model of
+either state alone would lose the other round's sizes, and one of both mixed
+would chase the host's moves with segments. A size tests the previous round's
+model in its own state only; the gaps and the CIs are those of the state with
+the series' most sizes. Points measured while the host moved the cores (their
+round trips before and after in different states) are left out.
+
+A point's own CI does not show what moves between jobs, so every check takes
+a noise floor in quadrature: the run-to-run DEFAULT_NOISE_FLOOR, or the
+series' own scatter where that is larger (each size against the straight line
+through its two neighbours of the same state, scatter()), at most MAX_FLOOR so
+that a step of twice it is still resolved. On a host that shifts whole jobs by
+tens of percent, a floor from the CIs alone cut series into a dozen segments
+and asked for sizes to pin each.
 
 An operation is closed when none of these asks for a size. Rounds are the
 refinement's (measure/refine.py): one job per library and p covering every
 operation still open, the rendezvous threshold S bisected in the same rounds.
 Operations whose model is not a size curve keep their own sizes (barrier, mbw,
-touch, coldstart), the LogGP probe its coarse grid, and the rndv probe is
-refined only where it jumps.
+coldstart), the LogGP probe its coarse grid, and the rndv probe is refined
+only where it jumps. The first-touch probe starts below its largest size and
+gets it only while its cost per byte still moves (touch_extension()).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from commchar.core_distance import States, point_pairs, rtt_pair, split
 from commchar.errors import InputError
 from commchar.measure.operations import OPERATIONS
 from commchar.measure.plan import Point
 from commchar.measure.refine import Proposer, threshold_proposer
-from commchar.models.core_distance_policy import keep_one_state
 from commchar.models.inputs import spread
 from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHockneyModel
 
@@ -69,6 +87,8 @@ GAP_PROBES = 3  # sizes inside a gap at which the model's prediction is checked 
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
 BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it alone
 DEVIATION_Z = 2.0  # noise levels (with the run-to-run floor) a new size may lie off the previous model
+MAX_FLOOR = 0.10  # the most the scatter raises the floor: structure of twice this is still resolved
+SCATTER_POINTS = 6  # sizes between two others of their state that a series' own scatter needs
 BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
@@ -77,6 +97,12 @@ Z95 = 1.959964
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
 # below and above S), rndv's is S (thresholds.py); the others keep their own sizes.
 NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
+# The first-touch probe starts below its largest size (Operation.adaptive_sizes) and gets the
+# next larger one while the cost per byte it keeps (models/first_touch.py: fresh less resident,
+# per byte) moved by more than this (and DEVIATION_Z noise levels) from the size before the
+# largest measured to the largest: past a few MiB zeroing and copying both go to memory, and
+# the cost settles.
+STEP_TOLERANCE = 0.10
 # Segments fitted with the fit's own settings (models/assemble.py: P2P_MAX_SEGMENTS).
 MAX_SEGMENTS = 12
 
@@ -94,6 +120,8 @@ class SeriesState:
 
     sizes: dict[int, str] = field(default_factory=dict)  # n -> reason
     segments: list[dict[str, Any]] = field(default_factory=list)  # n_min, n_max, t_s, t_b, ci95, ci_rel
+    scatter: float | None = None  # the series' own scatter from size to size (scatter())
+    noise_floor: float | None = None  # the floor the checks took: scatter bounded by the floors
 
     def ask(self, n: int, reason: str) -> None:
         self.sizes.setdefault(n, reason)
@@ -133,56 +161,121 @@ def segment_ci(n: np.ndarray, t: np.ndarray, noise: np.ndarray, t_s: float, t_b:
     return cis, float(np.max(rel))
 
 
-def _side(segment: dict[str, Any], n: float) -> list[float]:
-    """What a segment predicts at n, a size outside it: its line, or for a segment of one
-    size, whose slope it cannot know, either its time or its time per byte."""
-    fit = segment["fits"][0]
+def _side(segment: dict[str, Any], n: float, group: Any) -> list[float]:
+    """What a segment's line of `group` predicts at n, a size outside it: its line, or for a
+    segment of one size, whose slope it cannot know, either its time or its time per byte."""
+    fit = segment["fits"][group]
     if segment["n_max"] > segment["n_min"]:
         return [float(fit.predict([n])[0])]
     t = float(fit.predict([segment["n_min"]])[0])
     return [t, t * n / segment["n_min"]] if segment["n_min"] > 0 else [t]
 
 
-def off_band(model: SegmentedHockneyModel, a: float, b: float, t_a: float, t_b: float, noise: float
-             ) -> int | None:
-    """The size inside the gap (a, b) where the model's prediction lies furthest outside the
-    band of the times measured at a and b (widened by TOLERANCE and DEVIATION_Z noise levels,
-    the run-to-run floor included), or None when it stays inside at GAP_PROBES sizes (or the
-    gap holds no size to measure)."""
+def predicted_at(model: SegmentedHockneyModel, sizes: list[int] | list[float], group: Any) -> list[float | None]:
+    """The model's time at each size in `group`'s state; None where the segment covering the
+    size has no line of that state (none of its points were measured in it)."""
+    out: list[float | None] = []
+    for n, k in zip(sizes, model.segment_index(np.asarray(sizes, dtype=float)).tolist()):
+        fit = model.segments_[k]["fits"].get(group)
+        out.append(None if fit is None else float(fit.t_s_ + fit.t_b_ * n))
+    return out
+
+
+def predicted(model: SegmentedHockneyModel, n: float, group: Any) -> float | None:
+    """The model's time at n in `group`'s state (None: no line of it there, predicted_at)."""
+    return predicted_at(model, [n], group)[0]
+
+
+def off_band(model: SegmentedHockneyModel, a: float, b: float, t_a: float, t_b: float, noise: float,
+             group: Any = 0, floor: float = DEFAULT_NOISE_FLOOR) -> int | None:
+    """The size inside the gap (a, b) where the model's prediction (its lines of `group`) lies
+    furthest outside the band of the times measured at a and b (widened by TOLERANCE and
+    DEVIATION_Z noise levels, the `floor` of the series' scatter included), or None when it
+    stays inside at GAP_PROBES sizes (or the gap holds no size to measure, or no line of the
+    group)."""
     if a <= 0 or b - a < 2 or b / a <= MIN_JUMP_GAP:
         return None
     inside = sorted({s for s in log_inside(a, b, GAP_PROBES) if a < s < b})
     if not inside:
         return None
-    widen = TOLERANCE + DEVIATION_Z * float(np.hypot(noise, DEFAULT_NOISE_FLOOR))
+    widen = TOLERANCE + DEVIATION_Z * float(np.hypot(noise, floor))
     lo, hi = min(t_a, t_b) * (1 - widen), max(t_a, t_b) * (1 + widen)
-    predicted = model.predict(np.array(inside, dtype=float))
-    outside = np.maximum(lo - predicted, predicted - hi) / min(t_a, t_b)
-    k = int(np.argmax(outside))
-    return int(inside[k]) if outside[k] > 0 else None
+    worst, where = 0.0, None
+    for size, value in zip(inside, predicted_at(model, inside, group)):
+        if value is None:
+            continue
+        outside = max(lo - value, value - hi) / min(t_a, t_b)
+        if outside > worst:
+            worst, where = outside, int(size)
+    return where
+
+
+def scatter(n: np.ndarray, t: np.ndarray, labels: np.ndarray) -> float | None:
+    """The relative noise from size to size that a series' points show, whatever their own CIs
+    say: each positive size against the straight line through its two neighbours in the same
+    state (exact inside a Hockney segment), that miss scaled to one point's noise, and the
+    robust spread of those misses (1.4826 x their median absolute value); None with fewer
+    than SCATTER_POINTS such sizes. A protocol switch moves the one or two sizes beside it, which
+    the median passes over."""
+    misses = []
+    for label in np.unique(labels):
+        sel = (labels == label) & (n > 0)
+        x, y = n[sel], t[sel]
+        for i in range(1, x.size - 1):
+            w = (x[i] - x[i - 1]) / (x[i + 1] - x[i - 1])
+            line = (1 - w) * y[i - 1] + w * y[i + 1]
+            if line > 0:
+                misses.append((y[i] / line - 1) / math.sqrt(1 + w * w + (1 - w) * (1 - w)))
+    if len(misses) < SCATTER_POINTS:
+        return None
+    return 1.4826 * float(np.median(np.abs(misses)))
+
+
+def _breakpoint_disagreement(before: dict[str, Any], after: dict[str, Any], mid: float) -> float:
+    """How far apart two neighbouring segments' lines are at mid, in the state that shows it
+    most among those both have lines of (the closer reading of a one-size segment's guess);
+    infinite when they share no state, whose lines could tell."""
+    common = [g for g in before["fits"] if g in after["fits"]]
+    if not common:
+        return math.inf
+    return max(min(abs(x - y) / min(x, y) if min(x, y) > 0 else math.inf
+                   for x in _side(before, mid, g) for y in _side(after, mid, g)) for g in common)
 
 
 def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
-            previous: SegmentedHockneyModel | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
-    """The sizes one series still needs (sorted distinct sizes `n`, median times `t`,
-    relative standard errors `noise`), its segments with their CIs, and its model.
-    `previous`: the model of the round before, which the sizes added since test."""
-    state = SeriesState()
-    if n.size < 2:
-        return state, None
+            previous: SegmentedHockneyModel | None = None, state: np.ndarray | None = None,
+            previous_state: dict[Any, Any] | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
+    """The sizes one series still needs, its segments with their CIs, and its model.
+
+    `n`, `t`, `noise`: sizes (sorted), median times and relative standard errors, one per size
+    and state of the ranks' cores; `state`: the state of each (labels; None: all one state).
+    `previous`: the model of the round before, which the sizes added since test, each in its
+    own state: `previous_state` maps a state's label to the previous model's label of the same
+    state (None: the same labels)."""
+    state_out = SeriesState()
+    labels = np.zeros(n.size, dtype=int) if state is None else np.asarray(state)
+    if np.unique(n).size < 2:
+        return state_out, None
+    # the noise no point's own CI shows: the run-to-run floor, or the scatter from size to size
+    # the series shows where that is larger (a host that moves the cores within a state)
+    state_out.scatter = scatter(n, t, labels)
+    floor = state_out.noise_floor = min(max(DEFAULT_NOISE_FLOOR, state_out.scatter or 0.0), MAX_FLOOR)
     try:
-        model = SegmentedHockneyModel(max_segments=MAX_SEGMENTS, min_sizes=1, bootstrap=0,
-                                      max_miss=MAX_MISS).fit(n, t, noise=noise)
+        model = SegmentedHockneyModel(max_segments=MAX_SEGMENTS, min_sizes=1, bootstrap=0, noise_floor=floor,
+                                      max_miss=max(MAX_MISS, DEVIATION_Z * floor)
+                                      ).fit(n, t, groups=labels.tolist(), noise=noise)
     except InputError:
-        return state, None
+        return state_out, None
+    # the state with the series' most sizes (the nearer of a tie): its gaps and CIs are checked
+    kinds, counts = np.unique(labels, return_counts=True)
+    main = kinds[int(np.argmax(counts))]
+    mine = labels == main
     segments = model.segments_
     for k in range(len(segments) - 1):
         a, b = float(segments[k]["n_max"]), float(segments[k + 1]["n_min"])
         if a <= 0 or b / a <= MIN_JUMP_GAP:
             continue
-        mid = log_mid(a, b)
-        disagree = min(abs(x - y) / min(x, y) if min(x, y) > 0 else math.inf
-                       for x in _side(segments[k], mid) for y in _side(segments[k + 1], mid))
+        disagree = _breakpoint_disagreement(segments[k], segments[k + 1], log_mid(a, b))
         # down to a 2-fold gap when the two segments disagree by BREAK_TOLERANCE, beyond it only
         # while they disagree by more than the fit lets a point miss (a jump)
         if disagree > (BREAK_TOLERANCE if b / a > MIN_GAP else MAX_MISS):
@@ -190,66 +283,141 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             count = min(BREAK_SIZES, max(1, math.ceil(math.log2(b / a) - 1e-9) - 1))
             for size in log_inside(a, b, count):
                 if a < size < b:
-                    state.ask(size, "breakpoint")
-    positive = n > 0
-    pn = n[positive]
-    for i in range(pn.size - 1):
-        if pn[i + 1] / pn[i] > MAX_GAP:
-            state.ask(log_mid(pn[i], pn[i + 1]), "coarse gap")
-    for i in range(pn.size - 1):
-        outside = off_band(model, pn[i], pn[i + 1], t[positive][i], t[positive][i + 1],
-                           max(noise[positive][i], noise[positive][i + 1]))
+                    state_out.ask(size, "breakpoint")
+    every = np.unique(n[n > 0])
+    for lo, hi in zip(every[:-1], every[1:]):
+        if hi / lo > MAX_GAP:
+            state_out.ask(log_mid(lo, hi), "coarse gap")
+    mn, mt, mnoise = n[mine], t[mine], noise[mine]
+    positive = np.flatnonzero(mn > 0)
+    for i, j in zip(positive[:-1], positive[1:]):
+        outside = off_band(model, mn[i], mn[j], mt[i], mt[j], max(mnoise[i], mnoise[j]), main, floor)
         if outside is not None:
-            state.ask(outside, "gap")
+            state_out.ask(outside, "gap")
     if previous is not None:
-        # a size added inside one of the previous model's segments tests it (one added in a gap
-        # between two is the breakpoint's, which the new segments settle)
+        # a size added inside one of the previous model's segments tests it in the size's own
+        # state (one added in a gap between two is the breakpoint's, which the new segments settle)
         known = set(previous.grid_.tolist())
         inside_before = [(s["n_min"], s["n_max"]) for s in previous.segments_]
-        for j in np.flatnonzero(positive).tolist():
+        for j in np.flatnonzero(n > 0).tolist():
             if float(n[j]) in known or not any(lo <= n[j] <= hi for lo, hi in inside_before):
                 continue
-            expected = float(previous.predict([n[j]])[0])
-            allowed = max(DEVIATION_Z * float(np.hypot(noise[j], DEFAULT_NOISE_FLOOR)), TOLERANCE)
+            label = labels[j].item()
+            expected = predicted(previous, float(n[j]),
+                                 label if previous_state is None else previous_state.get(label))
+            if expected is None:
+                continue
+            allowed = max(DEVIATION_Z * float(np.hypot(noise[j], floor)), TOLERANCE)
             if abs(expected - t[j]) <= allowed * t[j]:
                 continue
-            neighbours = [float(x) for x in (n[j - 1] if j > 0 else 0.0, n[j + 1] if j + 1 < n.size else 0.0)]
-            for a, b in ((neighbours[0], float(n[j])), (float(n[j]), neighbours[1])):
+            same = n[labels == labels[j]]
+            below, above = same[same < n[j]], same[same > n[j]]
+            for a, b in ((below.max() if below.size else 0.0, float(n[j])),
+                         (float(n[j]), above.min() if above.size else 0.0)):
                 if a > 0 and b > a * MIN_GAP:
-                    state.ask(log_mid(a, b), "deviates")
+                    state_out.ask(log_mid(a, b), "deviates")
     for segment in segments:
-        fit = segment["fits"][0]
-        inside = (n >= segment["n_min"]) & (n <= segment["n_max"])
+        fit = segment["fits"].get(main)
+        inside = mine & (n >= segment["n_min"]) & (n <= segment["n_max"])
+        if fit is None or not inside.any():
+            continue
         cis, rel = segment_ci(n[inside], t[inside], noise[inside], fit.t_s_, fit.t_b_)
-        state.segments.append({"n_min": int(segment["n_min"]), "n_max": int(segment["n_max"]),
-                               "t_s": fit.t_s_, "t_b": fit.t_b_, "ci95": cis, "ci_rel": rel})
+        state_out.segments.append({"n_min": int(segment["n_min"]), "n_max": int(segment["n_max"]),
+                                   "t_s": fit.t_s_, "t_b": fit.t_b_, "ci95": cis, "ci_rel": rel})
         if rel is not None and rel > ci_target:
             sizes = np.unique(n[inside & (n > 0)])
             gaps = [(b / a, a, b) for a, b in zip(sizes[:-1], sizes[1:]) if b / a > MIN_GAP]
             if gaps:
                 _, a, b = max(gaps)
-                state.ask(log_mid(a, b), "ci")
-    return state, model
+                state_out.ask(log_mid(a, b), "ci")
+    return state_out, model
 
 
-def series(points: list[dict]) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(n, t, noise) per series the rule chooses sizes for: valid points of dedicated
-    (not oversubscribed) jobs, one per size (the median time of repeats)."""
-    grouped: dict[tuple[str, str, str, int], dict[int, list[tuple[float, float]]]] = defaultdict(
+@dataclass(frozen=True)
+class Series:
+    """One series' points for the rule: per size and state of the ranks' cores, the median
+    time of repeats and its noise; `state` labels the library's states nearest first (0 when
+    the points carry no round trips) and `state_ns` gives each label's typical round trip."""
+
+    n: np.ndarray
+    t: np.ndarray
+    noise: np.ndarray
+    state: np.ndarray
+    state_ns: dict[int, float]
+    states: States | None
+
+
+def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
+    """The series the rule chooses sizes for: valid points of dedicated (not oversubscribed)
+    jobs, one per size and state of the ranks' cores (the median time of repeats), the states
+    split from each library's points; a point measured while the host moved the cores, or in a
+    state where its series has fewer than 2 sizes, is left out."""
+    states: dict[str, States | None] = {}
+    for library in {pt["library"] for pt in points}:
+        states[library] = split(point_pairs(pt for pt in points if pt["library"] == library and pt.get("valid", True)))
+    grouped: dict[tuple[str, str, str, int], dict[tuple[int, int], list[tuple[float, float]]]] = defaultdict(
         lambda: defaultdict(list))
     for pt in points:
         t = pt.get("t_us")
         if (not pt.get("valid", True) or pt.get("oversubscribed") or not chosen(pt["op"])
                 or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0):
             continue
-        grouped[(pt["library"], pt["op"], pt.get("variant") or "", int(pt["p"]))][int(pt["n_bytes"])].append(
+        found, pair = states[pt["library"]], rtt_pair(pt.get("extra"))
+        label = 0 if found is None or pair is None else found.state_of(pair)
+        if label is None:
+            continue
+        grouped[(pt["library"], pt["op"], pt.get("variant") or "", int(pt["p"]))][(label, int(pt["n_bytes"]))].append(
             (float(t), float(spread(pt)["noise"])))
     out = {}
     for key, by_size in grouped.items():
-        sizes = sorted(by_size)
-        t = np.array([float(np.median([v[0] for v in by_size[s]])) for s in sizes])
-        noise = np.array([float(np.median([v[1] for v in by_size[s]])) for s in sizes])
-        out[key] = (np.array(sizes, dtype=float), t, noise)
+        sizes_of = defaultdict(set)
+        for label, size in by_size:
+            sizes_of[label].add(size)
+        cells = sorted((size, label) for label, size in by_size if len(sizes_of[label]) >= 2)
+        if not cells:
+            continue
+        found = states[key[0]]
+        out[key] = Series(
+            n=np.array([size for size, _ in cells], dtype=float),
+            t=np.array([statistics.median(v[0] for v in by_size[(lb, sz)]) for sz, lb in cells]),
+            noise=np.array([statistics.median(v[1] for v in by_size[(lb, sz)]) for sz, lb in cells]),
+            state=np.array([lb for _, lb in cells], dtype=int),
+            state_ns={lb: (0.0 if found is None else float(np.median(found.members[lb])))
+                      for lb in {lb for _, lb in cells}},
+            states=found)
+    return out
+
+
+def touch_extension(points: list[dict]) -> dict[str, int]:
+    """Per library, the next size of the first-touch probe to measure (both variants): the
+    next larger of its own sizes while the cost per byte of a first touch moved between its
+    two largest measured sizes by more than STEP_TOLERANCE and DEVIATION_Z noise levels (the
+    points' own, combined), or was not positive at either."""
+    operation = OPERATIONS["touch"]
+    out = {}
+    for library in sorted({pt["library"] for pt in points if pt["op"] == "touch"}):
+        cells: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
+        for pt in points:
+            t = pt.get("t_us")
+            if (pt["library"] == library and pt["op"] == "touch" and pt.get("valid", True)
+                    and pt["variant"] in ("fresh", "resident") and isinstance(t, (int, float))
+                    and math.isfinite(t) and t > 0 and pt["n_bytes"] > 0):
+                cells[int(pt["n_bytes"])][pt["variant"]] = (float(t), float(spread(pt)["noise"]))
+        sizes = sorted(n for n, v in cells.items() if len(v) == 2)
+        larger = [n for n in operation.sizes or () if sizes and n > sizes[-1]]
+        if len(sizes) < 2 or not larger:
+            continue
+        steps = []
+        for n in sizes[-2:]:
+            (fresh, fresh_noise), (resident, resident_noise) = cells[n]["fresh"], cells[n]["resident"]
+            excess = fresh - resident
+            steps.append((excess / n, math.hypot(fresh * fresh_noise, resident * resident_noise) / excess
+                          if excess > 0 else math.inf))
+        (before, before_noise), (last, last_noise) = steps
+        if before <= 0 or last <= 0:
+            out[library] = larger[0]
+        elif abs(last / before - 1) > max(STEP_TOLERANCE, DEVIATION_Z * math.hypot(before_noise, last_noise)):
+            out[library] = larger[0]
     return out
 
 
@@ -263,15 +431,29 @@ class Record:
     still_open: set[tuple[str, str, str, int]] = field(default_factory=set)
 
 
+def same_states(found: Series, before: dict[int, float]) -> dict[int, int]:
+    """Each state label of this round mapped to the label the previous round gave the same
+    state (the previous state whose typical round trip lies in it now), so a size is tested
+    against the previous model in its own state although labels renumber as states appear."""
+    if found.states is None:
+        return {0: 0} if 0 in before else {}
+    out: dict[int, int] = {}
+    for old, ns in before.items():
+        if ns > 0:
+            out.setdefault(found.states.index(ns), old)
+    return out
+
+
 def adaptive_proposer(precision: float, record: Record | None = None) -> Proposer:
     """The refinement's proposer under the adaptive rule: the threshold changes (rndv's S,
     the standard send's breakpoints) and what every chosen series' model still needs."""
     thresholds = threshold_proposer(JUMP_SIZES)
     ci_target = LOOSE_FACTOR * precision
     round_no = 0
-    models: dict[tuple[str, str, str, int], SegmentedHockneyModel | None] = {}
-    # the sizes each series had when last analysed: one that gained none is not refitted
-    seen: dict[tuple[str, str, str, int], tuple[tuple[float, ...], SeriesState]] = {}
+    # per series, its last model and the typical round trip of each of that model's states
+    models: dict[tuple[str, str, str, int], tuple[SegmentedHockneyModel | None, dict[int, float]]] = {}
+    # the points each series had when last analysed: one that gained none is not refitted
+    seen: dict[tuple[str, str, str, int], tuple[tuple, SeriesState]] = {}
 
     def propose(points: list[dict], measured: set[tuple], tried: set[tuple]
                 ) -> tuple[dict[tuple[str, int], list[Point]], int]:
@@ -280,17 +462,17 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         todo, open_changes = thresholds(points, measured, tried)
         merged: dict[tuple[str, int], set[Point]] = {k: set(v) for k, v in todo.items()}
         open_series = 0
-        # points measured while the host held the ranks' cores in another state than most of
-        # the library's describe another machine: a model of both would chase the host's moves
-        # with segments, and ask for sizes to pin them (core_distance.py; `fit` leaves them out too)
-        in_state, _ = keep_one_state(points)
-        for key, (n, t, noise) in sorted(series(in_state).items()):
+        for key, found in sorted(series(points).items()):
             library, op, variant, p = key
-            if key in seen and seen[key][0] == tuple(n.tolist()):
+            fingerprint = (tuple(found.n.tolist()), tuple(found.state_ns[lb] for lb in found.state.tolist()))
+            if key in seen and seen[key][0] == fingerprint:
                 state = seen[key][1]
             else:
-                state, models[key] = analyse(n, t, noise, ci_target, models.get(key))
-                seen[key] = (tuple(n.tolist()), state)
+                previous, previous_ns = models.get(key, (None, {}))
+                state, model = analyse(found.n, found.t, found.noise, ci_target, previous, found.state,
+                                       same_states(found, previous_ns))
+                models[key] = (model, found.state_ns)
+                seen[key] = (fingerprint, state)
             asked: dict[int, str] = {}
             for size, reason in sorted(state.sizes.items()):
                 effective = OPERATIONS[op].effective_size(size, p)
@@ -307,6 +489,12 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
             if asked:
                 open_series += 1
                 merged.setdefault((library, p), set()).update(Point(op, variant, s) for s in asked)
+        for library, size in touch_extension(points).items():
+            wanted = {Point("touch", variant, size) for variant in OPERATIONS["touch"].variants
+                      if (library, "touch", variant, 2, size) not in measured | tried}
+            if wanted:
+                open_series += 1
+                merged.setdefault((library, 2), set()).update(wanted)
         return {k: sorted(v) for k, v in sorted(merged.items()) if v}, open_changes + open_series
 
     return propose

@@ -32,6 +32,9 @@ class Operation:
     max_bytes: int | None = None  # larger sizes cannot be measured and are left out
     kernel_name: str | None = None  # the kernel's name when it differs (PVM's share MPI's names)
     fresh_process: bool = False  # measured as the first traffic of a job of its own
+    # under --sizes adaptive: the sizes of its own measured first; the rule adds the next
+    # larger one while the model still changes there (measure/adaptive.py)
+    adaptive_sizes: tuple[int, ...] | None = None
 
     @property
     def in_kernel(self) -> str:
@@ -104,7 +107,8 @@ OPERATIONS: dict[str, Operation] = {
         # A receive into never-touched memory against one into resident memory
         # (cc_ops_touch.c): the first-touch cost of a freshly allocated receive buffer.
         Operation("touch", "loggp", ("fresh", "resident"),
-                  sizes=tuple(64 * KiB * 4 ** k for k in range(6)), min_bytes=1),
+                  sizes=tuple(64 * KiB * 4 ** k for k in range(6)), min_bytes=1,
+                  adaptive_sizes=tuple(64 * KiB * 4 ** k for k in range(5))),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
         # am_cost: single calls; am_loss: variants are the injected loss rate.

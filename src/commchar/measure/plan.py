@@ -164,12 +164,14 @@ def rule_sizes(max_bytes: int, rule: str) -> list[int]:
 
 def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
     """The points a rule plans at p: an operation with sizes of its own (mbw, touch,
-    coldstart) or none (barrier) keeps them under every rule."""
+    coldstart) or none (barrier) keeps them under every rule, but for those the adaptive
+    rule starts from a part of (touch: its largest size only while the model asks for it)."""
     planned: list[Point] = []
     for opv in ops:
         op = opv.operation
         if op.sizes is not None or op.unit == "none":
-            planned += points_for([opv], None, p)
+            first = list(op.adaptive_sizes) if rule == ADAPTIVE and op.adaptive_sizes else None
+            planned += points_for([opv], first, p)
         else:
             planned += points_for([opv], rule_sizes(op.default_max_bytes, rule), p)
     return planned

@@ -73,10 +73,9 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
     models: dict[tuple[str, str, str, int], adaptive.SeriesState] = {}
     if rule == ADAPTIVE:
         record["ci_target"] = adaptive.LOOSE_FACTOR * precision
-        points = [dict(r) | {"variant": r["variant"] or "", "valid": bool(r["valid"]),
-                             "oversubscribed": bool(r["oversubscribed"])} for r in rows]
-        for key, (n, t, noise) in adaptive.series(points).items():
-            models[key], _ = adaptive.analyse(n, t, noise, record["ci_target"])
+        for key, found in adaptive.series(store.points([run["id"]])).items():
+            models[key], _ = adaptive.analyse(found.n, found.t, found.noise, record["ci_target"],
+                                              state=found.state)
     series = []
     for key in sorted(rounds):
         library, op, variant, p = key
@@ -87,6 +86,7 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
         if state is not None:
             measured = {n for e in rounds[key].values() for n in e["sizes"]}
             item["segments"] = [_finite(s) for s in state.segments]
+            item["scatter"], item["noise_floor"] = state.scatter, state.noise_floor
             item["ci_met"] = all(s["ci_rel"] is not None and s["ci_rel"] <= record["ci_target"]
                                  for s in state.segments if s["n_max"] > s["n_min"])
             # what one more round would have measured (empty: the rule had stopped)
