@@ -59,6 +59,21 @@ def test_states_are_split_and_a_change_during_a_measurement_is_counted() -> None
     assert record["mixed"] and record["main"] == 0 and [s["measurements"] for s in record["states"]] == [30, 13, 5]
 
 
+def test_measurements_made_while_the_host_moved_do_not_bridge_two_states() -> None:
+    """Moving measurements whose ends lie between the states (as a run of this machine held:
+    122 to 265, 333 to 119, 220 to 116, 135 to 183 ns) would fill the step between near and
+    apart with round trips, and the two states would read as one."""
+    near = [(90.0 + i % 60, 95.0 + i % 55) for i in range(60)]
+    apart = [(400.0 + i % 150, 410.0 + i % 140) for i in range(40)]
+    moved = [(122.75, 265.375), (333.125, 119.0), (220.375, 116.5), (135.25, 182.875)]
+    states = split(near + apart + moved)
+    assert states is not None and len(states.members) == 2
+    assert 183 < states.bounds[0] < 400 and states.changed >= 1
+    # a moving measurement's end beyond every steady one is still a state of its own
+    beyond = split(near + apart + [(460.0, 860.0)])
+    assert beyond is not None and len(beyond.members) == 3 and beyond.state_of((460.0, 860.0)) is None
+
+
 def test_a_measurement_is_in_the_main_state_of_a_reference_or_not() -> None:
     reference = [(430.0 + i % 50, 470.0 + i % 30) for i in range(40)] + [(85.0, 90.0)] * 3
     assert same_state(reference, (455.0, 470.0))

@@ -91,13 +91,21 @@ class States:
 
 
 def split(pairs: Iterable[tuple[float, float]]) -> States | None:
-    """The states of a set of (before, after) round trips; None: no pairs. A measurement counts in
+    """The states of a set of (before, after) round trips; None: no pairs. The states are split
+    from the measurements whose two ends lie within a step of each other, and the ends of the
+    others that lie beyond all of those. A measurement counts in
     the state of its larger round trip (the state it paid for at least in part); one whose ends lie
     in different states is also counted as `changed`."""
     pairs = list(pairs)
     if not pairs:
         return None
-    ends = sorted(v for pair in pairs for v in pair)
+    # the states are where measurements stay: one whose ends lie more than a step apart may have
+    # been made while the host moved the cores, and its ends inside the range of the steady ones
+    # would bridge the two states it moved between (an end beyond them still shows a state)
+    steady = [v for pair in pairs if max(pair) <= STATE_GAP * min(pair) for v in pair]
+    lo, hi = (min(steady), max(steady)) if steady else (math.inf, -math.inf)
+    ends = sorted(steady + [v for pair in pairs if max(pair) > STATE_GAP * min(pair)
+                            for v in pair if not lo <= v <= hi])
     bounds = tuple(math.sqrt(lo * hi) for lo, hi in zip(ends, ends[1:]) if hi > STATE_GAP * lo)
     members: list[list[float]] = [[] for _ in range(len(bounds) + 1)]
     changed = 0
