@@ -261,9 +261,14 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert bcast["rounds"][0]["sizes"] == rule_sizes(MiB, ADAPTIVE)
     assert bcast["sizes"] == sum(len(r["sizes"]) for r in bcast["rounds"])
     assert all({"t_s", "t_b"} <= s["ci95"].keys() for s in bcast["segments"])
+    # the floor the rule's checks took: the run-to-run floor, raised to the series' scatter, at most 10%
+    assert adaptive.DEFAULT_NOISE_FLOOR <= bcast["noise_floor"] <= adaptive.MAX_FLOOR
+    assert bcast["scatter"] is None or bcast["noise_floor"] == pytest.approx(
+        min(max(bcast["scatter"], adaptive.DEFAULT_NOISE_FLOOR), adaptive.MAX_FLOOR))
     page = tmp_path / "r.html"
     assert main(["report", "--db", str(db), "-o", str(page)]) == 0
     assert "Sizes of run 1: adaptive, a coarse grid" in page.read_text()
+    assert ("noise floor at most 10%" in page.read_text()) == (bcast["scatter"] is not None)
 
 
 def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):

@@ -24,8 +24,9 @@ RULES = {
     "adaptive": ("a coarse grid (0, 1 B and every 4th power of two, and the largest size), then rounds"
                  " adding sizes where the segments' model is uncertain: a breakpoint whose neighbouring"
                  " segments disagree, a gap wider than 4-fold, a new size off the previous model beyond"
-                 " its noise, a segment whose predicted time is not known to the CI target"
-                 " (docs/method.md \"Which sizes\")"),
+                 " its noise, a segment whose predicted time is not known to the CI target;"
+                 " each state of the ranks' cores a line of its own, the series' scatter its"
+                 " noise floor (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
     "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
     "list": "the sizes given (--sizes), then sizes where the curve changes",
