@@ -70,9 +70,11 @@ def test_hpcc_trace_is_compact(hpcc_run):
     trace = hpcc_run[3]
     summary = trace.summary()
     calls = sum(v["count"] for v in summary.calls.values())
-    # its RandomAccess polls a receive and a send: millions of Testany and Test calls
+    # its RandomAccess polls a receive and a send: millions of Testany and Test calls, compacted
+    # into runs that a message's arrival ends, so how many depends on the timing: 30 to 41 calls a
+    # record on a quiet 2-core machine, 19.7 under the test suite's own load; without runs, 1
     assert summary.calls["Testany"]["count"] > 100_000
-    assert sum(summary.records) < calls / 20
+    assert sum(summary.records) < calls / 10
     assert summary.calls["Cancel"]["count"] >= 1 and not summary.others
     for rank in trace.ranks:
         runs = rank.records[rank.records["call"] == fmt.TEST_RUN]
