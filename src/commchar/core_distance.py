@@ -103,9 +103,9 @@ def split(pairs: Iterable[tuple[float, float]]) -> States | None:
     # been made while the host moved the cores, and its ends inside the range of the steady ones
     # would bridge the two states it moved between (an end beyond them still shows a state)
     steady = [v for pair in pairs if max(pair) <= STATE_GAP * min(pair) for v in pair]
-    lo, hi = (min(steady), max(steady)) if steady else (math.inf, -math.inf)
+    low, high = (min(steady), max(steady)) if steady else (math.inf, -math.inf)
     ends = sorted(steady + [v for pair in pairs if max(pair) > STATE_GAP * min(pair)
-                            for v in pair if not lo <= v <= hi])
+                            for v in pair if not low <= v <= high])
     bounds = tuple(math.sqrt(lo * hi) for lo, hi in zip(ends, ends[1:]) if hi > STATE_GAP * lo)
     members: list[list[float]] = [[] for _ in range(len(bounds) + 1)]
     changed = 0

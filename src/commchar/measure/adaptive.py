@@ -74,6 +74,7 @@ from commchar.errors import InputError
 from commchar.measure.operations import OPERATIONS
 from commchar.measure.plan import Point
 from commchar.measure.refine import Proposer, threshold_proposer
+from commchar.models.excess import paired_points
 from commchar.models.inputs import spread
 from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHockneyModel
 
@@ -336,15 +337,19 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
 @dataclass(frozen=True)
 class Series:
     """One series' points for the rule: per size and state of the ranks' cores, the median
-    time of repeats and its noise; `state` labels the library's states nearest first (0 when
-    the points carry no round trips) and `state_ns` gives each label's typical round trip."""
+    time of repeats and its noise; `state` labels the library's `states` nearest first (0 when
+    the points carry no round trips)."""
 
     n: np.ndarray
     t: np.ndarray
     noise: np.ndarray
     state: np.ndarray
-    state_ns: dict[int, float]
     states: States | None
+
+    def state_ns(self) -> dict[int, float]:
+        """Each of the series' state labels with its state's typical round trip (0: unknown)."""
+        return {label: (0.0 if self.states is None else float(np.median(self.states.members[label])))
+                for label in set(self.state.tolist())}
 
 
 def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
@@ -382,8 +387,6 @@ def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
             t=np.array([statistics.median(v[0] for v in by_size[(lb, sz)]) for sz, lb in cells]),
             noise=np.array([statistics.median(v[1] for v in by_size[(lb, sz)]) for sz, lb in cells]),
             state=np.array([lb for _, lb in cells], dtype=int),
-            state_ns={lb: (0.0 if found is None else float(np.median(found.members[lb])))
-                      for lb in {lb for _, lb in cells}},
             states=found)
     return out
 
@@ -396,27 +399,20 @@ def touch_extension(points: list[dict]) -> dict[str, int]:
     operation = OPERATIONS["touch"]
     out = {}
     for library in sorted({pt["library"] for pt in points if pt["op"] == "touch"}):
-        cells: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
-        for pt in points:
-            t = pt.get("t_us")
-            if (pt["library"] == library and pt["op"] == "touch" and pt.get("valid", True)
-                    and pt["variant"] in ("fresh", "resident") and isinstance(t, (int, float))
-                    and math.isfinite(t) and t > 0 and pt["n_bytes"] > 0):
-                cells[int(pt["n_bytes"])][pt["variant"]] = (float(t), float(spread(pt)["noise"]))
-        sizes = sorted(n for n, v in cells.items() if len(v) == 2)
+        pairs = paired_points([pt for pt in points if pt["library"] == library], "touch", "fresh", "resident")
+        sizes = sorted(n for n, pair in pairs.items() if len(pair) == 2)
         larger = [n for n in operation.sizes or () if sizes and n > sizes[-1]]
         if len(sizes) < 2 or not larger:
             continue
         steps = []
         for n in sizes[-2:]:
-            (fresh, fresh_noise), (resident, resident_noise) = cells[n]["fresh"], cells[n]["resident"]
+            (fresh, slow), (resident, fast) = pairs[n]["fresh"], pairs[n]["resident"]
             excess = fresh - resident
-            steps.append((excess / n, math.hypot(fresh * fresh_noise, resident * resident_noise) / excess
-                          if excess > 0 else math.inf))
+            spread_us = math.hypot(fresh * spread(slow)["noise"], resident * spread(fast)["noise"])
+            steps.append((excess / n, spread_us / excess if excess > 0 else math.inf))
         (before, before_noise), (last, last_noise) = steps
-        if before <= 0 or last <= 0:
-            out[library] = larger[0]
-        elif abs(last / before - 1) > max(STEP_TOLERANCE, DEVIATION_Z * math.hypot(before_noise, last_noise)):
+        if before <= 0 or last <= 0 or abs(last / before - 1) > max(
+                STEP_TOLERANCE, DEVIATION_Z * math.hypot(before_noise, last_noise)):
             out[library] = larger[0]
     return out
 
@@ -464,14 +460,15 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         open_series = 0
         for key, found in sorted(series(points).items()):
             library, op, variant, p = key
-            fingerprint = (tuple(found.n.tolist()), tuple(found.state_ns[lb] for lb in found.state.tolist()))
+            state_ns = found.state_ns()
+            fingerprint = (tuple(found.n.tolist()), tuple(state_ns[lb] for lb in found.state.tolist()))
             if key in seen and seen[key][0] == fingerprint:
                 state = seen[key][1]
             else:
                 previous, previous_ns = models.get(key, (None, {}))
                 state, model = analyse(found.n, found.t, found.noise, ci_target, previous, found.state,
                                        same_states(found, previous_ns))
-                models[key] = (model, found.state_ns)
+                models[key] = (model, state_ns)
                 seen[key] = (fingerprint, state)
             asked: dict[int, str] = {}
             for size, reason in sorted(state.sizes.items()):

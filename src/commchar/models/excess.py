@@ -24,11 +24,11 @@ from scipy.optimize import nnls
 from commchar.errors import InputError
 
 
-def paired_times(points: list[dict], op: str, slow: str, fast: str, time_key: str = "t_us"
-                 ) -> dict[int, dict[str, float]]:
-    """{n: {variant: time}} of the valid points of `op` in the two variants (time_key,
-    else t_us), sizes > 0 only."""
-    by_size: dict[int, dict[str, float]] = {}
+def paired_points(points: list[dict], op: str, slow: str, fast: str, time_key: str = "t_us"
+                  ) -> dict[int, dict[str, tuple[float, dict]]]:
+    """{n: {variant: (time, point)}} of the valid points of `op` in the two variants (time:
+    time_key, else t_us), sizes > 0 only."""
+    by_size: dict[int, dict[str, tuple[float, dict]]] = {}
     for pt in points:
         if pt.get("op") != op or not pt.get("valid", True) or pt.get("variant") not in (slow, fast):
             continue
@@ -37,8 +37,15 @@ def paired_times(points: list[dict], op: str, slow: str, fast: str, time_key: st
             t = pt.get("t_us")
         if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0 or not isinstance(n, int) or n <= 0:
             continue
-        by_size.setdefault(n, {})[pt["variant"]] = float(t)
+        by_size.setdefault(n, {})[pt["variant"]] = (float(t), pt)
     return by_size
+
+
+def paired_times(points: list[dict], op: str, slow: str, fast: str, time_key: str = "t_us"
+                 ) -> dict[int, dict[str, float]]:
+    """{n: {variant: time}} of paired_points."""
+    return {n: {variant: t for variant, (t, _) in pair.items()}
+            for n, pair in paired_points(points, op, slow, fast, time_key).items()}
 
 
 def fit_excess(by_size: dict[int, dict[str, float]], op: str, slow: str, fast: str
