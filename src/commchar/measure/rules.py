@@ -19,7 +19,7 @@ from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
-from commchar.measure.plan import ADAPTIVE, points_by_rule
+from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
 from commchar.measure.refine import default_budget, refine
 from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
                                      refinement_jobs)
@@ -63,15 +63,26 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
                      lambda ops, p: points_by_rule(ops, rule, p))
     observer.planned(sum(len(placed.points) for _, _, placed in work))
 
+    rounds = rule == ADAPTIVE and options.refine and not several
+    # Under adaptive, the points that need a fresh job (the cold-start probe's) but the first
+    # ride along with the rounds' jobs, each leading one, instead of a launch of their own;
+    # what the rounds leave is measured after them.
+    riders: dict[tuple[str, int], list[Point]] = {}
     started = time.monotonic()
     for library, p, placed in work:
         spec = LaunchSpec(base.launcher, base.hostfile, base.extra_env, placed.policy if several else None)
-        _JobRunner(store, run_id, measuring, spec, library, p, ensure_kernel(library), observer, result,
-                   placed).run(placed.points)
+        runner = _JobRunner(store, run_id, measuring, spec, library, p, ensure_kernel(library), observer,
+                            result, placed)
+        todo = placed.points
+        if rounds:
+            fresh = [pt for pt in todo if runner.fresh(pt)]
+            riders[(library.name, p)] = fresh[1:]
+            todo = [pt for pt in todo if pt not in fresh[1:]]
+        runner.run(todo)
     # As run_sweep: a run across hosts has two point-to-point series (on-node and off-node),
     # which neither the refinement nor the adaptive rule separates yet.
     if options.refine and not result.launched_nothing and not several:
-        measure = refinement_jobs(store, run_id, measuring, base, libraries, observer, result)
+        measure = refinement_jobs(store, run_id, measuring, base, libraries, observer, result, riders)
         names = [library.name for library in libraries]
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
@@ -83,4 +94,9 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
                                     max_rounds=MAX_ROUNDS)
         else:
             result.refined = refine(store, run_id, names, budget, measure, observer.refining)
+    for library, p, placed in work:
+        left = riders.get((library.name, p))
+        if left:
+            _JobRunner(store, run_id, measuring, base, library, p, ensure_kernel(library), observer, result,
+                       placed).run(left)
     return result

@@ -181,14 +181,20 @@ def plan_work(store: Store, run_id: int, options: SweepOptions, libraries: list[
 
 
 def refinement_jobs(store: Store, run_id: int, options: SweepOptions, base: LaunchSpec,
-                    libraries: list[Library], observer: Observer,
-                    result: SweepResult) -> Callable[[str, int, list[Point]], None]:
+                    libraries: list[Library], observer: Observer, result: SweepResult,
+                    riders: dict[tuple[str, int], list[Point]] | None = None
+                    ) -> Callable[[str, int, list[Point]], None]:
     """What measures a refinement round's points of one library at p: a job on one host,
-    each point stored as refined."""
+    each point stored as refined. A job of a library and p with `riders` left takes the
+    first of them along (taken from the list): a point that must be the first traffic of
+    its processes (a fresh job's), which leads it unrefined instead of a launch of its own."""
     by_name = {library.name: library for library in libraries}
+    waiting = riders if riders is not None else {}
 
     def measure(name: str, p: int, points: list[Point]) -> None:
         library = by_name[name]
+        if waiting.get((name, p)):
+            points = [waiting[(name, p)].pop(0), *points]
         (placed,) = place_points(points, p, None, options.placement)
         _JobRunner(store, run_id, options, base, library, p, ensure_kernel(library), observer,
                    result, placed, refined=True).run(points)
@@ -283,11 +289,17 @@ class _JobRunner:
                              if op.kernel_name}
         self.stored_names = {kernel: name for name, kernel in self.kernel_names.items()}
 
+    def fresh(self, point: Point) -> bool:
+        """Whether `point` must be the first traffic of its processes."""
+        return catalogue(self.library.transport)[point.op].fresh_process
+
     def run(self, todo: list[Point]) -> None:
-        # a point that must be the first traffic of its processes gets a job of its own
-        ops = catalogue(self.library.transport)
-        shared = [pt for pt in todo if not ops[pt.op].fresh_process]
-        groups = [[pt] for pt in todo if ops[pt.op].fresh_process] + ([shared] if shared else [])
+        # a point that must be the first traffic of its processes leads the job of the others
+        # (the kernel measures its plan in order, and nothing of its own talks before): one
+        # such point a job, the rest in jobs of their own
+        fresh = [pt for pt in todo if self.fresh(pt)]
+        shared = [pt for pt in todo if not self.fresh(pt)]
+        groups = [[pt] for pt in fresh[1:]] + [fresh[:1] + shared] if shared else [[pt] for pt in fresh]
         for at, group in enumerate(groups):
             launch_error = self._run_group(group)
             if launch_error is not None:
@@ -495,7 +507,8 @@ class _JobRunner:
         message["precision_met"] = ci_rel <= target * (1 + 1e-9)
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
                              oversubscribed=oversubscribed, ci_rel=ci_rel,
-                             locality=self.placed.localities.get(point, ""), refined=self.refined)
+                             locality=self.placed.localities.get(point, ""),
+                             refined=self.refined and not self.fresh(point))
         self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import nnls
 
 from commchar.errors import InputError
 
@@ -65,6 +64,9 @@ def fit_excess(by_size: dict[int, dict[str, float]], op: str, slow: str, fast: s
     y = np.maximum(excess, 0.0)
     w = 1.0 / np.maximum(y, 1e-3)
     if n.size > 1:
+        # scipy.optimize takes most of a second to import: only when a fit needs it, not in
+        # every `commchar run` that pairs points to choose its sizes
+        from scipy.optimize import nnls
         (c, per_byte), _ = nnls(np.column_stack([np.ones_like(n), n]) * w[:, None], y * w)
     else:
         c, per_byte = 0.0, float(y[0] / n[0])
