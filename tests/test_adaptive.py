@@ -12,8 +12,9 @@ import pytest
 
 from commchar.cli import main
 from commchar.measure import adaptive
-from commchar.measure.operations import parse_ops
-from commchar.measure.plan import ADAPTIVE, DENSE, GRID, points_by_rule, rule_sizes, size_rule
+from commchar.measure.operations import OPERATIONS, parse_ops
+from commchar.measure.plan import (ADAPTIVE, DENSE, GRID, Point, plan_argument, points_by_rule, rule_sizes,
+                                   size_rule)
 from commchar.models.assemble import fit_models
 from commchar.provenance import build_identity
 from commchar.store import Store
@@ -235,11 +236,33 @@ def test_a_series_scattered_beyond_its_cis_is_not_split_into_segments():
     assert adaptive.scatter(n[:7], t[:7], np.zeros(7, dtype=int)) is None  # too few sizes to tell
 
 
+def test_a_scattered_series_asks_its_sizes_at_half_its_noise_floor():
+    """A series that scatters 12% from size to size (its floor, at most 10%): a CI of 3% on its
+    added points buys the model nothing the floor does not take back, so they are asked for at
+    5%; a quiet series's at the CI target, which the plan then leaves to the run's precision."""
+    assert adaptive.point_precision(0.03, None) == 0.03
+    assert adaptive.point_precision(0.03, adaptive.DEFAULT_NOISE_FLOOR) == 0.03
+    assert adaptive.point_precision(0.03, 0.08) == pytest.approx(0.04)
+    rng = np.random.default_rng(1)
+    sizes = [0] + [2 ** k for k in range(0, 23, 2)]
+    scattered = np.exp(rng.normal(0.0, 0.12, len(sizes)))
+    points = [_point("bcast", n, _jump(np.array([n]))[0] * s) for n, s in zip(sizes, scattered)]
+    points += [_point("pingpong", n, _jump(np.array([n]))[0]) for n in sizes]
+    measured = {("lib", pt["op"], "", 2, pt["n_bytes"]) for pt in points}
+    todo, _ = adaptive.adaptive_proposer(0.01)(points, measured, set())
+    asked = {op: {pt.precision for pt in todo[("lib", 2)] if pt.op == op} for op in ("bcast", "pingpong")}
+    assert asked["pingpong"] == {None}
+    (loose,) = asked["bcast"]
+    assert loose == pytest.approx(adaptive.MAX_FLOOR / 2)
+    assert plan_argument([Point("bcast", "", 64, loose), Point("bcast", "", 128, loose), Point("pingpong", "send", 8)]
+                         ) == f"bcast@{loose:.6g}=64,128;pingpong:send=8"
+
+
 @pytest.fixture(scope="module")
 def adaptive_run(tmp_path_factory, mpi_libraries):
     library = mpi_libraries[0].name
     db = tmp_path_factory.mktemp("adaptive") / "a.db"
-    assert main(["run", "--db", str(db), "--library", library, "--ops", "bcast,rndv", "--np", "2",
+    assert main(["run", "--db", str(db), "--library", library, "--ops", "bcast,rndv,coldstart", "--np", "2",
                  "--sizes", "adaptive", "--max-time", "0.2"]) == 0
     return library, db
 
@@ -250,7 +273,9 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
         rows = con.execute("SELECT op, n_bytes, refined, precision_target FROM points").fetchall()
     coarse = {n for op, n, refined, _ in rows if op == "bcast" and not refined}
     assert coarse == set(rule_sizes(MiB, ADAPTIVE))
-    assert {target for *_, target in rows} == {0.03}  # 3 x the default 1%
+    assert {target for _, _, refined, target in rows if not refined} == {0.03}  # 3 x the default 1%
+    # an added size at most at half the floor
+    assert all(0.03 <= target <= adaptive.MAX_FLOOR / 2 for *_, target in rows)
     # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)
     assert any(refined for op, _, refined, _ in rows if op == "rndv")
     out = tmp_path / "m.json"
@@ -269,6 +294,25 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert main(["report", "--db", str(db), "-o", str(page)]) == 0
     assert "Sizes of run 1: adaptive, a coarse grid" in page.read_text()
     assert ("noise floor at most 10%" in page.read_text()) == (bcast["scatter"] is not None)
+
+
+def test_the_cold_start_probe_leads_the_rounds_jobs(adaptive_run):
+    """Each cold-start size is the first traffic of its processes, as in a job of its own,
+    but leads the coarse grid's job and then the rounds' (unrefined): only what the rounds
+    leave gets a launch of its own."""
+    _, db = adaptive_run
+    with sqlite3.connect(db) as con:
+        first = dict(con.execute("SELECT job_id, op FROM points WHERE id IN"
+                                 " (SELECT MIN(id) FROM points GROUP BY job_id)"))
+        cold = con.execute("SELECT job_id, refined FROM points WHERE op = 'coldstart'").fetchall()
+        alone = {job for job, count in con.execute("SELECT job_id, COUNT(*) FROM points GROUP BY job_id")
+                 if count == 1}
+        rounds = con.execute("SELECT COUNT(DISTINCT job_id) FROM points WHERE refined = 1").fetchone()[0]
+    assert len(cold) == len({job for job, _ in cold}) == len(OPERATIONS["coldstart"].sizes)
+    assert all(first[job] == "coldstart" and not refined for job, refined in cold)
+    assert rounds >= 1
+    assert sum(job in alone for job, _ in cold) == max(0, len(cold) - 1 - rounds)
+    assert len(first) == max(len(cold), 1 + rounds)
 
 
 def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):

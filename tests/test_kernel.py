@@ -207,6 +207,8 @@ def test_every_operation_measured_and_verified(kernel):
         (["--plan", "pingpong:bsend=1000000000"], "bsend buffer"),
         (["--plan", "barrier=0", "--sync", "windows"], "barrier, none or window"),
         (["--plan", "barrier=0", "--sync-window-factor", "0.5"], "--sync-window-factor"),
+        (["--plan", "pingpong:send@0=8"], "pingpong:send: @precision: '0' is not a number in (0, 1]"),
+        (["--plan", "bcast@tight=8"], "bcast: @precision: 'tight'"),
     ],
 )
 def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
@@ -440,6 +442,18 @@ def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
         assert pt["extra"]["warmup_end"] == "steady", pt["extra"]
         assert pt["extra"]["warmup_s"] < 0.3, pt["extra"]
         assert pt["warmup"] >= 16  # two representative rounds of 8 calls at least
+
+
+def test_a_plan_entry_may_carry_its_own_precision(kernel):
+    # @R replaces --precision for that entry's points only, and each point says what it was held to
+    done = _launch(kernel, 2, ["--plan", "pingpong:send@0.5=8,64;pingpong:send=8", "--precision", "0.02",
+                               "--min-reps", "10", "--max-time", "0.5"])
+    assert done.returncode == 0, done.stderr
+    points = _points(_records(done.stdout))
+    assert [(pt["n_bytes"], pt["precision_target"]) for pt in points] == [(8, 0.5), (64, 0.5), (8, 0.02)]
+    # each stopped once its own target was met
+    assert all(pt["stop_reason"] == "precision" and pt["ci_rel"] <= pt["precision_target"] for pt in points), [
+        (pt["reps"], pt["stop_reason"], pt["ci_rel"]) for pt in points]
 
 
 def test_warmup_mode_must_be_series_or_point(kernel):

@@ -337,6 +337,7 @@ static void cc_window_chunk(cc_point *pt, cc_window *win, long chunk, long first
 void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
 {
     memset(out, 0, sizeof *out);
+    out->precision = lim->precision;
     long chunk = 1;
     int resync = 1;
     cc_warmup(pt, lim, out, &chunk, &resync);

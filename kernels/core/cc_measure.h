@@ -23,6 +23,7 @@ typedef struct cc_series {
     int warmup_steady; /* 1: it ended settled, 0: at --warmup-time */
     double median_us, ci_rel;
     double tick_us; /* one timer tick in a sample's units: no CI is narrower than half of it */
+    double precision; /* the target it was measured to */
     int precision_met;
     const char *stop_reason; /* precision | max_reps | max_time | late */
     /* --sync window: the window, the clock offsets' round trip, the estimate, repetitions

@@ -13,7 +13,8 @@
 
 const char cc_usage[] =
     "usage: commchar-kernel --plan PLAN [options]\n"
-    "  PLAN: ';'-separated entries op[:variant]=n1,n2,... (sizes in bytes)\n"
+    "  PLAN: ';'-separated entries op[:variant][@R]=n1,n2,... (sizes in bytes; @R: the\n"
+    "        entry's own precision in place of --precision)\n"
     "  --precision R          stop when the 95% CI of the median is within R (0.01)\n"
     "  --min-reps N           fewest samples per point (10)\n"
     "  --max-reps N           most samples per point (100000)\n"
@@ -71,13 +72,22 @@ static int cc_parse_size(const char *text, size_t *out)
     return 0;
 }
 
-/* one entry op[:variant]=n1,n2,... (modified in place) */
+/* one entry op[:variant][@precision]=n1,n2,... (modified in place) */
 static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t errlen)
 {
     char *eq = strchr(text, '=');
     if (!eq) return cc_fail(err, errlen, "plan entry '%s' has no '=' before its sizes", text);
     *eq = '\0';
     char *name = cc_trim(text), *sizes = eq + 1;
+    entry->precision = 0.0;
+    char *at = strchr(name, '@');
+    if (at) {
+        *at = '\0';
+        name = cc_trim(name);
+        char label[96];
+        snprintf(label, sizeof label, "%.80s: @precision", name);
+        if (cc_parse_double(label, cc_trim(at + 1), 0.0, 1.0, 1, &entry->precision, err, errlen) != 0) return -1;
+    }
     char *colon = strchr(name, ':');
     const char *variant = "";
     if (colon) {

@@ -14,6 +14,7 @@ typedef struct cc_entry {
     int variant; /* index into op->variants, 0 when the op has none */
     size_t *sizes;
     size_t nsizes;
+    double precision; /* > 0: this entry's own precision target, in place of --precision */
 } cc_entry;
 
 typedef struct cc_options {

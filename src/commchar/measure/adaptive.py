@@ -128,6 +128,14 @@ class SeriesState:
         self.sizes.setdefault(n, reason)
 
 
+def point_precision(ci_target: float, floor: float | None) -> float:
+    """The precision a series' added points are measured to, and its model's CIs are checked
+    against: the CI target, or half the series' noise floor where that is larger. Every check
+    adds the floor in quadrature, so a point's CI of half of it raises its noise by 12% at
+    most; repetitions that narrow it further buy the model nothing."""
+    return max(ci_target, (floor or 0.0) / 2)
+
+
 def log_mid(a: float, b: float) -> int:
     return int(round(math.sqrt(max(a, 1.0) * b)))
 
@@ -325,7 +333,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         cis, rel = segment_ci(n[inside], t[inside], noise[inside], fit.t_s_, fit.t_b_)
         state_out.segments.append({"n_min": int(segment["n_min"]), "n_max": int(segment["n_max"]),
                                    "t_s": fit.t_s_, "t_b": fit.t_b_, "ci95": cis, "ci_rel": rel})
-        if rel is not None and rel > ci_target:
+        if rel is not None and rel > point_precision(ci_target, floor):
             sizes = np.unique(n[inside & (n > 0)])
             gaps = [(b / a, a, b) for a, b in zip(sizes[:-1], sizes[1:]) if b / a > MIN_GAP]
             if gaps:
@@ -485,7 +493,9 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                                                "why": sorted(set(asked.values()))})
             if asked:
                 open_series += 1
-                merged.setdefault((library, p), set()).update(Point(op, variant, s) for s in asked)
+                precision = point_precision(ci_target, state.noise_floor)
+                merged.setdefault((library, p), set()).update(
+                    Point(op, variant, s, precision if precision > ci_target else None) for s in asked)
         for library, size in touch_extension(points).items():
             wanted = {Point("touch", variant, size) for variant in OPERATIONS["touch"].variants
                       if (library, "touch", variant, 2, size) not in measured | tried}

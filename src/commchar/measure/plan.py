@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from commchar import ranges
 from commchar.errors import UsageError
@@ -88,6 +88,9 @@ class Point:
     op: str
     variant: str
     n_bytes: int
+    # the precision target it is measured to where not the run's (the kernel plan's @R); not
+    # part of what the point is: the same size asked at another precision is the same point
+    precision: float | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -178,11 +181,15 @@ def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
 
 
 def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = None) -> str:
-    """The kernel's --plan: `op[:variant]=n1,n2;...`, grouped in measuring order.
-    `kernel_names` maps a stored name to the kernel's where they differ (PVM's)."""
+    """The kernel's --plan: `op[:variant][@R]=n1,n2;...`, grouped in measuring order (@R: the
+    points' own precision target). `kernel_names` maps a stored name to the kernel's where
+    they differ (PVM's)."""
     names = kernel_names or {}
     groups: dict[str, list[int]] = {}
     for point in points:
         op = names.get(point.op, point.op)
-        groups.setdefault(f"{op}:{point.variant}" if point.variant else op, []).append(point.n_bytes)
+        key = f"{op}:{point.variant}" if point.variant else op
+        if point.precision is not None:
+            key += f"@{point.precision:.6g}"
+        groups.setdefault(key, []).append(point.n_bytes)
     return ";".join(f"{key}={','.join(map(str, ns))}" for key, ns in groups.items())

@@ -26,7 +26,8 @@ RULES = {
                  " segments disagree, a gap wider than 4-fold, a new size off the previous model beyond"
                  " its noise, a segment whose predicted time is not known to the CI target;"
                  " each state of the ranks' cores a line of its own, the series' scatter its"
-                 " noise floor (docs/method.md \"Which sizes\")"),
+                 " noise floor, its added points measured to half that floor where looser than the"
+                 " target (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
     "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
     "list": "the sizes given (--sizes), then sizes where the curve changes",
@@ -88,7 +89,8 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
             measured = {n for e in rounds[key].values() for n in e["sizes"]}
             item["segments"] = [_finite(s) for s in state.segments]
             item["scatter"], item["noise_floor"] = state.scatter, state.noise_floor
-            item["ci_met"] = all(s["ci_rel"] is not None and s["ci_rel"] <= record["ci_target"]
+            bound = adaptive.point_precision(record["ci_target"], state.noise_floor)
+            item["ci_met"] = all(s["ci_rel"] is not None and s["ci_rel"] <= bound
                                  for s in state.segments if s["n_max"] > s["n_min"])
             # what one more round would have measured (empty: the rule had stopped)
             item["open"] = sorted(n for n in state.sizes if n not in measured)

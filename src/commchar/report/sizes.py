@@ -23,8 +23,8 @@ def size_choice_items(db: str, runs: list[dict]) -> list[str]:
             met = sum(1 for s in modelled if s["ci_met"])
             still = [f"{s['library']} {s['op']} p={s['p']}" for s in modelled if s.get("open")]
             text += (f"; {sum(s['sizes'] for s in series)} points, the coarse grid and {rounds} round(s);"
-                     f" predicted times known to {100 * record['ci_target']:g}% in {met} of"
-                     f" {len(modelled)} series")
+                     f" predicted times known to {100 * record['ci_target']:g}% (or half the series'"
+                     f" noise floor, where looser) in {met} of {len(modelled)} series")
             scatters = sorted(s["scatter"] for s in modelled if isinstance(s.get("scatter"), float))
             if scatters:
                 # what a point's own CI does not show: the series' scatter from size to size
