@@ -219,14 +219,10 @@ def off_band(model: SegmentedHockneyModel, a: float, b: float, t_a: float, t_b: 
     return where
 
 
-def scatter(n: np.ndarray, t: np.ndarray, labels: np.ndarray) -> float | None:
-    """The relative noise from size to size that a series' points show, whatever their own CIs
-    say: each positive size against the straight line through its two neighbours in the same
-    state (exact inside a Hockney segment), that miss scaled to one point's noise, and the
-    robust spread of those misses (1.4826 x their median absolute value); None with fewer
-    than SCATTER_POINTS such sizes. A protocol switch moves the one or two sizes beside it, which
-    the median passes over."""
-    misses = []
+def misses(n: np.ndarray, t: np.ndarray, labels: np.ndarray) -> list[float]:
+    """Each positive size's relative miss from the straight line through its two neighbours in
+    the same state (exact inside a Hockney segment), scaled to one point's noise."""
+    out = []
     for label in np.unique(labels):
         sel = (labels == label) & (n > 0)
         x, y = n[sel], t[sel]
@@ -234,10 +230,21 @@ def scatter(n: np.ndarray, t: np.ndarray, labels: np.ndarray) -> float | None:
             w = (x[i] - x[i - 1]) / (x[i + 1] - x[i - 1])
             line = (1 - w) * y[i - 1] + w * y[i + 1]
             if line > 0:
-                misses.append((y[i] / line - 1) / math.sqrt(1 + w * w + (1 - w) * (1 - w)))
-    if len(misses) < SCATTER_POINTS:
-        return None
-    return 1.4826 * float(np.median(np.abs(misses)))
+                out.append((y[i] / line - 1) / math.sqrt(1 + w * w + (1 - w) * (1 - w)))
+    return out
+
+
+def robust_spread(values: list[float]) -> float | None:
+    """1.4826 x the median absolute value (a normal spread, robust to a few outliers); None
+    with fewer than SCATTER_POINTS values."""
+    return 1.4826 * float(np.median(np.abs(values))) if len(values) >= SCATTER_POINTS else None
+
+
+def scatter(n: np.ndarray, t: np.ndarray, labels: np.ndarray) -> float | None:
+    """The relative noise from size to size that a series' points show, whatever their own CIs
+    say: the robust spread of its misses(); None with fewer than SCATTER_POINTS such sizes. A
+    protocol switch moves the one or two sizes beside it, which the median passes over."""
+    return robust_spread(misses(n, t, labels))
 
 
 def _breakpoint_disagreement(before: dict[str, Any], after: dict[str, Any], mid: float) -> float:
@@ -466,7 +473,15 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         todo, open_changes = thresholds(points, measured, tried)
         merged: dict[tuple[str, int], set[Point]] = {k: set(v) for k, v in todo.items()}
         open_series = 0
-        for key, found in sorted(series(points).items()):
+        every = series(points)
+        # a series too short for a scatter of its own (the coarse grid's) takes its library's:
+        # the misses of all its series pooled, which a protocol switch between two coarse sizes
+        # raises (the points' precision only, never the checks' floor, takes it)
+        pooled: dict[str, list[float]] = defaultdict(list)
+        for (library, *_), found in every.items():
+            pooled[library] += misses(found.n, found.t, found.state)
+        library_scatter = {library: robust_spread(values) for library, values in pooled.items()}
+        for key, found in sorted(every.items()):
             library, op, variant, p = key
             state_ns = found.state_ns()
             fingerprint = (tuple(found.n.tolist()), tuple(state_ns[lb] for lb in found.state.tolist()))
@@ -493,7 +508,9 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                                                "why": sorted(set(asked.values()))})
             if asked:
                 open_series += 1
-                precision = point_precision(ci_target, state.noise_floor)
+                floor = state.noise_floor if state.scatter is not None else min(
+                    max(DEFAULT_NOISE_FLOOR, library_scatter[library] or 0.0), MAX_FLOOR)
+                precision = point_precision(ci_target, floor)
                 merged.setdefault((library, p), set()).update(
                     Point(op, variant, s, precision if precision > ci_target else None) for s in asked)
         for library, size in touch_extension(points).items():
