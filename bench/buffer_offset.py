@@ -8,11 +8,14 @@ malloc'd after a first starts 16 bytes further on. This runs `commchar run`
 of the ping-pong and the exchange at each offset in turn, the libraries and
 offsets alternated over --rounds rounds, and prints, per library, operation
 and size, the median time at each offset and its ratio to the default's.
+With --move recv only the receive buffers move (`--recv-offset`), the send
+buffers staying at 16: what a copy pays for where its two ends lie relative
+to each other.
 Every point carries the cores' round trip (docs/method.md, "Where the ranks'
 cores are"); only points in the main state of the whole are compared.
 
     python3 bench/buffer_offset.py [--library mpich,openmpi] [--rounds 5] [--offsets 0,16,32,48]
-        [--sizes 4K,32K,256K] [--ops pingpong:send,exchange:sendrecv]
+        [--sizes 4K,32K,256K] [--ops pingpong:send,exchange:sendrecv] [--move both|recv]
 """
 
 from __future__ import annotations
@@ -42,7 +45,11 @@ def main() -> int:
     parser.add_argument("--offsets", default="0,16,32,48")
     parser.add_argument("--sizes", default="4K,32K,256K")
     parser.add_argument("--ops", default="pingpong:send,exchange:sendrecv")
+    parser.add_argument("--move", choices=("both", "recv"), default="both",
+                        help="which buffers start at each offset: all (--buffer-offset), or the receive"
+                             " buffers alone (--recv-offset, the send buffers at 16)")
     args = parser.parse_args()
+    flag = "--buffer-offset" if args.move == "both" else "--recv-offset"
     offsets = [int(x) for x in args.offsets.split(",")]
     libraries = [x for x in args.library.split(",") if x]
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -55,7 +62,7 @@ def main() -> int:
                     db = Path(tmp) / f"{library}-{offset}-{r}.db"
                     subprocess.run([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library,
                                     "--np", "2", "--ops", args.ops, "--sizes", args.sizes, "--no-refine",
-                                    "--precision", "0.02", "--max-time", "0.1", "--buffer-offset", str(offset)],
+                                    "--precision", "0.02", "--max-time", "0.1", flag, str(offset)],
                                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
                     with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
                         for op, variant, n, t, extra in con.execute(
@@ -77,12 +84,12 @@ def main() -> int:
             continue
         kept.setdefault((library, key, n), {}).setdefault(offset, []).append(t)
     print(f"{'library':8s} {'operation':18s} {'bytes':>7s} "
-          + " ".join(f"{f'+{o} B (us)':>12s}" for o in offsets)
+          + " ".join(f"{f'{args.move} +{o} (us)':>14s}" for o in offsets)
           + " " + " ".join(f"{f'/ +16 at +{o}':>12s}" for o in offsets if o != 16))
     for (library, key, n), by_offset in sorted(kept.items()):
         med = {o: statistics.median(v) for o, v in by_offset.items()}
         base = med.get(16)
-        cells = " ".join(f"{med[o]:12.3f}" if o in med else f"{'-':>12s}" for o in offsets)
+        cells = " ".join(f"{med[o]:14.3f}" if o in med else f"{'-':>14s}" for o in offsets)
         ratios = " ".join(f"{med[o] / base:12.2f}" if o in med and base else f"{'-':>12s}"
                           for o in offsets if o != 16)
         print(f"{library:8s} {key:18s} {n:7d} {cells} {ratios}")

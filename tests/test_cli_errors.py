@@ -19,6 +19,8 @@ def commchar(*args, cwd=None):
     (["run", "--precision", "5"], "--precision"),
     (["run", "--env", "NOEQUALS"], "KEY=VALUE"),
     (["run", "--refine-budget", "-1"], "--refine-budget must be a positive number"),
+    (["run", "--recv-offset", "4096"], "--recv-offset must be 0 to 4095 bytes"),
+    (["run", "--buffer-offset", "-1"], "--buffer-offset must be 0 to 4095 bytes"),
     (["run", "--frobnicate"], "unrecognized arguments"),
     (["nosuchverb"], "invalid choice"),
     (["export", "--db", "/nonexistent/x.db"], "does not exist"),

@@ -456,6 +456,22 @@ def test_a_plan_entry_may_carry_its_own_precision(kernel):
         (pt["reps"], pt["stop_reason"], pt["ci_rel"]) for pt in points]
 
 
+def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
+    # a receive buffer 32 bytes further into its page than the send buffer still receives
+    # every byte right; the header says where both started
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=4096;exchange:sendrecv=4096;bcast=4096", *FAST,
+                               "--recv-offset", "48"])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["buffer_offset"] == 16 and records[0]["options"]["recv_offset"] == 48
+    points = _points(records)
+    assert len(points) == 3 and all(pt["valid"] for pt in points), points
+    default = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST, "--buffer-offset", "0"]).stdout)
+    assert default[0]["options"]["recv_offset"] == 0  # the send buffers' offset unless given
+    refused = _launch(kernel, 2, ["--plan", "barrier=0", "--recv-offset", "4096"], timeout=60)
+    assert refused.returncode == 2 and "--recv-offset" in refused.stdout
+
+
 def test_warmup_mode_must_be_series_or_point(kernel):
     done = _launch(kernel, 2, ["--plan", "pingpong:send=8", "--warmup", "sometimes"])
     assert done.returncode == 2

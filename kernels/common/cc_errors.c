@@ -94,7 +94,7 @@ void *cc_xrealloc(void *ptr, size_t size)
 void *cc_xalloc_pages(size_t size)
 {
     void *ptr = NULL;
-    if (posix_memalign(&ptr, 4096, size ? size : 1) != 0)
+    if (posix_memalign(&ptr, CC_PAGE_BYTES, size ? size : 1) != 0)
         cc_die("out of memory allocating a %zu-byte message buffer", size);
     /* touch every page now, so first-touch faults never land in a measurement */
     memset(ptr, 0, size ? size : 1);

@@ -40,6 +40,7 @@ extern MPI_Status *cc_statuses_ignore;
 
 void *cc_xmalloc(size_t size);
 void *cc_xrealloc(void *ptr, size_t size);
+#define CC_PAGE_BYTES 4096 /* the alignment of cc_xalloc_pages */
 /* page-aligned, at least one byte even for size 0, so MPI never sees NULL */
 void *cc_xalloc_pages(size_t size);
 

@@ -5,6 +5,7 @@
 #include "cc_op_data.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,15 +46,27 @@ void cc_bcast_setup(cc_point *pt)
     cc_coll_buffers(pt, 0, pt->n, pt->rank == 0 ? 0 : pt->n);
 }
 
+static void *cc_buffer_at(size_t n, long offset)
+{
+    return (unsigned char *)cc_xalloc_pages(n + (size_t)offset) + offset;
+}
+
 void *cc_buffer_alloc(const cc_point *pt, size_t n)
 {
-    const size_t offset = (size_t)pt->env->opt->buffer_offset;
-    return (unsigned char *)cc_xalloc_pages(n + offset) + offset;
+    return cc_buffer_at(n, pt->env->opt->buffer_offset);
+}
+
+void *cc_recv_buffer_alloc(const cc_point *pt, size_t n)
+{
+    const cc_options *opt = pt->env->opt;
+    return cc_buffer_at(n, opt->recv_offset >= 0 ? opt->recv_offset : opt->buffer_offset);
 }
 
 void cc_buffer_free(const cc_point *pt, void *buf)
 {
-    if (buf) free((unsigned char *)buf - pt->env->opt->buffer_offset);
+    (void)pt;
+    /* both offsets lie within the first page of the page-aligned block */
+    if (buf) free((unsigned char *)buf - ((uintptr_t)buf & (CC_PAGE_BYTES - 1)));
 }
 
 /* checked_len: the bytes of rbuf (from 0) this rank verifies */
@@ -62,7 +75,7 @@ void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
     pt->sbuf_len = slen;
     pt->rbuf_len = rlen;
     pt->sbuf = cc_buffer_alloc(pt, slen);
-    pt->rbuf = cc_buffer_alloc(pt, rlen);
+    pt->rbuf = cc_recv_buffer_alloc(pt, rlen);
     pt->check_off = 0;
     pt->check_len = checked_len;
     pt->timed = 1;
@@ -250,7 +263,7 @@ void cc_pair_buffers(cc_point *pt)
 {
     pt->sbuf_len = pt->rbuf_len = pt->n;
     pt->sbuf = cc_buffer_alloc(pt, pt->n);
-    pt->rbuf = cc_buffer_alloc(pt, pt->n);
+    pt->rbuf = cc_recv_buffer_alloc(pt, pt->n);
     pt->check_off = 0;
     pt->check_len = pt->n;
     pt->timed = pt->rank == 0;

@@ -25,8 +25,11 @@ void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
 /* A message buffer of n bytes, every page touched, starting --buffer-offset bytes
  * (16) past a page boundary as malloc's large blocks do: the buffer spans the
  * pages a program's would, which single-copy transfers (CMA) pin one by one.
- * Free it with cc_buffer_free of the same point. */
+ * A receive buffer starts --recv-offset bytes past one where that is given: a
+ * copy's speed may depend on where its two ends lie relative to each other.
+ * Free either with cc_buffer_free of the same point. */
 void *cc_buffer_alloc(const cc_point *pt, size_t n);
+void *cc_recv_buffer_alloc(const cc_point *pt, size_t n);
 void cc_buffer_free(const cc_point *pt, void *buf);
 void cc_coll_cleanup(cc_point *pt);
 size_t cc_block(const cc_point *pt); /* n / p */

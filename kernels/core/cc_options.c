@@ -34,6 +34,8 @@ const char cc_usage[] =
     "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
     "  --buffer-offset B      message buffers start B bytes past a page boundary, as\n"
     "                         malloc's large blocks do (16; 0: page-aligned)\n"
+    "  --recv-offset B        receive buffers start B bytes past a page boundary instead\n"
+    "                         (a copy's speed may depend on where its ends lie in a line)\n"
     "  --core-distance on|off time a cache line between ranks 0 and 1 around every\n"
     "                         point (on; off where they share cores)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
@@ -179,6 +181,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
     opt->llc_source = "";
     opt->buffer_offset = 16;
+    opt->recv_offset = -1;
     opt->core_distance = 1;
 
     for (int i = 1; i < argc; i++) {
@@ -243,6 +246,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 rc = cc_fail(err, errlen, "--core-distance: '%s' is not on or off", value);
         } else if (strcmp(name, "--buffer-offset") == 0) {
             rc = cc_parse_long(name, value, 0, 4095, &opt->buffer_offset, err, errlen);
+        } else if (strcmp(name, "--recv-offset") == 0) {
+            rc = cc_parse_long(name, value, 0, 4095, &opt->recv_offset, err, errlen);
         } else if (strcmp(name, "--cache-limit") == 0) {
             if (cc_parse_size(value, &opt->cache_limit) != 0 || opt->cache_limit == 0)
                 rc = cc_fail(err, errlen, "--cache-limit: '%s' is not a whole number of bytes in [1, %zu]",

@@ -58,6 +58,8 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_printf(b, "%zu", opt->cache_limit);
     cc_buf_key(b, "buffer_offset");
     cc_buf_printf(b, "%ld", opt->buffer_offset);
+    cc_buf_key(b, "recv_offset");
+    cc_buf_printf(b, "%ld", opt->recv_offset >= 0 ? opt->recv_offset : opt->buffer_offset);
     cc_buf_key(b, "core_distance");
     cc_buf_bool(b, opt->core_distance);
     if (opt->cache_cold) {

@@ -38,6 +38,7 @@ typedef struct cc_options {
     size_t llc_bytes;        /* the last-level cache the region must exceed twice */
     const char *llc_source;  /* where llc_bytes came from */
     long buffer_offset;      /* message buffers start this many bytes into a page (cc_buffer_alloc) */
+    long recv_offset;        /* receive buffers start this many bytes into one; -1: buffer_offset */
     int core_distance;       /* time ranks 0 and 1's cache line around every point (cc_core_distance.h) */
 } cc_options;
 

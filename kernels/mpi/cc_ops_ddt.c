@@ -44,7 +44,7 @@ static void cc_ddt_setup(cc_point *pt)
     pt->attached = vec;
     pt->sbuf_len = pt->rbuf_len = cc_ddt_extent(pt->n);
     pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
-    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
+    pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0; /* an injected corruption must hit payload: the first block */
     pt->check_len = pt->n ? CC_DDT_BLOCK : 0;
     pt->timed = 1;

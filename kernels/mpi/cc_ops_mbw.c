@@ -55,7 +55,7 @@ static void cc_mbw_setup(cc_point *pt)
     pt->sbuf_len = pt->n;
     pt->rbuf_len = receives ? (size_t)w * pt->n : 0;
     pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
-    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
+    pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = pt->rbuf_len;
     pt->nreqs = (int)w;

@@ -41,7 +41,7 @@ static void cc_nb_setup(cc_point *pt, size_t slen)
     pt->sbuf_len = slen;
     pt->rbuf_len = CC_NB_COUNT * pt->n;
     pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
-    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
+    pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = pt->rbuf_len;
     pt->timed = 1;

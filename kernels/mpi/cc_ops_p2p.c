@@ -27,7 +27,7 @@ static void cc_p2p_buffers(cc_point *pt, size_t rlen, int nreqs)
     pt->sbuf_len = pt->n;
     pt->rbuf_len = rlen;
     pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
-    pt->rbuf = cc_buffer_alloc(pt, pt->rbuf_len);
+    pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
     pt->check_off = 0;
     pt->check_len = rlen;
     pt->nreqs = nreqs;

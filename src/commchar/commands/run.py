@@ -79,6 +79,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--buffer-offset", type=int, default=16, metavar="B",
                         help="message buffers start B bytes past a page boundary, 0 to 4095 (default 16,"
                              " where malloc puts a large block); fit a run of another offset apart (--run)")
+    parser.add_argument("--recv-offset", type=int, default=None, metavar="B",
+                        help="receive buffers start B bytes past a page boundary instead, 0 to 4095 (a"
+                             " copy's speed may depend on where its two ends lie; docs/validation.md)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
@@ -136,7 +139,8 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         max_time=args.max_time, timeout=args.timeout, sync=args.sync,
         sync_window_factor=args.sync_window_factor, sync_window_us=args.sync_window_us,
         cache=args.cache, cache_limit=_cache_limit(args.cache_limit),
-        buffer_offset=_buffer_offset(args.buffer_offset),
+        buffer_offset=_buffer_offset(args.buffer_offset, "--buffer-offset"),
+        recv_offset=None if args.recv_offset is None else _buffer_offset(args.recv_offset, "--recv-offset"),
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )
@@ -156,9 +160,9 @@ def _cache_limit(text: str | None) -> int | None:
     return limit
 
 
-def _buffer_offset(value: int) -> int:
+def _buffer_offset(value: int, flag: str) -> int:
     if not 0 <= value <= 4095:
-        raise UsageError(f"--buffer-offset must be 0 to 4095 bytes (within a page), not {value}")
+        raise UsageError(f"{flag} must be 0 to 4095 bytes (within a page), not {value}")
     return value
 
 
