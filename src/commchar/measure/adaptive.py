@@ -26,7 +26,8 @@ uncertain:
   series' floor included) and TOLERANCE gets the log midpoints of both its
   gaps (split further, round after round, while wider than MIN_GAP);
 - ci: a segment whose predicted time is not known to within the CI target
-  (LOOSE_FACTOR times `--precision`) at each of its sizes, from the weighted
+  (LOOSE_FACTOR times `--precision`, or half the series' noise floor where that
+  is looser: point_precision()) at each of its sizes, from the weighted
   least-squares covariance of t_s and t_b under the points' own noise, gets the
   log midpoint of its widest gap: more repetitions where the model is least sure.
 
@@ -48,7 +49,9 @@ series' own scatter where that is larger (each size against the straight line
 through its two neighbours of the same state, scatter()), at most MAX_FLOOR so
 that a step of twice it is still resolved. On a host that shifts whole jobs by
 tens of percent, a floor from the CIs alone cut series into a dozen segments
-and asked for sizes to pin each.
+and asked for sizes to pin each. The sizes a round adds to a series are
+measured to point_precision(): repetitions that narrow a point's CI below
+half the floor buy the model nothing.
 
 An operation is closed when none of these asks for a size. Rounds are the
 refinement's (measure/refine.py): one job per library and p covering every
