@@ -46,20 +46,20 @@ void cc_bcast_setup(cc_point *pt)
     cc_coll_buffers(pt, 0, pt->n, pt->rank == 0 ? 0 : pt->n);
 }
 
-static void *cc_buffer_at(size_t n, long offset)
+void *cc_buffer_alloc_at(size_t n, long offset)
 {
     return (unsigned char *)cc_xalloc_pages(n + (size_t)offset) + offset;
 }
 
 void *cc_buffer_alloc(const cc_point *pt, size_t n)
 {
-    return cc_buffer_at(n, pt->env->opt->buffer_offset);
+    return cc_buffer_alloc_at(n, pt->env->opt->buffer_offset);
 }
 
 void *cc_recv_buffer_alloc(const cc_point *pt, size_t n)
 {
     const cc_options *opt = pt->env->opt;
-    return cc_buffer_at(n, opt->recv_offset >= 0 ? opt->recv_offset : opt->buffer_offset);
+    return cc_buffer_alloc_at(n, opt->recv_offset >= 0 ? opt->recv_offset : opt->buffer_offset);
 }
 
 void cc_buffer_free(const cc_point *pt, void *buf)

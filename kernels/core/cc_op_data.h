@@ -30,6 +30,8 @@ void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len)
  * Free either with cc_buffer_free of the same point. */
 void *cc_buffer_alloc(const cc_point *pt, size_t n);
 void *cc_recv_buffer_alloc(const cc_point *pt, size_t n);
+/* ...and one starting `offset` bytes (0 to 4095) past a page boundary */
+void *cc_buffer_alloc_at(size_t n, long offset);
 void cc_buffer_free(const cc_point *pt, void *buf);
 void cc_coll_cleanup(cc_point *pt);
 size_t cc_block(const cc_point *pt); /* n / p */

@@ -229,6 +229,54 @@ const cc_op cc_op_pingpong = {
     .cleanup = cc_pingpong_cleanup,
 };
 
+/* ---- skew: where a message lands in its cache line ---------------------- */
+
+/* A standard-mode ping-pong whose receive buffers start, for `ahead`, CC_SKEW_BYTES
+ * further into their 64-byte line than the send buffers (for `aligned`, where they
+ * do; --recv-offset is not theirs): a copy from one into the other may run at
+ * another speed (on AMD Zen, a destination 1 to 31 bytes ahead of its source
+ * modulo 64 costs 3 to 7 times from 32 KiB, where the libraries copy once). */
+enum { CC_SKEW_ALIGNED, CC_SKEW_AHEAD };
+static const char *const cc_skew_variants[] = {"aligned", "ahead", NULL};
+#define CC_SKEW_BYTES 16
+
+static void cc_skew_setup(cc_point *pt)
+{
+    cc_p2p_buffers(pt, pt->n, 2);
+    pt->scale = 0.5; /* half a round trip */
+    cc_buffer_free(pt, pt->rbuf);
+    const long at = pt->env->opt->buffer_offset + (pt->variant == CC_SKEW_AHEAD ? CC_SKEW_BYTES : 0);
+    pt->rbuf = cc_buffer_alloc_at(pt->rbuf_len, at % CC_PAGE_BYTES);
+}
+
+static void cc_skew_run(cc_point *pt, long count)
+{
+    const int n = (int)pt->n, peer = cc_peer(pt);
+    const MPI_Comm c = pt->comm;
+    for (long k = 0; k < count; k++) {
+        if (pt->rank == 0) {
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c));
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+        } else {
+            CC_MPI(MPI_Recv(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
+            CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c));
+        }
+    }
+}
+
+const cc_op cc_op_skew = {
+    .name = "skew",
+    .variants = cc_skew_variants,
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_skew_setup,
+    .run = cc_skew_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .cleanup = cc_p2p_cleanup,
+};
+
 /* ---- bw, bibw: windows of W non-blocking sends -------------------------- */
 
 /* Bytes one window may hold. Past this, a window of W long messages only makes

@@ -109,6 +109,11 @@ OPERATIONS: dict[str, Operation] = {
         Operation("touch", "loggp", ("fresh", "resident"),
                   sizes=tuple(64 * KiB * 4 ** k for k in range(6)), min_bytes=1,
                   adaptive_sizes=tuple(64 * KiB * 4 ** k for k in range(5))),
+        # A ping-pong whose receive buffers lie 16 bytes further into their cache line than
+        # the send buffers, against one where they lie alike (cc_ops_p2p.c): what a copy
+        # pays for its relative alignment, below and above where the libraries copy once.
+        Operation("skew", "loggp", ("aligned", "ahead"), sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
+                  min_bytes=1),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
         # am_cost: single calls; am_loss: variants are the injected loss rate.

@@ -188,7 +188,7 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
     if loggp.get("cold_start") is not None:
         _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
-    for name in ("first_touch", "replace_copy"):
+    for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
     if loggp.get("self_message") is not None:
@@ -206,7 +206,8 @@ def _validate_self_message(section: Any, path: str) -> None:
 
 def _validate_steps(section: Any, path: str) -> None:
     """A cost per byte by size (models/excess.py): a receive into never-touched memory
-    (first_touch), MPI_Sendrecv_replace's extra copy (replace_copy): {per_byte (us/B),
+    (first_touch), MPI_Sendrecv_replace's extra copy (replace_copy), a message landing
+    elsewhere in its cache line than it left (misaligned_copy): {per_byte (us/B),
     per_page (us), page_bytes, c (us), min_bytes, max_bytes, steps ([n, us/B], n
     increasing)}; the simulator charges the steps, else per_byte."""
     _mapping(section, path)

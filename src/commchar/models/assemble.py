@@ -19,6 +19,8 @@ from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
+from commchar.models.misaligned_copy import OP as SKEW_OP
+from commchar.models.misaligned_copy import misaligned_copy_section
 from commchar.models.fit_provenance import fit_provenance
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
@@ -497,6 +499,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["first_touch"] = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
     if any(pt["variant"] == REPLACE_VARIANT for pt in ops.get(REPLACE_OP, [])):  # models/replace_copy.py
         extras["replace_copy"] = replace_copy_section(ops[REPLACE_OP], skipped, library)
+    if ops.get(SKEW_OP):  # where a message lands in its cache line (models/misaligned_copy.py)
+        extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
     extras = {name: entry for name, entry in extras.items() if entry is not None}

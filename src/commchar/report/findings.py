@@ -24,6 +24,7 @@ from commchar.report.units import number
 VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
 MODEL_MISS = 0.10     # a measured point the model misses by more than this is a red finding
 LISTED = 3            # examples named per finding
+SKEW_RATIO = 1.5      # a misaligned message this many times the aligned one's time is a finding
 
 
 @dataclass
@@ -70,7 +71,29 @@ def thresholds(e: Entity) -> list[Finding]:
             f"at 2 KiB {number(_at(cold, 's', 2048))} us to send and {number(_at(cold, 'r', 2048))} us "
             "to receive (the coldstart probe). A program of few messages runs slower than the "
             "warm parameters say; `commchar replay` charges it.")))
+    skew = _loggp_entry(e, "misaligned_copy") or {}
+    slower = [(row["ahead_us"] / row["aligned_us"], row["n"]) for row in skew.get("sizes") or []
+              if isinstance(row, dict) and (row.get("aligned_us") or 0) > 0 and row.get("ahead_us")]
+    if slower and max(slower)[0] >= SKEW_RATIO:
+        ratio, n = max(slower)
+        first = min(size for r, size in slower if r >= SKEW_RATIO)
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: a message whose receive buffer lies {skew.get('skew_bytes', 16)} bytes further into "
+            f"its 64-byte line than its send buffer costs {ratio:.1f} times as much at {format_size(n)} "
+            f"({SKEW_RATIO:g} times or more from {format_size(first)}; the skew probe): allocate message "
+            "buffers 64-byte aligned (posix_memalign), so that both ends of a message lie alike. The "
+            "replay does not charge it: a trace records no buffer address.")))
     return out
+
+
+def _loggp_entry(e: Entity, name: str) -> dict | None:
+    """A probe's entry of the model's LogGP section (or its partial one), or None."""
+    for section_name in ("loggp", "loggp_partial"):
+        section = e.model.data.get(section_name) if e.model else None
+        entry = section.get(name) if isinstance(section, dict) else None
+        if isinstance(entry, dict):
+            return entry
+    return None
 
 
 def _at(cold: dict, side: str, n: int) -> float:
@@ -80,12 +103,8 @@ def _at(cold: dict, side: str, n: int) -> float:
 
 
 def _cold_start(e: Entity) -> dict | None:
-    for name in ("loggp", "loggp_partial"):
-        section = e.model.data.get(name) if e.model else None
-        cold = section.get("cold_start") if isinstance(section, dict) else None
-        if isinstance(cold, dict) and cold.get("messages"):
-            return cold
-    return None
+    cold = _loggp_entry(e, "cold_start")  # a model has the LogGP section or its partial one
+    return cold if cold and cold.get("messages") else None
 
 
 def _evidence(e: Entity, op: str) -> str:

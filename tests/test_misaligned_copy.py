@@ -1,0 +1,81 @@
+"""Where a message lands in its cache line (commchar.models.misaligned_copy) from `skew`
+points: the fit, its model-file field, the report's finding, and the kernel's probe
+under real mpirun."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from commchar.cli import main
+from commchar.modelfile.model import ModelError
+from commchar.modelfile.schema import _validate_steps
+from commchar.models.misaligned_copy import misaligned_copy_section
+from commchar.report.adapters import ModelView
+from commchar.report.dataset import Entity
+from commchar.report.findings import thresholds
+
+KIB = 1024
+SIZES = (4 * KIB, 32 * KIB, 256 * KIB, 1024 * KIB)
+
+
+def _points(slow_from: int, factor: float) -> list[dict]:
+    """A ping-pong of 1 us + 4e-5 us a byte, `factor` times it from `slow_from` on when the
+    receive buffers lie ahead."""
+    points = []
+    for n in SIZES:
+        aligned = 1.0 + 4e-5 * n
+        for variant, t in (("aligned", aligned), ("ahead", factor * aligned if n >= slow_from else aligned)):
+            points.append({"op": "skew", "variant": variant, "n_bytes": n, "t_us": t, "t_mean_us": t,
+                           "valid": True})
+    return points
+
+
+def _finding(section: dict | None) -> list[str]:
+    view = ModelView("lib", {"operations": {}, "loggp_partial": {"misaligned_copy": section}}, "test")
+    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
+            if "cache line" in f.text or "64-byte line" in f.text]
+
+
+def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
+    skipped: list[str] = []
+    section = misaligned_copy_section(_points(32 * KIB, 4.0), skipped, "lib")
+    assert skipped == [] and section is not None
+    assert section["skew_bytes"] == 16 and section["statistic"] == "mean"
+    assert [row["n"] for row in section["sizes"]] == list(SIZES)
+    # nothing at 4 KiB, three times the aligned time more from 32 KiB on
+    assert section["steps"][0] == [4 * KIB, 0.0]
+    for n, per_byte in section["steps"][1:]:
+        assert per_byte * n == pytest.approx(3.0 * (1.0 + 4e-5 * n), rel=1e-3)
+    _validate_steps(section, "libraries.lib.loggp.misaligned_copy")
+    (text,) = _finding(section)
+    assert "16 bytes further into its 64-byte line" in text and "4.0 times as much at 1 MiB" in text
+    assert "from 32 KiB" in text and "The replay does not charge it" in text
+    # a machine where the place in the line costs nothing says nothing
+    assert _finding(misaligned_copy_section(_points(32 * KIB, 1.05), [], "lib")) == []
+    with pytest.raises(ModelError, match="misaligned_copy.steps"):
+        _validate_steps({"per_byte": 1e-4, "steps": [[32 * KIB, 1e-4], [4 * KIB, 1e-4]]},
+                        "libraries.lib.loggp.misaligned_copy")
+
+
+def test_only_one_variant_measured_gives_no_section():
+    skipped: list[str] = []
+    only_aligned = [pt for pt in _points(32 * KIB, 4.0) if pt["variant"] == "aligned"]
+    assert misaligned_copy_section(only_aligned, skipped, "lib") is None and "skew" in skipped[0]
+
+
+@pytest.mark.mpi
+def test_a_real_run_measures_both_places_and_the_model_keeps_them(mpi_libraries, tmp_path, capsys):
+    library = mpi_libraries[0]
+    db, model = tmp_path / "s.db", tmp_path / "model.json"
+    assert main(["run", "--db", str(db), "--library", library.name, "--np", "2", "--ops", "skew,pingpong:send",
+                 "--max-time", "0.05", "--precision", "0.1"]) == 0
+    assert main(["fit", "--db", str(db), "-o", str(model)]) == 0
+    capsys.readouterr()
+    lib = json.loads(model.read_text())["libraries"][library.name]
+    copy = (lib.get("loggp") or lib["loggp_partial"])["misaligned_copy"]
+    # the probe's own sizes, both variants verified and paired at each
+    assert [row["n"] for row in copy["sizes"]] == list(SIZES)
+    assert all(row["ahead_us"] > 0 and row["aligned_us"] > 0 for row in copy["sizes"])
+    assert "skew:aligned" not in lib["operations"]  # a probe of the LogGP section, not a curve
