@@ -1,7 +1,8 @@
 """What one variant of a probe costs beyond another, per size: the fit shared by
 the first-touch cost (`touch:fresh` over `touch:resident`, models/first_touch.py)
-and the copy of MPI_Sendrecv_replace (`exchange:replace` over
-`exchange:sendrecv`, models/replace_copy.py).
+the copy of MPI_Sendrecv_replace (`exchange:replace` over `exchange:sendrecv`,
+models/replace_copy.py) and a message landing elsewhere in its cache line
+(`skew:ahead` over `skew:aligned`, models/misaligned_copy.py).
 
 Per size measured in both variants, excess = slow - fast (clamped at 0), fitted as
 
@@ -76,3 +77,16 @@ def fit_excess(by_size: dict[int, dict[str, float]], op: str, slow: str, fast: s
     table = [{"n": s, f"{slow}_us": round(a, 3), f"{fast}_us": round(b, 3), "excess_us": round(e, 3)}
              for s, a, b, e in zip(sizes, slow_t, fast_t, excess)]
     return params, table, notes
+
+
+def mean_excess_section(points: list[dict], op: str, slow: str, fast: str, skipped: list[str],
+                        library: str) -> dict[str, Any] | None:
+    """A model-file entry of what `op:slow` costs beyond `op:fast` from their means (a program
+    pays the mean of its calls): the fit's params with the statistic and the per-size table,
+    or None (and why in skipped)."""
+    try:
+        params, table, notes = fit_excess(paired_times(points, op, slow, fast, "t_mean_us"), op, slow, fast)
+    except InputError as exc:
+        skipped.append(f"{library} {op}: {exc}")
+        return None
+    return params | {"statistic": "mean", "sizes": table} | ({"notes": notes} if notes else {})

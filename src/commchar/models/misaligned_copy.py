@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.errors import InputError
-from commchar.models.excess import fit_excess, paired_times
+from commchar.models.excess import mean_excess_section
 
 OP = "skew"
 SLOW, FAST = "ahead", "aligned"
@@ -27,10 +26,5 @@ SKEW_BYTES = 16  # how much further into its line the receive buffer starts (cc_
 
 def misaligned_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `misaligned_copy` entry, or None (and why in skipped)."""
-    try:
-        params, table, notes = fit_excess(paired_times(points, OP, SLOW, FAST, "t_mean_us"), OP, SLOW, FAST)
-    except InputError as exc:
-        skipped.append(f"{library} skew: {exc}")
-        return None
-    return (params | {"skew_bytes": SKEW_BYTES, "statistic": "mean", "sizes": table}
-            | ({"notes": notes} if notes else {}))
+    section = mean_excess_section(points, OP, SLOW, FAST, skipped, library)
+    return None if section is None else section | {"skew_bytes": SKEW_BYTES}

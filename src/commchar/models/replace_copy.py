@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.errors import InputError
-from commchar.models.excess import fit_excess, paired_times
+from commchar.models.excess import mean_excess_section
 
 OP = "exchange"
 SLOW, FAST = "replace", "sendrecv"
@@ -24,9 +23,4 @@ SLOW, FAST = "replace", "sendrecv"
 
 def replace_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `replace_copy` entry, or None (and why in skipped)."""
-    try:
-        params, table, notes = fit_excess(paired_times(points, OP, SLOW, FAST, "t_mean_us"), OP, SLOW, FAST)
-    except InputError as exc:
-        skipped.append(f"{library} exchange: {exc}")
-        return None
-    return params | {"statistic": "mean", "sizes": table} | ({"notes": notes} if notes else {})
+    return mean_excess_section(points, OP, SLOW, FAST, skipped, library)
