@@ -20,6 +20,7 @@ def commchar(*args, cwd=None):
     (["run", "--env", "NOEQUALS"], "KEY=VALUE"),
     (["run", "--refine-budget", "-1"], "--refine-budget must be a positive number"),
     (["run", "--recv-offset", "4096"], "--recv-offset must be 0 to 4095 bytes"),
+    (["run", "--recv-offset", "32", "--cache", "cold"], "--recv-offset needs warm buffers"),
     (["run", "--buffer-offset", "-1"], "--buffer-offset must be 0 to 4095 bytes"),
     (["run", "--frobnicate"], "unrecognized arguments"),
     (["nosuchverb"], "invalid choice"),

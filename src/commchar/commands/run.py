@@ -130,6 +130,8 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         raise UsageError(f"--sync-window-us must be between 0 and {KERNEL_MAX_WINDOW_US:g} microseconds")
     if args.sync != "window" and (args.sync_window_factor != DEFAULT_WINDOW_FACTOR or args.sync_window_us):
         raise UsageError("--sync-window-factor and --sync-window-us need --sync window")
+    if args.recv_offset is not None and args.cache == "cold":
+        raise UsageError("--recv-offset needs warm buffers: --cache cold starts every buffer on a page")
     env = parse_env(args.env)
     options = SweepOptions(
         libraries=_libraries(args.library) if args.library is not None else None,
