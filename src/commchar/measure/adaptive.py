@@ -131,6 +131,12 @@ class SeriesState:
         self.sizes.setdefault(n, reason)
 
 
+def noise_floor(scatter: float | None) -> float:
+    """The floor a series' checks take: the run-to-run floor, or its scatter where larger, at
+    most MAX_FLOOR."""
+    return min(max(DEFAULT_NOISE_FLOOR, scatter or 0.0), MAX_FLOOR)
+
+
 def point_precision(ci_target: float, floor: float | None) -> float:
     """The precision a series' added points are measured to, and its model's CIs are checked
     against: the CI target, or half the series' noise floor where that is larger. Every check
@@ -278,7 +284,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     # the noise no point's own CI shows: the run-to-run floor, or the scatter from size to size
     # the series shows where that is larger (a host that moves the cores within a state)
     state_out.scatter = scatter(n, t, labels)
-    floor = state_out.noise_floor = min(max(DEFAULT_NOISE_FLOOR, state_out.scatter or 0.0), MAX_FLOOR)
+    floor = state_out.noise_floor = noise_floor(state_out.scatter)
     try:
         model = SegmentedHockneyModel(max_segments=MAX_SEGMENTS, min_sizes=1, bootstrap=0, noise_floor=floor,
                                       max_miss=max(MAX_MISS, DEVIATION_Z * floor)
@@ -511,8 +517,7 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                                                "why": sorted(set(asked.values()))})
             if asked:
                 open_series += 1
-                floor = state.noise_floor if state.scatter is not None else min(
-                    max(DEFAULT_NOISE_FLOOR, library_scatter[library] or 0.0), MAX_FLOOR)
+                floor = noise_floor(state.scatter if state.scatter is not None else library_scatter[library])
                 precision = point_precision(ci_target, floor)
                 merged.setdefault((library, p), set()).update(
                     Point(op, variant, s, precision if precision > ci_target else None) for s in asked)
