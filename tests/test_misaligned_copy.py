@@ -1,4 +1,4 @@
-"""Where a message lands in its cache line (commchar.models.misaligned_copy) from `skew`
+"""Where a message lands in its page (commchar.models.misaligned_copy) from `skew`
 points: the fit, its model-file field, the report's finding, and the kernel's probe
 under real mpirun."""
 
@@ -35,7 +35,7 @@ def _points(slow_from: int, factor: float) -> list[dict]:
 def _finding(section: dict | None) -> list[str]:
     view = ModelView("lib", {"operations": {}, "loggp_partial": {"misaligned_copy": section}}, "test")
     return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
-            if "cache line" in f.text or "64-byte line" in f.text]
+            if "further into its page" in f.text]
 
 
 def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
@@ -43,6 +43,7 @@ def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
     section = misaligned_copy_section(_points(32 * KIB, 4.0), skipped, "lib")
     assert skipped == [] and section is not None
     assert section["skew_bytes"] == 16 and section["statistic"] == "mean"
+    assert section["slow_ahead"] == [1, 31]
     assert [row["n"] for row in section["sizes"]] == list(SIZES)
     # nothing at 4 KiB, three times the aligned time more from 32 KiB on
     assert section["steps"][0] == [4 * KIB, 0.0]
@@ -50,10 +51,14 @@ def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
         assert per_byte * n == pytest.approx(3.0 * (1.0 + 4e-5 * n), rel=1e-3)
     _validate_steps(section, "libraries.lib.loggp.misaligned_copy")
     (text,) = _finding(section)
-    assert "16 bytes further into its 64-byte line" in text and "4.0 times as much at 1 MiB" in text
-    assert "from 32 KiB" in text and "The replay does not charge it" in text
+    assert "16 bytes further into its page" in text and "4.0 times as much at 1 MiB" in text
+    assert "from 32 KiB" in text and "`commchar replay` charges it" in text
     # a machine where the place in the line costs nothing says nothing
     assert _finding(misaligned_copy_section(_points(32 * KIB, 1.05), [], "lib")) == []
+    with pytest.raises(ModelError, match="misaligned_copy.slow_ahead"):
+        _validate_steps(section | {"slow_ahead": [31, 1]}, "libraries.lib.loggp.misaligned_copy")
+    with pytest.raises(ModelError, match="misaligned_copy.slow_ahead"):
+        _validate_steps(section | {"slow_ahead": [1, 4096]}, "libraries.lib.loggp.misaligned_copy")
     with pytest.raises(ModelError, match="misaligned_copy.steps"):
         _validate_steps({"per_byte": 1e-4, "steps": [[32 * KIB, 1e-4], [4 * KIB, 1e-4]]},
                         "libraries.lib.loggp.misaligned_copy")

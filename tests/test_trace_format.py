@@ -95,7 +95,7 @@ def test_members_of_a_new_communicator(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage, message", [
     (lambda b: b[:100], "shorter than the 256-byte trace header"),
     (lambda b: b"XXXXXXXX" + b[8:], "not a commchar trace"),
-    (lambda b: b[:8] + (2).to_bytes(4, "little") + b[12:], "trace format version 2"),
+    (lambda b: b[:8] + (3).to_bytes(4, "little") + b[12:], "trace format version 3"),
     (lambda b: b[:12] + (32).to_bytes(4, "little") + b[16:], "record size 32"),
     (lambda b: b[:-64], "cut short: header says 11 records, the file holds 10"),
     (lambda b: b[:-20], "cut short"),
@@ -147,3 +147,18 @@ def test_tables_match_the_c_header() -> None:
     for name, value in [("CC_TRACE_HEADER_BYTES", fmt.HEADER_BYTES),
                         ("CC_TRACE_RECORD_BYTES", fmt.RECORD_BYTES)]:
         assert re.search(rf"#define {name} {value}\b", text)
+
+
+def test_a_size_field_carries_its_buffers_place_in_the_page(tmp_path: Path) -> None:
+    placed = lambda n, at: n | ((fmt.PAGE_KNOWN | at) << fmt.SIZE_BITS)  # noqa: E731
+    records = [_record(fmt.INIT, 0, 1000),
+               _record(11, 1200, 1300, peer=0, tag=3, bytes=placed(32768, 16),  # Sendrecv
+                       bytes2=placed(32768, 4095), aux=0, aux2=3),
+               _record(1, 1400, 1500, peer=0, tag=3, bytes=64),  # Send: no place recorded
+               _record(fmt.FINALIZE, 11_000, 11_500)]
+    _write(tmp_path / "rank-0.cctrace", 0, 1, records)
+    rank = read_trace(tmp_path).ranks[0]
+    # the sizes alone, and the places beside them
+    assert rank.records["bytes"].tolist() == [0, 32768, 64, 0]
+    assert rank.records["bytes2"].tolist() == [0, 32768, 0, 0]
+    assert rank.places.tolist() == [[-1, -1], [16, 4095], [-1, -1], [-1, -1]]

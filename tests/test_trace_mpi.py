@@ -134,6 +134,29 @@ def test_sends_in_every_mode_and_receives_with_their_actual_source_and_tag(trace
     assert _calls(rank1, "Iprobe")["aux"][-1] == 1
 
 
+def test_each_message_buffers_place_in_its_page_is_recorded(traced):
+    """The program prints where its buffers lie; every record of a message names that place."""
+    places = {}
+    for line in traced[0].stdout.splitlines():
+        if line.startswith("places rank "):
+            words = line.split()
+            places[int(words[2])] = {words[k]: int(words[k + 1]) for k in (3, 5, 7)}
+    assert set(places) == {0, 1}
+    for rank in traced[2].ranks:
+        at, rec = places[rank.rank], rank.records
+        for name, column, buffer in (("Send", 0, "out"), ("Recv", 1, "in"), ("Sendrecv", 0, "out"), ("Sendrecv", 1, "in"),
+                                     ("Sendrecv_replace", 0, "big"), ("Sendrecv_replace", 1, "big")):
+            mask = (rec["call"] == C[name]) & ((rec["flags"] & fmt.REC_ERROR) == 0)
+            mask &= rec["bytes" if column == 0 else "bytes2"] > 0
+            if mask.any():
+                assert set(rank.places[mask, column].tolist()) == {at[buffer]}, (rank.rank, name, column)
+        irecv = rec["call"] == C["Irecv"]  # into `big` with tag 13, else into `in`
+        expected = np.where(rec["tag"][irecv] == 13, at["big"], at["in"])
+        assert rank.places[irecv, 1].tolist() == expected.tolist()
+    # the sizes are the sizes alone
+    assert _calls(traced[2].ranks[1].records, "Sendrecv")["bytes"][0] == 400
+
+
 def test_every_request_completes_once_with_what_arrived(traced):
     for rank in traced[2].ranks:
         rec = rank.records

@@ -134,6 +134,18 @@ static inline uint64_t cct_bytes(int count, MPI_Datatype type)
 #define CCT_BYTES(count, type) (rc == MPI_SUCCESS ? cct_bytes(count, type) : 0)
 #define CCT_STATUS_BYTES(status) (rc == MPI_SUCCESS ? cct_status_bytes(status) : 0)
 
+/* The high bits of a size field: where its buffer lies in its page (cc_trace_format.h);
+ * nothing for an empty message, whose buffer no copy reads. */
+static inline uint64_t cct_page(const void *buf, uint64_t bytes)
+{
+    if (!bytes || !buf) return 0;
+    uint64_t place = CC_PAGE_KNOWN | ((uintptr_t)buf % CC_PAGE_SPAN);
+    return place << CC_SIZE_BITS;
+}
+
+/* A size with its buffer's place */
+#define CCT_PLACED(buf, bytes) ((bytes) | cct_page((buf), (bytes)))
+
 static inline uint64_t cct_status_bytes(const MPI_Status *status)
 {
     int count = 0;

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define CC_TRACE_MAGIC "CCTRACE1"
-#define CC_TRACE_VERSION 1u
+#define CC_TRACE_VERSION 2u
 #define CC_TRACE_HEADER_BYTES 256
 #define CC_TRACE_RECORD_BYTES 64
 
@@ -22,6 +22,15 @@ enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
 enum cc_record_flag { CC_REC_NONBLOCKING = 1u, CC_REC_ERROR = 2u, CC_REC_COLD = 4u,
                       CC_REC_CANCELLED = 8u, CC_REC_INTER = 16u };
 enum { CC_COLD_MIN_BYTES = 65536 };
+
+/* A point-to-point record's bytes (what was sent) and bytes2 (what was received, or may
+ * be) hold the size in their low CC_SIZE_BITS bits, and in the bits above it where the
+ * buffer of that size lay: CC_PAGE_KNOWN | the address modulo CC_PAGE_SPAN (the place in
+ * its 4 KiB page), 0 where not recorded (version 1, a call without that buffer).  A copy's
+ * speed may depend on where its destination lies relative to its source in the page. */
+#define CC_SIZE_BITS 48
+#define CC_SIZE_MASK ((UINT64_C(1) << CC_SIZE_BITS) - 1)
+enum { CC_PAGE_KNOWN = 0x8000, CC_PAGE_SPAN = 4096 };
 
 enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
 enum cc_peer { CC_PEER_NONE = -1, CC_PEER_ANY = -2, CC_PEER_NULL = -3 };

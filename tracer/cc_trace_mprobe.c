@@ -127,7 +127,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     *r = (cc_trace_record){.call = CC_MRECV, .flags = cct_flags(rc, 0), .comm = m.comm,
                            .peer = m.source, .tag = m.tag, .t_start = t0, .t_end = t1,
                            .aux = m.source, .aux2 = m.tag,
-                           .bytes2 = m.source == CC_PEER_NULL ? 0 : CCT_STATUS_BYTES(status)};
+                           .bytes2 = m.source == CC_PEER_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status))};
     cct_end(1);
     return rc;
 }
@@ -145,7 +145,8 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
         cct_req_add(*request, m.comm, CCT_REQ_RECV, req = cct_new_req());
     *r = (cc_trace_record){.call = CC_IMRECV, .flags = cct_flags(rc, CC_REC_NONBLOCKING),
                            .comm = m.comm, .peer = m.source, .tag = m.tag,
-                           .bytes2 = m.bytes, .t_start = t0, .t_end = t1, .req = req};
+                           .bytes2 = CCT_PLACED(buf, m.bytes), .t_start = t0, .t_end = t1,
+                           .req = req};
     cct_end(1);
     return rc;
 }

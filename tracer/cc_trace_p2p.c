@@ -15,7 +15,8 @@
         uint64_t t1 = cct_now();                                                              \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, 0), .comm = cct_comm(comm), \
                                .peer = cct_peer(dest), .tag = tag,                            \
-                               .bytes = CCT_BYTES(count, type), .t_start = t0, .t_end = t1};  \
+                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)),            \
+                               .t_start = t0, .t_end = t1};                                   \
         cct_end(1);                                                                           \
         return rc;                                                                            \
     }
@@ -40,8 +41,8 @@ CCT_BLOCKING_SEND(Rsend, CC_RSEND)
         if (rc == MPI_SUCCESS) cct_req_add(*request, id, 0, req = cct_new_req());             \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, CC_REC_NONBLOCKING),      \
                                .comm = id, .peer = cct_peer(dest), .tag = tag,                \
-                               .bytes = CCT_BYTES(count, type), .t_start = t0, .t_end = t1,   \
-                               .req = req};                                                   \
+                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)), .t_start = t0, \
+                               .t_end = t1, .req = req};                                      \
         cct_end(1);                                                                           \
         return rc;                                                                            \
     }
@@ -66,7 +67,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     *r = (cc_trace_record){.call = CC_RECV, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
                            .peer = cct_peer(source), .tag = cct_tag(tag), .t_start = t0,
                            .t_end = t1, .aux = cct_peer(status->MPI_SOURCE),
-                           .aux2 = cct_tag(status->MPI_TAG), .bytes2 = CCT_STATUS_BYTES(status)};
+                           .aux2 = cct_tag(status->MPI_TAG),
+                           .bytes2 = CCT_PLACED(buf, CCT_STATUS_BYTES(status))};
     cct_end(1);
     return rc;
 }
@@ -84,8 +86,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     if (rc == MPI_SUCCESS) cct_req_add(*request, id, 1, req = cct_new_req());
     *r = (cc_trace_record){.call = CC_IRECV, .flags = cct_flags(rc, CC_REC_NONBLOCKING),
                            .comm = id, .peer = cct_peer(source), .tag = cct_tag(tag),
-                           .bytes2 = CCT_BYTES(count, type), .t_start = t0, .t_end = t1,
-                           .req = req};
+                           .bytes2 = CCT_PLACED(buf, CCT_BYTES(count, type)), .t_start = t0,
+                           .t_end = t1, .req = req};
     cct_end(1);
     return rc;
 }
@@ -115,8 +117,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_SENDRECV, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = CCT_BYTES(sendcount, sendtype),
-                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
+                           .bytes = CCT_PLACED(sendbuf, CCT_BYTES(sendcount, sendtype)),
+                           .bytes2 = source == MPI_PROC_NULL
+                                         ? 0
+                                         : CCT_PLACED(recvbuf, CCT_STATUS_BYTES(status)),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_received_from(r, rc, source, status);
@@ -137,8 +141,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_SENDRECV_REPLACE, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = CCT_BYTES(count, type),
-                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_STATUS_BYTES(status),
+                           .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)),
+                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status)),
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_received_from(r, rc, source, status);

@@ -49,7 +49,7 @@ static void cct_init_forget(MPI_Request handle)
         uint64_t t0 = cct_now();                                                              \
         int rc = PMPI_##NAME(buf, count, type, peer, tag, comm, request);                     \
         uint64_t t1 = cct_now();                                                              \
-        uint64_t bytes = CCT_BYTES(count, type);                                              \
+        uint64_t bytes = CCT_PLACED(buf, CCT_BYTES(count, type));                             \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, 0),                       \
                                .comm = cct_comm(comm), .peer = cct_peer(peer),                \
                                .tag = RECV ? cct_tag(tag) : tag, .bytes = RECV ? 0 : bytes,   \

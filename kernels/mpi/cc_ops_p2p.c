@@ -229,14 +229,14 @@ const cc_op cc_op_pingpong = {
     .cleanup = cc_pingpong_cleanup,
 };
 
-/* ---- skew: where a message lands in its cache line ---------------------- */
+/* ---- skew: where a message lands in its page ----------------------------- */
 
 /* A standard-mode ping-pong whose receive buffers start, for `ahead`, CC_SKEW_BYTES
- * further into their 64-byte line than the send buffers (for `aligned`, where they
- * do; --recv-offset is not theirs): a copy from one into the other may run at
- * another speed (on an AMD EPYC, a destination 1 to 31 bytes ahead of its source
- * modulo 64 costs 3 to 7 times from 32 KiB, where the libraries copy once).  Under
- * --cache cold every buffer starts on a page: the variants would not differ. */
+ * further into their page than the send buffers (for `aligned`, where they do;
+ * --recv-offset is not theirs): a copy from one into the other may run at another
+ * speed (on an AMD EPYC, a destination 1 to 31 bytes ahead of its source modulo 4096
+ * costs 3 to 7 times from 32 KiB, where the libraries copy once).  Under --cache cold
+ * every buffer starts on a page: the variants would not differ. */
 enum { CC_SKEW_ALIGNED, CC_SKEW_AHEAD };
 static const char *const cc_skew_variants[] = {"aligned", "ahead", NULL};
 #define CC_SKEW_BYTES 16

@@ -19,6 +19,7 @@
 
 use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
+use crate::placement::MisalignedCopy;
 use crate::workload::replay::{Options, Replay, TraceFiles};
 use crate::{Result, SimError};
 use serde_json::{json, Value};
@@ -40,6 +41,7 @@ pub struct Sources {
     call_costs: HashMap<Key, CallCosts>,
     first_touch: HashMap<Key, ByteSteps>,
     replace_copy: HashMap<Key, ByteSteps>,
+    misaligned_copy: HashMap<Key, MisalignedCopy>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
@@ -115,6 +117,14 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.replace_copy, Self::key(path, library), || {
             first_touch::steps_from_model(&text, path, library, "replace_copy")
+        })
+    }
+
+    /// What a misaligned copy costs (`loggp.misaligned_copy`, `placement::MisalignedCopy`).
+    pub fn misaligned_copy(&mut self, path: &str, library: Option<&str>) -> Result<MisalignedCopy> {
+        let text = self.model_text(path)?;
+        memo(&mut self.misaligned_copy, Self::key(path, library), || {
+            MisalignedCopy::from_model(&text, path, library)
         })
     }
 

@@ -21,7 +21,7 @@ use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::transport::{
     forward_cost, Driver, Host, Net, NetModel, Pending, ReceiverCopy, FIRST_NET_KIND, NO_RECV,
 };
-use crate::workload::{OpKind, Ready, Workload};
+use crate::workload::{OpKind, Ready, Workload, LIBRARY_WORK};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -547,13 +547,19 @@ impl<W: Workload> Core<'_, W> {
         self.free[r].o = end;
     }
 
-    /// Computation: occupies the CPU for its length.
+    /// Computation (or the library's own work, counted as communication): occupies the
+    /// CPU for its length.
     fn on_calc(&mut self, t: u64, ev: &Pending) -> Result<Option<u64>> {
         let r = ev.rank as usize;
         if self.free[r].o > t {
             return Ok(Some(self.free[r].o));
         }
-        self.cpu_until(r, t, t + ev.size, Busy::Compute, 0);
+        let busy = if ev.tag == LIBRARY_WORK {
+            Busy::Comm
+        } else {
+            Busy::Compute
+        };
+        self.cpu_until(r, t, t + ev.size, busy, 0);
         self.record(t, ev, SpanKind::Calc, 0);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         self.wl.done(ev.rank, ev.id, &mut self.ready);

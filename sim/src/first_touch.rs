@@ -116,13 +116,26 @@ pub fn steps_from_model(
     library: Option<&str>,
     key: &str,
 ) -> Result<ByteSteps> {
-    let doc: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => return input(format!("{path}: not JSON: {e}")),
-    };
-    let Some(libs) = doc.get("libraries").and_then(Value::as_object) else {
-        return Ok(ByteSteps::default());
-    };
+    let doc = model_json(text, path)?;
+    match loggp_entry(&doc, library, key) {
+        Some(s) => steps_from_entry(s, path, key),
+        None => Ok(ByteSteps::default()),
+    }
+}
+
+/// A model file's JSON.
+pub(crate) fn model_json(text: &str, path: &str) -> Result<Value> {
+    serde_json::from_str(text).or_else(|e| input(format!("{path}: not JSON: {e}")))
+}
+
+/// `libraries.<lib>.loggp.<key>` (or `loggp_partial.<key>`) of a model, if present and not
+/// null; `library` None: the only library with a loggp section.
+pub(crate) fn loggp_entry<'a>(
+    doc: &'a Value,
+    library: Option<&str>,
+    key: &str,
+) -> Option<&'a Value> {
+    let libs = doc.get("libraries").and_then(Value::as_object)?;
     let lib = match library {
         Some(name) => libs.get(name),
         None => {
@@ -134,14 +147,16 @@ pub fn steps_from_model(
             }
         }
     };
-    let section = lib.and_then(|l| {
+    lib.and_then(|l| {
         ["loggp", "loggp_partial"]
             .iter()
             .find_map(|k| l.get(k).and_then(|s| s.get(key)))
-    });
-    let Some(s) = section.filter(|s| !s.is_null()) else {
-        return Ok(ByteSteps::default());
-    };
+    })
+    .filter(|s| !s.is_null())
+}
+
+/// A cost per byte by size from its model entry (`per_byte`, `steps`).
+pub(crate) fn steps_from_entry(s: &Value, path: &str, key: &str) -> Result<ByteSteps> {
     let bad = |e: crate::SimError| crate::SimError::Input(format!("{path}: loggp {e}"));
     let Some(us) = s.get("per_byte").and_then(Value::as_f64) else {
         return input(format!("{path}: loggp {key} has no per_byte (us per byte)"));

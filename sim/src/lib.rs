@@ -13,6 +13,7 @@ mod fxhash;
 pub mod matching;
 pub mod network;
 pub mod params;
+pub mod placement;
 mod prefetch;
 pub mod queue;
 pub mod topology;

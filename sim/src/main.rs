@@ -510,6 +510,12 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
             }
             None => Default::default(),
         },
+        misaligned_copy: match m.get_one::<String>("model") {
+            Some(path) => {
+                src.misaligned_copy(path, m.get_one::<String>("library").map(String::as_str))?
+            }
+            None => Default::default(),
+        },
     };
     src.replay(dir, &opts)
 }

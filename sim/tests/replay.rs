@@ -8,6 +8,7 @@ use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::first_touch::ByteSteps;
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
+use commchar_sim::placement::MisalignedCopy;
 use commchar_sim::topology;
 use commchar_sim::transport::Net;
 use commchar_sim::workload::replay::{
@@ -715,8 +716,8 @@ fn truncated_or_corrupt_traces_give_one_line_errors() {
         (good[..100].to_vec(), "truncated"),
         ([b"XXTRACE1".as_slice(), &good[8..]].concat(), "bad magic"),
         (
-            [&good[..8], 2u32.to_le_bytes().as_slice(), &good[12..]].concat(),
-            "version 2",
+            [&good[..8], 3u32.to_le_bytes().as_slice(), &good[12..]].concat(),
+            "version 3",
         ),
         (
             [&good[..12], 32u32.to_le_bytes().as_slice(), &good[16..]].concat(),
@@ -1133,6 +1134,186 @@ fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
     .unwrap();
     let plain = replay(&exchange_with(SENDRECV, 1000), &opts, pulled).unwrap();
     assert_eq!(small.finish, vec![plain.finish[0] + 1000; 2]);
+}
+
+/// A size field holding where its buffer lay in its page (tracer/cc_trace_format.h).
+fn placed(bytes: u64, place: u16) -> u64 {
+    bytes | (u64::from(0x8000 | place) << 48)
+}
+
+/// 1 ps a byte from 4 KiB, for a destination 1 to 31 bytes ahead of its source.
+fn misaligned() -> Options {
+    Options {
+        misaligned_copy: MisalignedCopy {
+            steps: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(4096, 1000)],
+            },
+            slow_ahead: (1, 31),
+        },
+        ..Options::default()
+    }
+}
+
+/// A ping-pong of `n` bytes, blocking, each send buffer at `from` in its page, each
+/// receive buffer at `to` (None: the version-1 trace, no places).
+fn placed_pingpong(n: u64, places: Option<(u16, u16)>) -> TraceDir {
+    let (send, recv) = match places {
+        Some((from, to)) => (placed(n, from), placed(n, to)),
+        None => (n, n),
+    };
+    let mut t = traces(2);
+    for r in 0..2 {
+        let s = R {
+            call: SEND,
+            peer: 1 - r,
+            tag: 5,
+            bytes: send,
+            ..R::default()
+        };
+        let v = R {
+            call: RECV,
+            peer: 1 - r,
+            tag: 5,
+            bytes2: recv,
+            aux: 1 - r,
+            aux2: 5,
+            ..R::default()
+        };
+        if r == 0 {
+            t[0].call(s, 0).call(v, 0);
+        } else {
+            t[1].call(v, 0).call(s, 0);
+        }
+    }
+    write_trace(&format!("placed-{n}-{places:?}"), &t)
+}
+
+#[test]
+fn a_message_landing_ahead_of_its_source_in_the_page_pays_the_misaligned_copy() {
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    let opts = misaligned();
+    let plain = replay(&placed_pingpong(32768, None), &opts, eager.clone()).unwrap();
+    // 16 bytes ahead: each receive pays 32768 ps after it; rank 0 waits for both
+    let slow = replay(
+        &placed_pingpong(32768, Some((16, 32))),
+        &opts,
+        eager.clone(),
+    )
+    .unwrap();
+    check_sums(&slow);
+    assert_eq!(slow.finish[0], plain.finish[0] + 2 * 32768);
+    assert_eq!(slow.finish[1], plain.finish[1] + 32768);
+    // the copy is the library's: communication, not computation
+    let b = slow.breakdown.as_ref().unwrap()[1];
+    assert_eq!(b.compute, plain.breakdown.as_ref().unwrap()[1].compute);
+    // 32 ahead, behind, aligned, and below the model's smallest size: as a plain trace
+    for (n, from, to) in [
+        (32768, 16, 48),
+        (32768, 32, 16),
+        (32768, 16, 16),
+        (2048, 16, 32),
+    ] {
+        let base = replay(&placed_pingpong(n, None), &opts, eager.clone()).unwrap();
+        let o = replay(&placed_pingpong(n, Some((from, to))), &opts, eager.clone()).unwrap();
+        assert_eq!(o.finish, base.finish, "{n} B from {from} to {to}");
+    }
+    // without the model's entry nothing is charged
+    let o = replay(
+        &placed_pingpong(32768, Some((16, 32))),
+        &Options::default(),
+        eager,
+    )
+    .unwrap();
+    assert_eq!(o.finish, plain.finish);
+}
+
+#[test]
+fn exchanges_and_waited_receives_pay_the_misaligned_copy_too() {
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    let opts = misaligned();
+    // MPI_Sendrecv: each rank receives 16 bytes ahead of the other's send buffer
+    let exchange = |places: bool| {
+        let mut t = traces(2);
+        for r in 0..2 {
+            let (b, b2) = if places {
+                (placed(8192, 100), placed(8192, 116))
+            } else {
+                (8192, 8192)
+            };
+            let sr = R {
+                call: SENDRECV,
+                peer: 1 - r,
+                tag: 3,
+                bytes: b,
+                bytes2: b2,
+                aux: 1 - r,
+                aux2: 3,
+                ..R::default()
+            };
+            t[r as usize].call(sr, 0);
+        }
+        write_trace(&format!("placed-exchange-{places}"), &t)
+    };
+    let plain = replay(&exchange(false), &opts, eager.clone()).unwrap();
+    let slow = replay(&exchange(true), &opts, eager.clone()).unwrap();
+    check_sums(&slow);
+    assert_eq!(slow.finish, vec![plain.finish[0] + 8192; 2]);
+    // Isend, and a wildcard Irecv completed by MPI_Waitall: charged after the wait
+    let nonblocking = |places: bool| {
+        let mut t = traces(2);
+        let (b, b2) = if places {
+            (placed(8192, 4090), placed(8192, 4))
+        } else {
+            (8192, 8192)
+        };
+        let isend = R {
+            call: ISEND,
+            peer: 1,
+            tag: 1,
+            bytes: b,
+            req: 11,
+            ..R::default()
+        };
+        let waitall = R {
+            call: WAITALL,
+            aux: 1,
+            ..R::default()
+        };
+        t[0].call(isend, 0).call(waitall, 0).call(
+            R {
+                call: COMPLETE,
+                req: 11,
+                ..R::default()
+            },
+            0,
+        );
+        let irecv = R {
+            call: IRECV,
+            peer: -2,
+            tag: -1,
+            bytes2: b2,
+            req: 21,
+            ..R::default()
+        };
+        t[1].call(irecv, 0).call(waitall, 0).call(
+            R {
+                call: COMPLETE,
+                req: 21,
+                aux: 0,
+                aux2: 1,
+                ..R::default()
+            },
+            0,
+        );
+        write_trace(&format!("placed-nonblocking-{places}"), &t)
+    };
+    let plain = replay(&nonblocking(false), &opts, eager.clone()).unwrap();
+    let slow = replay(&nonblocking(true), &opts, eager).unwrap();
+    check_sums(&slow);
+    // 10 bytes ahead across the page's end
+    assert_eq!(slow.finish[0], plain.finish[0]);
+    assert_eq!(slow.finish[1], plain.finish[1] + 8192);
 }
 
 /// The tracer's own times in every rank's header: (offset, ps) of record_gap_ps (52),

@@ -7,6 +7,7 @@
  * runs must print the same line. */
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@ int main(int argc, char **argv)
     int out[N], in[N] = {0}, big[2 * N] = {0};
     long sum = 0;
     for (int i = 0; i < N; i++) out[i] = rank * 1000 + i;
+    /* where the message buffers lie in their pages, for the records' places */
+    printf("places rank %d out %u in %u big %u\n", rank, (unsigned)((uintptr_t)out % 4096),
+           (unsigned)((uintptr_t)in % 4096), (unsigned)((uintptr_t)big % 4096));
 
     MPI_Pcontrol(1);
     /* blocking sends in every mode, rank 0 -> rank 1 (tags 1..4) */

@@ -88,7 +88,17 @@ impl Op {
             id: 0,
         }
     }
+    /// The library's own CPU time (a copy it makes): a Calc that counts as communication.
+    pub fn copy(ps: u64) -> Op {
+        Op {
+            tag: LIBRARY_WORK,
+            ..Op::calc(ps)
+        }
+    }
 }
+
+/// A Calc's tag when its time is the library's rather than the program's.
+pub const LIBRARY_WORK: u32 = 1;
 
 /// Ready operations handed to the engine: (rank, operation).
 pub type Ready = Vec<(u32, Op)>;

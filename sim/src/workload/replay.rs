@@ -22,6 +22,7 @@ use crate::error::{input, usage, Result, SimError};
 use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
 use crate::params::Params;
+use crate::placement::{self, Book, Channel, MisalignedCopy};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
@@ -33,7 +34,8 @@ pub use files::TraceFiles;
 use files::{read_header, RankFile};
 
 const MAGIC: &[u8; 8] = b"CCTRACE1";
-const VERSION: u32 = 1;
+/// The version the tracer writes; every version from 1 is read (1 records no buffer places).
+const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 256;
 const RECORD_BYTES: usize = 64;
 const FINALIZED: u32 = 1;
@@ -208,6 +210,9 @@ pub struct Options {
     /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv, by size, as measured
     /// (`loggp.replace_copy`); without steps the copy is `local_copy`'s.
     pub replace_copy: ByteSteps,
+    /// What a message costs whose destination lies in the slow class relative to its
+    /// source in their pages (`loggp.misaligned_copy`); without steps nothing is charged.
+    pub misaligned_copy: MisalignedCopy,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -253,6 +258,7 @@ impl Default for Options {
             local_copy: LocalCopy::default(),
             first_touch: ByteSteps::default(),
             replace_copy: ByteSteps::default(),
+            misaligned_copy: MisalignedCopy::default(),
         }
     }
 }
@@ -311,6 +317,8 @@ pub struct Replay {
 struct Rec {
     call: u16,
     flags: u16,
+    /// Where the buffers of `bytes` and `bytes2` lay in their pages, if recorded.
+    places: [Option<u16>; 2],
     comm: i32,
     peer: i32,
     tag: i32,
@@ -344,8 +352,12 @@ impl Rec {
             comm: i32_at(b, 4),
             peer: i32_at(b, 8),
             tag: i32_at(b, 12),
-            bytes: u64_at(b, 16),
-            bytes2: u64_at(b, 24),
+            bytes: placement::split(u64_at(b, 16)).0,
+            bytes2: placement::split(u64_at(b, 24)).0,
+            places: [
+                placement::split(u64_at(b, 16)).1,
+                placement::split(u64_at(b, 24)).1,
+            ],
             t_start: u64_at(b, 32),
             t_end: u64_at(b, 40),
             req: u64_at(b, 48),
@@ -427,7 +439,13 @@ struct Builder<'a> {
     signatures: BTreeMap<Signature, SignatureUse>,
     ranks: u32,
     calls: u64,
+    /// Sends and receives in matching order, when the model charges misaligned copies.
+    book: Option<Book>,
 }
+
+/// A receive whose copy may be misaligned: (its channel and index there, once known;
+/// its buffer's place; its bytes).
+type PlacedRecv = (Option<(Channel, u32)>, u16, u64);
 
 /// Per-rank reading state.
 struct RankState {
@@ -447,6 +465,10 @@ struct RankState {
     tracer_debt_ps: u64,
     /// The Wait*/Test* step COMPLETE records add to (its index), if open.
     wait_step: Option<usize>,
+    /// Non-blocking receives that may pay a misaligned copy, by op.
+    placed_recvs: HashMap<u32, PlacedRecv>,
+    /// ...those the open Wait*/Test* step completed: charged after it.
+    wait_charges: Vec<((Channel, u32), u16, u64)>,
     /// Consecutive TEST_RUN records read and not yet accounted (polling::Runs).
     polling: polling::Runs,
     /// A communicator being created: (new id, parent id, expected size, members).
@@ -559,6 +581,8 @@ impl Builder<'_> {
             tracer_collective_ps: u64::from(h.collective_gap_ps),
             tracer_debt_ps: 0,
             wait_step: None,
+            placed_recvs: HashMap::new(),
+            wait_charges: Vec::new(),
             polling: polling::Runs::default(),
             creating: None,
             creating_inter: None,
@@ -609,6 +633,7 @@ impl Builder<'_> {
                 "communicator {id} lacks some of its MEMBERS records"
             ));
         }
+        self.charge_waited(&mut st)?;
         self.close_polling(&mut st)?;
         self.compute_until(&mut st, h.t_finalize)?;
         Ok(measured)
@@ -622,6 +647,9 @@ impl Builder<'_> {
         measured: &mut Measured,
         t_init: u64,
     ) -> Result<()> {
+        if rec.call != call::COMPLETE {
+            self.charge_waited(st)?;
+        }
         if rec.call == call::TEST_RUN {
             if rec.t_end < rec.t_start {
                 return st.err("the call ends before it starts");
@@ -916,6 +944,7 @@ impl Builder<'_> {
                     return Ok(());
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                self.book_send(st, peer, tag, rec.places[0]);
                 let mut op = Op::send(peer, rec.bytes, tag);
                 op.kind = send_kind(rec.call);
                 self.step(&[op], true)?;
@@ -931,13 +960,16 @@ impl Builder<'_> {
                     return st.err("a receive from MPI_ANY_SOURCE without its actual source");
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, src, tag)?;
+                let at = self.book_recv(st, peer, tag);
                 self.step(&[Op::recv(peer, rec.bytes2, tag)], true)?;
+                self.charge_after(at, rec.places[1], rec.bytes2)?;
             }
             call::ISEND..=call::IRSEND => {
                 if rec.peer == PEER_NULL {
                     return Ok(());
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                self.book_send(st, peer, tag, rec.places[0]);
                 let mut op = Op::send(peer, rec.bytes, tag);
                 op.kind = send_kind(rec.call);
                 let ids = self.step(&[op], false)?;
@@ -948,7 +980,8 @@ impl Builder<'_> {
                     return Ok(());
                 }
                 // a wildcard is resolved by the COMPLETE record that names the request
-                let (peer, tag) = if rec.peer == PEER_ANY || rec.tag == TAG_ANY {
+                let wildcard = rec.peer == PEER_ANY || rec.tag == TAG_ANY;
+                let (peer, tag) = if wildcard {
                     let c = st.comm(rec.comm)?;
                     let peer = if rec.peer == PEER_ANY {
                         ANY
@@ -973,8 +1006,17 @@ impl Builder<'_> {
                 } else {
                     self.peer_tag(st, rec.comm, rec.peer, rec.tag)?
                 };
+                // its place in its channel's order: now, or once its wildcard is resolved
+                let at = if wildcard {
+                    None
+                } else {
+                    self.book_recv(st, peer, tag)
+                };
                 let ids = self.step(&[Op::recv(peer, rec.bytes2, tag)], false)?;
                 st.requests.insert(rec.req, (ids[0], rec.comm));
+                if let Some(place) = self.may_pay(rec.places[1], rec.bytes2) {
+                    st.placed_recvs.insert(ids[0], (at, place, rec.bytes2));
+                }
             }
             _ => {
                 // Sendrecv_replace: the copy through the library's temporary buffer
@@ -993,18 +1035,77 @@ impl Builder<'_> {
                 let mut ops = Vec::with_capacity(2);
                 if rec.peer != PEER_NULL {
                     let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
+                    self.book_send(st, peer, tag, rec.places[0]);
                     ops.push(Op::send(peer, rec.bytes, tag));
                 }
+                let mut at = None;
                 if rec.aux != PEER_NULL {
                     if rec.aux == PEER_ANY || rec.aux2 == TAG_ANY {
                         return st.err("a Sendrecv with a wildcard receive cannot be replayed (the trace lacks its actual source)");
                     }
                     let (peer, tag) = self.peer_tag(st, rec.comm, rec.aux, rec.aux2)?;
+                    at = self.book_recv(st, peer, tag);
                     ops.push(Op::recv(peer, rec.bytes2, tag));
                 }
                 if !ops.is_empty() {
                     self.step(&ops, true)?;
                 }
+                self.charge_after(at, rec.places[1], rec.bytes2)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A send on its channel, from a buffer at `place` (kept when copies are priced).
+    fn book_send(&mut self, st: &RankState, peer: u32, tag: u32, place: Option<u16>) {
+        if let Some(b) = self.book.as_mut() {
+            b.send((st.rank, peer, tag), place);
+        }
+    }
+
+    /// A receive posted on its channel: its channel and index there (when copies are priced).
+    fn book_recv(&mut self, st: &RankState, peer: u32, tag: u32) -> Option<(Channel, u32)> {
+        let b = self.book.as_mut()?;
+        let channel = (peer, st.rank, tag);
+        Some((channel, b.receive(channel)))
+    }
+
+    /// The place of a receive buffer of `bytes` whose copy the model may charge.
+    fn may_pay(&self, place: Option<u16>, bytes: u64) -> Option<u16> {
+        self.book.as_ref()?;
+        place.filter(|_| self.opts.misaligned_copy.applies(bytes))
+    }
+
+    /// After a blocking receive (`at`: its channel and index): the operation that charges
+    /// its copy, priced once the send it matched is known.
+    fn charge_after(
+        &mut self,
+        at: Option<(Channel, u32)>,
+        place: Option<u16>,
+        bytes: u64,
+    ) -> Result<()> {
+        let (Some((channel, index)), Some(place)) = (at, self.may_pay(place, bytes)) else {
+            return Ok(());
+        };
+        let ids = self.step(&[Op::copy(0)], true)?;
+        if let Some(b) = self.book.as_mut() {
+            b.charge(channel, index, place, bytes, ids[0]);
+        }
+        Ok(())
+    }
+
+    /// After a Wait*/Test* step: the operations that charge the copies of the receives it
+    /// completed.
+    fn charge_waited(&mut self, st: &mut RankState) -> Result<()> {
+        if st.wait_charges.is_empty() {
+            return Ok(());
+        }
+        st.wait_step = None;
+        let charges = std::mem::take(&mut st.wait_charges);
+        let ids = self.step(&vec![Op::copy(0); charges.len()], true)?;
+        if let Some(b) = self.book.as_mut() {
+            for (((channel, index), place, bytes), id) in charges.into_iter().zip(ids) {
+                b.charge(channel, index, place, bytes, id);
             }
         }
         Ok(())
@@ -1020,8 +1121,10 @@ impl Builder<'_> {
         };
         st.requests.remove(&rec.req);
         let o = self.ops[op as usize];
+        let mut placed = st.placed_recvs.remove(&op);
         if rec.flags & REC_CANCELLED != 0 {
             self.ops[op as usize] = polling::cancelled(o);
+            placed = None;
         } else if o.kind == OpKind::Recv && (o.peer == ANY || o.tag == ANY) {
             let (src, tag) = (rec.aux, rec.aux2);
             if src < 0 || tag < 0 {
@@ -1030,6 +1133,13 @@ impl Builder<'_> {
             let (peer, tag) = self.peer_tag(st, comm, src, tag)?;
             let o = &mut self.ops[op as usize];
             (o.peer, o.tag) = (peer, tag);
+            let at = self.book_recv(st, peer, tag);
+            if let Some(p) = placed.as_mut() {
+                p.0 = at;
+            }
+        }
+        if let Some((Some(at), place, bytes)) = placed {
+            st.wait_charges.push((at, place, bytes));
         }
         let step = match st.wait_step {
             Some(s) => s,
@@ -1242,6 +1352,7 @@ impl Replay {
             signatures: BTreeMap::new(),
             ranks: size,
             calls: 0,
+            book: (!opts.misaligned_copy.steps.steps.is_empty()).then(Book::default),
         };
         let mut rank_steps = Vec::with_capacity(size as usize + 1);
         let mut measured = Vec::with_capacity(size as usize);
@@ -1251,6 +1362,12 @@ impl Replay {
         }
         rank_steps.push(b.steps.len() as u32);
         b.push_step(); // sentinel
+        if let Some(book) = b.book.take() {
+            for (op, ps) in book.settle(&opts.misaligned_copy) {
+                let o = &mut b.ops[op as usize];
+                o.size = o.size.saturating_add(ps);
+            }
+        }
         if !b.shared.other.is_empty() && !opts.other_as_compute && !opts.list_only {
             let names: Vec<String> = b
                 .shared

@@ -109,7 +109,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("touch", "loggp", ("fresh", "resident"),
                   sizes=tuple(64 * KiB * 4 ** k for k in range(6)), min_bytes=1,
                   adaptive_sizes=tuple(64 * KiB * 4 ** k for k in range(5))),
-        # A ping-pong whose receive buffers lie 16 bytes further into their cache line than
+        # A ping-pong whose receive buffers lie 16 bytes further into their page than
         # the send buffers, against one where they lie alike (cc_ops_p2p.c): what a copy
         # pays for its relative alignment, below and above where the libraries copy once.
         Operation("skew", "loggp", ("aligned", "ahead"), sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),

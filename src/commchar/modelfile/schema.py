@@ -207,9 +207,10 @@ def _validate_self_message(section: Any, path: str) -> None:
 def _validate_steps(section: Any, path: str) -> None:
     """A cost per byte by size (models/excess.py): a receive into never-touched memory
     (first_touch), MPI_Sendrecv_replace's extra copy (replace_copy), a message landing
-    elsewhere in its cache line than it left (misaligned_copy): {per_byte (us/B),
+    elsewhere in its page than it left (misaligned_copy): {per_byte (us/B),
     per_page (us), page_bytes, c (us), min_bytes, max_bytes, steps ([n, us/B], n
-    increasing)}; the simulator charges the steps, else per_byte."""
+    increasing), slow_ahead ([first, last] bytes ahead, misaligned_copy's)}; the simulator
+    charges the steps, else per_byte."""
     _mapping(section, path)
     _number(section.get("per_byte"), f"{path}.per_byte", 0)
     for name in ("per_page", "c"):
@@ -223,6 +224,10 @@ def _validate_steps(section: Any, path: str) -> None:
         if not isinstance(steps, list):
             raise _fail(f"{path}.steps", "expected a list of [n, per_byte]")
         _sized_pairs(steps, f"{path}.steps", "per_byte")
+    slow = section.get("slow_ahead")
+    if slow is not None and not (isinstance(slow, list) and len(slow) == 2
+                                 and all(type(d) is int and 1 <= d < 4096 for d in slow) and slow[0] <= slow[1]):
+        raise _fail(f"{path}.slow_ahead", "expected [first, last]: distances of 1 to 4095 bytes, first <= last")
 
 
 def _sized_pairs(steps: list, path: str, value: str) -> None:

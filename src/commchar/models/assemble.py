@@ -499,7 +499,7 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["first_touch"] = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
     if any(pt["variant"] == REPLACE_VARIANT for pt in ops.get(REPLACE_OP, [])):  # models/replace_copy.py
         extras["replace_copy"] = replace_copy_section(ops[REPLACE_OP], skipped, library)
-    if ops.get(SKEW_OP):  # where a message lands in its cache line (models/misaligned_copy.py)
+    if ops.get(SKEW_OP):  # where a message lands in its page (models/misaligned_copy.py)
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)

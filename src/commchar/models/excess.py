@@ -1,7 +1,7 @@
 """What one variant of a probe costs beyond another, per size: the fit shared by
 the first-touch cost (`touch:fresh` over `touch:resident`, models/first_touch.py),
 the copy of MPI_Sendrecv_replace (`exchange:replace` over `exchange:sendrecv`,
-models/replace_copy.py) and a message landing elsewhere in its cache line
+models/replace_copy.py) and a message landing elsewhere in its page
 (`skew:ahead` over `skew:aligned`, models/misaligned_copy.py).
 
 Per size measured in both variants, excess = slow - fast (clamped at 0), fitted as

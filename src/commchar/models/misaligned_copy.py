@@ -1,16 +1,18 @@
-"""What a message costs when it lands elsewhere in its cache line than it left, from the
-kernel's `skew` points (cc_ops_p2p.c): per size, `skew:ahead` (receive buffers 16 bytes
-further into their 64-byte line than the send buffers) less `skew:aligned` (at the
-same place), their means, fitted by models/excess.py.
+"""What a message costs when its destination lies elsewhere in its page than its source,
+from the kernel's `skew` points (cc_ops_p2p.c): per size, `skew:ahead` (receive buffers
+16 bytes further into their page than the send buffers) less `skew:aligned` (at the same
+place), their means, fitted by models/excess.py.
 
-A copy's speed may depend on where its destination lies relative to its source: on
-this machine (AMD EPYC) a destination 1 to 31 bytes ahead of its source modulo 64
-costs 3 to 7 times as much from 32 KiB, where both libraries copy a message once,
-straight from the sender's buffer into the receiver's (docs/validation.md, "Where a
-buffer lies in its page"). The probe measures one such place; which others are slow
-is the processor's (`bench/buffer_offset.py --move recv` maps them). The section says
-what a program with its buffers so placed pays; the replay does not charge it, since a
-trace records no buffer address.
+A copy's speed may depend on where its destination lies relative to its source: on an
+AMD EPYC a destination 1 to 31 bytes ahead of its source modulo 4096 costs 3 to 7 times
+as much from 32 KiB (its loads alias its own recent stores), where both libraries copy a
+message once, straight from the sender's buffer into the receiver's (docs/validation.md,
+"Where a buffer lies in its page"). The probe measures one such distance; `slow_ahead`
+is the class the replay charges at its excess, the distances `bench/buffer_offset.py
+--move recv` found slow on that processor (1 to 31 bytes ahead; 32 and more ahead,
+behind and aligned as fast as each other). The tracer records where each message buffer
+lay in its page, so the replay charges each receive whose distance from the send it
+matched falls in the class (sim/src/placement.rs).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from commchar.models.excess import mean_excess_section
 
 OP = "skew"
 SLOW, FAST = "ahead", "aligned"
-SKEW_BYTES = 16  # how much further into its line the receive buffer starts (cc_ops_p2p.c)
+SKEW_BYTES = 16  # how much further into its page the receive buffer starts (cc_ops_p2p.c)
+# the distances (destination ahead of source, modulo a page) charged at the probe's excess
+SLOW_AHEAD = (1, 31)
 
 
 def misaligned_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `misaligned_copy` entry, or None (and why in skipped)."""
     section = mean_excess_section(points, OP, SLOW, FAST, skipped, library)
-    return None if section is None else section | {"skew_bytes": SKEW_BYTES}
+    return None if section is None else section | {"skew_bytes": SKEW_BYTES, "slow_ahead": list(SLOW_AHEAD)}

@@ -79,10 +79,10 @@ def thresholds(e: Entity) -> list[Finding]:
         first = min(size for r, size in slower if r >= SKEW_RATIO)
         out.append(Finding("threshold", e.label, (
             f"{e.label}: a message whose receive buffer lies {skew.get('skew_bytes', 16)} bytes further into "
-            f"its 64-byte line than its send buffer costs {ratio:.1f} times as much at {format_size(n)} "
+            f"its page than its send buffer costs {ratio:.1f} times as much at {format_size(n)} "
             f"({SKEW_RATIO:g} times or more from {format_size(first)}; the skew probe): allocate message "
-            "buffers 64-byte aligned (posix_memalign), so that both ends of a message lie alike. The "
-            "replay does not charge it: a trace records no buffer address.")))
+            "buffers 64-byte aligned (posix_memalign), so that no destination lies a few bytes ahead of "
+            "its source. `commchar replay` charges it to each message its trace shows so placed.")))
     return out
 
 

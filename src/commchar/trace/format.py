@@ -19,7 +19,8 @@ from commchar.errors import InputError
 from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PSEUDO_CALLS
 
 MAGIC = b"CCTRACE1"
-VERSION = 1
+VERSION = 2  # what the tracer writes; version 1 (no buffer places) is read too
+READS_VERSIONS = (1, 2)
 HEADER_BYTES = 256
 RECORD_BYTES = 64
 FLAG_FINALIZED = 1
@@ -29,6 +30,12 @@ REC_COLD = 4  # cold bytes counted: at offset 48 (req) of a blocking call, 56 (a
 REC_CANCELLED = 8  # on a COMPLETE record: the request was cancelled and moved nothing
 REC_INTER = 16  # on a call that created an intercommunicator: members local then remote, tag = local size
 COLD_MIN_BYTES = 64 * 1024  # receive buffers the tracer counts cold bytes of
+# bytes and bytes2 of a point-to-point record: the size in the low SIZE_BITS, above them
+# PAGE_KNOWN | where that size's buffer lay in its page (address mod PAGE_SPAN), 0: not recorded
+SIZE_BITS = 48
+SIZE_MASK = (1 << SIZE_BITS) - 1
+PAGE_KNOWN = 0x8000
+PAGE_SPAN = 4096
 MEMBERS_PER_RECORD = 10
 FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
 
@@ -95,6 +102,8 @@ class RankTrace:
     record_gap_ps: int = 0  # the tracer's own time per call outside the spans (0: unknown)
     complete_gap_ps: int = 0  # ...and per COMPLETE record (0: unknown)
     collective_gap_ps: int = 0  # ...and per blocking collective's wrapper (0: unknown)
+    # per record, where the buffers of bytes and bytes2 lay in their pages (-1: not recorded)
+    places: np.ndarray | None = None
 
     @property
     def wall_ns(self) -> int:
@@ -247,9 +256,9 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
     header = np.frombuffer(raw_header, dtype=HEADER_DTYPE)[0]
     if header["magic"] != MAGIC:
         raise InputError(f"{path}: not a commchar trace (magic {bytes(header['magic'])!r})")
-    if header["version"] != VERSION:
+    if header["version"] not in READS_VERSIONS:
         raise InputError(f"{path}: trace format version {header['version']}, "
-                         f"this commchar reads version {VERSION}")
+                         f"this commchar reads versions {', '.join(map(str, READS_VERSIONS))}")
     if header["record_bytes"] != RECORD_BYTES:
         raise InputError(f"{path}: record size {header['record_bytes']} bytes, expected {RECORD_BYTES}")
     rank, size = int(header["rank"]), int(header["size"])
@@ -271,6 +280,7 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         raise InputError(f"{path}: {problem}")
     count = min(whole, declared) if finalized else whole
     records = np.fromfile(path, dtype=RECORD_DTYPE, count=count, offset=HEADER_BYTES)
+    places = split_places(records)
     unknown = ~np.isin(records["call"], _KNOWN_CALLS)
     if unknown.any():
         first = int(np.flatnonzero(unknown)[0])
@@ -282,8 +292,21 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
         records=records, problem=problem, record_gap_ps=int(header["record_gap_ps"]),
         complete_gap_ps=int(header["complete_gap_ps"]),
-        collective_gap_ps=int(header["collective_gap_ps"]),
+        collective_gap_ps=int(header["collective_gap_ps"]), places=places,
     )
+
+
+def split_places(records: np.ndarray) -> np.ndarray:
+    """Take the buffers' places out of the records' size fields (left holding the sizes
+    alone): an (n, 2) array of where the buffers of bytes and bytes2 lay in their pages,
+    -1 where not recorded."""
+    places = np.full((len(records), 2), -1, dtype=np.int16)
+    for column, name in enumerate(("bytes", "bytes2")):
+        high = records[name] >> np.uint64(SIZE_BITS)
+        known = (high & np.uint64(PAGE_KNOWN)) != 0
+        places[known, column] = (high[known] % np.uint64(PAGE_SPAN)).astype(np.int16)
+        records[name] &= np.uint64(SIZE_MASK)
+    return places
 
 
 class OutOfBounds(InputError):

@@ -41,9 +41,10 @@ PROGRAMS: tuple[Program, ...] = (
 )
 DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # the model the replay needs: LogGP(S) from loggp/rndv, the ping-pong's regimes, the
-# collectives the programs call (charged at the model's T(n, p)), the barrier before the loop and
-# the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py)
-MODEL_OPS = "pingpong:send,exchange,loggp,rndv,allreduce:sum,alltoall,barrier"
+# collectives the programs call (charged at the model's T(n, p)), the barrier before the loop,
+# the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py) and the skew probe (a
+# message landing ahead of its source in the page: models/misaligned_copy.py)
+MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,allreduce:sum,alltoall,barrier"
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to

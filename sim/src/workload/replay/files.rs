@@ -145,9 +145,9 @@ pub(super) fn read_header<R: Read>(shown: &str, len: u64, file: &mut R) -> Resul
         return input(format!("{shown}: not a commchar trace (bad magic)"));
     }
     let version = u32_at(&h, 8);
-    if version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return input(format!(
-            "{shown}: trace format version {version}, this simulator reads version {VERSION}"
+            "{shown}: trace format version {version}, this simulator reads versions 1 to {VERSION}"
         ));
     }
     let record_bytes = u32_at(&h, 12);

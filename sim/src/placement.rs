@@ -1,0 +1,212 @@
+//! Where a message's buffers lie in their pages, and what a copy between them costs
+//! (`loggp.misaligned_copy`, commchar.models.misaligned_copy).
+//!
+//! A processor's copy may slow down by the place of its destination relative to its
+//! source within a page: on an AMD EPYC a destination 1 to 31 bytes ahead of its source
+//! (modulo 4096) costs 3 to 7 times as much from 32 KiB, as the copy's loads alias its
+//! own recent stores. The tracer records where each point-to-point buffer lay in its page
+//! (the high bits of a record's size fields); the replay pairs each receive with the send
+//! it matches, in MPI's order per (sender, receiver, communicator, tag), and charges the
+//! receiver the model's excess at the message's size when the pair's distance is in the
+//! model's slow class.
+
+use crate::error::{input, Result};
+use crate::first_touch::{loggp_entry, model_json, steps_from_entry, ByteSteps};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A page's span: places are addresses modulo this.
+pub const PAGE_SPAN: u16 = 4096;
+/// A size field's low bits hold the size, the bits above it the buffer's place.
+pub const SIZE_BITS: u32 = 48;
+pub const SIZE_MASK: u64 = (1 << SIZE_BITS) - 1;
+/// Set in a recorded place.
+const PAGE_KNOWN: u16 = 0x8000;
+
+/// A size field split: (bytes, the buffer's place in its page if recorded).
+pub fn split(field: u64) -> (u64, Option<u16>) {
+    let high = (field >> SIZE_BITS) as u16;
+    let place = (high & PAGE_KNOWN != 0).then_some(high % PAGE_SPAN);
+    (field & SIZE_MASK, place)
+}
+
+/// What a message pays when its destination lies in the slow class relative to its source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MisalignedCopy {
+    /// The excess per byte by size (the skew probe's sizes); empty: nothing is charged.
+    pub steps: ByteSteps,
+    /// The distances (destination ahead of source, modulo a page) that copy slowly.
+    pub slow_ahead: (u16, u16),
+}
+
+impl MisalignedCopy {
+    /// `libraries.<lib>.loggp.misaligned_copy` of a model file: its steps and its slow
+    /// class (`slow_ahead`, else the probe's one distance, `skew_bytes`); none without it.
+    pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<MisalignedCopy> {
+        let doc = model_json(text, path)?;
+        let Some(entry) = loggp_entry(&doc, library, "misaligned_copy") else {
+            return Ok(MisalignedCopy::default());
+        };
+        let steps = steps_from_entry(entry, path, "misaligned_copy")?;
+        let what = format!("{path}: loggp misaligned_copy");
+        let distance = |v: Option<&Value>| match v.and_then(Value::as_u64) {
+            Some(d) if (1..u64::from(PAGE_SPAN)).contains(&d) => Ok(d as u16),
+            _ => input(format!(
+                "{what}: slow_ahead and skew_bytes are distances of 1 to 4095 bytes"
+            )),
+        };
+        let slow_ahead = match entry.get("slow_ahead") {
+            Some(Value::Array(pair)) if pair.len() == 2 => {
+                let (lo, hi) = (distance(pair.first())?, distance(pair.get(1))?);
+                if lo > hi {
+                    return input(format!("{what}: slow_ahead [{lo}, {hi}] is empty"));
+                }
+                (lo, hi)
+            }
+            Some(_) => return input(format!("{what}: slow_ahead is not [first, last]")),
+            None => {
+                let d = distance(entry.get("skew_bytes"))?;
+                (d, d)
+            }
+        };
+        Ok(MisalignedCopy { steps, slow_ahead })
+    }
+
+    /// Whether anything may be charged to a message of `bytes`: the model measured a size
+    /// at or below it (nothing is known below its smallest).
+    pub fn applies(&self, bytes: u64) -> bool {
+        self.steps.steps.first().is_some_and(|&(n, _)| n <= bytes)
+    }
+
+    /// ps a receiver pays beyond an aligned copy for `bytes` sent from `source`'s place
+    /// into `destination`'s.
+    pub fn cost(&self, bytes: u64, source: u16, destination: u16) -> u64 {
+        let ahead = (destination + PAGE_SPAN - source % PAGE_SPAN) % PAGE_SPAN;
+        let (lo, hi) = self.slow_ahead;
+        if !self.applies(bytes) || !(lo..=hi).contains(&ahead) {
+            return 0;
+        }
+        self.steps.cost(bytes)
+    }
+}
+
+/// A message channel: (sender, receiver, the engine's tag of its communicator and tag).
+pub type Channel = (u32, u32, u32);
+
+/// A receive that may pay: its channel and place in it, its buffer's place, its size,
+/// and the operation that charges it.
+#[derive(Debug, Clone, Copy)]
+struct Charge {
+    channel: Channel,
+    index: u32,
+    place: u16,
+    bytes: u64,
+    op: u32,
+}
+
+/// The sends and receives of a trace in matching order, to pair them once all are read.
+#[derive(Debug, Default)]
+pub struct Book {
+    /// Per channel: each send's buffer place in order (NO_PLACE where not recorded).
+    sends: HashMap<Channel, Vec<u16>>,
+    /// Per channel: how many receives were posted on it so far.
+    receives: HashMap<Channel, u32>,
+    charges: Vec<Charge>,
+}
+
+const NO_PLACE: u16 = u16::MAX;
+
+impl Book {
+    /// A send on `channel`, from a buffer at `place`.
+    pub fn send(&mut self, channel: Channel, place: Option<u16>) {
+        self.sends
+            .entry(channel)
+            .or_default()
+            .push(place.unwrap_or(NO_PLACE));
+    }
+
+    /// A receive posted on `channel`: its index among the channel's receives.
+    pub fn receive(&mut self, channel: Channel) -> u32 {
+        let next = self.receives.entry(channel).or_insert(0);
+        *next += 1;
+        *next - 1
+    }
+
+    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`.
+    pub fn charge(&mut self, channel: Channel, index: u32, place: u16, bytes: u64, op: u32) {
+        self.charges.push(Charge {
+            channel,
+            index,
+            place,
+            bytes,
+            op,
+        });
+    }
+
+    /// Each charged receive's excess, by the send it matched: (op, ps) for those that pay.
+    pub fn settle(&self, model: &MisalignedCopy) -> Vec<(u32, u64)> {
+        self.charges
+            .iter()
+            .filter_map(|c| {
+                let source = *self.sends.get(&c.channel)?.get(c.index as usize)?;
+                if source == NO_PLACE {
+                    return None;
+                }
+                let ps = model.cost(c.bytes, source, c.place);
+                (ps > 0).then_some((c.op, ps))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> MisalignedCopy {
+        MisalignedCopy {
+            steps: ByteSteps {
+                fs_per_byte: 0,
+                // 1 ps per byte from 4 KiB
+                steps: vec![(4096, 1000)],
+            },
+            slow_ahead: (1, 31),
+        }
+    }
+
+    #[test]
+    fn a_size_field_holds_the_size_and_the_place() {
+        let field = 32768u64 | (u64::from(PAGE_KNOWN | 48) << SIZE_BITS);
+        assert_eq!(split(field), (32768, Some(48)));
+        assert_eq!(split(32768), (32768, None));
+    }
+
+    #[test]
+    fn only_the_slow_distances_pay_from_the_smallest_measured_size() {
+        let m = model();
+        assert_eq!(m.cost(32768, 16, 32), 32768); // 16 ahead
+        assert_eq!(m.cost(32768, 16, 47), 32768); // 31 ahead
+        assert_eq!(m.cost(32768, 16, 48), 0); // 32 ahead
+        assert_eq!(m.cost(32768, 32, 16), 0); // behind
+        assert_eq!(m.cost(32768, 16, 16), 0); // aligned
+        assert_eq!(m.cost(32768, 4090, 4), 32768); // 10 ahead across the page's end
+        assert_eq!(m.cost(2048, 16, 32), 0); // below the probe's sizes
+    }
+
+    #[test]
+    fn receives_meet_the_sends_they_match_in_order() {
+        let mut b = Book::default();
+        let ch = (0, 1, 7);
+        b.send(ch, Some(16));
+        b.send(ch, Some(32));
+        b.send(ch, None);
+        for op in 0..3 {
+            let i = b.receive(ch);
+            b.charge(ch, i, 32, 32768, op);
+        }
+        let other = (1, 0, 7);
+        let i = b.receive(other); // no send on this channel
+        b.charge(other, i, 32, 32768, 9);
+        assert_eq!(b.settle(&model()), vec![(0, 32768)]);
+    }
+}
