@@ -67,6 +67,38 @@ def test_loggps_waits_for_the_rendezvous_and_loggp_does_not(capsys, tmp_path: Pa
     assert fast["predictions"]["loggp"]["ranks"][0]["compute"] == pytest.approx(30.0)
 
 
+def test_a_message_landing_ahead_in_its_page_is_charged_and_counted(capsys, tmp_path: Path, model: Path):
+    """The late receiver's buffer 16 bytes ahead of the sender's in their pages: the model's
+    misaligned_copy (2 ps a byte from 4 KiB) is charged to the receiver, and said."""
+    n = 100_000
+    placed = lambda at: n | ((fmt.PAGE_KNOWN | at) << fmt.SIZE_BITS)  # noqa: E731
+    for name, (src, dst) in (("ahead", (16, 32)), ("behind", (32, 16))):
+        _late_receiver(tmp_path / name, n)
+        for rank, column, at in ((0, "bytes", src), (1, "bytes2", dst)):
+            path = tmp_path / name / f"rank-{rank}.cctrace"
+            raw = bytearray(path.read_bytes())
+            rec = np.frombuffer(raw, dtype=fmt.RECORD_DTYPE, offset=fmt.HEADER_BYTES)
+            rec[column][0] = placed(at)
+            path.write_bytes(bytes(raw))
+    with_skew = json.loads(model.read_text())
+    with_skew["libraries"]["mpich"]["loggp"]["misaligned_copy"] = {
+        "per_byte": 2e-6, "steps": [[4096, 2e-6]], "skew_bytes": 16, "slow_ahead": [1, 31]}
+    skew_model = tmp_path / "skew.json"
+    skew_model.write_text(json.dumps(with_skew))
+    ahead = _replay_json(capsys, "--dir", str(tmp_path / "ahead"), "--model", str(skew_model))
+    behind = _replay_json(capsys, "--dir", str(tmp_path / "behind"), "--model", str(skew_model))
+    plain = _replay_json(capsys, "--dir", str(tmp_path / "ahead"), "--model", str(model))
+    assert ahead["misaligned_copies"] == {"messages": 1, "time": pytest.approx(0.2)}
+    assert behind["misaligned_copies"]["messages"] == plain["misaligned_copies"]["messages"] == 0
+    for key in ("loggps", "loggp"):
+        receiver = [doc["predictions"][key]["ranks"][1] for doc in (ahead, behind, plain)]
+        assert receiver[0]["predicted"] == pytest.approx(receiver[2]["predicted"] + 0.2)
+        assert receiver[0]["communication"] == pytest.approx(receiver[2]["communication"] + 0.2)
+        assert receiver[1]["predicted"] == pytest.approx(receiver[2]["predicted"])
+    assert main(["replay", "--dir", str(tmp_path / "ahead"), "--model", str(skew_model)]) == 0
+    assert "1 message landed a few bytes ahead of where it left" in capsys.readouterr().out
+
+
 def test_the_flow_level_copies_a_message_when_the_receiver_turns_to_it(
         capsys, tmp_path: Path, model: Path):
     _late_receiver(tmp_path / "t", 100_000)

@@ -585,6 +585,7 @@ fn replay_json(r: &Replay, scale: f64, unit: Unit) -> Value {
         "compute_scale": scale,
         "other_as_compute": r.other_calls.iter().map(|(n, c)| json!({"call": n, "count": c})).collect::<Vec<_>>(),
         "io_as_compute": r.io_calls.iter().map(|(n, c)| json!({"call": n, "count": c})).collect::<Vec<_>>(),
+        "misaligned_copies": json!({"messages": r.misaligned.0, "time": unit.from_ps(r.misaligned.1)}),
         "signatures": r.signatures.iter().map(|(s, u)| json!({
             "call": s.call, "p": s.p, "n": s.n, "calls": u.calls, "mode": u.mode,
             "algorithm": u.algorithm, "cost": u.cost_ps.map(|c| unit.from_ps(c)),

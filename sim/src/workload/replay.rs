@@ -309,6 +309,8 @@ pub struct Replay {
     /// MPI-IO calls, replayed as computation: (name, count).
     pub io_calls: Vec<(String, u64)>,
     pub calls: u64,
+    /// Receives charged `loggp.misaligned_copy`: (how many, ps in all).
+    pub misaligned: (u64, u64),
     dir: String,
 }
 
@@ -1362,10 +1364,12 @@ impl Replay {
         }
         rank_steps.push(b.steps.len() as u32);
         b.push_step(); // sentinel
+        let mut misaligned = (0u64, 0u64);
         if let Some(book) = b.book.take() {
             for (op, ps) in book.settle(&opts.misaligned_copy) {
                 let o = &mut b.ops[op as usize];
                 o.size = o.size.saturating_add(ps);
+                misaligned = (misaligned.0 + 1, misaligned.1.saturating_add(ps));
             }
         }
         if !b.shared.other.is_empty() && !opts.other_as_compute && !opts.list_only {
@@ -1405,6 +1409,7 @@ impl Replay {
             other_calls,
             io_calls: extended::io_calls(&b.shared.io),
             calls: b.calls,
+            misaligned,
             dir: shown,
         })
     }

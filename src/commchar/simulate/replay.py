@@ -200,6 +200,16 @@ def _io_note(replay: dict[str, Any]) -> list[str]:
     return [f"MPI-IO replayed as computation (its measured time): {named}"]
 
 
+def misaligned_note(doc: dict[str, Any]) -> str | None:
+    """What a replay document says of the misaligned copies it charged, or None for none."""
+    count = (doc.get("misaligned_copies") or {}).get("messages") or 0
+    if not count:
+        return None
+    return (f"{count} message{'s' if count != 1 else ''} landed a few bytes ahead of where "
+            f"{'they' if count != 1 else 'it'} left in the page (loggp.misaligned_copy): "
+            f"{doc['misaligned_copies']['time']:.1f} us charged to the receivers in all")
+
+
 def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
               rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     first = results["loggps"]
@@ -222,6 +232,8 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "node": first["params"].get("node"),
         "signatures": rows,
         "warnings": [r["warning"] for r in rows if r["warning"]] + _io_note(first["replay"]),
+        # receives whose buffer lay in the model's slow class ahead of the send buffer they matched
+        "misaligned_copies": first["replay"].get("misaligned_copies") or {"messages": 0, "time": 0.0},
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,
                      "phases": [[ph["time"] for ph in m["phases"]] for m in measured]},
         "predictions": {},
