@@ -162,3 +162,14 @@ def test_a_size_field_carries_its_buffers_place_in_the_page(tmp_path: Path) -> N
     assert rank.records["bytes"].tolist() == [0, 32768, 64, 0]
     assert rank.records["bytes2"].tolist() == [0, 32768, 0, 0]
     assert rank.places.tolist() == [[-1, -1], [16, 4095], [-1, -1], [-1, -1]]
+
+
+@pytest.mark.parametrize("call, high", [(1, 0x9000), (34, fmt.PAGE_KNOWN | 16)])  # Send, Allreduce
+def test_high_bits_that_are_no_place_are_a_corrupt_size(tmp_path: Path, call: int, high: int) -> None:
+    """A place is PAGE_KNOWN | offset, on a point-to-point call only: anything else above the
+    48 bits is a size beyond what a trace may hold."""
+    records = [_record(fmt.INIT, 0, 1000), _record(call, 1200, 1300, peer=0, bytes=(high << fmt.SIZE_BITS) | 64),
+               _record(fmt.FINALIZE, 11_000, 11_500)]
+    _write(tmp_path / "rank-0.cctrace", 0, 1, records)
+    with pytest.raises(InputError, match="more than the 1099511627776"):
+        read_trace(tmp_path)

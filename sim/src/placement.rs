@@ -23,11 +23,15 @@ pub const SIZE_MASK: u64 = (1 << SIZE_BITS) - 1;
 /// Set in a recorded place.
 const PAGE_KNOWN: u16 = 0x8000;
 
-/// A size field split: (bytes, the buffer's place in its page if recorded).
+/// A size field split: (bytes, the buffer's place in its page if recorded). High bits
+/// that are no place (PAGE_KNOWN | offset) are a corrupt size, left whole for the
+/// reader's bounds to refuse.
 pub fn split(field: u64) -> (u64, Option<u16>) {
     let high = (field >> SIZE_BITS) as u16;
-    let place = (high & PAGE_KNOWN != 0).then_some(high % PAGE_SPAN);
-    (field & SIZE_MASK, place)
+    if high & PAGE_KNOWN == 0 || high & !(PAGE_KNOWN | (PAGE_SPAN - 1)) != 0 {
+        return (field, None);
+    }
+    (field & SIZE_MASK, Some(high % PAGE_SPAN))
 }
 
 /// What a message pays when its destination lies in the slow class relative to its source.
@@ -179,6 +183,8 @@ mod tests {
         let field = 32768u64 | (u64::from(PAGE_KNOWN | 48) << SIZE_BITS);
         assert_eq!(split(field), (32768, Some(48)));
         assert_eq!(split(32768), (32768, None));
+        // not a place: the corrupt size stays whole
+        assert_eq!(split(1 << 56), (1 << 56, None));
     }
 
     #[test]

@@ -348,18 +348,32 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 
 impl Rec {
     fn decode(b: &[u8]) -> Rec {
+        let call = u16_at(b, 0);
+        // point-to-point calls carry their buffers' places above the sizes
+        let placed = matches!(
+            call,
+            call::SEND..=call::SENDRECV_REPLACE
+                | call::MRECV
+                | call::IMRECV
+                | call::SEND_INIT..=call::RECV_INIT
+                | call::START
+        );
+        let sizes = [u64_at(b, 16), u64_at(b, 24)].map(|f| {
+            if placed {
+                placement::split(f)
+            } else {
+                (f, None)
+            }
+        });
         Rec {
-            call: u16_at(b, 0),
+            call,
             flags: u16_at(b, 2),
             comm: i32_at(b, 4),
             peer: i32_at(b, 8),
             tag: i32_at(b, 12),
-            bytes: placement::split(u64_at(b, 16)).0,
-            bytes2: placement::split(u64_at(b, 24)).0,
-            places: [
-                placement::split(u64_at(b, 16)).1,
-                placement::split(u64_at(b, 24)).1,
-            ],
+            bytes: sizes[0].0,
+            bytes2: sizes[1].0,
+            places: [sizes[0].1, sizes[1].1],
             t_start: u64_at(b, 32),
             t_end: u64_at(b, 40),
             req: u64_at(b, 48),

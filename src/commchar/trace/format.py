@@ -79,6 +79,11 @@ CREATES_COMM = tuple(CALL_IDS[n] for n in (
 
 
 _KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
+# the calls whose size fields carry their buffers' places
+PLACED_CALLS = np.array([CALL_IDS[n] for n in (
+    "Send", "Bsend", "Ssend", "Rsend", "Recv", "Isend", "Ibsend", "Issend", "Irsend", "Irecv", "Sendrecv",
+    "Sendrecv_replace", "Mrecv", "Imrecv", "Send_init", "Bsend_init", "Ssend_init", "Rsend_init",
+    "Recv_init", "Start")], dtype=np.uint16)
 
 
 def other_name(index: int) -> str:
@@ -301,11 +306,14 @@ def split_places(records: np.ndarray) -> np.ndarray:
     alone): an (n, 2) array of where the buffers of bytes and bytes2 lay in their pages,
     -1 where not recorded."""
     places = np.full((len(records), 2), -1, dtype=np.int16)
+    placed = np.isin(records["call"], PLACED_CALLS)
     for column, name in enumerate(("bytes", "bytes2")):
         high = records[name] >> np.uint64(SIZE_BITS)
-        known = (high & np.uint64(PAGE_KNOWN)) != 0
+        # a place is PAGE_KNOWN | offset; any other high bits are a corrupt size, left whole
+        known = placed & ((high & np.uint64(PAGE_KNOWN)) != 0)
+        known &= (high & ~np.uint64(PAGE_KNOWN | (PAGE_SPAN - 1))) == 0
         places[known, column] = (high[known] % np.uint64(PAGE_SPAN)).astype(np.int16)
-        records[name] &= np.uint64(SIZE_MASK)
+        records[name][known] &= np.uint64(SIZE_MASK)
     return places
 
 
