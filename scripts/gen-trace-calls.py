@@ -43,6 +43,9 @@ def generate(text: str) -> str:
     lines += [f"    {value}: {names[value]!r}," for value in sorted(names)]
     lines += ["}", "# records that describe a call rather than being one (CC_TRACE_PSEUDO_CALLS)",
               "PSEUDO_CALLS = frozenset({" + ", ".join(str(ids[n]) for n in sorted(pseudo, key=ids.get)) + "})",
+              "# records whose size fields carry their buffers' places (CC_TRACE_PLACED_CALLS)",
+              "PLACED_CALLS = frozenset({" + ", ".join(
+                  str(ids[n]) for n in sorted(_macro_names(text, "CC_TRACE_PLACED_CALLS"), key=ids.get)) + "})",
               "# CC_TRACE_OTHER_NAMES, in index order (append only)", "OTHER_NAMES: tuple[str, ...] = ("]
     lines += [f"    {name!r}," for name in _macro_names(text, "CC_TRACE_OTHER_NAMES")]
     lines += [")", ""]

@@ -42,8 +42,38 @@ fn main() {
         }
         out.push_str(&format!("pub const {name}: u16 = {value};\n"));
     }
+    // the calls whose size fields carry their buffers' places
+    let placed = macro_names(&text, "CC_TRACE_PLACED_CALLS");
+    for name in &placed {
+        if !seen.values().any(|n| n == name) {
+            panic!("{HEADER}: CC_TRACE_PLACED_CALLS names {name}, no call");
+        }
+    }
+    out.push_str(&format!(
+        "pub const PLACED: &[u16] = &[{}];\n",
+        placed.join(", ")
+    ));
     let dest = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("trace_calls.rs");
     fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+}
+
+/// The names X(NAME) of the header's `#define <macro>(X)`, over its continued lines.
+fn macro_names(text: &str, macro_name: &str) -> Vec<String> {
+    let head = format!("#define {macro_name}(X)");
+    let start = text
+        .find(&head)
+        .unwrap_or_else(|| panic!("{HEADER}: no {head}"));
+    let mut body = String::new();
+    for line in text[start + head.len()..].lines() {
+        body.push_str(line.trim_end_matches('\\'));
+        if !line.trim_end().ends_with('\\') {
+            break;
+        }
+    }
+    body.split("X(")
+        .skip(1)
+        .map(|s| s.split(')').next().unwrap_or("").trim().to_string())
+        .collect()
 }
 
 /// The text without its C block comments.

@@ -350,14 +350,7 @@ impl Rec {
     fn decode(b: &[u8]) -> Rec {
         let call = u16_at(b, 0);
         // point-to-point calls carry their buffers' places above the sizes
-        let placed = matches!(
-            call,
-            call::SEND..=call::SENDRECV_REPLACE
-                | call::MRECV
-                | call::IMRECV
-                | call::SEND_INIT..=call::RECV_INIT
-                | call::START
-        );
+        let placed = call::PLACED.contains(&call);
         let sizes = [u64_at(b, 16), u64_at(b, 24)].map(|f| {
             if placed {
                 placement::split(f)

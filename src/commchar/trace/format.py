@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
-from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PSEUDO_CALLS
+from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PLACED_CALLS, PSEUDO_CALLS
 
 MAGIC = b"CCTRACE1"
 VERSION = 2  # what the tracer writes; version 1 (no buffer places) is read too
@@ -80,10 +80,7 @@ CREATES_COMM = tuple(CALL_IDS[n] for n in (
 
 _KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
 # the calls whose size fields carry their buffers' places
-PLACED_CALLS = np.array([CALL_IDS[n] for n in (
-    "Send", "Bsend", "Ssend", "Rsend", "Recv", "Isend", "Ibsend", "Issend", "Irsend", "Irecv", "Sendrecv",
-    "Sendrecv_replace", "Mrecv", "Imrecv", "Send_init", "Bsend_init", "Ssend_init", "Rsend_init",
-    "Recv_init", "Start")], dtype=np.uint16)
+_PLACED_CALLS = np.array(sorted(PLACED_CALLS), dtype=np.uint16)
 
 
 def other_name(index: int) -> str:
@@ -306,7 +303,7 @@ def split_places(records: np.ndarray) -> np.ndarray:
     alone): an (n, 2) array of where the buffers of bytes and bytes2 lay in their pages,
     -1 where not recorded."""
     places = np.full((len(records), 2), -1, dtype=np.int16)
-    placed = np.isin(records["call"], PLACED_CALLS)
+    placed = np.isin(records["call"], _PLACED_CALLS)
     for column, name in enumerate(("bytes", "bytes2")):
         high = records[name] >> np.uint64(SIZE_BITS)
         # a place is PAGE_KNOWN | offset; any other high bits are a corrupt size, left whole
