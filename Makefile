@@ -58,13 +58,16 @@ apps: setup
 	$(BIN)/commchar app predict --db $(APPS_DB) --model $(APPS_DB:.db=-model.json)
 	$(BIN)/commchar report --db $(APPS_DB) -o report.html
 
-# The simulator's checks run first so that pytest's summary closes the output.
+# The simulator's checks run first so that pytest's summary closes the output. Tests that
+# launch MPI jobs (marked `mpi`) run one at a time, as their timings need the cores; the
+# rest run side by side, one process per core (pytest-xdist).
 test: setup browser hosts corpus
 	$(CARGO) fmt --check --manifest-path sim/Cargo.toml
 	$(CARGO) clippy --release --quiet --all-targets --manifest-path sim/Cargo.toml -- -D warnings
 	$(CARGO) test --release --quiet --all-targets --manifest-path sim/Cargo.toml
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q -ra --durations=15
+	$(BIN)/python -m pytest -q -ra -m "not mpi" -n auto --maxprocesses 4 --dist loadfile --durations=10
+	$(BIN)/python -m pytest -q -ra -m mpi --durations=15
 
 clean:
 	rm -rf build sim/target $(VENV)

@@ -37,3 +37,22 @@ def built_apps(mpi_libraries):
     from commchar.measure.build import APPS, ensure_built
 
     return [(lib, ensure_built(APPS, lib)) for lib in mpi_libraries]
+
+
+@pytest.fixture(scope="session")
+def one_built_library(built_apps):
+    """One library and its built programs, for tests of the programs' own checks: MPICH's where
+    present (Hydra starts and ends a failing job in 0.1 s, Open MPI's mpirun in 1 to 2 s)."""
+    return next(((lib, folder) for lib, folder in built_apps if lib.family == "mpich"), built_apps[0])
+
+
+# Fixtures that launch MPI jobs: a test using one is an `mpi` test wherever it is marked.
+_MPI_FIXTURES = {"mpi_libraries", "built_apps"}
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Marks every test that launches MPI jobs `mpi`: `make test` runs those one at a time
+    (their timings need the machine's cores) and the rest side by side."""
+    for item in items:
+        if _MPI_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.mpi)

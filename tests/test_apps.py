@@ -44,8 +44,8 @@ def test_both_programs_verify_their_answers(built_apps, p: int) -> None:
 
 
 @pytest.mark.mpi
-def test_a_wrong_answer_or_bad_input_fails_clearly(built_apps) -> None:
-    library, directory = built_apps[0]
+def test_a_wrong_answer_or_bad_input_fails_clearly(one_built_library) -> None:
+    library, directory = one_built_library
     with pytest.raises(CaseFailed) as wrong:
         run_app(library, 2, [str(directory / "gauss"), "--n", "32"], {"COMMCHAR_APP_FAULT": "wrong"})
     assert wrong.value.kind == "wrong-answer" and "residual" in wrong.value.message

@@ -54,3 +54,9 @@ def test_misplaced_ranks_and_a_failure_on_the_way_out():
         Verdict(launch_error="placement: ranks on one host")
     # every point stored, then killed for silence: nothing to record
     assert classify(end(stored=set(POINTS), outcome="timeout")) == Verdict()
+
+
+def test_a_launch_that_ssh_could_not_make_is_a_launch_error_naming_the_host():
+    got = classify(end(outcome="unreachable", exit_status=-int(signal.SIGTERM),
+                       across_hosts="host n2: unreachable (no route to host)"))
+    assert got == Verdict(launch_error="host n2: unreachable (no route to host): stopped at launch")

@@ -42,8 +42,8 @@ def test_the_programs_verify_their_data_at_p2(built_apps) -> None:
 
 
 @pytest.mark.mpi
-def test_wrong_data_fails_and_bad_options_are_refused(built_apps) -> None:
-    library, directory = built_apps[0]
+def test_wrong_data_fails_and_bad_options_are_refused(one_built_library) -> None:
+    library, directory = one_built_library
     for program in PROGRAMS:
         with pytest.raises(CaseFailed) as wrong:
             run_app(library, 2, [str(directory / program.name), "--bytes", "40000", "--iterations", "4"],
@@ -59,8 +59,8 @@ def test_wrong_data_fails_and_bad_options_are_refused(built_apps) -> None:
 
 
 @pytest.mark.mpi
-def test_master_worker_and_halo_run_on_more_ranks(built_apps) -> None:
-    library, directory = built_apps[0]
+def test_master_worker_and_halo_run_on_more_ranks(one_built_library) -> None:
+    library, directory = one_built_library
     for name in ("master_worker", "halo2d", "ring_replace", "alltoall_loop"):
         result = run_app(library, 3, [str(directory / name), "--bytes", "64", "--iterations", "7"])
         assert result["verified"] and result["p"] == 3, name

@@ -105,15 +105,16 @@ def _with_call_costs(model: ModelDocument, points: list[dict]) -> ModelDocument:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
+    penalty = args.regime_penalty
+    if penalty is not None and not 0 <= penalty <= 1000:
+        raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
+    points, failures, facts = _read(args)  # a bad input is said before the fitting stack loads
+    if args.np is not None:
+        points = _at_np(points, args.np)
     from commchar.models.document_fit import fit_document
     from commchar.models.regimes import DEFAULT_PENALTY
 
-    penalty = DEFAULT_PENALTY if args.regime_penalty is None else args.regime_penalty
-    if not 0 <= penalty <= 1000:
-        raise UsageError(f"commchar fit: --regime-penalty must be in [0, 1000], got {penalty:g}")
-    points, failures, facts = _read(args)
-    if args.np is not None:
-        points = _at_np(points, args.np)
+    penalty = DEFAULT_PENALTY if penalty is None else penalty
     model = fit_document(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
                          receiver_delay_us=_receiver_delays(facts), penalty=penalty,
                          oversubscribed=args.oversubscribed)

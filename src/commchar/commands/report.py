@@ -11,6 +11,7 @@ from rich.console import Console
 
 from commchar import outfile
 from commchar.errors import UsageError
+from commchar.store import Store
 from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
 
@@ -40,11 +41,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
+    if args.figures_dir and not args.format:
+        raise UsageError("--figures-dir needs --format png|svg|pdf")
+    with Store(args.db, readonly=True):
+        pass  # a store that is missing or no store is said before the report's stack loads
     from commchar.report import ReportOptions, build_report, write_figures
     from commchar.report.findings import is_unsupported
 
-    if args.figures_dir and not args.format:
-        raise UsageError("--figures-dir needs --format png|svg|pdf")
     output = Path(args.output)
     with console.status("building the report…"):
         report = build_report(ReportOptions(args.db, args.runs, args.model, unit_system(args.units),

@@ -32,9 +32,9 @@ _SSH_CAUSES = {
 }
 
 
-def diagnose(stderr: str, hosts: list[str] | None = None) -> str | None:
-    """One line naming the host and the cause of a cross-host failure in `stderr`, or
-    None when it shows none. `hosts`: the job's hosts, named when the text names none."""
+def ssh_failure(stderr: str) -> str | None:
+    """One line naming the host ssh could not reach, resolve or log in to, or None: a
+    job that shows one cannot start (Hydra then waits for that host for ever)."""
     match = _SSH_CONNECT.search(stderr)
     if match:
         host, port, cause = match.groups()
@@ -46,6 +46,15 @@ def diagnose(stderr: str, hosts: list[str] | None = None) -> str | None:
     match = _SSH_DENIED.search(stderr)
     if match:
         return f"host {match.group(1)}: ssh login refused (permission denied: {match.group(2)})"
+    return None
+
+
+def diagnose(stderr: str, hosts: list[str] | None = None) -> str | None:
+    """One line naming the host and the cause of a cross-host failure in `stderr`, or
+    None when it shows none. `hosts`: the job's hosts, named when the text names none."""
+    said = ssh_failure(stderr)
+    if said:
+        return said
     match = _UCX_NO_TRANSPORT.search(stderr)
     if match:
         return (f"host {match.group(1)}: the library has no network transport to the other hosts"

@@ -1,7 +1,8 @@
 """What a measurement job's end means for its points: a pure function of what the runner saw.
 
 A job reads the kernel's lines until they end, the job stays silent past the timeout,
-lingers after its last point, or runs its ranks on the wrong hosts. `classify` turns
+lingers after its last point, runs its ranks on the wrong hosts, or cannot start on a
+host ssh did not reach (stopped before its first line). `classify` turns
 that into one verdict: every point stored; a launch error (the job measured nothing,
 and relaunching would fail the same way); or the one point that was in flight, to be
 recorded as failed with a kind and a reason while the others are measured again.
@@ -17,7 +18,7 @@ from commchar.measure.launch import describe_exit
 P = TypeVar("P", bound=Hashable)
 
 # how the reading of a job's lines ended
-OUTCOMES = ("ended", "measured", "lingered", "timeout", "misplaced")
+OUTCOMES = ("ended", "measured", "lingered", "timeout", "misplaced", "unreachable")
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def classify(end: JobEnd[P]) -> Verdict[P]:
         # hosts can hang in MPI_Finalize); everything it measured is stored
     if end.outcome == "misplaced":
         return Verdict(launch_error=f"placement: {end.kernel_error}")
+    if end.outcome == "unreachable":
+        return Verdict(launch_error=f"{end.across_hosts}: stopped at launch")
     kind, reason = _cause(end)
     in_flight = end.in_flight
     if in_flight is None and not end.stored:

@@ -43,6 +43,7 @@ OVERSUBSCRIBED_MAX_TIME_S = 0.15
 STDERR_TAIL_CHARS = 400
 # After the kernel's last line, how long a job may take to exit before it is stopped.
 FINALIZE_GRACE_S = 10.0
+LAUNCH_CHECK_S = 0.5  # how often a job that has said nothing yet has its stderr read
 # Start synchronizations of collectives (kernels/core/cc_sync.c); window: the kernel's
 # default factor over an estimate of one repetition (untimed runs).
 SYNC_METHODS = ("barrier", "none", "window")
@@ -150,9 +151,29 @@ class _JobState:
         self.by_key = {(pt.op, pt.variant, pt.n_bytes): pt for pt in self.points}
 
 
+class _Unreachable(Exception):
+    """The job's launch failed on a host ssh did not reach; it will never say a line."""
+
+
+def _first_line(stream: _Stream, timeout: float, stderr: int) -> str | None:
+    """The job's first line, looking at its stderr between waits: raises _Unreachable as soon
+    as the launch shows a host ssh did not reach, queue.Empty after `timeout` s of silence."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return stream.next(max(0.0, min(LAUNCH_CHECK_S, left)))
+        except queue.Empty:
+            if hostfailures.ssh_failure(os.pread(stderr, 1 << 16, 0).decode("utf-8", "replace")):
+                raise _Unreachable from None
+            if left <= LAUNCH_CHECK_S:
+                raise
+
+
 def _reap(process: subprocess.Popen, outcome: str) -> int:
     """Stops a job that timed out, ran misplaced or lingered, and waits for it: its exit status."""
-    killed_by = processes.stop(process) if outcome in ("timeout", "misplaced", "lingered") else None
+    stopped = ("timeout", "misplaced", "lingered", "unreachable")
+    killed_by = processes.stop(process) if outcome in stopped else None
     exit_status = process.wait()
     processes.finished(process)
     if killed_by is not None and exit_status >= 0:
@@ -371,7 +392,7 @@ class _JobRunner:
                 self.store.finish_job(job_id, None)
                 return set(), None, f"cannot start {job.argv[0]}: {exc.strerror}"
             try:
-                self._follow(_Stream(process.stdout), state)  # type: ignore[arg-type]
+                self._follow(_Stream(process.stdout), state, stderr.fileno())  # type: ignore[arg-type]
             except BaseException:
                 processes.stop(process)
                 self.store.finish_job(job_id, None)
@@ -389,21 +410,28 @@ class _JobRunner:
             self._fail(verdict.failed, str(verdict.kind), str(verdict.reason))
         return state.stored, verdict.failed, verdict.launch_error
 
-    def _follow(self, stream: _Stream, state: _JobState) -> None:
+    def _follow(self, stream: _Stream, state: _JobState, stderr: int) -> None:
         """Reads the job's lines into `state` until they end, the job is silent too long
-        (timeout; after its last point: lingered) or a handler says stop."""
+        (timeout; after its last point: lingered), its launch shows a host ssh did not
+        reach (read from `stderr`, the job's stderr file, while it has said nothing) or a
+        handler says stop."""
         handlers = {"header": self._on_header, "begin": self._on_begin, "point": self._on_point,
                     "unsupported": self._on_unsupported, "error": self._on_error, "end": self._on_end}
+        started = False
         while True:
             measured = state.outcome == "measured"
+            silence = min(self.options.timeout, FINALIZE_GRACE_S) if measured else self.options.timeout
             try:
-                line = stream.next(min(self.options.timeout, FINALIZE_GRACE_S) if measured
-                                   else self.options.timeout)
+                line = stream.next(silence) if started else _first_line(stream, silence, stderr)
             except queue.Empty:
                 state.outcome = "lingered" if measured else "timeout"
                 return
+            except _Unreachable:
+                state.outcome = "unreachable"
+                return
             if line is None:
                 return
+            started = True
             message = _parse_line(line)
             if message is None:
                 state.chatter.append(line)  # UCX, for one, logs its errors to stdout

@@ -37,7 +37,6 @@ from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
-from scipy.optimize import nnls
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
@@ -132,6 +131,8 @@ def _terms(n: np.ndarray, bare: np.ndarray, t: np.ndarray, terms: int) -> tuple[
         return max(float(t[0] - scale * bare[0]), 0.0), 0.0, scale, 0.0
     unit = max(float(np.max(n)), 1.0)  # columns of like magnitude for the solver
     columns = [np.ones_like(t), bare] if terms == 2 else [np.ones_like(t), n / unit, bare]
+    from scipy.optimize import nnls  # loaded by a fit alone: evaluating verbs start faster
+
     x, residual = nnls(np.column_stack(columns) / t[:, None], np.ones_like(t))
     if terms == 2:
         return float(x[0]), 0.0, float(x[1]), float(residual) ** 2

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
@@ -328,6 +327,8 @@ def _affine(columns: list[np.ndarray], y: np.ndarray, w: np.ndarray, nondecreasi
     if not nondecreasing:
         return np.linalg.lstsq(A, y * w, rcond=None)[0]
     lower = np.r_[-np.inf, np.zeros(len(columns))]
+    from scipy.optimize import lsq_linear  # loaded by a fit alone: evaluating verbs start faster
+
     return lsq_linear(A, y * w, bounds=(lower, np.full(lower.size, np.inf))).x
 
 

@@ -22,7 +22,6 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from scipy.special import chdtri
 
 from commchar.errors import InputError
 from commchar.models import _lsq
@@ -294,6 +293,8 @@ class SegmentedHockneyModel(Estimator):
             hi = np.searchsorted(gn, self.grid_, side="right")
             counts += hi[None, :] - lo[:, None]
         dof = np.maximum(counts - 2 * groups, 1)
+        from scipy.special import chdtri  # loaded by a fit alone: evaluating verbs start faster
+
         passes = (cost <= chdtri(dof, 1.0 - self.confidence)) & within
         backs, totals = self._partitions(np.where(passes, cost, np.inf))
         self.chi2_ = {k: float(v) for k, v in totals.items()}

@@ -205,11 +205,12 @@ def _build(options: ReportOptions) -> Report:
         raise InputError(f"{options.db} has no measured point, no application run and no "
                          "predicted trace")
     seconds["load"] = time.perf_counter() - clock
+    ordered = reference_first(entities, options.reference)  # an unknown name, before any fit
     notes: list[str] = []
     _attach_models(entities, options, notes)
     seconds["fit"] = time.perf_counter() - clock - seconds["load"]
     rates = Rates(options.units)
-    findings = all_findings(entities, reference_first(entities, options.reference))
+    findings = all_findings(entities, ordered)
 
     sections: list[tuple[str, str, str, bool]] = []
     all_figures: list[FigureSpec] = []
