@@ -155,19 +155,20 @@ def test_a_size_field_carries_its_buffers_place_in_the_page(tmp_path: Path) -> N
                _record(11, 1200, 1300, peer=0, tag=3, bytes=placed(32768, 16),  # Sendrecv
                        bytes2=placed(32768, 4095), aux=0, aux2=3),
                _record(1, 1400, 1500, peer=0, tag=3, bytes=64),  # Send: no place recorded
+               _record(34, 1600, 1700, bytes=64, bytes2=placed(64, 48)),  # Allreduce, in place
                _record(fmt.FINALIZE, 11_000, 11_500)]
     _write(tmp_path / "rank-0.cctrace", 0, 1, records)
     rank = read_trace(tmp_path).ranks[0]
     # the sizes alone, and the places beside them
-    assert rank.records["bytes"].tolist() == [0, 32768, 64, 0]
-    assert rank.records["bytes2"].tolist() == [0, 32768, 0, 0]
-    assert rank.places.tolist() == [[-1, -1], [16, 4095], [-1, -1], [-1, -1]]
+    assert rank.records["bytes"].tolist() == [0, 32768, 64, 64, 0]
+    assert rank.records["bytes2"].tolist() == [0, 32768, 0, 64, 0]
+    assert rank.places.tolist() == [[-1, -1], [16, 4095], [-1, -1], [-1, 48], [-1, -1]]
 
 
-@pytest.mark.parametrize("call, high", [(1, 0x9000), (34, fmt.PAGE_KNOWN | 16)])  # Send, Allreduce
+@pytest.mark.parametrize("call, high", [(1, 0x9000), (24, fmt.PAGE_KNOWN | 16)])  # Send, Bcast
 def test_high_bits_that_are_no_place_are_a_corrupt_size(tmp_path: Path, call: int, high: int) -> None:
-    """A place is PAGE_KNOWN | offset, on a point-to-point call only: anything else above the
-    48 bits is a size beyond what a trace may hold."""
+    """A place is PAGE_KNOWN | offset, on a call that places its buffers only: anything else
+    above the 48 bits is a size beyond what a trace may hold."""
     records = [_record(fmt.INIT, 0, 1000), _record(call, 1200, 1300, peer=0, bytes=(high << fmt.SIZE_BITS) | 64),
                _record(fmt.FINALIZE, 11_000, 11_500)]
     _write(tmp_path / "rank-0.cctrace", 0, 1, records)

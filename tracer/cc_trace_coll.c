@@ -141,7 +141,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
               PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     uint64_t bytes, bytes2;
     cct_alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes, &bytes2);
-    cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, bytes, bytes2, t0, t1, 0);
+    cct_coll(r, CC_ALLTOALL, rc, comm, CC_PEER_NONE, CCT_PLACED(cct_not_in_place(sendbuf), bytes),
+             CCT_PLACED(recvbuf, bytes2), t0, t1, 0);
     return rc;
 }
 
@@ -182,7 +183,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
         cct_cold_recv(recvbuf, count, type);                                                  \
         CCT_TIMED(CALL, cct_comm(comm), PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm)); \
         uint64_t bytes = cct_bytes(count, type);                                              \
-        cct_coll(r, CALL, rc, comm, CC_PEER_NONE, bytes, bytes, t0, t1, cct_op(op));          \
+        cct_coll(r, CALL, rc, comm, CC_PEER_NONE, CCT_PLACED(cct_not_in_place(sendbuf), bytes), \
+                 CCT_PLACED(recvbuf, bytes), t0, t1, cct_op(op));                             \
         return rc;                                                                            \
     }
 

@@ -14,6 +14,12 @@ static inline void cct_coll(cc_trace_record *r, uint16_t call, int rc, MPI_Comm 
     cct_end(1);
 }
 
+/* A send buffer whose place means something: none for MPI_IN_PLACE (cct_page) */
+static inline const void *cct_not_in_place(const void *sendbuf)
+{
+    return sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+}
+
 static inline int cct_rank(MPI_Comm comm)
 {
     int rank = 0;

@@ -98,11 +98,14 @@ enum cc_call {
 #define CC_TRACE_PSEUDO_CALLS(X) X(COMPLETE) X(MEMBERS) X(MARK) X(NEIGHBORS) X(RMA_IN)
 
 /* Records whose size fields carry their buffers' places (CC_SIZE_BITS): the readers
- * split them for these calls only. */
+ * split them for these calls only.  The collectives among them place their send buffer
+ * (none when it is MPI_IN_PLACE) above `bytes` and their receive buffer above `bytes2`:
+ * the rank's own block is copied from one to the other. */
 #define CC_TRACE_PLACED_CALLS(X)                                                       \
     X(SEND) X(BSEND) X(SSEND) X(RSEND) X(RECV) X(ISEND) X(IBSEND) X(ISSEND) X(IRSEND)  \
     X(IRECV) X(SENDRECV) X(SENDRECV_REPLACE) X(MRECV) X(IMRECV) X(SEND_INIT)          \
-    X(BSEND_INIT) X(SSEND_INIT) X(RSEND_INIT) X(RECV_INIT) X(START)
+    X(BSEND_INIT) X(SSEND_INIT) X(RSEND_INIT) X(RECV_INIT) X(START) X(ALLTOALL)         \
+    X(ALLREDUCE) X(SCAN) X(EXSCAN)
 
 enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
                     CC_OP_PROD = 4, CC_OP_OTHER = 5 };

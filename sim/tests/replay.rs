@@ -1437,3 +1437,47 @@ fn a_collective_wrappers_own_time_is_its_own() {
         700 * NS
     );
 }
+
+#[test]
+fn a_reduction_copying_its_own_block_ahead_in_the_page_pays_the_misaligned_copy() {
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    let opts = misaligned();
+    // MPI_Allreduce of 8 KiB: rank 1's receive buffer 16 bytes ahead of its send buffer,
+    // rank 0's aligned (the same place), or MPI_IN_PLACE (no send buffer's place)
+    let reduction = |one: Option<(u16, u16)>, zero: Option<(u16, u16)>| {
+        let mut t = traces(2);
+        for (r, places) in [(0usize, zero), (1, one)] {
+            let (bytes, bytes2) =
+                places.map_or((8192, 8192), |(s, d)| (placed(8192, s), placed(8192, d)));
+            t[r].call(
+                R {
+                    call: ALLREDUCE,
+                    bytes,
+                    bytes2,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        write_trace(&format!("placed-allreduce-{one:?}-{zero:?}"), &t)
+    };
+    let plain = replay(&reduction(None, None), &opts, eager.clone()).unwrap();
+    let slow = replay(
+        &reduction(Some((16, 32)), Some((64, 64))),
+        &opts,
+        eager.clone(),
+    )
+    .unwrap();
+    check_sums(&slow);
+    assert_eq!(slow.finish[1], plain.finish[1] + 8192);
+    assert_eq!(slow.finish[0], plain.finish[0]);
+    // 32 ahead, behind, and without the model's entry: nothing
+    for (one, o) in [
+        (Some((16, 48)), &opts),
+        (Some((32, 16)), &opts),
+        (Some((16, 32)), &Options::default()),
+    ] {
+        let r = replay(&reduction(one, None), o, eager.clone()).unwrap();
+        assert_eq!(r.finish, plain.finish, "{one:?}");
+    }
+}

@@ -309,7 +309,8 @@ pub struct Replay {
     /// MPI-IO calls, replayed as computation: (name, count).
     pub io_calls: Vec<(String, u64)>,
     pub calls: u64,
-    /// Receives charged `loggp.misaligned_copy`: (how many, ps in all).
+    /// Receives and collectives (their own block) charged `loggp.misaligned_copy`: (how
+    /// many, ps in all).
     pub misaligned: (u64, u64),
     dir: String,
 }
@@ -450,6 +451,8 @@ struct Builder<'a> {
     calls: u64,
     /// Sends and receives in matching order, when the model charges misaligned copies.
     book: Option<Book>,
+    /// Collectives charged a misaligned copy of the rank's own block: (how many, ps in all).
+    local_misaligned: (u64, u64),
 }
 
 /// A receive whose copy may be misaligned: (its channel and index there, once known;
@@ -821,6 +824,34 @@ impl Builder<'_> {
         if root {
             self.first_touch(st, rec)?;
         }
+        self.own_block_copy(st, rec)
+    }
+
+    /// A reduction or an all-to-all copies the rank's own block from its send buffer into
+    /// its receive buffer: a receive buffer 1 to 31 bytes ahead of the send buffer in its
+    /// page makes that copy slow (`loggp.misaligned_copy`). The tracer places both buffers
+    /// (none for MPI_IN_PLACE); `bytes` is the block (a reduction's vector, one peer's part
+    /// of an all-to-all).
+    fn own_block_copy(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        let (Some(source), Some(destination)) = (rec.places[0], rec.places[1]) else {
+            return Ok(());
+        };
+        if self.book.is_none() {
+            return Ok(());
+        }
+        let ps = self
+            .opts
+            .misaligned_copy
+            .cost(rec.bytes, source, destination);
+        if ps == 0 {
+            return Ok(());
+        }
+        st.wait_step = None;
+        self.step(&[Op::copy(ps)], true)?;
+        self.local_misaligned = (
+            self.local_misaligned.0 + 1,
+            self.local_misaligned.1.saturating_add(ps),
+        );
         Ok(())
     }
 
@@ -1362,6 +1393,7 @@ impl Replay {
             ranks: size,
             calls: 0,
             book: (!opts.misaligned_copy.steps.steps.is_empty()).then(Book::default),
+            local_misaligned: (0, 0),
         };
         let mut rank_steps = Vec::with_capacity(size as usize + 1);
         let mut measured = Vec::with_capacity(size as usize);
@@ -1371,7 +1403,7 @@ impl Replay {
         }
         rank_steps.push(b.steps.len() as u32);
         b.push_step(); // sentinel
-        let mut misaligned = (0u64, 0u64);
+        let mut misaligned = b.local_misaligned;
         if let Some(book) = b.book.take() {
             for (op, ps) in book.settle(&opts.misaligned_copy) {
                 let o = &mut b.ops[op as usize];
