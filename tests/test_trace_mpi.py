@@ -135,7 +135,8 @@ def test_sends_in_every_mode_and_receives_with_their_actual_source_and_tag(trace
 
 
 def test_each_message_buffers_place_in_its_page_is_recorded(traced):
-    """The program prints where its buffers lie; every record of a message names that place."""
+    """The program prints where its buffers lie; every record of a message, and of a reduction's
+    or an all-to-all's two buffers, names that place."""
     places = {}
     for line in traced[0].stdout.splitlines():
         if line.startswith("places rank "):
@@ -145,11 +146,16 @@ def test_each_message_buffers_place_in_its_page_is_recorded(traced):
     for rank in traced[2].ranks:
         at, rec = places[rank.rank], rank.records
         for name, column, buffer in (("Send", 0, "out"), ("Recv", 1, "in"), ("Sendrecv", 0, "out"), ("Sendrecv", 1, "in"),
-                                     ("Sendrecv_replace", 0, "big"), ("Sendrecv_replace", 1, "big")):
+                                     ("Sendrecv_replace", 0, "big"), ("Sendrecv_replace", 1, "big"),
+                                     ("Alltoall", 0, "out"), ("Alltoall", 1, "big")):
             mask = (rec["call"] == C[name]) & ((rec["flags"] & fmt.REC_ERROR) == 0)
             mask &= rec["bytes" if column == 0 else "bytes2"] > 0
             if mask.any():
                 assert set(rank.places[mask, column].tolist()) == {at[buffer]}, (rank.rank, name, column)
+        # a reduction places its send and its receive buffer (the program's one of a single
+        # int, on the stack, aside)
+        vector = (rec["call"] == C["Allreduce"]) & (rec["bytes"] > 4)
+        assert vector.any() and rank.places[vector].tolist() == [[at["out"], at["in"]]] * int(vector.sum())
         irecv = rec["call"] == C["Irecv"]  # into `big` with tag 13, else into `in`
         expected = np.where(rec["tag"][irecv] == 13, at["big"], at["in"])
         assert rank.places[irecv, 1].tolist() == expected.tolist()

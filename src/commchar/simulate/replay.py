@@ -205,10 +205,10 @@ def misaligned_note(doc: dict[str, Any]) -> str | None:
     count = (doc.get("misaligned_copies") or {}).get("messages") or 0
     if not count:
         return None
-    return (f"{count} message{'s' if count != 1 else ''} landed a few bytes ahead of where "
-            f"{'they' if count != 1 else 'it'} left in the page (loggp.misaligned_copy): "
-            f"{doc['misaligned_copies']['time']:.1f} us charged to the receivers in all; message buffers "
-            "allocated 64-byte aligned (posix_memalign) never pay it")
+    return (f"{count} cop{'ies' if count != 1 else 'y'} (a message received, a collective's own block) "
+            f"landed a few bytes ahead of where {'they' if count != 1 else 'it'} left in the page "
+            f"(loggp.misaligned_copy): {doc['misaligned_copies']['time']:.1f} us charged in all; message "
+            "buffers allocated 64-byte aligned (posix_memalign) never pay it")
 
 
 def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
