@@ -350,7 +350,8 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 impl Rec {
     fn decode(b: &[u8]) -> Rec {
         let call = u16_at(b, 0);
-        // point-to-point calls carry their buffers' places above the sizes
+        // message calls and the collectives that copy a rank's own block carry their
+        // buffers' places above the sizes (call::PLACED)
         let placed = call::PLACED.contains(&call);
         let sizes = [u64_at(b, 16), u64_at(b, 24)].map(|f| {
             if placed {
@@ -836,9 +837,7 @@ impl Builder<'_> {
         let (Some(source), Some(destination)) = (rec.places[0], rec.places[1]) else {
             return Ok(());
         };
-        if self.book.is_none() {
-            return Ok(());
-        }
+        // nothing without the model's entry (MisalignedCopy::applies)
         let ps = self
             .opts
             .misaligned_copy

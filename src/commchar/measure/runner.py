@@ -171,7 +171,8 @@ def _first_line(stream: _Stream, timeout: float, stderr: int) -> str | None:
 
 
 def _reap(process: subprocess.Popen, outcome: str) -> int:
-    """Stops a job that timed out, ran misplaced or lingered, and waits for it: its exit status."""
+    """Stops a job that timed out, ran misplaced, lingered or could not reach a host, and waits
+    for it: its exit status."""
     stopped = ("timeout", "misplaced", "lingered", "unreachable")
     killed_by = processes.stop(process) if outcome in stopped else None
     exit_status = process.wait()
