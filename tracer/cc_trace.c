@@ -79,7 +79,7 @@ int cct_make_room(uint32_t k)
     }
     if (k + 1 > cct.cap) {
         /* a request array larger than the buffer: grow it once, it is rare */
-        cc_trace_record *grown = realloc(cct.buf, (size_t)(k + 1) * sizeof *grown);
+        cc_trace_record *grown = cct_realloc(cct.buf, (size_t)(k + 1) * sizeof *grown);
         if (!grown) {
             cct_warn("out of memory for the trace buffer", NULL);
             cct_stop();
@@ -143,12 +143,23 @@ static const char *cct_open(const char *dir, int rank, char *path, size_t path_l
     cct.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (cct.fd < 0) return strerror(errno);
     cct.cap = cct_buffer_records();
-    cct.buf = malloc((size_t)cct.cap * sizeof *cct.buf);
+    cct.buf = cct_alloc((size_t)cct.cap * sizeof *cct.buf);
     if (!cct.buf) return "out of memory for the trace buffer";
     if (cct_write_all(cct.fd, &cct.header, sizeof cct.header, -1) != 0) return strerror(errno);
     return NULL;
 }
 
+/* How MPI_Init left this rank: agreed on by every rank at MPI_Finalize (cct_all_traced). */
+enum cct_start { CCT_OK, CCT_NO_DIR, CCT_FAILED };
+static struct {
+    enum cct_start state;
+    const char *failure; /* CCT_FAILED: why */
+    char path[PATH_MAX]; /* the trace file, or the directory when there is none */
+} cct_start;
+
+/* No MPI call of the tracer's own and no allocation from the program's heap here: either
+ * would move where the program's buffers land (an MPI library allocates on a
+ * communicator's first collective), and the trace would describe another program. */
 static void cct_started(uint64_t t0, int rc, int thread_level)
 {
     if (rc != MPI_SUCCESS) return;
@@ -172,39 +183,33 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
     for (char *c = h->library; *c; c++)
         if (*c == '\n') *c = ' ';
 
-    char path[PATH_MAX] = "";
-    const char *failure = NULL;
-    enum { CCT_OK, CCT_NO_DIR, CCT_FAILED } state = CCT_OK;
     if (!dir || !*dir) {
-        state = CCT_NO_DIR; /* preloaded without a destination: pass everything through */
-    } else if (thread_level == MPI_THREAD_MULTIPLE) {
-        state = CCT_FAILED;
-        failure = "MPI_THREAD_MULTIPLE is not supported";
-    } else if ((failure = cct_open(dir, rank, path, sizeof path)) != NULL) {
-        state = CCT_FAILED;
+        cct_start.state = CCT_NO_DIR; /* preloaded without a destination: pass everything through */
+        return;
     }
-    /* every rank traces or none does, and the lowest failing rank says why in one line */
-    struct { int state, rank; } mine = {state, rank}, worst = {0, 0};
-    PMPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
-    if (worst.state != CCT_OK) {
-        if (worst.state == CCT_FAILED && worst.rank == rank) {
-            char what[PATH_MAX + 32];
-            snprintf(what, sizeof what, "cannot trace to %s", path[0] ? path : dir);
-            cct_warn(what, failure);
-        }
+    snprintf(cct_start.path, sizeof cct_start.path, "%s", dir);
+    if (thread_level == MPI_THREAD_MULTIPLE) {
+        cct_start.failure = "MPI_THREAD_MULTIPLE is not supported";
+    } else {
+        cct_start.failure = cct_open(dir, rank, cct_start.path, sizeof cct_start.path);
+    }
+    if (cct_start.failure) {
+        cct_start.state = CCT_FAILED;
+        if (cct.fd >= 0) unlink(cct_start.path);
         cct_stop();
-        free(cct.buf);
+        cct_free(cct.buf);
         cct.buf = NULL;
         return;
     }
     cct_prepare_requests();
     cct.on = 1;
-    cct_self_cost_ps(&h->record_gap_ps, &h->complete_gap_ps, &h->collective_gap_ps);
     /* the tracer's own start belongs to MPI_Init: the program's first gap starts after it */
     uint64_t t1 = cct_now();
     h->t_init_ns = t1;
     if (cct_write_all(cct.fd, h, sizeof *h, 0) != 0) {
-        cct_warn("writing the trace header failed", strerror(errno));
+        cct_start.state = CCT_FAILED;
+        cct_start.failure = strerror(errno);
+        unlink(cct_start.path);
         cct_stop();
         return;
     }
@@ -212,6 +217,40 @@ static void cct_started(uint64_t t0, int rc, int thread_level)
                                          .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
                                          .t_end = t1, .aux = thread_level};
     cct_catch_crashes();
+}
+
+/* At MPI_Finalize, on every rank: every rank's trace is kept or none is.  When a rank could
+ * not trace, the lowest such rank says why in one line and the others remove their files. */
+static void cct_all_traced(void)
+{
+    struct { int state, rank; } mine = {cct_start.state, cct.header.rank}, worst = {0, 0};
+    if (PMPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return;
+    if (worst.state == CCT_OK) return;
+    if (worst.state == CCT_FAILED && worst.rank == mine.rank)
+        fprintf(stderr, "commchar-trace: cannot trace to %s: %s; no rank keeps its trace\n",
+                cct_start.path, cct_start.failure);
+    if (cct.fd >= 0) {
+        cct_stop();
+        unlink(cct_start.path);
+    }
+}
+
+/* At MPI_Finalize, after the program's last call: the tracer's own time per call
+ * (cc_trace_self.c), measured now so that its MPI calls come after all of the program's.
+ * A MARK record spans it (and the agreement before it): not the program's time. */
+static void cct_measure_self(uint64_t t0)
+{
+    if (cct_flush_buffer() != 0) {
+        cct_warn("writing the trace failed", strerror(errno));
+        cct_stop();
+        return;
+    }
+    cc_trace_header *h = &cct.header;
+    cct_self_cost_ps(&h->record_gap_ps, &h->complete_gap_ps, &h->collective_gap_ps);
+    cct.buf[cct.n++] = (cc_trace_record){.call = CC_MARK, .comm = CC_COMM_NONE,
+                                         .peer = CC_PEER_NONE, .tag = -1, .t_start = t0,
+                                         .t_end = cct_now()};
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -232,6 +271,9 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
+    uint64_t t_own = cct_now();
+    cct_all_traced();
+    if (cct.on) cct_measure_self(t_own);
     CCT_ENTER(1, PMPI_Finalize());
     uint64_t t0 = cct_now();
     int rc = PMPI_Finalize();
@@ -241,7 +283,7 @@ int MPI_Finalize(void)
     cct_end(1);
     cct.on = 0;
     if (cct_flush_buffer() == 0) {
-        cct.header.t_finalize_ns = t0;
+        cct.header.t_finalize_ns = t_own; /* where the program reached MPI_Finalize */
         cct.header.records = cct.written;
         cct.header.flags = CC_TRACE_FINALIZED;
         if (cct_write_all(cct.fd, &cct.header, sizeof cct.header, 0) != 0)
@@ -337,7 +379,7 @@ void cct_comm_created_like(cc_trace_record *r, uint16_t call, int32_t parent, MP
     uint32_t written = 1;
     if (size > 0) {
         int stack_ranks[2 * 64], *ranks = stack_ranks;
-        if (size > 64) ranks = malloc(2 * (size_t)size * sizeof *ranks);
+        if (size > 64) ranks = cct_alloc(2 * (size_t)size * sizeof *ranks);
         MPI_Group group;
         int ok = ranks && PMPI_Comm_group(members_of, &group) == MPI_SUCCESS;
         if (ok) {
@@ -362,7 +404,7 @@ void cct_comm_created_like(cc_trace_record *r, uint16_t call, int32_t parent, MP
                 memcpy((char *)m + 16, ranks + size + first, (size_t)count * sizeof(int32_t));
             }
         }
-        if (ranks != stack_ranks) free(ranks);
+        if (ranks != stack_ranks) cct_free(ranks);
     }
     cct_end(written);
 }
@@ -394,7 +436,7 @@ static void cct_req_grow(void)
     uint64_t old_size = cct_reqs ? cct_req_mask + 1 : 0;
     uint64_t size = old_size ? 2 * old_size : 1024;
     cct_req_slot *old = cct_reqs;
-    cct_req_slot *fresh = calloc(size, sizeof *fresh);
+    cct_req_slot *fresh = cct_alloc(size * sizeof *fresh);
     if (!fresh) return; /* keep the full table: adds beyond it are dropped below */
     cct_reqs = fresh;
     cct_req_mask = size - 1;
@@ -406,7 +448,7 @@ static void cct_req_grow(void)
             cct_reqs[at] = old[i];
             cct_req_count++;
         }
-    free(old);
+    cct_free(old);
 }
 
 static inline uint64_t cct_req_find(uint64_t key)
@@ -478,15 +520,12 @@ static void cct_prepare_requests(void)
 
 static void *cct_scratch(void *array, int *cap, int count, size_t item)
 {
-    if (count <= *cap) return array;
-    int grown_cap = count < 256 ? 256 : count;
-    void *grown = realloc(array, (size_t)grown_cap * item);
+    void *grown = cct_grow(array, cap, count, item);
     if (!grown) {
         /* nothing sensible is left to do for the program either */
         fprintf(stderr, "commchar-trace: out of memory\n");
         abort();
     }
-    *cap = grown_cap;
     return grown;
 }
 

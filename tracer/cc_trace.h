@@ -32,6 +32,15 @@ typedef struct cct_state {
 
 extern cct_state cct;
 
+/* The tracer's memory (cc_trace_mem.c): its own zeroed pages, never the program's heap, so
+ * that a traced program's buffers lie where they lie untraced.  cct_realloc keeps the
+ * contents and zeroes what it adds; cct_grow grows an array to at least `count` items (256
+ * at least) and returns NULL, the array kept, when it cannot. */
+void *cct_alloc(size_t bytes);
+void *cct_realloc(void *p, size_t bytes);
+void cct_free(void *p);
+void *cct_grow(void *array, int *cap, int count, size_t item);
+
 /* Room for k records (flushing or, for a huge request array, growing);
  * 0 when tracing had to stop (a write failed, no memory). */
 int cct_make_room(uint32_t k);

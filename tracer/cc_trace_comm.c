@@ -106,8 +106,8 @@ static int cct_topology(MPI_Comm comm, int **in, int *nin, int **out, int *nout)
     if (kind == MPI_CART) {
         int ndims = 0;
         PMPI_Cartdim_get(comm, &ndims);
-        *in = malloc(2 * (size_t)(ndims + 1) * sizeof **in);
-        *out = malloc(2 * (size_t)(ndims + 1) * sizeof **out);
+        *in = cct_alloc(2 * (size_t)(ndims + 1) * sizeof **in);
+        *out = cct_alloc(2 * (size_t)(ndims + 1) * sizeof **out);
         if (!*in || !*out) return 0;
         for (int d = 0; d < ndims; d++) {
             int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
@@ -124,8 +124,8 @@ static int cct_topology(MPI_Comm comm, int **in, int *nin, int **out, int *nout)
         int rank = 0, count = 0;
         PMPI_Comm_rank(comm, &rank);
         PMPI_Graph_neighbors_count(comm, rank, &count);
-        *in = malloc((size_t)(count + 1) * sizeof **in);
-        *out = malloc((size_t)(count + 1) * sizeof **out);
+        *in = cct_alloc((size_t)(count + 1) * sizeof **in);
+        *out = cct_alloc((size_t)(count + 1) * sizeof **out);
         if (!*in || !*out) return 0;
         PMPI_Graph_neighbors(comm, rank, count, *in);
         memcpy(*out, *in, (size_t)count * sizeof **in);
@@ -135,8 +135,8 @@ static int cct_topology(MPI_Comm comm, int **in, int *nin, int **out, int *nout)
     if (kind == MPI_DIST_GRAPH) {
         int indegree = 0, outdegree = 0, weighted = 0;
         PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
-        *in = malloc(2 * (size_t)(indegree + 1) * sizeof **in);
-        *out = malloc(2 * (size_t)(outdegree + 1) * sizeof **out);
+        *in = cct_alloc(2 * (size_t)(indegree + 1) * sizeof **in);
+        *out = cct_alloc(2 * (size_t)(outdegree + 1) * sizeof **out);
         if (!*in || !*out) return 0;
         /* the weights (when there are any) go to the arrays' second halves */
         PMPI_Dist_graph_neighbors(comm, indegree, *in, weighted ? *in + indegree : MPI_UNWEIGHTED,
@@ -186,8 +186,8 @@ void cct_neighbors_like(MPI_Comm comm, MPI_Comm like)
             cct_end(k);
         }
     }
-    free(in);
-    free(out);
+    cct_free(in);
+    cct_free(out);
 }
 
 void cct_neighbors(MPI_Comm comm) { cct_neighbors_like(comm, comm); }
@@ -196,8 +196,8 @@ void cct_degrees(MPI_Comm comm, int *in, int *out)
 {
     int *sources, *destinations;
     cct_topology(comm, &sources, in, &destinations, out);
-    free(sources);
-    free(destinations);
+    cct_free(sources);
+    cct_free(destinations);
 }
 
 /* An intercommunicator: its groups' world ranks, local then remote (CC_REC_INTER); each

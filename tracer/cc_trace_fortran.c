@@ -169,27 +169,20 @@ void CCTF(mpi_wait, 0)(F *request, void *status, F *ierr)
 }
 CCTF_NAMES(mpi_wait, 0)
 
-/* the C handles of a Waitall's requests (the tracer's scratch arrays are its own) */
-static MPI_Request *cctf_handles(int n)
-{
-    static MPI_Request *held;
-    static int cap;
-    if (n > cap) {
-        MPI_Request *grown = realloc(held, (size_t)n * sizeof *grown);
-        if (!grown) return NULL;
-        held = grown;
-        cap = n;
-    }
-    return held;
-}
+/* the C handles and statuses of a Waitall's requests (the tracer's scratch arrays are its
+ * own): grown once, kept */
+static MPI_Request *cctf_handles;
+static MPI_Status *cctf_statuses;
+static int cctf_handles_cap, cctf_statuses_cap;
 
 void CCTF(mpi_waitall, 0)(const F *count, F *requests, void *statuses, F *ierr)
 {
     int n = (int)*count > 0 ? (int)*count : 0;
-    MPI_Request *reqs = cctf_handles(n > 0 ? n : 1);
-    MPI_Status *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s);
+    MPI_Request *reqs = cct_grow(cctf_handles, &cctf_handles_cap, n > 0 ? n : 1, sizeof *reqs);
+    if (reqs) cctf_handles = reqs;
+    MPI_Status *s = cct_grow(cctf_statuses, &cctf_statuses_cap, n > 0 ? n : 1, sizeof *s);
+    if (s) cctf_statuses = s;
     if (!reqs || !s) {
-        free(s);
         cctf_done(ierr, MPI_ERR_NO_MEM);
         return;
     }
@@ -200,7 +193,6 @@ void CCTF(mpi_waitall, 0)(const F *count, F *requests, void *statuses, F *ierr)
         requests[i] = PMPI_Request_c2f(reqs[i]);
         if (!ignore) cctf_status_out(&s[i], (char *)statuses + (size_t)i * cctf_status_bytes());
     }
-    free(s);
     cctf_done(ierr, rc);
 }
 CCTF_NAMES(mpi_waitall, 0)

@@ -27,7 +27,7 @@ static void cct_init_add(MPI_Request handle, const cc_trace_record *message)
 {
     if (cct_ninits == cct_inits_cap) {
         int cap = cct_inits_cap ? 2 * cct_inits_cap : 64;
-        cct_persistent *grown = realloc(cct_inits, (size_t)cap * sizeof *grown);
+        cct_persistent *grown = cct_realloc(cct_inits, (size_t)cap * sizeof *grown);
         if (!grown) return; /* its Starts are then recorded as calls without a message */
         cct_inits = grown;
         cct_inits_cap = cap;

@@ -22,7 +22,8 @@ typedef struct {
     int32_t id, comm; /* the window's id, its communicator's */
     MPI_Comm own;     /* the tracer's duplicate, for the fence's exchange */
     int size, epochs; /* communicator size; lock epochs open */
-    uint64_t *moved;  /* per target: bytes to it, bytes from it (2 x size) */
+    uint64_t *moved;  /* per target: bytes to it, bytes from it (2 x size); then as much
+                       * for what the fence's Alltoall receives */
     int *start, nstart, *post, npost; /* the PSCW groups, as ranks in the communicator */
     int access;                       /* a PSCW access epoch is open (Win_start) */
 } cct_window;
@@ -42,16 +43,16 @@ static int32_t cct_win_created(MPI_Win win, MPI_Comm comm)
 {
     if (cct_nwins == cct_wins_cap) {
         int cap = cct_wins_cap ? 2 * cct_wins_cap : 16;
-        cct_window *grown = realloc(cct_wins, (size_t)cap * sizeof *grown);
+        cct_window *grown = cct_realloc(cct_wins, (size_t)cap * sizeof *grown);
         if (!grown) return CC_COMM_NONE;
         cct_wins = grown;
         cct_wins_cap = cap;
     }
     cct_window w = {.handle = win, .id = cct_next_win++, .comm = cct_comm(comm),
                     .size = cct_size(comm), .own = MPI_COMM_NULL};
-    w.moved = calloc(2 * (size_t)w.size, sizeof *w.moved);
+    w.moved = cct_alloc(4 * (size_t)w.size * sizeof *w.moved);
     if (!w.moved || PMPI_Comm_dup(comm, &w.own) != MPI_SUCCESS) {
-        free(w.moved);
+        cct_free(w.moved);
         return CC_COMM_NONE;
     }
     cct_wins[cct_nwins++] = w;
@@ -109,9 +110,9 @@ int MPI_Win_free(MPI_Win *win)
     uint64_t t1 = cct_now();
     if (rc == MPI_SUCCESS && w) {
         PMPI_Comm_free(&w->own);
-        free(w->moved);
-        free(w->start);
-        free(w->post);
+        cct_free(w->moved);
+        cct_free(w->start);
+        cct_free(w->post);
         *w = cct_wins[--cct_nwins];
     }
     cct_win_record(r, CC_WIN_FREE, rc, &gone, CC_PEER_NONE, 0, 0, 0, t0, t1);
@@ -226,15 +227,13 @@ int MPI_Win_fence(int assert, MPI_Win win)
     uint64_t t0 = cct_now();
     uint32_t n = 0;
     if (w) {
-        uint64_t *in = malloc(2 * (size_t)w->size * sizeof *in);
-        if (in && PMPI_Alltoall(w->moved, 2, MPI_UINT64_T, in, 2, MPI_UINT64_T, w->own)
-                      == MPI_SUCCESS) {
+        uint64_t *in = w->moved + 2 * (size_t)w->size;
+        if (PMPI_Alltoall(w->moved, 2, MPI_UINT64_T, in, 2, MPI_UINT64_T, w->own) == MPI_SUCCESS) {
             for (int origin = 0; origin < w->size; origin++)
                 if (in[2 * origin] || in[2 * origin + 1])
                     cct_win_record(r + n++, CC_RMA_IN, MPI_SUCCESS, w, origin, in[2 * origin],
                                    in[2 * origin + 1], 0, t0, t0);
         }
-        free(in);
         memset(w->moved, 0, 2 * (size_t)w->size * sizeof *w->moved);
     }
     int rc = PMPI_Win_fence(assert, win);
@@ -250,15 +249,15 @@ enum { CCT_PSCW_TAG = 7 };
 /* The group's members as ranks of the window's communicator, kept in *ranks. */
 static void cct_win_group(cct_window *w, MPI_Group group, int **ranks, int *n)
 {
-    free(*ranks);
+    cct_free(*ranks);
     *ranks = NULL;
     *n = 0;
     int size = 0;
     MPI_Group all;
     if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0) return;
-    int *both = malloc(2 * (size_t)size * sizeof *both);
+    int *both = cct_alloc(2 * (size_t)size * sizeof *both);
     if (!both || PMPI_Comm_group(w->own, &all) != MPI_SUCCESS) {
-        free(both);
+        cct_free(both);
         return;
     }
     for (int i = 0; i < size; i++) both[i] = i;

@@ -2,15 +2,17 @@
  * a wrapper's entry, its record and its return run between one call's t_end
  * and the next call's t_start, and so do the COMPLETE records a wait or test
  * writes after its span, one per request; a replay would take them for the
- * program's computation.  Measured once at MPI_Init on the real wrappers, all
- * to MPI_PROC_NULL on MPI_COMM_SELF (the library returns at once), the loop's
- * time less the recorded spans: rounds of blocking sends give the time per
- * wrapper, rounds of CCT_SELF_REQUESTS non-blocking sends and their Waitall
- * the time per COMPLETE record beyond their wrappers', and rounds of an
- * Allreduce and an Alltoall of one int on MPI_COMM_SELF the time per blocking
- * collective's wrapper (which sizes both buffers and the communicator).  The
- * median rounds go into the header (record_gap_ps, complete_gap_ps,
- * collective_gap_ps); the records are discarded. */
+ * program's computation.  Measured once at MPI_Finalize, after the program's
+ * last call (so that these MPI calls cannot move its heap: cc_trace_mem.c), on
+ * the real wrappers, all to MPI_PROC_NULL on MPI_COMM_SELF (the library
+ * returns at once), the loop's time less the recorded spans: rounds of
+ * blocking sends give the time per wrapper, rounds of CCT_SELF_REQUESTS
+ * non-blocking sends and their Waitall the time per COMPLETE record beyond
+ * their wrappers', and rounds of an Allreduce and an Alltoall of one int on
+ * MPI_COMM_SELF the time per blocking collective's wrapper (which sizes both
+ * buffers and the communicator).  The median rounds go into the header
+ * (record_gap_ps, complete_gap_ps, collective_gap_ps); the records are
+ * discarded. */
 #include <stdlib.h>
 
 #include "cc_trace.h"
