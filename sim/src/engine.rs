@@ -633,9 +633,14 @@ impl<W: Workload> Core<'_, W> {
         // saturating: a run that long has no meaningful answer, but must not wrap
         let cpu_end = t.saturating_add(c.o_s).saturating_add(per_byte);
         if !to_self {
-            self.free[r].gs = t
-                .saturating_add(p.g)
-                .saturating_add(s1.saturating_mul(c.big_g));
+            // a message its receiver pulls leaves as a request to send: the sender's
+            // next message waits the gap g, not the bytes (the puller streams those)
+            let streamed = if pulled {
+                0
+            } else {
+                s1.saturating_mul(c.big_g)
+            };
+            self.free[r].gs = t.saturating_add(p.g).saturating_add(streamed);
         }
         let depart = t.saturating_add(c.o_s);
         self.cpu_until(r, t, cpu_end, Busy::Comm, 0);

@@ -301,3 +301,25 @@ fn a_pulled_rendezvous_message_moves_when_matched_and_releases_its_sender_at_the
     assert_eq!(shared[2], pull + 2 * copy);
     assert_eq!(shared[0], pull + 2 * copy + p.l);
 }
+
+#[test]
+fn a_sender_whose_messages_are_pulled_waits_the_gap_not_their_bytes() {
+    // a burst of Isends: two rendezvous messages of 100000 bytes to rank 1, then 10 bytes
+    // (eager) to rank 2, each started as soon as the one before. Pulled by the receiver, a
+    // rendezvous message leaves as a request to send: the next starts when its o_s ends (g
+    // is shorter), not (s-1)G later. Copied by the sender, each waits g + (s-1)G.
+    let text = "num_ranks 3\n\
+                rank 0 {\na: send 100000b to 1 tag 0\nb: send 100000b to 1 tag 1\n\
+                b irequires a\nc: send 10b to 2 tag 0\nc irequires b\n}\n\
+                rank 1 {\na: recv 100000b from 0 tag 0\nb: recv 100000b from 0 tag 1\n}\n\
+                rank 2 {\na: recv 10b from 0 tag 0\n}\n";
+    // the small message's way: o_s + L + o_r + 9 max(O, G)
+    let small = 500 * NS + 1000 * NS + 700 * NS + 9 * 10;
+    let pulled = params(1000, RendezvousCopy::Receiver, Rendezvous::Match);
+    for net in [Net::Off, Net::Flow(None)] {
+        assert_eq!(finish(text, &pulled, net)[2], 2 * 500 * NS + small);
+    }
+    let copied = params(1000, RendezvousCopy::Both, Rendezvous::Match);
+    let third = 2 * (100 * NS + 99_999 * 10);
+    assert_eq!(finish(text, &copied, Net::Off)[2], third + small);
+}
