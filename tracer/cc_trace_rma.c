@@ -25,6 +25,7 @@ typedef struct {
     uint64_t *moved;  /* per target: bytes to it, bytes from it (2 x size); then as much
                        * for what the fence's Alltoall receives */
     int *start, nstart, *post, npost; /* the PSCW groups, as ranks in the communicator */
+    int start_cap, post_cap;          /* their arrays' room (two ints a member), kept */
     int access;                       /* a PSCW access epoch is open (Win_start) */
 } cct_window;
 
@@ -246,25 +247,21 @@ int MPI_Win_fence(int assert, MPI_Win win)
 
 enum { CCT_PSCW_TAG = 7 };
 
-/* The group's members as ranks of the window's communicator, kept in *ranks. */
-static void cct_win_group(cct_window *w, MPI_Group group, int **ranks, int *n)
+/* The group's members as ranks of the window's communicator, in *ranks (grown, kept). */
+static void cct_win_group(cct_window *w, MPI_Group group, int **ranks, int *cap, int *n)
 {
-    cct_free(*ranks);
-    *ranks = NULL;
     *n = 0;
     int size = 0;
     MPI_Group all;
     if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0) return;
-    int *both = cct_alloc(2 * (size_t)size * sizeof *both);
-    if (!both || PMPI_Comm_group(w->own, &all) != MPI_SUCCESS) {
-        cct_free(both);
-        return;
-    }
+    int *both = cct_grow(*ranks, cap, 2 * size, sizeof *both);
+    if (!both) return;
+    *ranks = both;
+    if (PMPI_Comm_group(w->own, &all) != MPI_SUCCESS) return;
     for (int i = 0; i < size; i++) both[i] = i;
     PMPI_Group_translate_ranks(group, size, both, all, both + size);
     PMPI_Group_free(&all);
     memmove(both, both + size, (size_t)size * sizeof *both);
-    *ranks = both;
     *n = size;
 }
 
@@ -275,9 +272,9 @@ static int cct_win_epoch(cc_trace_record *r, uint16_t call, int rc, MPI_Group gr
     cct_window *w = cct_win(win);
     if (w && rc == MPI_SUCCESS) {
         if (post) {
-            cct_win_group(w, group, &w->post, &w->npost);
+            cct_win_group(w, group, &w->post, &w->post_cap, &w->npost);
         } else {
-            cct_win_group(w, group, &w->start, &w->nstart);
+            cct_win_group(w, group, &w->start, &w->start_cap, &w->nstart);
             w->access = 1;
         }
     }
