@@ -316,14 +316,13 @@ def _heap_places(stdout: str) -> dict[int, list[int]]:
             for rank, places in re.findall(r"heap_places rank (\d+):((?: \d+)+)", stdout)}
 
 
-def test_a_traced_programs_buffers_lie_where_they_lie_untraced(mpi_libraries, tmp_path):
+@pytest.mark.parametrize("library", ["mpich"], indirect=True)
+def test_a_traced_programs_buffers_lie_where_they_lie_untraced(library, tmp_path):
     """The tracer takes its memory from pages of its own and makes no MPI call of its own
     before MPI_Finalize, so the program's heap, and where its buffers lie in their pages
     (which decides what their copies cost), is the untraced run's.  MPICH: its heap is the
     same from run to run (Open MPI's is not, whatever is preloaded)."""
-    (mpich,) = [lib for lib in mpi_libraries if lib.family == "mpich"] or [None]
-    if mpich is None:
-        pytest.fail("MPICH not installed: `make setup` installs both libraries")
+    mpich = library
     binary = tmp_path / "heap_places"
     subprocess.run([mpich.mpicc, "-std=c11", "-O1", "-o", str(binary),
                     str(PROGRAM.parent / "heap_places.c")], check=True, capture_output=True,
