@@ -51,7 +51,7 @@ def _cold(rank, call: str) -> list[int]:
 
 def test_the_header_carries_the_tracers_own_time_and_not_its_calibration(traced):
     for rank in traced.ranks:
-        # measured at MPI_Init on the wrappers: tens of ns a call, far below a microsecond
+        # measured at MPI_Finalize on the wrappers: tens of ns a call, far below a microsecond
         assert 0 < rank.record_gap_ps < 1_000_000
         # and per COMPLETE record a wait writes after its span: less than a wrapper's whole
         assert 0 < rank.complete_gap_ps < 1_000_000

@@ -10,9 +10,10 @@
  * non-blocking sends and their Waitall the time per COMPLETE record beyond
  * their wrappers', and rounds of an Allreduce and an Alltoall of one int on
  * MPI_COMM_SELF the time per blocking collective's wrapper (which sizes both
- * buffers and the communicator).  The median rounds go into the header
- * (record_gap_ps, complete_gap_ps, collective_gap_ps); the records are
- * discarded. */
+ * buffers and the communicator), each Waitall round taking off the wrapper
+ * round measured just before it.  After one discarded round of each, the
+ * median rounds go into the header (record_gap_ps, complete_gap_ps,
+ * collective_gap_ps); the records are discarded. */
 #include <stdlib.h>
 
 #include "cc_trace.h"
@@ -116,21 +117,24 @@ void cct_self_cost_ps(uint32_t *per_wrapper, uint32_t *per_complete, uint32_t *p
     *per_wrapper = *per_complete = *per_collective = 0;
     /* each round's records must fit without a flush */
     if (!cct.on || cct.cap - cct.n < 2 * 2 * CCT_SELF_LOOPS) return;
-    uint64_t rounds[CCT_SELF_ROUNDS];
-    int n = 0;
+    /* one round of each, discarded: the first calls after the buffer's flush run cold */
+    uint64_t warm = cct_self_wrapper_round();
+    if (warm != UINT64_MAX) (void)cct_self_complete_round(warm);
+    (void)cct_self_collective_round();
+    /* each round of Waitalls beside the round of wrappers just before it, whose time it
+     * takes off: a drift of the machine's speed between rounds cancels */
+    uint64_t wrappers[CCT_SELF_ROUNDS], completes[CCT_SELF_ROUNDS], rounds[CCT_SELF_ROUNDS];
+    int nw = 0, nc = 0, n = 0;
     for (int i = 0; i < CCT_SELF_ROUNDS; i++) {
         uint64_t ps = cct_self_wrapper_round();
-        if (ps != UINT64_MAX) rounds[n++] = ps;
+        if (ps == UINT64_MAX) continue;
+        wrappers[nw++] = ps;
+        uint64_t complete = cct_self_complete_round(ps);
+        if (complete != UINT64_MAX) completes[nc++] = complete;
     }
-    *per_wrapper = cct_median_u32(rounds, n);
+    *per_wrapper = cct_median_u32(wrappers, nw);
     if (*per_wrapper == 0) return;
-    n = 0;
-    for (int i = 0; i < CCT_SELF_ROUNDS; i++) {
-        uint64_t ps = cct_self_complete_round(*per_wrapper);
-        if (ps != UINT64_MAX) rounds[n++] = ps;
-    }
-    *per_complete = cct_median_u32(rounds, n);
-    n = 0;
+    *per_complete = cct_median_u32(completes, nc);
     for (int i = 0; i < CCT_SELF_ROUNDS; i++) {
         uint64_t ps = cct_self_collective_round();
         if (ps != UINT64_MAX) rounds[n++] = ps;
