@@ -472,6 +472,16 @@ def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
     assert refused.returncode == 2 and "--recv-offset" in refused.stdout
 
 
+def test_the_header_says_how_the_heap_was_held(kernel):
+    # steady unless asked otherwise (tests/test_heap.py checks what steady does to the heap)
+    steady = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST]).stdout)
+    assert steady[0]["options"]["heap"] == "steady"
+    as_is = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST, "--heap", "as-is"]).stdout)
+    assert as_is[0]["options"]["heap"] == "as-is"
+    refused = _launch(kernel, 2, ["--plan", "barrier=0", "--heap", "kept"], timeout=60)
+    assert refused.returncode == 2 and "--heap: 'kept' is not steady or as-is" in refused.stdout
+
+
 def test_warmup_mode_must_be_series_or_point(kernel):
     done = _launch(kernel, 2, ["--plan", "pingpong:send=8", "--warmup", "sometimes"])
     assert done.returncode == 2

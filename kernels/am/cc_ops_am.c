@@ -188,8 +188,8 @@ static void cc_am_cleanup(cc_point *pt)
 {
     /* nothing of this point may still be in flight when the next one starts */
     cc_am_settle(pt);
-    free(pt->sbuf);
-    if (pt->rbuf != cc_am_seg) free(pt->rbuf);
+    cc_free_pages(pt->sbuf);
+    if (pt->rbuf != cc_am_seg) cc_free_pages(pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
 }
 

@@ -1,11 +1,13 @@
 /* Error lines, fatal-error reporting and checked allocation: the bottom of the
  * shared C code (it uses nothing else of it). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "cc_errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 MPI_Status *cc_statuses_ignore = MPI_STATUSES_IGNORE;
 
@@ -93,10 +95,21 @@ void *cc_xrealloc(void *ptr, size_t size)
 
 void *cc_xalloc_pages(size_t size)
 {
-    void *ptr = NULL;
-    if (posix_memalign(&ptr, CC_PAGE_BYTES, size ? size : 1) != 0)
-        cc_die("out of memory allocating a %zu-byte message buffer", size);
+    /* one page ahead holds the mapping's length for cc_free_pages */
+    size_t len = CC_PAGE_BYTES + (size ? size : 1);
+    unsigned char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) cc_die("out of memory allocating a %zu-byte message buffer", size);
+    memcpy(base, &len, sizeof len);
     /* touch every page now, so first-touch faults never land in a measurement */
-    memset(ptr, 0, size ? size : 1);
-    return ptr;
+    memset(base + CC_PAGE_BYTES, 0, len - CC_PAGE_BYTES);
+    return base + CC_PAGE_BYTES;
+}
+
+void cc_free_pages(void *ptr)
+{
+    if (!ptr) return;
+    unsigned char *base = (unsigned char *)ptr - CC_PAGE_BYTES;
+    size_t len;
+    memcpy(&len, base, sizeof len);
+    munmap(base, len);
 }

@@ -136,6 +136,6 @@ void cc_cache_release(cc_point *pt)
     if (!pt->rot.region) return;
     pt->sbuf = pt->rot.own_sbuf;
     pt->rbuf = pt->rot.own_rbuf;
-    free(pt->rot.region);
+    cc_free_pages(pt->rot.region);
     pt->rot.region = NULL;
 }

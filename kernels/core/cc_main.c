@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cc_fault.h"
+#include "cc_heap.h"
 #include "cc_options.h"
 #include "cc_report.h"
 #include "cc_run.h"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
         return status == CC_PARSE_HELP ? 0 : CC_EXIT_USAGE;
     }
     env.opt = &opt;
+    /* before the first point: the library's temporaries of every point alike */
+    opt.heap_held = opt.heap_steady && cc_heap_steady() == 0;
     cc_timer_calibrate(&env.timer);
     cc_make_comms(&env);
     cc_core_distance distance = {.side = -1};

@@ -66,7 +66,7 @@ void cc_buffer_free(const cc_point *pt, void *buf)
 {
     (void)pt;
     /* both offsets lie within the first page of the page-aligned block */
-    if (buf) free((unsigned char *)buf - ((uintptr_t)buf & (CC_PAGE_BYTES - 1)));
+    if (buf) cc_free_pages((unsigned char *)buf - ((uintptr_t)buf & (CC_PAGE_BYTES - 1)));
 }
 
 /* checked_len: the bytes of rbuf (from 0) this rank verifies */

@@ -38,6 +38,8 @@ const char cc_usage[] =
     "                         (a copy's speed may depend on where its ends lie in a line)\n"
     "  --core-distance on|off time a cache line between ranks 0 and 1 around every\n"
     "                         point (on; off where they share cores)\n"
+    "  --heap steady|as-is    steady: the library's temporaries are reused warm, never\n"
+    "                         given back to the system and faulted in again (steady)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)
@@ -183,6 +185,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->buffer_offset = 16;
     opt->recv_offset = -1;
     opt->core_distance = 1;
+    opt->heap_steady = 1;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -244,6 +247,11 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 opt->core_distance = strcmp(value, "on") == 0;
             else
                 rc = cc_fail(err, errlen, "--core-distance: '%s' is not on or off", value);
+        } else if (strcmp(name, "--heap") == 0) {
+            if (strcmp(value, "steady") == 0 || strcmp(value, "as-is") == 0)
+                opt->heap_steady = strcmp(value, "steady") == 0;
+            else
+                rc = cc_fail(err, errlen, "--heap: '%s' is not steady or as-is", value);
         } else if (strcmp(name, "--buffer-offset") == 0) {
             rc = cc_parse_long(name, value, 0, 4095, &opt->buffer_offset, err, errlen);
         } else if (strcmp(name, "--recv-offset") == 0) {

@@ -105,8 +105,8 @@ static void cc_rma_cleanup(cc_point *pt)
     CC_MPI(MPI_Win_free(&st->win));
     CC_MPI(MPI_Group_free(&st->peer));
     free(st);
-    free(pt->sbuf);
-    free(pt->rbuf);
+    cc_free_pages(pt->sbuf);
+    cc_free_pages(pt->rbuf);
     pt->sbuf = pt->rbuf = NULL;
     pt->attached = NULL;
 }

@@ -128,7 +128,7 @@ static int cc_touch_check(const cc_point *pt, char *err, size_t errlen)
 
 static void cc_touch_cleanup(cc_point *pt)
 {
-    free(pt->sbuf);
+    cc_free_pages(pt->sbuf);
     if (pt->variant == CC_TOUCH_FRESH) {
         cc_touch_unmap(cc_touch_region.base, cc_touch_region.len);
         cc_touch_region.base = NULL;

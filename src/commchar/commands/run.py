@@ -82,6 +82,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recv-offset", type=int, default=None, metavar="B",
                         help="receive buffers start B bytes past a page boundary instead, 0 to 4095 (a"
                              " copy's speed may depend on where its two ends lie; docs/validation.md)")
+    parser.add_argument("--heap", choices=("steady", "as-is"), default="steady",
+                        help="steady (default): the library's temporary buffers are reused warm, as in"
+                             " a loop whose heap keeps its pages; as-is: glibc's defaults, where a"
+                             " temporary at the heap's top is given back and faulted in on every call"
+                             " (docs/method.md)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun",
                         help="the library's own mpirun, or Slurm's srun")
     parser.add_argument("--hostfile", help="host file for mpirun ('host slots=N' or 'host:N' lines)")
@@ -143,6 +148,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         cache=args.cache, cache_limit=_cache_limit(args.cache_limit),
         buffer_offset=_buffer_offset(args.buffer_offset, "--buffer-offset"),
         recv_offset=None if args.recv_offset is None else _buffer_offset(args.recv_offset, "--recv-offset"),
+        heap=args.heap,
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )

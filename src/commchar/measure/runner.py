@@ -69,6 +69,7 @@ class SweepOptions:
     cache_limit: int | None = None  # bytes of a rank's cold region; None: the kernel's default
     buffer_offset: int = 16  # message buffers start this many bytes past a page boundary (kernel option)
     recv_offset: int | None = None  # receive buffers start this many instead (None: buffer_offset)
+    heap: str = "steady"  # steady: the library's temporaries reused warm; as-is: glibc's defaults
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -354,6 +355,7 @@ class _JobRunner:
                 "--max-time", repr(max_time), "--sync", o.sync, "--cache", o.cache,
                 *(["--buffer-offset", str(o.buffer_offset)] if o.buffer_offset != 16 else []),
                 *(["--recv-offset", str(o.recv_offset)] if o.recv_offset is not None else []),
+                *(["--heap", o.heap] if o.heap != "steady" else []),
                 # ranks that share cores would time the scheduler, not the distance of two cores
                 *(["--core-distance", "off"] if oversubscribed else []),
                 *(["--cache-limit", str(o.cache_limit)] if o.cache_limit is not None else [])] + (
