@@ -138,7 +138,7 @@ def test_a_pvm_run_killed_midway_leaves_no_daemon_and_resumes(tmp_path, how):
     db = tmp_path / "k.db"
     run = subprocess.Popen(
         [sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", "pvm", "--ops",
-         "pingpong:psend", "--sizes", "0:64K:x4", "--np", "2", "--precision", "0.001", "--max-time", "0.5",
+         "pingpong:psend", "--sizes", "0:64K:x4", "--np", "2", "--precision", "0.0001", "--max-time", "0.5",
          "--timeout", "60"],
         env={**os.environ, "TMPDIR": str(tmp_path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
@@ -161,7 +161,9 @@ def test_a_pvm_run_killed_midway_leaves_no_daemon_and_resumes(tmp_path, how):
     assert _machine_processes(tmp_path) == [], "a PVM daemon or task outlived the run"
     with Store(db, readonly=True) as store:
         partial = len(store.points())
-    assert partial < 7
+        interrupted = store.run(1)["status"]
+    # a precision out of reach holds every size for its 0.5 s, so the kill lands midway
+    assert partial < 10 and interrupted != "complete", (partial, interrupted)
 
     resumed = _run(tmp_path, "run", "--db", str(db), "--resume", "1")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
