@@ -61,7 +61,12 @@ def test_the_schema_refuses_steps_out_of_order():
 
 @pytest.mark.mpi
 def test_a_real_run_gives_the_model_its_replace_copy(mpi_libraries, tmp_path, capsys):
-    library = mpi_libraries[0]
+    """MPICH packs the message into a temporary before it sends; Open MPI's exchange of
+    32 KiB alone moves between a fast and a slow state from run to run (its own heap's
+    lottery, docs/method.md), which can put the plain exchange above the replace."""
+    library = next((lib for lib in mpi_libraries if lib.name == "mpich"), None)
+    if library is None:
+        pytest.fail("mpich not installed: `make setup` installs both libraries")
     db, model = tmp_path / "r.db", tmp_path / "model.json"
     assert main(["run", "--db", str(db), "--library", library.name, "--np", "2",
                  "--ops", "exchange,loggp,rndv,pingpong:send", "--sizes", "0,256,4K,32K",

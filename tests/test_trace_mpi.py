@@ -337,6 +337,21 @@ def test_a_traced_programs_buffers_lie_where_they_lie_untraced(library, tmp_path
     assert len(places) == 2 and _heap_places(traced.stdout) == places
 
 
+def test_the_tracers_records_take_no_page_fault_between_the_programs_calls(library, tmp_path):
+    """The record buffer's pages are faulted in when it is mapped: a first write to a
+    fresh page costs microseconds, and 4096 records (a full buffer) fill 64 pages, whose
+    faults would lie between the program's calls, where the replay sees computation."""
+    binary = tmp_path / "trace_faults"
+    subprocess.run([library.mpicc, "-std=c11", "-O1", "-o", str(binary),
+                    str(PROGRAM.parent / "trace_faults.c")], check=True, capture_output=True,
+                   timeout=120)
+    traced = commchar("trace", "--db", str(tmp_path / "t.db"), "--library", library.name,
+                      "--np", "2", "--", str(binary))
+    assert traced.returncode == 0, traced.stderr
+    faults = [int(f) for f in re.findall(r"trace_faults rank \d+: (\d+)", traced.stdout)]
+    assert len(faults) == 2 and max(faults) < 8, faults
+
+
 def test_a_store_without_trace_tables_lists_none(tmp_path):
     with Store(tmp_path / "old.db") as store:
         assert traces(store) == []
