@@ -64,6 +64,15 @@ impl Proto {
     }
 }
 
+/// The event of a message's arrival, by how its sender completes.
+fn msg_kind(proto: Proto) -> Kind {
+    match proto {
+        Proto::BySize => Kind::Msg,
+        Proto::Sync => Kind::MsgSync,
+        Proto::Local => Kind::MsgLocal,
+    }
+}
+
 impl Kind {
     fn from_u8(k: u8) -> Kind {
         match k {
@@ -252,6 +261,8 @@ struct Core<'a, W: Workload> {
     cold_receives: Vec<u32>,
     /// Messages the network holds whose arrivals are not queued yet.
     held: usize,
+    /// Per rank: when its latest computation ends (empty unless `taken_in_calls`).
+    computing: Vec<u64>,
 }
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
@@ -297,6 +308,11 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         None => Vec::new(),
     };
     let cold_receives = cold_sends.clone();
+    let computing = if config.params.taken_in_calls {
+        vec![0; n]
+    } else {
+        Vec::new()
+    };
     let core = Core {
         p: config.params,
         wl: workload,
@@ -320,6 +336,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         cold_sends,
         cold_receives,
         held: 0,
+        computing,
     };
     // the engine is compiled for each network model
     config.network.drive(core)
@@ -560,6 +577,11 @@ impl<W: Workload> Core<'_, W> {
             Busy::Compute
         };
         self.cpu_until(r, t, t + ev.size, busy, 0);
+        if busy == Busy::Compute {
+            if let Some(until) = self.computing.get_mut(r) {
+                *until = t + ev.size;
+            }
+        }
         self.record(t, ev, SpanKind::Calc, 0);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
         self.wl.done(ev.rank, ev.id, &mut self.ready);
@@ -657,11 +679,7 @@ impl<W: Workload> Core<'_, W> {
             id: ev.id,
         };
         self.messages += 1;
-        let kind = match proto {
-            Proto::BySize => Kind::Msg,
-            Proto::Sync => Kind::MsgSync,
-            Proto::Local => Kind::MsgLocal,
-        };
+        let kind = msg_kind(proto);
         // a network that times copies moves the bytes when the receiver copies them
         if to_self {
             self.schedule_kind(depart, kind, msg)?;
@@ -845,6 +863,14 @@ impl<W: Workload> Core<'_, W> {
             self.free[r].o.max(self.free[r].gr)
         };
         if busy > t {
+            if self.computing.get(r) == Some(&busy) {
+                // the rank computes: its library sees the message at its next call, which
+                // was due before the message came (a later sequence number lets it go first)
+                let seq = self.next_seq()?;
+                self.queue.push(busy, seq, msg_kind(proto) as u8, *ev);
+                self.note_queued();
+                return Ok(None);
+            }
             return Ok(Some(busy));
         }
         let s1 = ev.size.saturating_sub(1);

@@ -361,6 +361,7 @@ fn build_params(m: &ArgMatches, unit: Unit, src: &mut Sources) -> Result<Params>
         p.rendezvous_copy = RendezvousCopy::parse(copy).expect("checked by clap");
     }
     let replaying = m.get_one::<String>("replay").is_some();
+    p.taken_in_calls = replaying;
     match m.get_one::<String>("cold-start").map(String::as_str) {
         Some("on") => {}
         Some("off") => p.cold_start = None,
@@ -648,6 +649,7 @@ fn result_json(
             })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
             "rendezvous_copy": p.rendezvous_copy.name(),
+            "arrivals": if p.taken_in_calls { "at the next call" } else { "when the CPU is free" },
             "cold_start": p.cold_start.map(|cs| json!({
                 "messages": cs.messages, "o_s": u(cs.o_s), "O_s": u(cs.big_o_s),
                 "o_r": u(cs.o_r), "O_r": u(cs.big_o_r), "max_bytes": cs.max_bytes,

@@ -150,6 +150,12 @@ pub struct Params {
     pub hop: u64,
     pub rendezvous: Rendezvous,
     pub rendezvous_copy: RendezvousCopy,
+    /// When a message that reaches a computing rank is taken in. false (LogGOPSim's
+    /// rule): as soon as the rank's CPU is free, before what the rank does next. true
+    /// (a traced program's replay): at the rank's next MPI call, after that call has
+    /// started its own sends, as MPI libraries progress only inside calls and an
+    /// MPI_Sendrecv posts its send before it polls for what arrived.
+    pub taken_in_calls: bool,
     /// A program's first sends cost more (None: they do not, or a generated
     /// schedule, which is measured warm).
     pub cold_start: Option<ColdStart>,
@@ -255,6 +261,7 @@ impl Default for Params {
             hop: 0,
             rendezvous: Rendezvous::Handshake,
             rendezvous_copy: RendezvousCopy::Both,
+            taken_in_calls: false,
             cold_start: None,
             regimes: Vec::new(),
             self_message: Vec::new(),

@@ -25,6 +25,7 @@ pub fn params(gamma_ns: u64) -> Params {
         hop: 0,
         rendezvous: Rendezvous::Match,
         rendezvous_copy: RendezvousCopy::Both,
+        taken_in_calls: false,
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),

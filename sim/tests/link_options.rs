@@ -29,6 +29,7 @@ fn params(hop: u64) -> Params {
         hop: hop * NS,
         rendezvous: Rendezvous::Match,
         rendezvous_copy: RendezvousCopy::Both,
+        taken_in_calls: false,
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),

@@ -23,6 +23,7 @@ fn pure_delay(hop: u64) -> Params {
         hop,
         rendezvous: Rendezvous::Match,
         rendezvous_copy: RendezvousCopy::Both,
+        taken_in_calls: false,
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),

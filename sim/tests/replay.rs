@@ -1041,6 +1041,63 @@ fn a_single_copy_exchange_ends_when_each_pull_is_acknowledged() {
     assert_eq!(o.finish, vec![both_copy, both_copy]);
 }
 
+/// Rank 1 exchanges 1000 bytes with MPI_Sendrecv at once; rank 0 computes 1 us, marks a
+/// phase, computes 10 us more, then makes its MPI_Sendrecv: rank 1's message reaches it
+/// while it computes, sent before its last computation began.
+fn exchange_with_a_computing_peer() -> TraceDir {
+    let mut t = traces(2);
+    let exchange = |peer: i32| R {
+        call: SENDRECV,
+        peer,
+        tag: 3,
+        bytes: 1000,
+        bytes2: 1000,
+        aux: peer,
+        aux2: 3,
+        ..R::default()
+    };
+    let mark = R {
+        call: PCONTROL,
+        aux: 1,
+        ..R::default()
+    };
+    t[0].compute(1000)
+        .call(mark, 0)
+        .compute(10_000)
+        .call(exchange(1), 0);
+    t[1].call(exchange(0), 0);
+    write_trace("exchange-computing-peer", &t)
+}
+
+#[test]
+fn a_message_reaching_a_computing_rank_is_taken_in_after_its_next_calls_sends() {
+    let dir = exchange_with_a_computing_peer();
+    let copying = Params {
+        big_o: 2 * NS,
+        ..params(u64::MAX, Rendezvous::Handshake)
+    };
+    // rank 1 copies its message (o_s + 999 O = 3.498 us); it reaches rank 0 at
+    // o_s + L = 4 us, while rank 0 computes until 11 us
+    let (send, take_in) = (1500 + 999 * 2, 1500 + 999 * 6);
+    // taken in at the next call, after that call's send: rank 0 sends at 11 us, its
+    // message reaches rank 1 at 11 + o_s + L = 15 us; rank 0 takes rank 1's in after
+    // its own copy
+    let in_calls = Params {
+        taken_in_calls: true,
+        ..copying.clone()
+    };
+    let o = replay(&dir, &Options::default(), in_calls).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish[0], (11_000 + send + take_in) * NS);
+    assert_eq!(o.finish[1], (15_000 + take_in) * NS);
+    // LogGOPSim's rule: taken in as soon as the CPU is free, before the send that
+    // became due after the message was sent, so rank 1 waits for that too
+    let o = replay(&dir, &Options::default(), copying).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish[0], (11_000 + take_in + send) * NS);
+    assert_eq!(o.finish[1], (11_000 + take_in + 1500 + 2500 + take_in) * NS);
+}
+
 #[test]
 fn a_pulled_message_is_copied_when_its_late_receive_is_posted() {
     let dir = late_receiver(SEND);
