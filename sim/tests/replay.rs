@@ -991,20 +991,24 @@ fn simultaneous_exchange(n: u64) -> TraceDir {
     exchange_with(SENDRECV, n)
 }
 
+/// One `call` (MPI_Sendrecv or MPI_Sendrecv_replace) of n bytes with `peer`, tag 3.
+fn exchange_record(call: u16, peer: i32, n: u64) -> R {
+    R {
+        call,
+        peer,
+        tag: 3,
+        bytes: n,
+        bytes2: n,
+        aux: peer,
+        aux2: 3,
+        ..R::default()
+    }
+}
+
 fn exchange_with(call: u16, n: u64) -> TraceDir {
     let mut t = traces(2);
     for r in 0..2 {
-        let sr = R {
-            call,
-            peer: 1 - r,
-            tag: 3,
-            bytes: n,
-            bytes2: n,
-            aux: 1 - r,
-            aux2: 3,
-            ..R::default()
-        };
-        t[r as usize].call(sr, 0);
+        t[r as usize].call(exchange_record(call, 1 - r, n), 0);
     }
     write_trace(&format!("exchange-{call}-{n}"), &t)
 }
@@ -1046,16 +1050,7 @@ fn a_single_copy_exchange_ends_when_each_pull_is_acknowledged() {
 /// while it computes, sent before its last computation began.
 fn exchange_with_a_computing_peer() -> TraceDir {
     let mut t = traces(2);
-    let exchange = |peer: i32| R {
-        call: SENDRECV,
-        peer,
-        tag: 3,
-        bytes: 1000,
-        bytes2: 1000,
-        aux: peer,
-        aux2: 3,
-        ..R::default()
-    };
+    let exchange = |peer: i32| exchange_record(SENDRECV, peer, 1000);
     let mark = R {
         call: PCONTROL,
         aux: 1,
