@@ -31,6 +31,20 @@ def test_oversubscribed_jobs_yield_and_are_flagged():
     assert mpich.oversubscribed and mpich.env_added["MPIR_CVAR_POLLS_BEFORE_YIELD"] == "1"
 
 
+@pytest.mark.parametrize("library", [OMPI, MPICH], ids=["openmpi", "mpich"])
+def test_oversubscribed_ranks_leave_a_real_time_priority(library, monkeypatch):
+    """Under `chrt -f` an oversubscribed job's ranks would starve one another and the
+    launcher: they run under the normal scheduler; a dedicated job keeps the priority."""
+    monkeypatch.setattr(os, "sched_getscheduler", lambda pid: os.SCHED_FIFO)
+    p = available_slots(LaunchSpec()) + 1
+    shared = job_command(library, LaunchSpec(), p, KERNEL, [])
+    assert shared.argv[:4] == ["chrt", "--other", "0", library.mpirun]
+    dedicated = job_command(library, LaunchSpec(), 1, KERNEL, [])
+    assert dedicated.argv[0] == library.mpirun
+    monkeypatch.setattr(os, "sched_getscheduler", lambda pid: os.SCHED_OTHER)
+    assert job_command(library, LaunchSpec(), p, KERNEL, []).argv[0] == library.mpirun
+
+
 def test_root_needs_open_mpis_permission_variables():
     job = job_command(OMPI, LaunchSpec(), 2, KERNEL, [])
     if os.geteuid() == 0:
