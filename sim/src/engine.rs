@@ -865,10 +865,9 @@ impl<W: Workload> Core<'_, W> {
         if busy > t {
             if self.computing.get(r) == Some(&busy) {
                 // the rank computes: its library sees the message at its next call, which
-                // was due before the message came (a later sequence number lets it go first)
-                let seq = self.next_seq()?;
-                self.queue.push(busy, seq, msg_kind(proto) as u8, *ev);
-                self.note_queued();
+                // was due before the message came (a new event's later sequence number
+                // lets that call go first)
+                self.schedule_kind(busy, msg_kind(proto), *ev)?;
                 return Ok(None);
             }
             return Ok(Some(busy));
