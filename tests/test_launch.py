@@ -80,7 +80,8 @@ def test_rank_environment_reaches_the_ranks_not_the_launcher():
     env = {"LD_PRELOAD": "/t/libcommchar-trace.so", "COMMCHAR_TRACE_DIR": "/tmp/t"}
     ompi = program_command(OMPI, LaunchSpec(), 2, ["./app", "-v"], env)
     assert ompi.argv[-2:] == ["./app", "-v"] and "LD_PRELOAD" not in ompi.env_added
-    assert ["-x", "LD_PRELOAD=/t/libcommchar-trace.so"] == ompi.argv[3:5]
+    at = ompi.argv.index("-x")
+    assert ["-x", "LD_PRELOAD=/t/libcommchar-trace.so"] == ompi.argv[at:at + 2]
     mpich = program_command(MPICH, LaunchSpec(), 2, ["./app"], env)
     assert ["-genv", "COMMCHAR_TRACE_DIR", "/tmp/t"] == mpich.argv[6:9]
     srun = program_command(MPICH, LaunchSpec(launcher="srun"), 2, ["./app"], env)
@@ -105,3 +106,86 @@ def test_srun_placement_asks_for_the_nodes_the_policy_uses(monkeypatch):
     assert "--nodes" in on_node.argv and on_node.argv[on_node.argv.index("--nodes") + 1] == "1"
     assert off_node.argv[off_node.argv.index("--nodes") + 1] == "2"
     assert "--distribution=cyclic" in off_node.argv
+
+
+def _installation(tmp_path, system_selection: str | None) -> str:
+    """A fake Open MPI installation under tmp_path: its mpirun, and its parameter file."""
+    (tmp_path / "ompi" / "bin").mkdir(parents=True)
+    (tmp_path / "ompi" / "etc").mkdir()
+    mpirun = tmp_path / "ompi" / "bin" / "mpirun"
+    mpirun.write_text("")
+    if system_selection is not None:
+        (tmp_path / "ompi" / "etc" / "openmpi-mca-params.conf").write_text(
+            f"# site settings\nbtl = ^openib\nmtl = {system_selection}  # no fabric here\n")
+    return str(mpirun)
+
+
+def test_mtls_whose_adapter_is_absent_are_added_to_the_librarys_exclusions(tmp_path):
+    from commchar.measure.ompi_mca import mtl_exclusion
+
+    absent = {"psm": (str(tmp_path / "dev" / "ipath*"),), "psm2": (str(tmp_path / "dev" / "hfi1*"),)}
+    home = tmp_path / "home"
+    mpirun = _installation(tmp_path, "^ofi")
+    assert mtl_exclusion(mpirun, {}, home, absent) == ["--mca", "mtl", "^ofi,psm,psm2"]
+    # the user's file is read first and wins; names already excluded are not repeated
+    (home / ".openmpi").mkdir(parents=True)
+    (home / ".openmpi" / "mca-params.conf").write_text("mtl = ^psm\n")
+    assert mtl_exclusion(mpirun, {}, home, absent) == ["--mca", "mtl", "^psm,psm2"]
+    # an inclusion list opens only what it names; the user's environment is the user's choice
+    (home / ".openmpi" / "mca-params.conf").write_text("mtl = ofi\n")
+    assert mtl_exclusion(mpirun, {}, home, absent) == []
+    (home / ".openmpi" / "mca-params.conf").unlink()
+    assert mtl_exclusion(mpirun, {"OMPI_MCA_mtl": "^ofi"}, home, absent) == []
+    assert mtl_exclusion(mpirun, {"OMPI_MCA_mca_base_param_files": "/x.conf"}, home, absent) == []
+    # an adapter that is present keeps its MTL
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "hfi1_0").write_text("")
+    assert mtl_exclusion(mpirun, {}, home, absent) == ["--mca", "mtl", "^ofi,psm"]
+
+
+def test_no_mtl_is_left_out_where_the_selection_cannot_be_known(tmp_path):
+    from commchar.measure.ompi_mca import mtl_exclusion
+
+    absent = {"psm2": (str(tmp_path / "hfi1*"),)}
+    # no parameter file where the installation keeps it: it may be elsewhere
+    assert mtl_exclusion(_installation(tmp_path, None), {}, tmp_path, absent) == []
+    # a file that selects nothing: every MTL would open, all but the absent one still do
+    (tmp_path / "ompi" / "etc" / "openmpi-mca-params.conf").write_text("btl = ^openib\n")
+    assert mtl_exclusion(str(tmp_path / "ompi" / "bin" / "mpirun"), {}, tmp_path, absent) == \
+        ["--mca", "mtl", "^psm2"]
+
+
+def test_a_job_across_hosts_keeps_the_librarys_mtls(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1 slots=2\n")
+    assert "mtl" not in job_command(OMPI, LaunchSpec(hostfile=hosts), 2, KERNEL, []).argv
+
+
+def test_the_mtls_left_out_change_nothing_the_library_selects(built_apps):
+    """A real Open MPI job with and without the exclusion: the same PML and BTLs are selected."""
+    import subprocess
+
+    from commchar.measure.ompi_mca import mtl_exclusion
+
+    found = [(lib, folder) for lib, folder in built_apps if lib.family == "openmpi"]
+    if not found:
+        pytest.skip("Open MPI is not installed")
+    lib, folder = found[0]
+    exclusion = mtl_exclusion(lib.mpirun, dict(os.environ))
+    if not exclusion:
+        pytest.skip("this machine's Open MPI has no MTL to leave out")
+    job = program_command(lib, LaunchSpec(), 2, [str(folder / "pingpong_loop"), "--bytes", "8",
+                                                 "--iterations", "10"])
+    assert job.argv[3:6] == exclusion
+    verbose = ["--mca", "pml_base_verbose", "10", "--mca", "btl_base_verbose", "10"]
+
+    def selected(argv: list[str]) -> list[str]:
+        done = subprocess.run(argv[:3] + verbose + argv[3:], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **job.env_added})
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = (done.stdout + done.stderr).splitlines()
+        return sorted({line.split("]", 1)[-1].strip() for line in lines if "selected" in line})
+
+    plain = [arg for k, arg in enumerate(job.argv) if not 3 <= k < 6]
+    assert selected(job.argv) == selected(plain)
+    assert any("ob1" in line for line in selected(job.argv))
