@@ -143,6 +143,16 @@ def test_mtls_whose_adapter_is_absent_are_added_to_the_librarys_exclusions(tmp_p
     assert mtl_exclusion(mpirun, {}, home, absent) == ["--mca", "mtl", "^ofi,psm"]
 
 
+def test_a_launcher_named_without_its_folder_is_found_on_the_path(tmp_path, monkeypatch):
+    from commchar.measure.ompi_mca import mtl_exclusion
+
+    mpirun = Path(_installation(tmp_path, "^ofi"))
+    mpirun.chmod(0o755)
+    monkeypatch.setenv("PATH", str(mpirun.parent), prepend=os.pathsep)
+    absent = {"psm2": (str(tmp_path / "hfi1*"),)}
+    assert mtl_exclusion("mpirun", {}, tmp_path, absent) == ["--mca", "mtl", "^ofi,psm2"]
+
+
 def test_no_mtl_is_left_out_where_the_selection_cannot_be_known(tmp_path):
     from commchar.measure.ompi_mca import mtl_exclusion
 

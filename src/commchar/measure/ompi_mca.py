@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,7 +38,7 @@ _OTHER_FILES = ("OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_envar_file_p
 def system_param_file(mpirun: str) -> Path:
     """Where the installation of `mpirun` keeps its parameter file: `<prefix>/etc`, or
     /etc/openmpi for a system installation under /usr (Debian's sysconfdir)."""
-    prefix = Path(os.path.realpath(mpirun)).parent.parent
+    prefix = Path(os.path.realpath(shutil.which(mpirun) or mpirun)).parent.parent
     sysconf = Path("/etc/openmpi") if prefix == Path("/usr") else prefix / "etc"
     return sysconf / "openmpi-mca-params.conf"
 
