@@ -121,6 +121,28 @@ def test_spikes_from_a_shared_machine_are_left_out_and_listed():
         assert a["fits"][0].t_b_ == pytest.approx(b["fits"][0].t_b_, rel=0.02)
 
 
+def test_a_zero_byte_call_the_library_returns_from_at_once_makes_no_spikes_above_it():
+    """Open MPI's passive-target put of 0 B returns at once (11 ns) and every size from 1 B
+    costs 1.5 us: those sizes are the series, not spikes of it (Open MPI 4.1, `put:lock_bw`
+    of a dense run), and the model keeps and predicts them."""
+    from commchar.models.regimes import spikes
+
+    n = np.array([0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 256, 1024, 4096, 16384, 65536], float)
+    t = np.array([0.0113, 1.4986, 1.4867, 1.4889, 1.4637, 1.4815, 1.4980, 1.4938, 1.5050, 1.5006,
+                  1.4909, 1.5213, 1.52, 1.55, 1.63, 2.87, 8.1])
+    assert not spikes(n, t, 10.0).any()
+    # as `commchar fit` fits a point-to-point series
+    model = SegmentedHockneyModel(max_segments=12, min_sizes=1, bootstrap=0, max_miss=0.1
+                                  ).fit(n, t, noise=np.full(n.size, 0.005))
+    assert model.outliers_ == []
+    positive = n > 0
+    assert np.abs(model.predict(n[positive]) / t[positive] - 1).max() < 0.10
+    # a zero-byte time far above the next size is still a spike, and so is 1 B far above 2 B
+    high = t.copy()
+    high[[0, 1]] = [40.0, 30.0]
+    assert list(np.flatnonzero(spikes(n, high, 10.0))) == [0, 1]
+
+
 def _noise_fit(pts: list[dict], stated: float, max_miss: float = 0.1) -> SegmentedHockneyModel:
     n = [pt["n_bytes"] for pt in pts]
     t = [pt["t_us"] for pt in pts]

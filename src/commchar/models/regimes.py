@@ -61,16 +61,23 @@ def spikes(n: np.ndarray, t: np.ndarray, factor: float) -> np.ndarray:
 
     An affine T(n) with t_s, t_b >= 0 grows at most in proportion to the
     size, T(n2) <= T(n1) n2/n1 for n1 < n2, and never shrinks by much as n
-    grows. Scanning up, a point above `factor` times what the last kept point
-    allows is a spike; scanning down, so is one above `factor` times the next
-    larger kept point. Protocol switches stay far inside these bounds; a
-    descheduled repetition (100x or more) does not. factor <= 0 disables.
+    grows. Scanning up from the least positive size, a point above `factor`
+    times what the last kept point allows is a spike; scanning down, so is one
+    above `factor` times the next larger kept point. Protocol switches stay far
+    inside these bounds; a descheduled repetition (100x or more) does not. A
+    zero-byte time bounds nothing above it: T(n)/T(0) = 1 + n t_b/t_s has no
+    limit as t_s goes to 0, and a library that returns from a zero-byte call
+    at once (4 to 11 ns) starts every larger size 100 times above it.
+    factor <= 0 disables.
     """
     out = np.zeros(n.size, dtype=bool)
     if factor <= 0 or n.size < 3:
         return out
-    ref = 0
-    for i in range(1, n.size):
+    positive = np.flatnonzero(n > 0)
+    if positive.size == 0:
+        return out
+    ref = int(positive[0])
+    for i in range(ref + 1, n.size):
         growth = (n[i] + 1.0) / (n[ref] + 1.0)
         if t[i] > factor * growth * t[ref]:
             out[i] = True
