@@ -27,8 +27,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 # MTL component -> device paths of its adapter
-ADAPTER_BOUND: Mapping[str, tuple[str, ...]] = {"psm": ("/dev/ipath*", "/sys/class/infiniband/qib*"),
-                 "psm2": ("/dev/hfi1*", "/sys/class/infiniband/hfi1*")}
+ADAPTER_BOUND: Mapping[str, tuple[str, ...]] = {
+    "psm": ("/dev/ipath*", "/sys/class/infiniband/qib*"),
+    "psm2": ("/dev/hfi1*", "/sys/class/infiniband/hfi1*"),
+}
 
 # parameters that point Open MPI at parameter files this module would not read
 _OTHER_FILES = ("OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_envar_file_prefix",
