@@ -131,6 +131,9 @@ def test_mtls_whose_adapter_is_absent_are_added_to_the_librarys_exclusions(tmp_p
     (home / ".openmpi").mkdir(parents=True)
     (home / ".openmpi" / "mca-params.conf").write_text("mtl = ^psm\n")
     assert mtl_exclusion(mpirun, {}, home, absent) == ["--mca", "mtl", "^psm,psm2"]
+    # found through the job's $HOME, as Open MPI finds it; without one there is no user file
+    assert mtl_exclusion(mpirun, {"HOME": str(home)}, None, absent) == ["--mca", "mtl", "^psm,psm2"]
+    assert mtl_exclusion(mpirun, {}, None, absent) == ["--mca", "mtl", "^ofi,psm,psm2"]
     # an inclusion list opens only what it names; the user's environment is the user's choice
     (home / ".openmpi" / "mca-params.conf").write_text("mtl = ofi\n")
     assert mtl_exclusion(mpirun, {}, home, absent) == []

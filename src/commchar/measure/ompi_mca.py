@@ -71,8 +71,9 @@ def mtl_exclusion(mpirun: str, env: Mapping[str, str], home: Path | None = None,
     system = system_param_file(mpirun)
     if not system.is_file():
         return []
-    user = (home if home is not None else Path.home()) / ".openmpi" / "mca-params.conf"
-    selection = file_value(user, "mtl")
+    # the job's $HOME, as Open MPI reads it (none: no user file, never an error)
+    home = home if home is not None else (Path(env["HOME"]) if env.get("HOME") else None)
+    selection = file_value(home / ".openmpi" / "mca-params.conf", "mtl") if home is not None else None
     if selection is None:
         selection = file_value(system, "mtl") or ""
     if selection and not selection.startswith("^"):
