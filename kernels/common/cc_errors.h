@@ -42,11 +42,13 @@ void *cc_xmalloc(size_t size);
 void *cc_xrealloc(void *ptr, size_t size);
 #define CC_PAGE_BYTES 4096 /* the alignment of cc_xalloc_pages */
 /* page-aligned, at least one byte even for size 0, so MPI never sees NULL,
- * every page touched; in pages mapped for it alone, never from the heap, so a
- * message buffer does not decide where the library's own temporaries land in
- * their pages (docs/method.md, "The library's temporary buffers") */
+ * every page touched and every byte zero; in pages mapped for it alone, never
+ * from the heap, so a message buffer does not decide where the library's own
+ * temporaries land in their pages (docs/method.md, "The library's temporary
+ * buffers"); a mapping given back may be reused for the next, its pages
+ * already in */
 void *cc_xalloc_pages(size_t size);
-/* gives back what cc_xalloc_pages returned (NULL: nothing) */
+/* gives back what cc_xalloc_pages returned (NULL: nothing), to be reused or unmapped */
 void cc_free_pages(void *ptr);
 
 #endif
