@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commchar.statistics import larger_p_value, median_ci_ranks, relative_ci_halfwidth, summarize, transient_length
+from commchar.statistics import (larger_p_value, median_ci_ranks, relative_ci_halfwidth, sorted_percentiles, summarize,
+                                 transient_length)
 
 
 def test_summary_of_known_samples():
@@ -13,6 +14,14 @@ def test_summary_of_known_samples():
     assert s["reps"] == 6 and s["t_us"] == 3.5 and s["t_min_us"] == 1 and s["t_max_us"] == 100
     assert s["outliers"] == 1  # 100 lies beyond the upper Tukey fence
     assert math.isclose(s["t_mean_us"], 115 / 6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=200),
+       st.lists(st.floats(0, 100), min_size=1, max_size=6))
+def test_percentiles_of_sorted_samples_are_numpys_to_the_bit(samples, qs):
+    x = np.sort(np.asarray(samples, dtype=float))
+    assert sorted_percentiles(x, tuple(qs)) == np.percentile(x, qs).tolist()
 
 
 def test_median_ci_ranks_match_the_binomial_rule():

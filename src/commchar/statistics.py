@@ -53,7 +53,10 @@ def transient_length(samples: list[float] | np.ndarray) -> int:
     batches = x.size // TRANSIENT_BATCH
     if batches < 4 or not np.all(np.isfinite(x)):
         return 0
-    medians = np.median(x[:batches * TRANSIENT_BATCH].reshape(batches, TRANSIENT_BATCH), axis=1)
+    # each batch's median, from its sorted samples (np.median along an axis costs 25 times more)
+    ordered = np.sort(x[:batches * TRANSIENT_BATCH].reshape(batches, TRANSIENT_BATCH), axis=1)
+    mid = TRANSIENT_BATCH // 2
+    medians = ordered[:, mid] if TRANSIENT_BATCH % 2 else 0.5 * (ordered[:, mid - 1] + ordered[:, mid])
     # MSER(d) for every cut d of the first half at once, from sums over each remainder
     rest = np.arange(batches, 0, -1, dtype=float)[:batches // 2 + 1]
     total = np.cumsum(medians[::-1])[::-1][:rest.size]
@@ -103,6 +106,25 @@ def _exact_upper_tail(u: int, n1: int, n2: int) -> float:
     return float(coef[max(u, 0):].sum() / coef.sum())
 
 
+def sorted_percentiles(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """np.percentile's default ('linear') of an already sorted array, without its sort and
+    dispatch: the runner summarizes every point as it arrives, and np.percentile took 120 us
+    of a point's 170 while two ranks wanted the same two cores."""
+    n = x.size
+    out = []
+    for q in qs:
+        h = q / 100.0 * (n - 1)
+        lo = math.floor(h)
+        a = float(x[lo])
+        if lo + 1 >= n:
+            out.append(a)
+            continue
+        b, t = float(x[lo + 1]), h - lo
+        # numpy's lerp: from the nearer end, so that t = 1 gives b exactly
+        out.append(b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t)
+    return out
+
+
 def summarize(samples: list[float] | np.ndarray) -> dict:
     """Median, percentiles, CI of the median and outlier count over every sample; the mean and
     standard deviation of the steady state (after the `transient` first samples)."""
@@ -113,7 +135,7 @@ def summarize(samples: list[float] | np.ndarray) -> dict:
         raise ValueError("no samples")
     transient = transient_length(ordered)
     steady = ordered[transient:]
-    p25, median, p75, p95 = np.percentile(x, [25, 50, 75, 95])
+    p25, median, p75, p95 = sorted_percentiles(x, (25, 50, 75, 95))
     lo, hi = median_ci_ranks(n)
     iqr = p75 - p25
     outliers = int(np.count_nonzero((x < p25 - 1.5 * iqr) | (x > p75 + 1.5 * iqr)))
