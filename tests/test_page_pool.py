@@ -6,11 +6,11 @@ and run without a launcher."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from _c_drivers import build, compiler
 
 COMMON = Path(__file__).resolve().parents[1] / "kernels" / "common"
 
@@ -83,16 +83,8 @@ int main(void) {
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory) -> str:
-    wrapper = next((w for w in ("mpicc", "mpicc.mpich", "mpicc.openmpi") if shutil.which(w)), None)
-    if wrapper is None:
-        pytest.fail("no MPI compiler wrapper: `make setup` installs MPICH and Open MPI")
-    work = tmp_path_factory.mktemp("pool")
-    source = work / "pool.c"
-    source.write_text(DRIVER)
-    binary = work / "pool"
-    subprocess.run([wrapper, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{COMMON}", "-o",
-                    str(binary), str(source), str(COMMON / "cc_errors.c")],
-                   check=True, capture_output=True, timeout=120)
+    cc = compiler("mpicc", "mpicc.mpich", "mpicc.openmpi")  # cc_errors.c reports through MPI
+    binary = build(tmp_path_factory.mktemp("pool"), "pool", DRIVER, COMMON, [COMMON / "cc_errors.c"], cc)
     done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout

@@ -5,11 +5,11 @@ complement poisons a receive buffer, and a check names the first wrong byte."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from _c_drivers import build, compiler
 
 COMMON = Path(__file__).resolve().parents[1] / "kernels" / "common"
 
@@ -48,16 +48,8 @@ def pattern(src: int, pos: int, seed: int) -> int:
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory) -> Path:
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.fail("no C compiler: `make setup` installs one with MPI")
-    work = tmp_path_factory.mktemp("verify")
-    source = work / "driver.c"
-    source.write_text(DRIVER)
-    binary = work / "driver"
-    subprocess.run([compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{COMMON}", "-o",
-                    str(binary), str(source), str(COMMON / "cc_verify.c")], check=True, capture_output=True)
-    return binary
+    return build(tmp_path_factory.mktemp("verify"), "driver", DRIVER, COMMON, [COMMON / "cc_verify.c"],
+                 compiler("cc", "gcc"))
 
 
 def _run(driver: Path, *args: object) -> str:
