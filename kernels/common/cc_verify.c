@@ -3,12 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-unsigned char cc_pattern_byte(int src, size_t pos, int seed)
-{
-    size_t v = pos * 251u + (pos >> 8) * 13u + (size_t)src * 97u + (size_t)seed * 31u + 1u;
-    return (unsigned char)(v & 0xffu);
-}
-
 /* The pattern a block of 256 positions at a time: pos * 251 repeats every 256
  * positions (256 * 251 is 0 modulo 256), so within a block of the same pos >> 8
  * a byte is ramp[pos & 255] plus one constant (modulo 256).  A block is made in

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-unsigned char cc_pattern_byte(int src, size_t pos, int seed);
-/* buf[i] = pattern(src, first + i) */
+/* buf[i] = pattern(src, first + i): byte pos of a message from rank src at the
+ * point numbered seed is (251 pos + 13 (pos >> 8) + 97 src + 31 seed + 1) mod 256 */
 void cc_fill_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
 /* the complement of the pattern: a receive that never happened cannot pass */
 void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed);
