@@ -17,11 +17,13 @@ def compiler(*names: str) -> str:
     return found
 
 
-def build(work: Path, name: str, driver: str, include: Path, sources: list[Path], cc: str) -> Path:
-    """`driver` (C source) compiled with `sources`, warnings as errors, into work/name."""
+def build(work: Path, name: str, driver: str, include: Path, sources: list[Path], cc: str,
+          libs: tuple[str, ...] = ()) -> Path:
+    """`driver` (C source) compiled with `sources` (and linked with `libs`), warnings as errors,
+    into work/name."""
     source = work / f"{name}.c"
     source.write_text(driver)
     binary = work / name
     subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{include}", "-o", str(binary),
-                    str(source), *map(str, sources)], check=True, capture_output=True, timeout=120)
+                    str(source), *map(str, sources), *libs], check=True, capture_output=True, timeout=120)
     return binary

@@ -3,20 +3,18 @@ a temporary the library allocates and frees inside a call comes from the heap an
 its pages, where glibc's defaults map a large one of its own and give a freed top back."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from _c_drivers import compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def heap_steady(tmp_path_factory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.fail("no C compiler (cc or gcc) on PATH")
+    cc = compiler("cc", "gcc")
     binary = tmp_path_factory.mktemp("heap") / "heap_steady"
     subprocess.run([cc, "-std=c11", "-O1", "-I", str(ROOT / "kernels" / "core"), "-o", str(binary),
                     str(ROOT / "tests" / "programs" / "heap_steady.c"),

@@ -50,24 +50,19 @@ def test_summary_is_ordered(samples):
 def test_the_kernels_ci_ranks_are_pythons(tmp_path):
     """The kernel decides "precision met" with its own ranks (kernels/core/cc_stats.c): compiled
     as it is and asked for every n up to 200000, it must give Python's ranks."""
-    import shutil
     import subprocess
     from pathlib import Path
 
+    from _c_drivers import build, compiler
+
     core = Path(__file__).resolve().parents[1] / "kernels" / "core"
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.fail("no C compiler: `make setup` installs one with MPI")
-    driver = tmp_path / "ranks.c"
-    driver.write_text(
-        "#include <stdio.h>\n#include <stdlib.h>\n#include \"cc_stats.h\"\n"
-        "int main(int argc, char **argv) {\n"
-        "    size_t top = (size_t)strtoul(argv[1], NULL, 10), lo, hi;\n"
-        "    for (size_t n = 1; n <= top; n++) { cc_ci_ranks(n, &lo, &hi); printf(\"%zu %zu\\n\", lo, hi); }\n"
-        "    return 0;\n}\n")
-    binary = tmp_path / "ranks"
-    subprocess.run([compiler, "-std=c11", "-O2", f"-I{core}", "-o", str(binary), str(driver),
-                    str(core / "cc_stats.c"), "-lm"], check=True, capture_output=True)
+    driver = ("#include <stdio.h>\n#include <stdlib.h>\n#include \"cc_stats.h\"\n"
+              "int main(int argc, char **argv) {\n"
+              "    (void)argc;\n"
+              "    size_t top = (size_t)strtoul(argv[1], NULL, 10), lo, hi;\n"
+              "    for (size_t n = 1; n <= top; n++) { cc_ci_ranks(n, &lo, &hi); printf(\"%zu %zu\\n\", lo, hi); }\n"
+              "    return 0;\n}\n")
+    binary = build(tmp_path, "ranks", driver, core, [core / "cc_stats.c"], compiler("cc", "gcc"), ("-lm",))
     top = 200000
     lines = subprocess.run([str(binary), str(top)], check=True, capture_output=True, text=True).stdout.split("\n")
     differ = [n for n in range(1, top + 1)
