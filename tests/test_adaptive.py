@@ -15,6 +15,8 @@ from commchar.measure import adaptive
 from commchar.measure.operations import OPERATIONS, parse_ops
 from commchar.measure.plan import (ADAPTIVE, DENSE, GRID, Point, plan_argument, points_by_rule, rule_sizes,
                                    size_rule)
+from commchar.measure.rules import planned_points
+from commchar.measure.runner import SweepOptions
 from commchar.models.assemble import fit_models
 from commchar.provenance import build_identity
 from commchar.store import Store
@@ -53,6 +55,21 @@ def test_rules_plan_their_sizes():
         assert sorted({pt.n_bytes for pt in planned if pt.op == "touch"}) == [64 * 1024 * 4 ** k for k in range(top)]
         assert [pt.n_bytes for pt in planned if pt.op == "barrier"] == [0]
     assert [pt.n_bytes for pt in points_by_rule(ops, ADAPTIVE, 2) if pt.op == "bcast"] == rule_sizes(MiB, ADAPTIVE)
+
+
+def test_the_coarse_grid_of_a_chosen_series_is_measured_looser():
+    """Under adaptive, a series whose sizes the rule chooses starts at 5 x --precision (its
+    added sizes are held to 3 x); the probes keep the run's; other rules plan no precision."""
+    ops = parse_ops("bcast,rndv,loggp,touch")
+    options = SweepOptions(precision=0.01)
+    planned = planned_points(ops, ADAPTIVE, 2, options)
+    assert [round(pt.precision, 9) for pt in planned if pt.op == "bcast"] == [0.05] * len(rule_sizes(MiB, ADAPTIVE))
+    assert {pt.precision for pt in planned if pt.op != "bcast"} == {None}
+    assert {pt.precision for pt in planned_points(ops, GRID, 2, options)} == {None}
+    assert {pt.precision for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(precision=0.2))
+            if pt.op == "bcast"} == {0.33}  # at most a CI of a third of the median
+    # the same points as the rule plans, whatever their precision
+    assert planned == points_by_rule(ops, ADAPTIVE, 2)
 
 
 def _touch(per_byte_16m: float, noise_16m: float = 0.004) -> list[dict]:
@@ -273,7 +290,9 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
         rows = con.execute("SELECT op, n_bytes, refined, precision_target FROM points").fetchall()
     coarse = {n for op, n, refined, _ in rows if op == "bcast" and not refined}
     assert coarse == set(rule_sizes(MiB, ADAPTIVE))
-    assert {target for _, _, refined, target in rows if not refined} == {0.03}  # 3 x the default 1%
+    # the coarse grid of a series whose sizes the rule chooses at 5 x the default 1%, the probes' at 3 x
+    assert {target for op, _, refined, target in rows if not refined and op == "bcast"} == {0.05}
+    assert {target for op, _, refined, target in rows if not refined and op != "bcast"} == {0.03}
     # an added size at most at half the floor
     assert all(0.03 <= target <= adaptive.MAX_FLOOR / 2 for *_, target in rows)
     # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)

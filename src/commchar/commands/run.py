@@ -51,8 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "powers of two up to the cores)")
     parser.add_argument("--precision", type=float, default=0.01,
                         help="relative half-width of the median's 95%% CI to reach (default 0.01);"
-                             " under --sizes adaptive each point is measured to 3 times it and the"
-                             " model's predicted times must be known to 3 times it")
+                             " under --sizes adaptive the coarse grid's points are measured to 5"
+                             " times it, the sizes added to 3 times it, and the model's predicted"
+                             " times must be known to 3 times it")
     parser.add_argument("--max-time", type=float, default=1.0,
                         help="most seconds of measurement per point (default 1; under --sizes"
                              " adaptive at most 0.1)")

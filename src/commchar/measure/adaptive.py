@@ -3,7 +3,8 @@
 A run under this rule (`commchar run` without `--sizes`) measures each
 operation's coarse grid first (0, 1 B, 16 B, 256 B, ... every fourth power of
 two, and the largest size; measure/plan.py), each point to a looser precision
-than `--precision` (LOOSE_FACTOR times it). It then fits every series
+than `--precision` (COARSE_FACTOR times it for a series whose sizes the rule
+chooses, LOOSE_FACTOR times it for the probes). It then fits every series
 (library, operation, variant, p) as `commchar fit` fits point-to-point
 operations (models/regimes.py: the fewest Hockney segments consistent with the
 points' noise) and, round after round, adds sizes only where that model is
@@ -81,9 +82,14 @@ from commchar.models.excess import paired_points
 from commchar.models.inputs import spread
 from commchar.models.regimes import DEFAULT_NOISE_FLOOR, MAX_MISS, SegmentedHockneyModel
 
-# Coarse and added points are measured to LOOSE_FACTOR x --precision (3% at the
-# default 1%); the model's predicted time must be known to the same.
+# Added points are measured to LOOSE_FACTOR x --precision (3% at the default 1%); the
+# model's predicted time must be known to the same.
 LOOSE_FACTOR = 3.0
+# The coarse grid of a series whose sizes the rule chooses is measured to COARSE_FACTOR x
+# --precision (5%): its medians start the model, whose ci check adds sizes to a segment not
+# known to its target; a series as noisy as MAX_FLOOR has its added points at half of that
+# (point_precision), so repetitions beyond it buy that model nothing.
+COARSE_FACTOR = 5.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
 MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split...
 MIN_JUMP_GAP = 1.5  # ...unless a jump lies in it: then down to this (the dense grid steps by 1.33, 1.5)
@@ -109,6 +115,11 @@ NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
 STEP_TOLERANCE = 0.10
 # Segments fitted with the fit's own settings (models/assemble.py: P2P_MAX_SEGMENTS).
 MAX_SEGMENTS = 12
+
+
+def coarse_precision(precision: float) -> float:
+    """The precision of a chosen series' coarse points under --precision `precision`."""
+    return max(precision, COARSE_FACTOR * precision)
 
 
 def chosen(op: str) -> bool:

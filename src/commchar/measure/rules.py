@@ -5,7 +5,8 @@ sizes is (measure/runner.py: one job per library and p, every point stored as
 it arrives, a crashed job relaunched); then the refinement's rounds
 (measure/refine.py) add sizes: under grid and dense where the curve changes,
 under adaptive also wherever the model being fitted is uncertain
-(measure/adaptive.py), every adaptive point to LOOSE_FACTOR x --precision.
+(measure/adaptive.py), every adaptive point to LOOSE_FACTOR x --precision, but the
+coarse grid of a series whose sizes the rule chooses to COARSE_FACTOR x it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import math
 import time
 from pathlib import Path
 
-from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer
+from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen, coarse_precision
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
+from commchar.measure.operations import OpVariant
 from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
 from commchar.measure.refine import default_budget, refine
 from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
@@ -42,6 +44,16 @@ def measuring_precision(options: SweepOptions, rule: str) -> float:
     return min(MAX_LOOSE_PRECISION, max(options.precision, LOOSE_FACTOR * options.precision))
 
 
+def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOptions) -> list[Point]:
+    """The points `rule` plans at p; under adaptive, those of a series whose sizes the rule
+    chooses carry the coarse grid's precision."""
+    points = points_by_rule(ops, rule, p)
+    if rule != ADAPTIVE:
+        return points
+    coarse = min(MAX_LOOSE_PRECISION, coarse_precision(options.precision))
+    return [dataclasses.replace(pt, precision=coarse) if chosen(pt.op) else pt for pt in points]
+
+
 def measuring_max_time(options: SweepOptions, rule: str) -> float:
     """The most seconds each point measures: --max-time, capped under adaptive."""
     return min(options.max_time, ADAPTIVE_MAX_TIME_S) if rule == ADAPTIVE else options.max_time
@@ -60,7 +72,7 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
                                     max_time=measuring_max_time(options, rule))
     result = SweepResult(run_id, retried=store.clear_failures(run_id))
     work = plan_work(store, run_id, options, libraries, hosts, result,
-                     lambda ops, p: points_by_rule(ops, rule, p))
+                     lambda ops, p: planned_points(ops, rule, p, options))
     observer.planned(sum(len(placed.points) for _, _, placed in work))
 
     rounds = rule == ADAPTIVE and options.refine and not several

@@ -21,8 +21,9 @@ from commchar.store import Store
 from commchar.vocabulary import op_key
 
 RULES = {
-    "adaptive": ("a coarse grid (0, 1 B and every 4th power of two, and the largest size), then rounds"
-                 " adding sizes where the segments' model is uncertain: a breakpoint whose neighbouring"
+    "adaptive": ("a coarse grid (0, 1 B and every 4th power of two, and the largest size; its points"
+                 " to 5 x --precision where the rule chooses the sizes), then rounds adding sizes"
+                 " (3 x --precision) where the segments' model is uncertain: a breakpoint whose neighbouring"
                  " segments disagree, a gap wider than 4-fold, a new size off the previous model beyond"
                  " its noise, a segment whose predicted time is not known to the CI target;"
                  " each state of the ranks' cores a line of its own, the series' scatter its"
