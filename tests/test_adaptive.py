@@ -221,6 +221,35 @@ def test_points_measured_in_another_state_of_the_cores_are_not_chased(monkeypatc
     assert len(state.segments) > 1 or abs(state.segments[0]["t_s"] - 1.0) > 0.02
 
 
+def test_a_series_that_gained_no_point_is_not_analysed_again(monkeypatch):
+    """The library's states are split again from all its points each round, so a state's typical
+    round trip moves whenever any series gains a point; a series whose own points did not change
+    keeps its analysis (the same sizes asked, and none of its work again)."""
+    analysed: list[int] = []
+    real = adaptive.analyse
+
+    def counted(n, *args, **kwargs):
+        analysed.append(len(n))
+        return real(n, *args, **kwargs)
+
+    monkeypatch.setattr(adaptive, "analyse", counted)
+    sizes = rule_sizes(MiB, ADAPTIVE)
+    near = lambda ns: {"extra": {"core_rtt_ns": [ns, ns]}}  # noqa: E731
+    steady = [_point("bcast", n, 1.0 + 2e-4 * n) | near(110.0 + 2 * i) for i, n in enumerate(sizes)]
+    growing = [_point("reduce", n, 2.0 + 3e-4 * n) | near(111.0 + 2 * i) for i, n in enumerate(sizes)]
+    propose = adaptive.adaptive_proposer(0.01)
+    keys = lambda pts: {(p["library"], p["op"], p["variant"], p["p"], p["n_bytes"]) for p in pts}  # noqa: E731
+    first, _ = propose(steady + growing, keys(steady + growing), set())
+    assert len(analysed) == 2
+    # reduce gains a size whose cores were slower to reach (the state's typical round trip moves)
+    added = _point("reduce", 3000, 2.0 + 3e-4 * 3000) | near(140.0)
+    points = steady + growing + [added]
+    second, _ = propose(points, keys(points), set())
+    assert analysed[2:] == [len(sizes) + 1]
+    assert [pt for pt in second.get(("lib", 2), []) if pt.op == "bcast"] == [
+        pt for pt in first.get(("lib", 2), []) if pt.op == "bcast"]
+
+
 def test_a_round_in_the_other_state_still_pins_the_breakpoint():
     """The coarse grid with the cores near, the first round's sizes with them apart (2.5 times
     slower), the rest near again: the rounds bracket the jump at 10 kB, and stop."""

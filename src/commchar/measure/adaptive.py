@@ -475,6 +475,16 @@ def same_states(found: Series, before: dict[int, float]) -> dict[int, int]:
     return out
 
 
+def _fingerprint(found: Series) -> tuple:
+    """What a series' analysis depends on: its sizes, times and noise, and which of them share
+    a state of the cores (labels renumbered in order of appearance: the library's states are
+    split again each round, and their typical round trips move as any series gains points,
+    so neither the labels nor the round trips say whether this series changed)."""
+    order: dict[int, int] = {}
+    shared = tuple(order.setdefault(label, len(order)) for label in found.state.tolist())
+    return tuple(found.n.tolist()), tuple(found.t.tolist()), tuple(found.noise.tolist()), shared
+
+
 def adaptive_proposer(precision: float, record: Record | None = None) -> Proposer:
     """The refinement's proposer under the adaptive rule: the threshold changes (rndv's S,
     the standard send's breakpoints) and what every chosen series' model still needs."""
@@ -504,7 +514,7 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         for key, found in sorted(every.items()):
             library, op, variant, p = key
             state_ns = found.state_ns()
-            fingerprint = (tuple(found.n.tolist()), tuple(state_ns[lb] for lb in found.state.tolist()))
+            fingerprint = _fingerprint(found)
             if key in seen and seen[key][0] == fingerprint:
                 state = seen[key][1]
             else:
