@@ -89,6 +89,11 @@ def test_the_first_touch_probe_grows_while_its_cost_per_byte_moves():
     assert adaptive.touch_extension(_touch(4e-4)) == {"lib": 64 * MiB}  # 60% more: not settled
     # 60% more, but the 16 MiB points' own CIs are +-50%: no larger size would be known better
     assert adaptive.touch_extension(_touch(4e-4, noise_16m=0.25)) == {}
+    # 20% more: beyond the run-to-run floor of a quiet host, within that of one whose series
+    # scatter by 10% from size to size (a host that moves whole jobs by tens of percent)
+    assert adaptive.touch_extension(_touch(3e-4)) == {"lib": 64 * MiB}
+    assert adaptive.touch_extension(_touch(3e-4), {"lib": adaptive.MAX_FLOOR}) == {}
+    assert adaptive.touch_extension(_touch(4e-4), {"lib": adaptive.MAX_FLOOR}) == {"lib": 64 * MiB}
     propose = adaptive.adaptive_proposer(0.01)
     points = _touch(4e-4)
     todo, _ = propose(points, {("lib", "touch", pt["variant"], 2, pt["n_bytes"]) for pt in points}, set())

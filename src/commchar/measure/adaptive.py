@@ -60,7 +60,8 @@ operation still open, the rendezvous threshold S bisected in the same rounds.
 Operations whose model is not a size curve keep their own sizes (barrier, mbw,
 coldstart), the LogGP probe its coarse grid, and the rndv probe is refined
 only where it jumps. The first-touch probe starts below its largest size and
-gets it only while its cost per byte still moves (touch_extension()).
+gets it only while its cost per byte still moves beyond the noise, the
+library's floor included (touch_extension()).
 """
 
 from __future__ import annotations
@@ -109,9 +110,9 @@ Z95 = 1.959964
 NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
 # The first-touch probe starts below its largest size (Operation.adaptive_sizes) and gets the
 # next larger one while the cost per byte it keeps (models/first_touch.py: fresh less resident,
-# per byte) moved by more than this (and DEVIATION_Z noise levels) from the size before the
-# largest measured to the largest: past a few MiB zeroing and copying both go to memory, and
-# the cost settles.
+# per byte) moved by more than this (and DEVIATION_Z noise levels, the library's floor taken
+# in quadrature with each point's CI) from the size before the largest measured to the
+# largest: past a few MiB zeroing and copying both go to memory, and the cost settles.
 STEP_TOLERANCE = 0.10
 # Segments fitted with the fit's own settings (models/assemble.py: P2P_MAX_SEGMENTS).
 MAX_SEGMENTS = 12
@@ -426,14 +427,16 @@ def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
     return out
 
 
-def touch_extension(points: list[dict]) -> dict[str, int]:
+def touch_extension(points: list[dict], floors: dict[str, float] | None = None) -> dict[str, int]:
     """Per library, the next size of the first-touch probe to measure (both variants): the
     next larger of its own sizes while the cost per byte of a first touch moved between its
-    two largest measured sizes by more than STEP_TOLERANCE and DEVIATION_Z noise levels (the
-    points' own, combined), or was not positive at either."""
+    two largest measured sizes by more than STEP_TOLERANCE and DEVIATION_Z noise levels (each
+    point's own with the library's noise floor, `floors`, in quadrature: DEFAULT_NOISE_FLOOR
+    where not given), or was not positive at either."""
     operation = OPERATIONS["touch"]
     out = {}
     for library in sorted({pt["library"] for pt in points if pt["op"] == "touch"}):
+        floor = (floors or {}).get(library, DEFAULT_NOISE_FLOOR)
         pairs = paired_points([pt for pt in points if pt["library"] == library], "touch", "fresh", "resident")
         sizes = sorted(n for n, pair in pairs.items() if len(pair) == 2)
         larger = [n for n in operation.sizes or () if sizes and n > sizes[-1]]
@@ -443,7 +446,8 @@ def touch_extension(points: list[dict]) -> dict[str, int]:
         for n in sizes[-2:]:
             (fresh, slow), (resident, fast) = pairs[n]["fresh"], pairs[n]["resident"]
             excess = fresh - resident
-            spread_us = math.hypot(fresh * spread(slow)["noise"], resident * spread(fast)["noise"])
+            spread_us = math.hypot(fresh * math.hypot(spread(slow)["noise"], floor),
+                                   resident * math.hypot(spread(fast)["noise"], floor))
             steps.append((excess / n, spread_us / excess if excess > 0 else math.inf))
         (before, before_noise), (last, last_noise) = steps
         if before <= 0 or last <= 0 or abs(last / before - 1) > max(
@@ -542,7 +546,8 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                 precision = point_precision(ci_target, floor)
                 merged.setdefault((library, p), set()).update(
                     Point(op, variant, s, precision if precision > ci_target else None) for s in asked)
-        for library, size in touch_extension(points).items():
+        floors = {library: noise_floor(scatter) for library, scatter in library_scatter.items()}
+        for library, size in touch_extension(points, floors).items():
             wanted = {Point("touch", variant, size) for variant in OPERATIONS["touch"].variants
                       if (library, "touch", variant, 2, size) not in measured | tried}
             if wanted:
