@@ -8,7 +8,7 @@ warm-up settings alternated, REPEAT times each:
 - `--compare series` (default): `--warmup point` against `--warmup series`, on
   size series below 32 KiB (ping-pong, bcast, allreduce, alltoall, a fence
   put), where the least warm-up of every point is most of its cost;
-- `--compare round`: `--warmup-round 0.00125` (a round of fewer than 8 calls
+- `--compare round`: `--warmup-round-time 0.00125` (a round of fewer than 8 calls
   compares only when it lasts a quarter of the 5 ms `--warmup-time`) against
   the default 0.00025, on series of 32 KiB to 4 MiB (ping-pong, bw, allreduce,
   a fence put, accumulate), where a call lasts tens of microseconds to
@@ -53,8 +53,8 @@ COMPARISONS = {
                (("--warmup point", ["--warmup", "point"]), ("--warmup series", ["--warmup", "series"]))),
     "round": (plan({"pingpong:send": LARGE, "bw": LARGE, "allreduce:sum": COLLECTIVE_LARGE,
                     "put:fence": LARGE, "acc:fence_bw": COLLECTIVE_LARGE}),
-              (("--warmup-round 0.00125", ["--warmup-round", "0.00125"]),
-               ("--warmup-round 0.00025", ["--warmup-round", "0.00025"]))),
+              (("--warmup-round-time 0.00125", ["--warmup-round-time", "0.00125"]),
+               ("--warmup-round-time 0.00025", ["--warmup-round-time", "0.00025"]))),
 }
 OPTIONS = ["--precision", "0.03", "--max-time", "0.1"]
 

@@ -444,17 +444,17 @@ def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
         assert pt["warmup"] >= 16  # two representative rounds of 8 calls at least
 
 
-def test_warmup_round_lets_a_few_long_calls_compare(kernel):
-    # a round of fewer than 8 calls compares once it lasts --warmup-round: a ping-pong of MiBs
+def test_warmup_round_time_lets_a_few_long_calls_compare(kernel):
+    # a round of fewer than 8 calls compares once it lasts --warmup-round-time: a ping-pong of MiBs
     # (hundreds of microseconds a call) settles on single calls under a short one, and needs
     # two rounds of 8 under one longer than the cap
     plan = ["--plan", "pingpong:send=1048576,2097152,4194304", *FAST, "--warmup-time", "2"]
     calls = {}
     for round_s in ("0.0001", "5"):
-        done = _launch(kernel, 2, [*plan, "--warmup-round", round_s])
+        done = _launch(kernel, 2, [*plan, "--warmup-round-time", round_s])
         assert done.returncode == 0, done.stderr
         records = _records(done.stdout)
-        assert records[0]["options"]["warmup_round"] == pytest.approx(float(round_s))
+        assert records[0]["options"]["warmup_round_time"] == pytest.approx(float(round_s))
         calls[round_s] = [pt["warmup"] for pt in _points(records)]
     assert all(n >= 16 for n in calls["5"]), calls
     assert min(calls["0.0001"]) < 16, calls

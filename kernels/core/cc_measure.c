@@ -33,7 +33,7 @@ void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
     lim->max_time = opt->max_time / (phases > 0 ? phases : 1);
     lim->warmup_time = opt->warmup_time;
     lim->warmup_min_time = opt->warmup_min_time < opt->warmup_time ? opt->warmup_min_time : opt->warmup_time;
-    lim->warmup_round = opt->warmup_round < opt->warmup_time ? opt->warmup_round : opt->warmup_time;
+    lim->warmup_round_time = opt->warmup_round_time < opt->warmup_time ? opt->warmup_round_time : opt->warmup_time;
     lim->batch_threshold = opt->batch_threshold;
     lim->sync_window_factor = opt->sync_window_factor;
     lim->sync_window_us = opt->sync_window_us;
@@ -63,7 +63,7 @@ static long cc_clamp(double v, long lo, long hi)
 }
 
 /* Untimed warm-up in rounds, until the per-call time has settled: two
- * consecutive representative rounds (8 calls, or warmup_round of time)
+ * consecutive representative rounds (8 calls, or warmup_round_time)
  * whose means agree within CC_WARMUP_STEADY, once warmup_min_time has passed;
  * or, for a point that never settles, until warmup_time (the cap) has passed.
  * At least two calls either way.  A fixed time would spend the whole cap on
@@ -121,7 +121,7 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
             /* the batch is decided from a round of several calls (or a long
              * one), not from the first calls, which set up connections */
             const double round_s = (double)(now - round_start) * 1e-9;
-            const int representative = round >= 8 || round_s >= lim->warmup_round;
+            const int representative = round >= 8 || round_s >= lim->warmup_round_time;
             const int steady = representative && previous >= 0.0 &&
                                fabs(per_call - previous) <= CC_WARMUP_STEADY * fmin(per_call, previous);
             if (representative) previous = per_call;
@@ -147,11 +147,11 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
             } else if (elapsed < lim->warmup_time) {
                 /* as long as the last round, or the fewest calls that are representative
                  * (8, or one long call), within the time left */
-                const long least = cc_clamp(ceil(lim->warmup_round * 1e9 / wall), 1, 8);
+                const long least = cc_clamp(ceil(lim->warmup_round_time * 1e9 / wall), 1, 8);
                 decision.next_round = cc_clamp(ceil((lim->warmup_time - elapsed) * 1e9 / wall), 1,
                                                round > least ? round : least);
             } else {
-                decision.next_round = cc_clamp(ceil(lim->warmup_round * 1e9 / wall), 1, 8);
+                decision.next_round = cc_clamp(ceil(lim->warmup_round_time * 1e9 / wall), 1, 8);
             }
         }
         CC_MPI(MPI_Bcast(&decision, CC_WARMUP_LONGS, MPI_LONG, 0, pt->ctl));

@@ -10,7 +10,7 @@ typedef struct cc_limits {
     long min_reps, max_reps;
     double max_time, warmup_time, batch_threshold;
     double warmup_min_time; /* the warm-up ends once steady, but not before this */
-    double warmup_round;    /* a round of fewer than 8 calls is representative from this long */
+    double warmup_round_time; /* a round of fewer than 8 calls is representative from this long */
     double sync_window_factor, sync_window_us; /* --sync window only */
 } cc_limits;
 

@@ -23,7 +23,7 @@ const char cc_usage[] =
     "  --warmup-min-time S    least warm-up: it ends once the per-call time is steady (0.0005)\n"
     "  --warmup series|point  series: the least warm-up binds the first point of each plan\n"
     "                         entry only, the others end once steady (series)\n"
-    "  --warmup-round S       a warm-up round of fewer than 8 calls compares only when it\n"
+    "  --warmup-round-time S  a warm-up round of fewer than 8 calls compares only when it\n"
     "                         lasts S seconds (0.00025)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
     "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
@@ -176,7 +176,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->warmup_time = 0.005;
     opt->warmup_min_time = 0.0005;
     opt->warmup_series = 1;
-    opt->warmup_round = 0.00025;
+    opt->warmup_round_time = 0.00025;
     opt->batch_threshold = 100.0;
     opt->sync = &cc_sync_barrier;
     opt->sync_window_factor = 4.0;
@@ -225,8 +225,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_time, err, errlen);
         else if (strcmp(name, "--warmup-min-time") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_min_time, err, errlen);
-        else if (strcmp(name, "--warmup-round") == 0)
-            rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_round, err, errlen);
+        else if (strcmp(name, "--warmup-round-time") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->warmup_round_time, err, errlen);
         else if (strcmp(name, "--warmup") == 0) {
             if (strcmp(value, "series") == 0 || strcmp(value, "point") == 0)
                 opt->warmup_series = strcmp(value, "series") == 0;

@@ -38,8 +38,8 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_num(b, opt->warmup_time);
     cc_buf_key(b, "warmup_min_time");
     cc_buf_num(b, opt->warmup_min_time);
-    cc_buf_key(b, "warmup_round");
-    cc_buf_num(b, opt->warmup_round);
+    cc_buf_key(b, "warmup_round_time");
+    cc_buf_num(b, opt->warmup_round_time);
     cc_buf_key(b, "warmup");
     cc_buf_str(b, opt->warmup_series ? "series" : "point");
     cc_buf_key(b, "batch_threshold");
