@@ -133,17 +133,20 @@ static unsigned char *cc_pool_take(size_t len)
     return base;
 }
 
-/* the slot of the smallest kept mapping (-1: none kept), or of an empty one (-1: none) */
-static int cc_pool_slot(int empty)
+/* an empty slot, -1: none */
+static int cc_pool_empty(void)
+{
+    for (int i = 0; i < CC_POOL_SLOTS; i++)
+        if (!cc_pool[i]) return i;
+    return -1;
+}
+
+/* the slot of the smallest kept mapping, -1: none kept */
+static int cc_pool_smallest(void)
 {
     int found = -1;
-    for (int i = 0; i < CC_POOL_SLOTS; i++) {
-        if (empty) {
-            if (!cc_pool[i]) return i;
-        } else if (cc_pool[i] && (found < 0 || cc_mapping_len(cc_pool[i]) < cc_mapping_len(cc_pool[found]))) {
-            found = i;
-        }
-    }
+    for (int i = 0; i < CC_POOL_SLOTS; i++)
+        if (cc_pool[i] && (found < 0 || cc_mapping_len(cc_pool[i]) < cc_mapping_len(cc_pool[found]))) found = i;
     return found;
 }
 
@@ -152,13 +155,13 @@ static void cc_pool_keep(unsigned char *base)
 {
     const size_t len = cc_mapping_len(base);
     for (;;) {
-        const int empty = cc_pool_slot(1);
+        const int empty = cc_pool_empty();
         if (len >= CC_POOL_MIN_BYTES && empty >= 0 && cc_pool_kept + len <= cc_pages_peak) {
             cc_pool[empty] = base;
             cc_pool_kept += len;
             return;
         }
-        const int smallest = cc_pool_slot(0);
+        const int smallest = cc_pool_smallest();
         if (len < CC_POOL_MIN_BYTES || len > cc_pages_peak || smallest < 0 ||
             cc_mapping_len(cc_pool[smallest]) >= len) {
             munmap(base, len);

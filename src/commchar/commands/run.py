@@ -20,7 +20,7 @@ from commchar.measure.operations import parse_ops
 from commchar.measure.adaptive import Record
 from commchar.measure.plan import ADAPTIVE, Point, parse_np, parse_sizes, size_rule
 from commchar.measure.refine import RefineResult
-from commchar.measure.rules import measuring_max_time, measuring_precision, run_rule
+from commchar.measure.rules import coarse_precision, measuring_max_time, measuring_precision, run_rule
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
@@ -306,8 +306,10 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         rule = size_rule(options.sizes)
         record = Record() if rule == ADAPTIVE else None
         if rule is not None:
-            console.print(f"sizes: {rule}, each point to {100 * measuring_precision(options, rule):g}%"
-                          f" or {measuring_max_time(options, rule):g} s"
+            loose, coarse = measuring_precision(options, rule), coarse_precision(options, rule)
+            precision = (f"{100 * loose:g}%" if coarse == loose else
+                         f"{100 * coarse:g}% (the coarse grid), {100 * loose:g}% (the probes, the sizes added)")
+            console.print(f"sizes: {rule}, each point to {precision} or {measuring_max_time(options, rule):g} s"
                           + (" (docs/method.md \"Which sizes\")" if rule == ADAPTIVE else ""))
         started = time.monotonic()
         try:

@@ -118,11 +118,6 @@ STEP_TOLERANCE = 0.10
 MAX_SEGMENTS = 12
 
 
-def coarse_precision(precision: float) -> float:
-    """The precision of a chosen series' coarse points under --precision `precision`."""
-    return max(precision, COARSE_FACTOR * precision)
-
-
 def chosen(op: str) -> bool:
     """Whether the adaptive rule chooses `op`'s sizes beyond its coarse grid."""
     operation = OPERATIONS.get(op)
@@ -517,7 +512,6 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
         library_scatter = {library: robust_spread(values) for library, values in pooled.items()}
         for key, found in sorted(every.items()):
             library, op, variant, p = key
-            state_ns = found.state_ns()
             fingerprint = _fingerprint(found)
             if key in seen and seen[key][0] == fingerprint:
                 state = seen[key][1]
@@ -525,7 +519,7 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                 previous, previous_ns = models.get(key, (None, {}))
                 state, model = analyse(found.n, found.t, found.noise, ci_target, previous, found.state,
                                        same_states(found, previous_ns))
-                models[key] = (model, state_ns)
+                models[key] = (model, found.state_ns())
                 seen[key] = (fingerprint, state)
             asked: dict[int, str] = {}
             for size, reason in sorted(state.sizes.items()):

@@ -16,7 +16,7 @@ import math
 import time
 from pathlib import Path
 
-from commchar.measure.adaptive import LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen, coarse_precision
+from commchar.measure.adaptive import COARSE_FACTOR, LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
@@ -37,11 +37,23 @@ MAX_LOOSE_PRECISION = 0.33
 ADAPTIVE_MAX_TIME_S = 0.1
 
 
-def measuring_precision(options: SweepOptions, rule: str) -> float:
-    """The precision each point is measured to: --precision, loosened under adaptive."""
+def _loosened(options: SweepOptions, rule: str, factor: float) -> float:
+    """--precision, or under adaptive `factor` times it (at most MAX_LOOSE_PRECISION)."""
     if rule != ADAPTIVE:
         return options.precision
-    return min(MAX_LOOSE_PRECISION, max(options.precision, LOOSE_FACTOR * options.precision))
+    return min(MAX_LOOSE_PRECISION, max(options.precision, factor * options.precision))
+
+
+def measuring_precision(options: SweepOptions, rule: str) -> float:
+    """The precision each point is measured to where it carries none of its own: --precision,
+    loosened under adaptive (the probes' and the sizes the rounds add)."""
+    return _loosened(options, rule, LOOSE_FACTOR)
+
+
+def coarse_precision(options: SweepOptions, rule: str) -> float:
+    """The precision of the planned points of a series whose sizes the rule chooses: under
+    adaptive its coarse grid's, looser than the rest; --precision under every other rule."""
+    return _loosened(options, rule, COARSE_FACTOR)
 
 
 def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOptions) -> list[Point]:
@@ -50,7 +62,7 @@ def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOption
     points = points_by_rule(ops, rule, p)
     if rule != ADAPTIVE:
         return points
-    coarse = min(MAX_LOOSE_PRECISION, coarse_precision(options.precision))
+    coarse = coarse_precision(options, rule)
     return [dataclasses.replace(pt, precision=coarse) if chosen(pt.op) else pt for pt in points]
 
 
