@@ -16,7 +16,7 @@
 use crate::error::{Result, SimError};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
-use crate::params::{Params, Rendezvous, RendezvousCopy};
+use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::transport::{
     forward_cost, Driver, Host, Net, NetModel, Pending, ReceiverCopy, FIRST_NET_KIND, NO_RECV,
@@ -685,6 +685,7 @@ impl<W: Workload> Core<'_, W> {
             self.schedule_kind(depart, kind, msg)?;
         } else {
             let serialization = s1.saturating_mul(c.big_g);
+            let depart = depart.saturating_add(Self::held_back(net, &c, s1, rendezvous));
             net.send(self, t, depart, kind as u8, msg, serialization)?;
         }
         if rendezvous {
@@ -693,6 +694,21 @@ impl<W: Workload> Core<'_, W> {
             self.wl.done(ev.rank, ev.id, &mut self.ready);
         }
         Ok(None)
+    }
+
+    /// How much later than its first byte an eager message is taken in when the
+    /// receiver's own copy is given (O_r): the part of its stream, (s-1)
+    /// max(O, G), that outlasts that copy, (s-1)O_r. A receiver free at its first
+    /// byte then ends at the same time as by LogGOPSim's rule; one still busy
+    /// (sending its own message of an exchange) copies bytes that are there.
+    #[inline]
+    fn held_back<N: NetModel>(net: &N, c: &MsgCost, s1: u64, rendezvous: bool) -> u64 {
+        match c.big_o_r {
+            Some(o_r) if !rendezvous && !net.times_copies() => s1
+                .saturating_mul(c.big_o.max(c.big_g))
+                .saturating_sub(s1.saturating_mul(o_r)),
+            _ => 0,
+        }
     }
 
     /// A rendezvous send is done with on the receiver at time t (matched, or
@@ -842,7 +858,8 @@ impl<W: Workload> Core<'_, W> {
     }
 
     /// A message's first byte at t: the CPU is busy until
-    /// t + o + max((s-1)O, (s-1)G); then it matches a receive or waits as unexpected.
+    /// t + o + max((s-1)O, (s-1)G) (t + o + (s-1)O_r for an eager message with
+    /// O_r, taken in that much later); then it matches a receive or waits as unexpected.
     /// A message to oneself never used the NIC: t + o + (s-1)O, never pulled.
     fn on_msg<N: NetModel>(
         &mut self,
@@ -889,13 +906,17 @@ impl<W: Workload> Core<'_, W> {
         } else {
             s1.saturating_mul(c.big_g)
         };
-        let per_byte = s1.saturating_mul(c.big_o).max(streamed);
         // the receiver idled since before the send started: the sender was late
         let late = match self.acct.as_mut() {
             Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
             None => 0,
         };
         let rendezvous = self.rendezvous_of(ev.size, proto);
+        let per_byte = match c.big_o_r {
+            // held back by the sender (`held_back`) until the rest is no longer than this
+            Some(o_r) if !from_self && !rendezvous && !net.times_copies() => s1.saturating_mul(o_r),
+            _ => s1.saturating_mul(c.big_o).max(streamed),
+        };
         // Single copy (the receiver pulls the bytes from the sender's buffer, as
         // UCX's get_zcopy and Open MPI's CMA get do): what arrives is the
         // request to send; the bytes are copied once it is matched, and only

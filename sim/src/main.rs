@@ -645,7 +645,7 @@ fn result_json(
             "S": p.eager_max, "gamma": u(p.gamma), "hop": u(p.hop),
             "regimes": p.regimes.iter().map(|r| json!({
                 "n_min": r.start, "o_s": u(r.cost.o_s), "o_r": u(r.cost.o_r),
-                "G": u(r.cost.big_g), "O": u(r.cost.big_o),
+                "G": u(r.cost.big_g), "O": u(r.cost.big_o), "O_r": r.cost.big_o_r.map(u),
             })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
             "rendezvous_copy": p.rendezvous_copy.name(),

@@ -94,6 +94,12 @@ pub struct MsgCost {
     pub o_r: u64,
     pub big_g: u64,
     pub big_o: u64,
+    /// The receiver's CPU per byte of an eager message whose bytes are already
+    /// there (PLogP's o_r(m) slope, `loggp.regimes[].O_r`): such a message is
+    /// taken in when its remaining stream is no longer than that copy, and
+    /// costs the receiver o_r + (s-1)O_r. None: LogGOPSim's rule, o_r +
+    /// max((s-1)O, (s-1)G) from its first byte.
+    pub big_o_r: Option<u64>,
 }
 
 /// Costs of the messages of at least `start` bytes (up to the next regime's start).
@@ -191,10 +197,12 @@ impl Params {
                 o_r: t - t / 2,
                 big_g: 0,
                 big_o: 0,
+                big_o_r: None,
             };
         }
         MsgCost {
             big_o: self.cost(size).big_o,
+            big_o_r: None,
             ..self.cost(0)
         }
     }
@@ -242,6 +250,7 @@ impl Params {
             o_r: self.o_r,
             big_g: self.big_g,
             big_o: self.big_o,
+            big_o_r: None,
         }
     }
 }
@@ -583,7 +592,7 @@ fn cold_start_from_model(
     }))
 }
 
-/// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O`; us and
+/// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O` and `O_r`; us and
 /// us/B). Entries must be sorted by n and disjoint. A size in a gap between two
 /// regimes takes the one with the nearest bound (ties: the lower), sizes below
 /// the first take the first: the model file's rule for segments. So the table
@@ -649,6 +658,7 @@ fn regimes_from_model(
                 Some(x) => us.to_ps(x, "O")?,
                 None => global.big_o,
             },
+            big_o_r: num("O_r")?.map(|x| us.to_ps(x, "O_r")).transpose()?,
         };
         let start = match prev_max {
             None => 0,
@@ -735,6 +745,7 @@ impl Params {
             o_r: s(c.o_r),
             big_g: s(c.big_g),
             big_o: s(c.big_o),
+            big_o_r: c.big_o_r.map(s),
         };
         Params {
             l: s(self.l),

@@ -68,6 +68,7 @@ fn variants() -> Vec<(&'static str, Params)> {
         o_r: 500 * NS,
         big_g: g * NS,
         big_o: 0,
+        big_o_r: None,
     };
     regimes.regimes = vec![
         Regime {

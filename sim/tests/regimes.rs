@@ -1,5 +1,5 @@
 //! Size-dependent (PLogP-style) costs: a regime table changes exactly the
-//! o_s, o_r, G, O a message pays, by its size, and nothing else.
+//! o_s, o_r, G, O (and O_r) a message pays, by its size, and nothing else.
 
 mod common;
 use commchar_sim::params::{from_model, MsgCost, Params, Regime};
@@ -15,6 +15,7 @@ fn regime(start: u64, o_s: u64, o_r: u64, g: u64, o: u64) -> Regime {
             o_r: o_r * NS,
             big_g: g * NS,
             big_o: o * NS,
+            big_o_r: None,
         },
     }
 }
@@ -72,7 +73,7 @@ fn model(regimes: &str) -> String {
 fn model_regimes_fill_gaps_by_the_nearest_bound() {
     let text = model(
         r#"[{"n_min": 0, "n_max": 16, "o_s": 0.1, "o_r": 0.2, "G": 0.01},
-            {"n_min": 32, "n_max": 2048, "o_s": 0.3, "o_r": 0.4, "G": 0.002, "O": 0.001},
+            {"n_min": 32, "n_max": 2048, "o_s": 0.3, "o_r": 0.4, "G": 0.002, "O": 0.001, "O_r": 0.0005},
             {"n_min": 4096, "n_max": null, "o_s": 0.5, "o_r": 0.6, "G": 0.0001}]"#,
     );
     let p = from_model(&text, "m.json", None).unwrap();
@@ -86,6 +87,9 @@ fn model_regimes_fill_gaps_by_the_nearest_bound() {
     assert_eq!(p.cost(8).big_o, 500);
     assert_eq!(p.cost(100).big_o, 1_000);
     assert_eq!(p.cost(1 << 30).big_g, 100);
+    // O_r where given, else none (LogGOPSim's receiver)
+    assert_eq!(p.cost(100).big_o_r, Some(500));
+    assert_eq!((p.cost(8).big_o_r, p.cost(1 << 30).big_o_r), (None, None));
 }
 
 #[test]
@@ -103,6 +107,10 @@ fn bad_regimes_are_input_errors() {
         (
             r#"[{"n_min": 0, "n_max": 9, "o_s": -1, "o_r": 1, "G": 1}]"#,
             "non-negative",
+        ),
+        (
+            r#"[{"n_min": 0, "n_max": 9, "o_s": 1, "o_r": 1, "G": 1, "O_r": -1}]"#,
+            "O_r is not a non-negative number",
         ),
         (
             r#"[{"n_min": 0, "n_max": 9, "o_s": 1, "o_r": 1, "G": 1},

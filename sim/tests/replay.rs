@@ -1045,6 +1045,67 @@ fn a_single_copy_exchange_ends_when_each_pull_is_acknowledged() {
     assert_eq!(o.finish, vec![both_copy, both_copy]);
 }
 
+/// One size regime from 0 with o_s = o_r = 1.5 us, G = 6, O = 5 ns/B and the receiver's
+/// own copy O_r (None: LogGOPSim's rule), every message eager.
+fn receiving(o_r: Option<u64>) -> Params {
+    let mut p = params(u64::MAX, Rendezvous::Handshake);
+    p.regimes = vec![commchar_sim::params::Regime {
+        start: 0,
+        cost: commchar_sim::params::MsgCost {
+            o_s: 1500 * NS,
+            o_r: 1500 * NS,
+            big_g: 6 * NS,
+            big_o: 5 * NS,
+            big_o_r: o_r.map(|v| v * NS),
+        },
+    }];
+    p
+}
+
+#[test]
+fn an_exchanges_receiver_copies_only_the_bytes_already_there() {
+    let s1 = 9999;
+    // LogGOPSim: each rank copies its own message (o_s + s1 O), then takes in the other's,
+    // which came while it copied, at o_r + s1 max(O, G)
+    let dir = simultaneous_exchange(s1 + 1);
+    let o = replay(&dir, &Options::default(), receiving(None)).unwrap();
+    assert_eq!(o.finish, vec![(1500 + s1 * 5 + 1500 + s1 * 6) * NS; 2]);
+    // with O_r = 3: the other's bytes are there by then, so o_r + s1 O_r
+    let o = replay(&dir, &Options::default(), receiving(Some(3))).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish, vec![(1500 + s1 * 5 + 1500 + s1 * 3) * NS; 2]);
+    // O_r can not make the stream faster than G: with O_r = 0 the other's message, taken
+    // in s1 max(O, G) after its first byte, comes after the own copy ends
+    let o = replay(&dir, &Options::default(), receiving(Some(0))).unwrap();
+    assert_eq!(o.finish, vec![(1500 + s1 * 6 + 2500 + 1500) * NS; 2]);
+    // a ping-pong's receiver waits for the first byte: its time is LogGOPSim's either way
+    let one_way = (1500 + 2500 + 1500 + s1 * 6) * NS;
+    for o_r in [None, Some(0), Some(3), Some(9)] {
+        let o = replay(
+            &placed_pingpong(s1 + 1, None),
+            &Options::default(),
+            receiving(o_r),
+        )
+        .unwrap();
+        let expect = match o_r {
+            Some(9) => 2 * (1500 + 2500 + 1500 + s1 * 9) * NS, // the receiver's copy outlasts G
+            _ => 2 * one_way,
+        };
+        assert_eq!(o.finish[0], expect, "O_r {o_r:?}");
+    }
+    // a rendezvous message is pulled as before: O_r is an eager message's
+    let mut rendezvous = receiving(Some(3));
+    rendezvous.eager_max = 0;
+    let mut plain = receiving(None);
+    plain.eager_max = 0;
+    assert_eq!(
+        replay(&dir, &Options::default(), rendezvous)
+            .unwrap()
+            .finish,
+        replay(&dir, &Options::default(), plain).unwrap().finish
+    );
+}
+
 /// Rank 1 exchanges 1000 bytes with MPI_Sendrecv at once; rank 0 computes 1 us, marks a
 /// phase, computes 10 us more, then makes its MPI_Sendrecv: rank 1's message reaches it
 /// while it computes, sent before its last computation began.
@@ -1144,6 +1205,7 @@ fn sendrecv_replace_copies_through_a_temporary_buffer() {
             o_r: 1500 * NS,
             big_g: 6 * NS,
             big_o,
+            big_o_r: None,
         },
     };
     by_size.regimes = vec![regime(0, 0), regime(4096, 3 * NS)];

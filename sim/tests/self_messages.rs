@@ -180,6 +180,7 @@ fn a_self_message_pays_the_smallest_messages_overheads_and_its_own_copy() {
             o_r: o_r * NS,
             big_g: 6 * NS,
             big_o: 2 * NS,
+            big_o_r: None,
         },
     };
     let mut p = model();

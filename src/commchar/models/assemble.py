@@ -39,6 +39,7 @@ from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
+from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_times, with_receive_copy
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -491,6 +492,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
             loggp, partial = _loggp_sections(library, loggp_pts, receiver_delay_us, operations)
         except InputError as exc:
             skipped.append(f"{library} loggp: {exc}")
+    if loggp is not None and ops.get(EXCHANGE_OP):  # the receiver's own copy (models/receive_copy.py)
+        _add_receive_copy(loggp, ops[EXCHANGE_OP])
     # the probes that add to the LogGP section (or to its partial one): name -> entry
     extras: dict[str, Any] = {}
     if ops.get("coldstart"):
@@ -556,6 +559,13 @@ def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: floa
         if mean and median:
             full["regimes_median"] = median
     return full, None
+
+
+def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
+    """O_r in each eager size regime of the loggp section whose exchanges were measured."""
+    for name, statistic in (("regimes", loggp.get("regimes_statistic", "median")), ("regimes_median", "median")):
+        if loggp.get(name):
+            loggp[name] = with_receive_copy(loggp[name], exchange_times(exchange, statistic), loggp.get("S"))
 
 
 def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,

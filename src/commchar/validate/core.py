@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from commchar.errors import MeasurementError, UsageError
 from commchar.measure.build import APPS, ensure_built
 from commchar.measure.libraries import Library
 from commchar.core_distance import States, point_pairs, rtt_pair, same_state, split
 from commchar.store import Store
+
+if TYPE_CHECKING:
+    from commchar.modelfile.document import ModelDocument
 
 # the loop is the programs' communication phase: MPI_Pcontrol level 3 (apps/app_common.h)
 LOOP_LEVEL = 3
@@ -112,8 +116,6 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     np), fits them: (run id, model file, the measured points)."""
     from commchar.measure.environment import host_info
     from commchar.measure.runner import SweepOptions, run_sweep
-    from commchar.models.document_fit import fit_document
-    from commchar.models.inputs import read_store
     from commchar.modelfile import save
     from commchar.provenance import build_identity
     from commchar.store import owner
@@ -136,11 +138,7 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     store.set_run_status(run_id, "complete")
     observer.done()
     observer.step(f"{library.name}: fitting run {run_id}")
-    points, failures, facts = read_store(store.path, [run_id])
-    delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
-              for job in facts.get("jobs", [])
-              if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
-    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
+    model, points = fit_run(store.path, run_id)
     fitted = model.libraries.get(library.name)
     if fitted is None or not isinstance(fitted.loggp, dict):
         raise MeasurementError(f"validate: the model of {library.name} has no loggp section "
@@ -149,6 +147,18 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
     save(model, path)
     observer.done()
     return run_id, str(path), points
+
+
+def fit_run(db: str | Path, run_id: int) -> tuple[ModelDocument, list[dict]]:
+    """The model document of one stored run, fitted as `commchar fit --run` does, and its points."""
+    from commchar.models.document_fit import fit_document
+    from commchar.models.inputs import read_store
+
+    points, failures, facts = read_store(db, [run_id])
+    delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
+              for job in facts.get("jobs", [])
+              if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
+    return fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays), points
 
 
 class _Quiet:
@@ -305,6 +315,9 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                 from commchar.modelfile import load
 
                 loggp = load(model_path).loggp(library.name) or {}
+                # the per-size costs the replay priced each message by (docs/model-format.md)
+                regimes = (json.loads(Path(model_path).read_text())["libraries"][library.name].get("loggp")
+                           or {}).get("regimes")
                 rows = []
                 for program, n in todo:
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
@@ -318,7 +331,8 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     observer.done()
                 runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_id,
                              "model_core_distance": {k: v for k, v in model_distance.items() if k != "pairs"},
-                             "loggp": {k: loggp.get(k) for k in ("L", "o_s", "o_r", "g", "G", "O", "S")},
+                             "loggp": {**{k: loggp.get(k) for k in ("L", "o_s", "o_r", "g", "G", "O", "S")},
+                                       "regimes": regimes},
                              "rows": rows})
     return {"format": "commchar-validation", "version": 1, "unit": "us", "options": options.to_dict(),
             "runs": runs, "summary": summarize(runs)}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The receiver's own copy (loggp.regimes[].O_r, models/receive_copy.py) on the same
+measurements: every row of a stored validation replayed twice, with the model as fitted
+and with O_r taken out of it (LogGOPSim's receiver), against the program's measured time
+and the kernel's probe of the same operation. Nothing is measured; the models are fitted
+again from the validation's own runs.
+
+    chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
+    python3 bench/receive_copy.py --from-db v.db [--programs ring_sendrecv,halo2d]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def _models(db: str, run_id: int, library: str, directory: Path) -> dict[str, Path]:
+    """The validation's model of run_id fitted again: {"O_r": as fitted, "none": without O_r}."""
+    from commchar.modelfile import save
+    from commchar.validate.core import fit_run
+
+    fitted = directory / f"run{run_id}.json"
+    save(fit_run(db, run_id)[0], fitted)
+    doc = json.loads(fitted.read_text())
+    for key in ("regimes", "regimes_median"):
+        for regime in doc["libraries"][library]["loggp"].get(key) or []:
+            regime.pop("O_r", None)
+    plain = directory / f"run{run_id}-none.json"
+    plain.write_text(json.dumps(doc))
+    return {"O_r": fitted, "none": plain}
+
+
+def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int) -> float:
+    from commchar.simulate.replay import ReplayRequest, replay
+    from commchar.store import Store
+    from commchar.store.traces import extract_trace
+    from commchar.validate.core import _loop_time
+
+    with Store(db, readonly=True) as store, tempfile.TemporaryDirectory(prefix="bench-rc-") as tmp:
+        directory = extract_trace(store, trace_id, tmp)
+        doc = replay(ReplayRequest(trace_dir=directory, model_path=str(model), library=library))
+    return (_loop_time(doc["predictions"]["loggps"]["ranks"], "predicted") or 0.0) / iterations
+
+
+def _in_state(row: dict[str, Any], runs: list[dict[str, Any]]) -> bool:
+    """Whether the validation's median counts the row: its loop ran in its model's state of
+    the cores, or no repeat of its case did (commchar.validate.core.summarize)."""
+    def same(r: dict[str, Any]) -> bool:
+        return (r.get("core_distance") or {}).get("match", "unknown") != "differs"
+
+    case = [r for run in runs for r in run["rows"]
+            if (r["library"], r["program"], r["bytes"]) == (row["library"], row["program"], row["bytes"])]
+    return same(row) or not any(same(r) for r in case)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from-db", metavar="DB", required=True, help="a store holding a validation")
+    parser.add_argument("--programs", help="comma-separated (default: every program of the validation)")
+    args = parser.parse_args()
+    from commchar.store import Store
+    from commchar.validate.store import validations
+
+    with Store(args.from_db, readonly=True) as store:
+        found = validations(store)
+    if not found:
+        print(f"receive_copy: no validation stored in {args.from_db}", file=sys.stderr)
+        return 2
+    result = found[-1]["result"]
+    wanted = set(args.programs.split(",")) if args.programs else None
+    errors: dict[tuple[str, str, int], dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-rc-models-") as tmp:
+        for run in result["runs"]:
+            models = _models(args.from_db, run["model_run_id"], run["library"], Path(tmp))
+            for row in run["rows"]:
+                if (wanted and row["program"] not in wanted) or not _in_state(row, result["runs"]):
+                    continue
+                cell = errors.setdefault((run["library"], row["program"], row["bytes"]), {})
+                for name, model in models.items():
+                    t = _predicted(args.from_db, row["trace_id"], model, run["library"], row["iterations"])
+                    cell.setdefault(name, []).append(100.0 * (t - row["measured_us"]) / row["measured_us"])
+                    if row.get("probe_us"):
+                        cell.setdefault(f"{name}/probe", []).append(100.0 * (t - row["probe_us"]) / row["probe_us"])
+    print(f"LogGPS error (%), median over the {result['options']['repeat']} run(s) of one validation that "
+          "its table counts (smallest..largest): the model as fitted (O_r) and without O_r (none), against "
+          "the program's time and against the kernel's probe of the same operation")
+    print(f"{'library':8s} {'program':15s} {'bytes':>7s} {'O_r':>22s} {'none':>22s} {'O_r/probe':>10s} "
+          f"{'none/probe':>10s}")
+
+    def cell_text(values: list[float] | None, wide: bool) -> str:
+        if not values:
+            return "-"
+        text = f"{statistics.median(values):+.1f}"
+        return f"{text} ({min(values):+.1f}..{max(values):+.1f})" if wide else text
+
+    moved: list[tuple[float, float]] = []
+    for (library, program, n), cell in errors.items():
+        print(f"{library:8s} {program:15s} {n:7d} {cell_text(cell.get('O_r'), True):>22s} "
+              f"{cell_text(cell.get('none'), True):>22s} {cell_text(cell.get('O_r/probe'), False):>10s} "
+              f"{cell_text(cell.get('none/probe'), False):>10s}")
+        if cell.get("O_r") != cell.get("none"):
+            moved.append((abs(statistics.median(cell["O_r"])), abs(statistics.median(cell["none"]))))
+    within = [sum(1 for pair in moved if pair[i] <= 10.0) for i in (0, 1)]
+    print(f"{len(moved)} of {len(errors)} rows moved; of those, within 10%: {within[0]} with O_r, "
+          f"{within[1]} without")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The receiver's copy of an eager message that is already there (`O_r` of each
+eager entry of `loggp.regimes`), from the kernel's `exchange:sendrecv` points.
+
+A ping-pong measures o_s + L + o_r + (n-1)G and cannot say which CPU pays for
+the bytes: the sender copying them into the shared buffer, the receiver
+copying them out, or both at once, one cell behind the other. LogGOPSim's
+rule (the receiver busy o_r + max((n-1)O, (n-1)G) from the first byte) is the
+pipelined answer, so a simultaneous exchange costs each rank its own send
+copy and then the whole stream of the other's message again: about twice the
+one-way per-byte cost. Measured, MPICH's 4 KiB `MPI_Sendrecv` between two
+ranks costs 1.6 times a one-way message, not twice (1.10 against 0.68 us).
+
+PLogP gives the receiver its own o_r(n). The exchange is what measures it
+where it matters: each rank sends, and then takes in a message whose bytes
+have arrived while it sent. In the simulator that costs
+
+    X(n) = o_s + o_r + max((n-1)(O + O_r), L + (n-1)max(O, G))
+
+per exchange (engine.rs `held_back`: a receiver free at the first byte still
+ends as LogGOPSim says, so every ping-pong keeps its time). Per regime, over
+its eager sizes (n <= S) whose bytes cost at least the regime's overheads
+((n-1)max(O, G) >= o_s + o_r: below, the exchange's own fixed cost, which O_r
+does not model, would decide it), the exchange's times (the regimes'
+statistic) are fitted as o_s + o_r + k(n-1) with the regime's own o_s + o_r
+(relative least squares), and O_r = k - O, what the exchange adds to the
+sender's own copy, kept within [0, max(O, G)]: from a one-way time (the
+receiver copies nothing the stream has not brought) to LogGOPSim's (it copies
+all of it again), so every ping-pong keeps its segment's time. A regime with fewer than two such sizes measured has
+no O_r and keeps LogGOPSim's rule, as every rendezvous message does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+OP, VARIANT = "exchange", "sendrecv"
+STATISTIC_KEYS = {"mean": "t_mean_us", "median": "t_us"}
+
+
+def exchange_times(points: list[dict], statistic: str) -> dict[int, float]:
+    """{n: time (us)} of the valid `exchange:sendrecv` points, by the regimes' statistic
+    (the median where a point has no mean)."""
+    key = STATISTIC_KEYS[statistic]
+    out: dict[int, float] = {}
+    for pt in points:
+        if pt.get("op") != OP or pt.get("variant") != VARIANT or not pt.get("valid", True):
+            continue
+        n, t = pt.get("n_bytes"), pt.get(key)
+        if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0:
+            t = pt.get("t_us")
+        if isinstance(n, int) and n > 0 and isinstance(t, (int, float)) and np.isfinite(t) and t > 0:
+            out[n] = float(t)
+    return out
+
+
+def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
+                      ) -> list[dict[str, Any]]:
+    """The regimes, each with `O_r` (us/B) where two or more of its eager sizes whose bytes
+    cost at least its overheads were measured."""
+    eager_max = float("inf") if S is None else float(S)
+    out = []
+    for regime in regimes:
+        top = regime["n_max"] if regime["n_max"] is not None else float("inf")
+        fixed = float(regime["o_s"]) + float(regime["o_r"])
+        per_byte = max(float(regime["O"]), float(regime["G"]))
+        sizes = [n for n in sorted(times) if regime["n_min"] <= n <= min(top, eager_max)
+                 and (n - 1) * per_byte >= fixed]
+        if len(sizes) < 2:
+            out.append(regime)
+            continue
+        n1 = np.array(sizes, dtype=float) - 1.0
+        x = np.array([times[n] for n in sizes])
+        w = 1.0 / (x * x)  # relative error
+        slope = float(np.sum(w * n1 * (x - fixed)) / np.sum(w * n1 * n1))
+        # at most max(O, G): a receiver slower than the stream would slow the ping-pong too
+        out.append(regime | {"O_r": min(max(slope - float(regime["O"]), 0.0), per_byte)})
+    return out

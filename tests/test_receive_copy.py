@@ -1,0 +1,72 @@
+"""The receiver's own copy of an eager message (commchar.models.receive_copy): O_r of each
+eager size regime from the `exchange:sendrecv` points, within its bounds, and its field in
+the model file."""
+
+from __future__ import annotations
+
+import pytest
+
+from commchar.modelfile.model import ModelError
+from commchar.modelfile.schema import _validate_loggp_regimes
+from commchar.models.receive_copy import exchange_times, with_receive_copy
+
+KIB = 1024
+S = 8256
+REGIMES = [
+    {"n_min": 0, "n_max": 64, "o_s": 0.11, "o_r": 0.06, "G": 9e-5, "O": 9e-5},
+    {"n_min": 1024, "n_max": 8192, "o_s": 0.1, "o_r": 0.05, "G": 1.3e-4, "O": 1e-4},
+    {"n_min": 8555, "n_max": None, "o_s": 1.5, "o_r": 0.9, "G": 7e-5, "O": 7e-5},
+]
+SIZES = (1, 16, 64, 1 * KIB, 2 * KIB, 4 * KIB, 8 * KIB, 16 * KIB, 64 * KIB)
+
+
+def _exchange(o_r: float, regimes=REGIMES) -> dict[int, float]:
+    """Exchange times as the simulator has them: o_s + o_r + (n-1)(O + O_r) in each regime."""
+    times = {}
+    for n in SIZES:
+        r = next(r for r in regimes if r["n_min"] <= n and (r["n_max"] is None or n <= r["n_max"]))
+        times[n] = r["o_s"] + r["o_r"] + (n - 1) * (r["O"] + o_r)
+    return times
+
+
+def test_the_receivers_copy_is_recovered_in_the_eager_regime_only():
+    fitted = with_receive_copy(REGIMES, _exchange(4e-5), S)
+    assert fitted[1]["O_r"] == pytest.approx(4e-5, rel=1e-9)
+    # the smallest messages' bytes cost less than their overheads: no O_r there
+    assert "O_r" not in fitted[0]
+    # beyond S the exchange is a rendezvous: no O_r, LogGOPSim's receiver
+    assert "O_r" not in fitted[2]
+    # everything else as it was
+    assert [{k: v for k, v in r.items() if k != "O_r"} for r in fitted] == REGIMES
+    # without S every size is eager
+    assert "O_r" in with_receive_copy(REGIMES, _exchange(4e-5) | {256 * KIB: 20.0}, None)[2]
+
+
+def test_the_receivers_copy_stays_between_a_one_way_time_and_logGOPSims():
+    # an exchange no slower than one message: O_r = 0
+    assert with_receive_copy(REGIMES, _exchange(-5e-5), S)[1]["O_r"] == 0.0
+    # an exchange slower than two copies: O_r = max(O, G), never a slower ping-pong
+    assert with_receive_copy(REGIMES, _exchange(1e-3), S)[1]["O_r"] == pytest.approx(1.3e-4)
+
+
+def test_fewer_than_two_eager_sizes_leave_the_regime_alone():
+    times = {n: t for n, t in _exchange(4e-5).items() if n != 2 * KIB and n != 4 * KIB}
+    times.pop(8 * KIB)
+    assert "O_r" not in with_receive_copy(REGIMES, times, S)[1]
+
+
+def test_the_regimes_statistic_picks_the_exchanges_time():
+    points = [{"op": "exchange", "variant": "sendrecv", "n_bytes": 4096, "t_us": 1.0, "t_mean_us": 1.2,
+               "valid": True},
+              {"op": "exchange", "variant": "sendrecv", "n_bytes": 8192, "t_us": 2.0, "t_mean_us": None,
+               "valid": True},
+              {"op": "exchange", "variant": "replace", "n_bytes": 4096, "t_us": 9.0, "valid": True},
+              {"op": "exchange", "variant": "sendrecv", "n_bytes": 2048, "t_us": 9.0, "valid": False}]
+    assert exchange_times(points, "mean") == {4096: 1.2, 8192: 2.0}
+    assert exchange_times(points, "median") == {4096: 1.0, 8192: 2.0}
+
+
+def test_the_model_file_refuses_a_negative_receivers_copy():
+    _validate_loggp_regimes([REGIMES[1] | {"O_r": 1e-5}], "loggp.regimes")
+    with pytest.raises(ModelError, match=r"regimes\[0\]\.O_r"):
+        _validate_loggp_regimes([REGIMES[1] | {"O_r": -1e-5}], "loggp.regimes")
