@@ -8,7 +8,7 @@ import pytest
 
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_loggp_regimes
-from commchar.models.receive_copy import exchange_times, with_receive_copy
+from commchar.models.receive_copy import exchange_table, exchange_times, with_receive_copy
 
 KIB = 1024
 S = 8256
@@ -70,3 +70,30 @@ def test_the_model_file_refuses_a_negative_receivers_copy():
     _validate_loggp_regimes([REGIMES[1] | {"O_r": 1e-5}], "loggp.regimes")
     with pytest.raises(ModelError, match=r"regimes\[0\]\.O_r"):
         _validate_loggp_regimes([REGIMES[1] | {"O_r": -1e-5}], "loggp.regimes")
+
+
+def test_the_exchanges_are_shown_beside_the_models():
+    fitted = with_receive_copy(REGIMES, _exchange(4e-5), S)
+    rows = exchange_table(fitted, _exchange(4e-5), S, 0.0)
+    # every eager size measured, none beyond S
+    assert [r["n"] for r in rows] == [n for n in SIZES if n <= S]
+    by_n = {r["n"]: r for r in rows}
+    # where the regime has O_r the model charges what was measured, LogGOPSim both copies
+    assert by_n[4 * KIB]["model_us"] == pytest.approx(by_n[4 * KIB]["exchange_us"], abs=1e-4)
+    assert by_n[4 * KIB]["loggopsim_us"] == pytest.approx(0.15 + 4095 * (1e-4 + 1.3e-4), abs=1e-4)
+    # elsewhere the two coincide
+    assert by_n[16]["model_us"] == by_n[16]["loggopsim_us"] == pytest.approx(0.17 + 15 * 1.8e-4, abs=1e-4)
+    # a latency longer than the sender's copy: the message comes after it
+    late = exchange_table(fitted, {4 * KIB: 1.0}, S, 5.0)[0]
+    assert late["model_us"] == pytest.approx(0.15 + 5.0 + 4095 * 1.3e-4, abs=1e-4)
+    assert late["loggopsim_us"] == pytest.approx(0.15 + 5.0 + 4095 * 1.3e-4, abs=1e-4)
+
+
+def test_the_model_file_checks_the_exchange_table():
+    from commchar.modelfile.schema import _validate_receive_copy
+
+    _validate_receive_copy({"statistic": "mean", "sizes": [{"n": 4096, "exchange_us": 1.1, "model_us": 1.0,
+                                                           "loggopsim_us": 1.2}]}, "loggp.receive_copy")
+    with pytest.raises(ModelError, match=r"receive_copy\.sizes\[0\]\.model_us"):
+        _validate_receive_copy({"sizes": [{"n": 4096, "exchange_us": 1.1, "loggopsim_us": 1.2}]},
+                               "loggp.receive_copy")

@@ -193,6 +193,22 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
             _validate_steps(loggp[name], f"{path}.{name}")
     if loggp.get("self_message") is not None:
         _validate_self_message(loggp["self_message"], f"{path}.self_message")
+    if loggp.get("receive_copy") is not None:
+        _validate_receive_copy(loggp["receive_copy"], f"{path}.receive_copy")
+
+
+def _validate_receive_copy(section: Any, path: str) -> None:
+    """The exchanges beside the model's (models/receive_copy.py): {statistic, sizes: [{n,
+    exchange_us, model_us, loggopsim_us}]}, informational."""
+    _mapping(section, path)
+    sizes = section.get("sizes")
+    if not isinstance(sizes, list):
+        raise _fail(f"{path}.sizes", "expected a list of {n, exchange_us, model_us, loggopsim_us}")
+    for i, row in enumerate(sizes):
+        _mapping(row, f"{path}.sizes[{i}]")
+        _bytes(row.get("n"), f"{path}.sizes[{i}].n")
+        for name in ("exchange_us", "model_us", "loggopsim_us"):
+            _number(row.get(name), f"{path}.sizes[{i}].{name}", 0)
 
 
 def _validate_self_message(section: Any, path: str) -> None:

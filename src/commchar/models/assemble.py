@@ -39,7 +39,7 @@ from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
-from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_times, with_receive_copy
+from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_table, exchange_times, with_receive_copy
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -562,10 +562,17 @@ def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: floa
 
 
 def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
-    """O_r in each eager size regime of the loggp section whose exchanges were measured."""
+    """O_r in each eager size regime of the loggp section whose exchanges were measured, and
+    the exchanges beside the model's (`receive_copy`)."""
     for name, statistic in (("regimes", loggp.get("regimes_statistic", "median")), ("regimes_median", "median")):
         if loggp.get(name):
             loggp[name] = with_receive_copy(loggp[name], exchange_times(exchange, statistic), loggp.get("S"))
+    if loggp.get("regimes"):
+        statistic = loggp.get("regimes_statistic", "median")
+        sizes = exchange_table(loggp["regimes"], exchange_times(exchange, statistic), loggp.get("S"),
+                               float(loggp.get("L") or 0.0))
+        if sizes:
+            loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes}
 
 
 def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,

@@ -27,6 +27,11 @@ sender's own copy, kept within [0, max(O, G)]: from a one-way time (the
 receiver copies nothing the stream has not brought) to LogGOPSim's (it copies
 all of it again), so every ping-pong keeps its segment's time. A regime with fewer than two such sizes measured has
 no O_r and keeps LogGOPSim's rule, as every rendezvous message does.
+
+`loggp.receive_copy` shows the fit beside what it was fitted to: per eager size
+measured, the exchange's time, X(n) as the model charges it, and LogGOPSim's
+o_s + (n-1)O + o_r + (n-1)max(O, G) (the receiver busy sending when the message
+comes).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from commchar.models.regimes import segment_index
 
 OP, VARIANT = "exchange", "sendrecv"
 STATISTIC_KEYS = {"mean": "t_mean_us", "median": "t_us"}
@@ -77,3 +84,20 @@ def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S:
         # at most max(O, G): a receiver slower than the stream would slow the ping-pong too
         out.append(regime | {"O_r": min(max(slope - float(regime["O"]), 0.0), per_byte)})
     return out
+
+
+def exchange_table(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None, L: float
+                   ) -> list[dict[str, Any]]:
+    """Per eager size measured: {n, exchange_us, model_us, loggopsim_us} (see the module)."""
+    eager_max = float("inf") if S is None else float(S)
+    sizes = sorted(k for k in times if k <= eager_max)
+    rows = []
+    for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
+        r = regimes[int(i)]
+        n1, fixed = n - 1, float(r["o_s"]) + float(r["o_r"])
+        big_o, stream = float(r["O"]), max(float(r["O"]), float(r["G"]))
+        loggopsim = fixed + n1 * (big_o + stream) + max(L - n1 * big_o, 0.0)
+        model = loggopsim if r.get("O_r") is None else fixed + max(n1 * (big_o + r["O_r"]), L + n1 * stream)
+        rows.append({"n": n, "exchange_us": round(times[n], 4), "model_us": round(model, 4),
+                     "loggopsim_us": round(loggopsim, 4)})
+    return rows
