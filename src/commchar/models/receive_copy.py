@@ -25,8 +25,9 @@ statistic) are fitted as o_s + o_r + k(n-1) with the regime's own o_s + o_r
 (relative least squares), and O_r = k - O, what the exchange adds to the
 sender's own copy, kept within [0, max(O, G)]: from a one-way time (the
 receiver copies nothing the stream has not brought) to LogGOPSim's (it copies
-all of it again), so every ping-pong keeps its segment's time. A regime with fewer than two such sizes measured has
-no O_r and keeps LogGOPSim's rule, as every rendezvous message does.
+all of it again), so every ping-pong keeps its segment's time. A regime with
+fewer than two such sizes measured has no O_r and keeps LogGOPSim's rule, as
+every rendezvous message does.
 
 `loggp.receive_copy` shows the fit beside what it was fitted to: per eager size
 measured, the exchange's time, X(n) as the model charges it, and LogGOPSim's

@@ -150,7 +150,8 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
 
 
 def fit_run(db: str | Path, run_id: int) -> tuple[ModelDocument, list[dict]]:
-    """The model document of one stored run, fitted as `commchar fit --run` does, and its points."""
+    """The model document of one stored run (the rndv probe's receiver delay from its jobs'
+    kernel options), and the run's points."""
     from commchar.models.document_fit import fit_document
     from commchar.models.inputs import read_store
 
