@@ -401,6 +401,32 @@ def test_a_point_the_model_misses_by_more_than_10_percent_is_a_red_finding_and_e
     assert table.rows[0] == ["lib", "pingpong:send", "2.0%", "12.0% at 1.953 KiB", "1", "5.0%", "5.0%", "-", "-"]
 
 
+def test_an_exchange_the_simulator_misses_is_a_red_finding() -> None:
+    from commchar.report.adapters import model_views
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import exchange_misses
+
+    segments = [{"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]
+
+    def entity(rows: list[dict]) -> Entity:
+        loggp = {"L": 0, "o_s": 0.1, "o_r": 0.08, "g": 0.1, "G": 1e-4, "S": 8192,
+                 "receive_copy": {"statistic": "mean", "sizes": rows}}
+        model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+                 "libraries": {"lib": {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments}},
+                                       "loggp": loggp}}}
+        return Entity("lib", "lib", {}, [], [], [], model=model_views(model, "test")[0]["lib"])
+
+    rows = [{"n": 1, "exchange_us": 0.24, "model_us": 0.18, "loggopsim_us": 0.18},
+            {"n": 4096, "exchange_us": 1.10, "model_us": 1.05, "loggopsim_us": 1.23},
+            {"n": 8192, "exchange_us": 2.0, "model_us": 2.3, "loggopsim_us": 2.3}]
+    (found,) = exchange_misses(entity(rows))
+    assert found.category == "model"
+    assert "misses 2 of the 3 exchange size(s) measured by more than 10%" in found.text
+    # the largest miss first
+    assert found.text.index("n = 1 B: replayed 0.18 us vs measured 0.24 us (-25%)") < found.text.index("n = 8 KiB")
+    assert exchange_misses(entity(rows[1:2])) == []
+
+
 def test_the_report_opens_with_each_models_accuracy(small_db: Path) -> None:
     from commchar.report import ReportOptions, build_report
 

@@ -321,6 +321,25 @@ def model_misses(e: Entity) -> list[Finding]:
     return out
 
 
+def exchange_misses(e: Entity) -> list[Finding]:
+    """The simulator's simultaneous exchange against the measured one at each eager size
+    (`loggp.receive_copy`, models/receive_copy.py): what a replay charges two ranks that
+    exchange at once, where it misses by more than MODEL_MISS."""
+    table = _loggp_entry(e, "receive_copy")
+    sizes = [row for row in (table or {}).get("sizes") or [] if row.get("exchange_us")]
+    misses = sorted(((row["model_us"] - row["exchange_us"]) / row["exchange_us"], row) for row in sizes
+                    if abs(row["model_us"] - row["exchange_us"]) > MODEL_MISS * row["exchange_us"])
+    if not misses:
+        return []
+    misses.sort(key=lambda m: -abs(m[0]))
+    where = "; ".join(f"n = {format_size(row['n'])}: replayed {format_time(row['model_us'])} vs measured "
+                      f"{format_time(row['exchange_us'])} ({100 * err:+.0f}%)" for err, row in misses[:LISTED])
+    return [Finding("model", e.label, (
+        f"{e.label}: the simulator's MPI_Sendrecv of two ranks at once (LogGPS, eager) misses {len(misses)} of "
+        f"the {len(sizes)} exchange size(s) measured by more than {100 * MODEL_MISS:.0f}%; largest: {where}. "
+        "Replays of programs that exchange at these sizes inherit it (the model file's loggp.receive_copy)."))]
+
+
 def comparison(entities: list[Entity]) -> list[Finding]:
     if len(entities) < 2:
         return []
@@ -363,7 +382,7 @@ def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -
     out: list[Finding] = []
     for e in entities:
         for rule in (failures, core_distance, oversubscription, thresholds, laws, precision, variance, model_misses,
-                     unsupported):
+                     exchange_misses, unsupported):
             out.extend(rule(e))
     out.extend(comparison(entities if compared is None else compared))
     return sorted(out, key=lambda f: ORDER.index(f.category))
