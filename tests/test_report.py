@@ -425,6 +425,9 @@ def test_an_exchange_the_simulator_misses_is_a_red_finding() -> None:
     # the largest miss first
     assert found.text.index("n = 1 B: replayed 0.18 us vs measured 0.24 us (-25%)") < found.text.index("n = 8 KiB")
     assert exchange_misses(entity(rows[1:2])) == []
+    # two sizes missed alike are both named
+    (found,) = exchange_misses(entity([rows[0], rows[0] | {"n": 2}]))
+    assert "misses 2 of the 2" in found.text
 
 
 def test_the_report_opens_with_each_models_accuracy(small_db: Path) -> None:

@@ -327,11 +327,11 @@ def exchange_misses(e: Entity) -> list[Finding]:
     exchange at once, where it misses by more than MODEL_MISS."""
     table = _loggp_entry(e, "receive_copy")
     sizes = [row for row in (table or {}).get("sizes") or [] if row.get("exchange_us")]
-    misses = sorted(((row["model_us"] - row["exchange_us"]) / row["exchange_us"], row) for row in sizes
-                    if abs(row["model_us"] - row["exchange_us"]) > MODEL_MISS * row["exchange_us"])
+    misses = sorted((((row["model_us"] - row["exchange_us"]) / row["exchange_us"], row) for row in sizes
+                     if abs(row["model_us"] - row["exchange_us"]) > MODEL_MISS * row["exchange_us"]),
+                    key=lambda m: -abs(m[0]))  # the largest first
     if not misses:
         return []
-    misses.sort(key=lambda m: -abs(m[0]))
     where = "; ".join(f"n = {format_size(row['n'])}: replayed {format_time(row['model_us'])} vs measured "
                       f"{format_time(row['exchange_us'])} ({100 * err:+.0f}%)" for err, row in misses[:LISTED])
     return [Finding("model", e.label, (
