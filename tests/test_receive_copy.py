@@ -97,3 +97,22 @@ def test_the_model_file_checks_the_exchange_table():
     with pytest.raises(ModelError, match=r"receive_copy\.sizes\[0\]\.model_us"):
         _validate_receive_copy({"sizes": [{"n": 4096, "exchange_us": 1.1, "loggopsim_us": 1.2}]},
                                "loggp.receive_copy")
+
+
+def test_only_exchanges_of_the_ping_pongs_core_state_are_taken():
+    from commchar.models.receive_copy import in_state_of
+
+    def point(op: str, variant: str, n: int, rtt: float | None) -> dict:
+        extra = {} if rtt is None else {"core_rtt_ns": [rtt, rtt + 2]}
+        return {"op": op, "variant": variant, "n_bytes": n, "t_us": 1.0, "valid": True, "extra": extra}
+
+    pingpongs = [point("pingpong", "send", n, 70 + n % 7) for n in range(1, 40)]
+    near = [point("exchange", "sendrecv", n, 68) for n in (1024, 2048)]
+    far = [point("exchange", "sendrecv", n, 320) for n in (4096, 8192)]
+    unmeasured = [point("exchange", "sendrecv", 16384, None)]
+    # an exchange measured with the ranks 300 ns apart is another machine's than ping-pongs 70 ns apart
+    assert in_state_of(near + far + unmeasured, pingpongs) == near + unmeasured
+    # every exchange in another state: none taken, so no O_r
+    assert in_state_of(far, pingpongs) == []
+    # no round trips on the ping-pongs (imported data): all taken
+    assert in_state_of(far, [point("pingpong", "send", 1, None)]) == far

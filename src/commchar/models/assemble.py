@@ -39,7 +39,7 @@ from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
-from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_table, exchange_times, with_receive_copy
+from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_table, exchange_times, in_state_of, with_receive_copy
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -493,7 +493,7 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         except InputError as exc:
             skipped.append(f"{library} loggp: {exc}")
     if loggp is not None and ops.get(EXCHANGE_OP):  # the receiver's own copy (models/receive_copy.py)
-        _add_receive_copy(loggp, ops[EXCHANGE_OP])
+        _add_receive_copy(loggp, in_state_of(ops[EXCHANGE_OP], ops.get("pingpong", [])))
     # the probes that add to the LogGP section (or to its partial one): name -> entry
     extras: dict[str, Any] = {}
     if ops.get("coldstart"):

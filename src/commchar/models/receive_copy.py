@@ -29,6 +29,13 @@ all of it again), so every ping-pong keeps its segment's time. A regime with
 fewer than two such sizes measured has no O_r and keeps LogGOPSim's rule, as
 every rendezvous message does.
 
+The exchanges are taken only where the host held ranks 0 and 1 in the state of
+the ping-pong the regimes come from (commchar.core_distance): an exchange of
+another state is another machine's, and beside this one's ping-pong it would
+give a copy of neither (a run whose exchanges all lay 300 ns apart and whose
+ping-pongs 70 ns apart measured an exchange of 1 B at 0.51 us against a
+one-way 0.13).
+
 `loggp.receive_copy` shows the fit beside what it was fitted to: per eager size
 measured, the exchange's time, X(n) as the model charges it, and LogGOPSim's
 o_s + (n-1)O + o_r + (n-1)max(O, G) (the receiver busy sending when the message
@@ -41,10 +48,23 @@ from typing import Any
 
 import numpy as np
 
+from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair
 from commchar.models.regimes import segment_index
 
 OP, VARIANT = "exchange", "sendrecv"
 STATISTIC_KEYS = {"mean": "t_mean_us", "median": "t_us"}
+
+
+def in_state_of(exchanges: list[dict], pingpongs: list[dict]) -> list[dict]:
+    """The exchange points measured in the main state of the `pingpong:send` points' core
+    distance (all of them where either side has no round trips)."""
+    reference = point_pairs(pt for pt in pingpongs if pt.get("variant") == "send" and pt.get("valid", True))
+    if not reference:
+        return exchanges
+    paired = [(pt, rtt_pair(pt.get("extra"))) for pt in exchanges]
+    measured = [pair for _, pair in paired if pair is not None]
+    in_main = iter(in_main_state_of(reference, measured))
+    return [pt for pt, pair in paired if pair is None or next(in_main)]
 
 
 def exchange_times(points: list[dict], statistic: str) -> dict[int, float]:
