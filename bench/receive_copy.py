@@ -43,12 +43,12 @@ def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: in
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store import Store
     from commchar.store.traces import extract_trace
-    from commchar.validate.core import _loop_time
+    from commchar.validate.core import loop_time
 
     with Store(db, readonly=True) as store, tempfile.TemporaryDirectory(prefix="bench-rc-") as tmp:
         directory = extract_trace(store, trace_id, tmp)
         doc = replay(ReplayRequest(trace_dir=directory, model_path=str(model), library=library))
-    return (_loop_time(doc["predictions"]["loggps"]["ranks"], "predicted") or 0.0) / iterations
+    return (loop_time(doc["predictions"]["loggps"]["ranks"], "predicted") or 0.0) / iterations
 
 
 def _in_state(row: dict[str, Any], runs: list[dict[str, Any]]) -> bool:

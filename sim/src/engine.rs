@@ -696,19 +696,26 @@ impl<W: Workload> Core<'_, W> {
         Ok(None)
     }
 
-    /// How much later than its first byte an eager message is taken in when the
-    /// receiver's own copy is given (O_r): the part of its stream, (s-1)
-    /// max(O, G), that outlasts that copy, (s-1)O_r. A receiver free at its first
-    /// byte then ends at the same time as by LogGOPSim's rule; one still busy
-    /// (sending its own message of an exchange) copies bytes that are there.
+    /// The receiver's own copy per byte (O_r) a message between two ranks is charged
+    /// by: an eager one whose size regime has it, on a network that does not time
+    /// copies as flows; None: LogGOPSim's receiver. The send (`held_back`) and the
+    /// receive (`on_msg`) ask the same question here.
+    #[inline]
+    fn own_copy<N: NetModel>(net: &N, c: &MsgCost, rendezvous: bool) -> Option<u64> {
+        c.big_o_r.filter(|_| !rendezvous && !net.times_copies())
+    }
+
+    /// How much later than its first byte a message with O_r (`own_copy`) is taken
+    /// in: the part of its stream, (s-1) max(O, G), that outlasts that copy,
+    /// (s-1)O_r. A receiver free at its first byte then ends at the same time as by
+    /// LogGOPSim's rule; one still busy (sending its own message of an exchange)
+    /// copies bytes that are there.
     #[inline]
     fn held_back<N: NetModel>(net: &N, c: &MsgCost, s1: u64, rendezvous: bool) -> u64 {
-        match c.big_o_r {
-            Some(o_r) if !rendezvous && !net.times_copies() => s1
-                .saturating_mul(c.big_o.max(c.big_g))
-                .saturating_sub(s1.saturating_mul(o_r)),
-            _ => 0,
-        }
+        Self::own_copy(net, c, rendezvous).map_or(0, |o_r| {
+            s1.saturating_mul(c.big_o.max(c.big_g))
+                .saturating_sub(s1.saturating_mul(o_r))
+        })
     }
 
     /// A rendezvous send is done with on the receiver at time t (matched, or
@@ -912,9 +919,9 @@ impl<W: Workload> Core<'_, W> {
             None => 0,
         };
         let rendezvous = self.rendezvous_of(ev.size, proto);
-        let per_byte = match c.big_o_r {
+        let per_byte = match Self::own_copy(net, &c, rendezvous) {
             // held back by the sender (`held_back`) until the rest is no longer than this
-            Some(o_r) if !from_self && !rendezvous && !net.times_copies() => s1.saturating_mul(o_r),
+            Some(o_r) if !from_self => s1.saturating_mul(o_r),
             _ => s1.saturating_mul(c.big_o).max(streamed),
         };
         // Single copy (the receiver pulls the bytes from the sender's buffer, as

@@ -565,13 +565,12 @@ def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
     """O_r in each eager size regime of the loggp section whose exchanges were measured, and
     the exchanges beside the model's (`receive_copy`)."""
     for name, statistic in (("regimes", loggp.get("regimes_statistic", "median")), ("regimes_median", "median")):
-        if loggp.get(name):
-            loggp[name] = with_receive_copy(loggp[name], exchange_times(exchange, statistic), loggp.get("S"))
-    if loggp.get("regimes"):
-        statistic = loggp.get("regimes_statistic", "median")
-        sizes = exchange_table(loggp["regimes"], exchange_times(exchange, statistic), loggp.get("S"),
-                               float(loggp.get("L") or 0.0))
-        if sizes:
+        if not loggp.get(name):
+            continue
+        times = exchange_times(exchange, statistic)
+        loggp[name] = with_receive_copy(loggp[name], times, loggp.get("S"))
+        sizes = exchange_table(loggp[name], times, loggp.get("S"), float(loggp.get("L") or 0.0))
+        if name == "regimes" and sizes:  # what the simulator charges
             loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes}
 
 

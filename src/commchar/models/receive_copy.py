@@ -83,18 +83,27 @@ def exchange_times(points: list[dict], statistic: str) -> dict[int, float]:
     return out
 
 
+def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
+                     ) -> list[list[int]]:
+    """The eager sizes measured (n <= S), sorted, each under the regime that prices it (the
+    model file's rule: the covering regime, in a gap the one with the nearest bound)."""
+    eager_max = float("inf") if S is None else float(S)
+    sizes = sorted(n for n in times if n <= eager_max)
+    grouped: list[list[int]] = [[] for _ in regimes]
+    for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
+        grouped[int(i)].append(n)
+    return grouped
+
+
 def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
                       ) -> list[dict[str, Any]]:
     """The regimes, each with `O_r` (us/B) where two or more of its eager sizes whose bytes
     cost at least its overheads were measured."""
-    eager_max = float("inf") if S is None else float(S)
     out = []
-    for regime in regimes:
-        top = regime["n_max"] if regime["n_max"] is not None else float("inf")
+    for regime, eager in zip(regimes, _eager_by_regime(regimes, times, S)):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
-        sizes = [n for n in sorted(times) if regime["n_min"] <= n <= min(top, eager_max)
-                 and (n - 1) * per_byte >= fixed]
+        sizes = [n for n in eager if n > 1 and (n - 1) * per_byte >= fixed]
         if len(sizes) < 2:
             out.append(regime)
             continue
@@ -110,15 +119,14 @@ def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S:
 def exchange_table(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None, L: float
                    ) -> list[dict[str, Any]]:
     """Per eager size measured: {n, exchange_us, model_us, loggopsim_us} (see the module)."""
-    eager_max = float("inf") if S is None else float(S)
-    sizes = sorted(k for k in times if k <= eager_max)
     rows = []
-    for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
-        r = regimes[int(i)]
-        n1, fixed = n - 1, float(r["o_s"]) + float(r["o_r"])
+    for r, eager in zip(regimes, _eager_by_regime(regimes, times, S)):  # in size order
+        fixed = float(r["o_s"]) + float(r["o_r"])
         big_o, stream = float(r["O"]), max(float(r["O"]), float(r["G"]))
-        loggopsim = fixed + n1 * (big_o + stream) + max(L - n1 * big_o, 0.0)
-        model = loggopsim if r.get("O_r") is None else fixed + max(n1 * (big_o + r["O_r"]), L + n1 * stream)
-        rows.append({"n": n, "exchange_us": round(times[n], 4), "model_us": round(model, 4),
-                     "loggopsim_us": round(loggopsim, 4)})
+        for n in eager:
+            n1 = n - 1
+            loggopsim = fixed + n1 * (big_o + stream) + max(L - n1 * big_o, 0.0)
+            model = loggopsim if r.get("O_r") is None else fixed + max(n1 * (big_o + r["O_r"]), L + n1 * stream)
+            rows.append({"n": n, "exchange_us": round(times[n], 4), "model_us": round(model, 4),
+                         "loggopsim_us": round(loggopsim, 4)})
     return rows

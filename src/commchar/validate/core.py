@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import tempfile
@@ -251,7 +250,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
                            "iterations": options.iterations, "trace_id": result["trace_id"],
                            "S": doc["model"]["S"], "program_us": float(result["per_iteration_us"]),
                            "load_avg_1m": max(load, os.getloadavg()[0])}
-    measured = _loop_time(doc["predictions"]["loggps"]["ranks"], "measured")
+    measured = loop_time(doc["predictions"]["loggps"]["ranks"], "measured")
     if measured is None:
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
@@ -259,7 +258,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     row["measured_us"] = float(untraced["per_iteration_us"])
     row["core_distance"] = _distance_row(attempts, model_pairs or [])
     for key in ("loggps", "loggp"):
-        predicted = _loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
+        predicted = loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
         row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
     row["warnings"] = doc["warnings"]
@@ -294,7 +293,7 @@ def probe_time(points: list[dict], program: str, n: int, p: int) -> float | None
     return None
 
 
-def _loop_time(ranks: list[dict[str, Any]], key: str) -> float | None:
+def loop_time(ranks: list[dict[str, Any]], key: str) -> float | None:
     """The loop's time: its phase's longest on any rank."""
     times = [ph[key] for r in ranks for ph in r["phases"] if ph["level"] == LOOP_LEVEL]
     return max(times) if times else None
@@ -315,10 +314,10 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     store, library, options, Path(tmp), observer)
                 from commchar.modelfile import load
 
-                loggp = load(model_path).loggp(library.name) or {}
+                model = load(model_path)
+                loggp = model.loggp(library.name) or {}
                 # the per-size costs the replay priced each message by (docs/model-format.md)
-                regimes = (json.loads(Path(model_path).read_text())["libraries"][library.name].get("loggp")
-                           or {}).get("regimes")
+                regimes = (model.data["libraries"][library.name].get("loggp") or {}).get("regimes")
                 rows = []
                 for program, n in todo:
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
