@@ -81,16 +81,38 @@ def test_hpcc_trace_is_compact(hpcc_run):
         assert len(runs) > 0 and runs["bytes"].sum() > 10 * len(runs)
 
 
-def test_hpcc_replays_and_predicts_without_flags(hpcc_run, tmp_path):
-    work, db, row, trace = hpcc_run
-    model = write_model(tmp_path / "m.json", LOGGP, libraries=("openmpi",))
+def _time_outside_mpi(rank) -> float:
+    """A rank's time (us) from MPI_Init's end to MPI_Finalize's start that no MPI call holds,
+    polling runs counted as the computation they are (sim/src/workload/polling.rs)."""
+    records = rank.records
+    calls = records["call"]
+    start = int(records[calls == fmt.INIT]["t_end"][0])
+    end = int(records[calls == fmt.FINALIZE]["t_start"][0])
+    inside = records[(calls != fmt.INIT) & (calls != fmt.FINALIZE) & (calls != fmt.TEST_RUN)]
+    return (end - start - int((inside["t_end"] - inside["t_start"]).sum())) / 1e3
+
+
+def _replay(db, row, model) -> dict:
     result = subprocess.run([sys.executable, "-m", "commchar", "replay", "--db", str(db), "--trace",
                              str(row["id"]), "--model", str(model), "--json"],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
-    measured, predicted = doc["measured"]["makespan"], doc["predictions"]["loggps"]["makespan"]
-    # the computation between the calls is most of HPCC at this size: the replay keeps it,
-    # and a loaded machine's waits (ranks descheduled inside MPI) are what it may drop
-    assert 0.2 * measured < predicted < 1.5 * measured
+    return json.loads(result.stdout)
+
+
+def test_hpcc_replays_and_predicts_without_flags(hpcc_run, tmp_path):
+    _, db, row, trace = hpcc_run
+    doc = _replay(db, row, write_model(tmp_path / "m.json", LOGGP, libraries=("openmpi",)))
     assert doc["trace"]["calls"] == sum(v["count"] for v in trace.summary().calls.values())
+    # the model is not this machine's, so the makespan is not compared with the measured one
+    # (bench/validation.py does that with a model fitted beside the programs): the replay keeps
+    # every rank's computation as traced and charges its messages by the model
+    predicted = doc["predictions"]["loggps"]
+    for rank, traced in zip(predicted["ranks"], trace.ranks):
+        assert rank["compute"] == pytest.approx(_time_outside_mpi(traced), rel=0.02)
+        assert rank["communication"] > 0
+        assert rank["compute"] + rank["communication"] + rank["sync_wait"] == pytest.approx(rank["predicted"])
+    # HPCC moves about 1.7 GB at p = 2: a model with half the bandwidth charges it more
+    slower = _replay(db, row, write_model(tmp_path / "slow.json", {**LOGGP, "G": 2 * LOGGP["G"]},
+                                          libraries=("openmpi",)))
+    assert slower["predictions"]["loggps"]["makespan"] > predicted["makespan"] * 1.05
