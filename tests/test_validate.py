@@ -14,7 +14,8 @@ from commchar.apps.sweep import CaseFailed
 from commchar.cli import main
 from commchar.measure.build import LOOPS
 from commchar.store import Store
-from commchar.validate import PROGRAMS, summarize
+from commchar.validate import PROGRAMS, ValidateOptions, summarize
+from commchar.validate.core import probe_ops, steps_per_library
 from commchar.validate.store import validations
 
 from _apps import run_app
@@ -81,6 +82,32 @@ def test_summary_is_the_median_and_spread_over_runs() -> None:
     assert entry["loggps_error_range"] == pytest.approx([-10.0, 10.0])
     assert entry["loggp_error_range"] == pytest.approx([-50.0, 25.0])
     assert entry["loggp_error_pct"] == pytest.approx(0.0) and entry["load_avg_1m"] == 1.5
+    assert entry["probe_drift_pct"] is None
+
+
+def test_the_drift_is_the_median_of_the_runs_that_measured_it() -> None:
+    def row(drift: float | None) -> dict:
+        return {"library": "lib", "program": "ring_sendrecv", "bytes": 64, "p": 2, "S": 1024.0,
+                "measured_us": 1.0, "loggps_us": 1.0, "loggp_us": 1.0, "load_avg_1m": 0.5,
+                "loggps_error_pct": 0.0, "loggp_error_pct": 0.0, "probe_us": 1.0,
+                "probe_after_us": None if drift is None else 1.0 + drift / 100, "probe_drift_pct": drift}
+
+    (entry,) = summarize([{"rows": [row(d)]} for d in (30.0, None, -4.0, 2.0)])
+    assert entry["probe_drift_pct"] == pytest.approx(2.0)
+    assert entry["probe_after_us"] == pytest.approx(1.02)
+
+
+def test_the_probes_measured_again_are_those_of_the_chosen_programs() -> None:
+    chosen = ValidateOptions(programs=["pingpong_loop", "ring_sendrecv", "ring_replace", "halo2d"])
+    assert probe_ops(chosen) == ["exchange", "pingpong:send"]
+    assert probe_ops(ValidateOptions(programs=["allreduce_loop", "alltoall_loop"])) == [
+        "allreduce:sum", "alltoall"]
+    # programs without a probe, or the step asked away, measure nothing more
+    assert probe_ops(ValidateOptions(programs=["halo2d", "master_worker"])) == []
+    assert probe_ops(ValidateOptions(probes_after=False)) == []
+    sizes = len(ValidateOptions().sizes)
+    assert steps_per_library(ValidateOptions(repeat=2)) == 2 * (2 + len(PROGRAMS) * sizes + 1)
+    assert steps_per_library(ValidateOptions(repeat=2, probes_after=False)) == 2 * (2 + len(PROGRAMS) * sizes)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -121,8 +148,15 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
             # the kernel's probe of the same operation, where the model measured that size
             if row["bytes"] == 64:  # every program here has a probe (exchange:sendrecv for the ring)
                 assert row["probe_us"] > 0
+                if run["probe_core_distance"]["match"] == "differs":  # another state: not compared
+                    assert row["probe_drift_pct"] is None
+                else:
+                    assert row["probe_drift_pct"] == pytest.approx(
+                        100 * (row["probe_after_us"] - row["probe_us"]) / row["probe_us"])
             else:
-                assert row["probe_us"] is None
+                assert row["probe_us"] is None and row["probe_drift_pct"] is None
+            # measured again after the programs at every size of the validation
+            assert row["probe_after_us"] > 0
             if row["bytes"] < run["loggp"]["S"]:  # eager either way: the models coincide
                 assert row["loggps_us"] == pytest.approx(row["loggp_us"])
             # the loop's cores timed before and after it, against the model's main state
@@ -134,6 +168,10 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
             if distance["match"] == "differs":  # only after every attempt ran in another state
                 assert distance["runs"] == 4
         assert 1 <= len(run["model_core_distance"]["attempts"]) <= 4
+        assert run["probe_run_id"] > run["model_run_id"]
+        after = run["probe_core_distance"]
+        assert after["match"] in ("same", "differs") and 1 <= after["runs"] <= 4
+        assert after["match"] == "same" or after["runs"] == 4
     with Store(db) as store:
         (stored,) = validations(store)
         assert stored["result"]["summary"] == doc["summary"] and stored["id"] == doc["id"]

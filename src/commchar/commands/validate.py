@@ -51,6 +51,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the model's measurement: most seconds per point (default 0.3)")
     parser.add_argument("--model-sizes", default="0:1M",
                         help="sizes the model is measured at (default 0:1M, powers of two)")
+    parser.add_argument("--no-probes-after", action="store_true",
+                        help="do not measure the programs' probes again after them (the drift column)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
 
 
@@ -74,7 +76,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     programs = [p.name for p in parse_programs(args.programs)]
     return ValidateOptions(programs=programs, sizes=list(dict.fromkeys(sizes)), np=args.np,
                            iterations=args.iterations, repeat=args.repeat, precision=args.precision,
-                           max_time=args.max_time, model_sizes=args.model_sizes)
+                           max_time=args.max_time, model_sizes=args.model_sizes,
+                           probes_after=not args.no_probes_after)
 
 
 class _Progress(Observer):
@@ -132,14 +135,18 @@ def summary_table(doc: dict[str, Any]) -> Table:
     for e in doc["summary"]:
         probe = e.get("probe_us")
         rows.append([e["library"], e["program"], str(e["bytes"]), str(e["p"]), f"{e['measured_us']:.3f}",
-                     "" if probe is None else f"{probe:.3f}", f"{e['loggps_us']:.3f}", _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]),
+                     "" if probe is None else f"{probe:.3f}", _err(e.get("probe_drift_pct")),
+                     f"{e['loggps_us']:.3f}", _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]),
                      f"{e['loggp_us']:.3f}", _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"])])
     repeats = doc["options"]["repeat"]
     s_by_library = {run["library"]: run["loggp"].get("S") for run in doc["runs"]}
+    runs = (f"median of {repeats} runs, each with its own model, spread: smallest .. largest error"
+            if repeats > 1 else "one run")
     notes = [f"Time per iteration of each program's loop (us), measured in an untraced run and predicted by "
-             f"replaying the trace of a second, traced run; {'median of ' + str(repeats) + ' runs, each with its own model, spread: smallest .. largest error' if repeats > 1 else 'one run'}.",
+             f"replaying the trace of a second, traced run; {runs}.",
              "probe: the mean of the kernel's probe of the same operation in the model's run, per "
-             "iteration (ping-pong: a round trip), what the model was fitted to.",
+             "iteration (ping-pong: a round trip), what the model was fitted to; drift: how far that probe "
+             "moved when measured again after the programs (the host's own move under the validation).",
              "S (LogGPS rendezvous threshold): " + ", ".join(
                  f"{lib} {int(s)} B" if s is not None else f"{lib} none" for lib, s in s_by_library.items())]
     loads = [e["load_avg_1m"] for e in doc["summary"]]
@@ -149,5 +156,5 @@ def summary_table(doc: dict[str, Any]) -> Table:
                      f"core(s) while the programs ran (p = {doc['options']['np']}); a busy-polling rank "
                      "that loses its core makes the measured time the machine's, not the library's.")
     return Table("validation", "Validation: measured and predicted time per iteration",
-                 ["library", "program", "bytes", "p", "measured", "probe", "LogGPS", "error", "spread",
+                 ["library", "program", "bytes", "p", "measured", "probe", "drift", "LogGPS", "error", "spread",
                   "LogGP", "error", "spread"], rows, notes)

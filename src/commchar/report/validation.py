@@ -40,7 +40,8 @@ def _title(row: dict[str, Any]) -> str:
 def validation_table(row: dict[str, Any]) -> Table:
     doc = row["result"]
     rows = [[e["library"], e["program"], str(e["bytes"]), f"{e['measured_us']:.3f}",
-             "" if e.get("probe_us") is None else f"{e['probe_us']:.3f}", f"{e['loggps_us']:.3f}",
+             "" if e.get("probe_us") is None else f"{e['probe_us']:.3f}", _err(e.get("probe_drift_pct")),
+             f"{e['loggps_us']:.3f}",
              _err(e["loggps_error_pct"]), _spread(e["loggps_error_range"]), f"{e['loggp_us']:.3f}",
              _err(e["loggp_error_pct"]), _spread(e["loggp_error_range"]),
              f"{e.get('repeats_in_state', e['repeats'])}/{e['repeats']}"] for e in doc["summary"]]
@@ -53,7 +54,9 @@ def validation_table(row: dict[str, Any]) -> Table:
         "of a second, traced run with a model measured and "
         "fitted in the same run; with several runs, the median and the spread (smallest to largest error).",
         "probe: the mean of the kernel's probe of the same operation (ping-pong: a round trip, "
-        "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop.",
+        "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop; "
+        "drift: how far it moved when measured again after the programs, the host's own move while "
+        "they ran (an error of that size is the host's, not the model's).",
         "cores: the runs whose loop ran with ranks 0 and 1's cores in the state of the host most of its "
         "model's points were measured in (a cache line's round trip between them; docs/method.md); the "
         "medians are of those runs when there are any.",
@@ -62,7 +65,7 @@ def validation_table(row: dict[str, Any]) -> Table:
                                                for lib, v in s.items()) + "); LogGP: every message eager.",
     ]
     return Table(f"validation-{row['id']}", f"Measured and predicted per iteration: {_title(row)}",
-                 ["library", "program", "bytes", "measured", "probe", "LogGPS", "error", "spread", "LogGP",
+                 ["library", "program", "bytes", "measured", "probe", "drift", "LogGPS", "error", "spread", "LogGP",
                   "error", "spread", "cores"], rows, notes)
 
 

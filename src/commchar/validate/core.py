@@ -81,6 +81,7 @@ class ValidateOptions:
     model_sizes: str = "0:1M"
     timeout: float = 300.0  # seconds a traced program may run
     distance_attempts: int = 4  # runs of a model or a program to find the host in one state
+    probes_after: bool = True  # the probes measured again after the programs: how far the host moved
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,8 +97,9 @@ class Observer:
 
 
 def steps_per_library(options: ValidateOptions) -> int:
-    """Model measurement, fit, and one step per (program, size) case, per repeat."""
-    return options.repeat * (2 + len(cases(options)))
+    """Model measurement, fit, one step per (program, size) case and the probes measured again
+    (options.probes_after), per repeat."""
+    return options.repeat * (2 + len(cases(options)) + (1 if probe_ops(options) else 0))
 
 
 def cases(options: ValidateOptions) -> list[tuple[Program, int]]:
@@ -113,23 +115,13 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
                   observer: Observer) -> tuple[int, str, list[dict]]:
     """Measures the operations the replay needs (point-to-point at p = 2, collectives at 2 and
     np), fits them: (run id, model file, the measured points)."""
-    from commchar.measure.environment import host_info
-    from commchar.measure.runner import SweepOptions, run_sweep
+    from commchar.measure.runner import SweepOptions
     from commchar.modelfile import save
-    from commchar.provenance import build_identity
-    from commchar.store import owner
 
     # point-to-point operations are measured between two ranks, collectives at np as well
     sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
                          np=sorted({2, options.np}), precision=options.precision, max_time=options.max_time)
-    # the owner, as `commchar run` records it: a run whose process died shows as died
-    run_id = store.create_run(build_identity(), {**host_info(), "owner": owner.current()}, sweep.to_dict())
-    observer.step(f"{library.name}: measuring the model (run {run_id})")
-    try:
-        result = run_sweep(store, run_id, sweep, [library], _Quiet())
-    except BaseException:
-        store.set_run_status(run_id, "failed")
-        raise
+    run_id, result = _measured_run(store, library, sweep, observer, "measuring the model")
     if result.launch_failures or result.stored == 0:
         store.set_run_status(run_id, "failed")
         raise MeasurementError(f"validate: measuring the model of {library.name} failed "
@@ -169,6 +161,67 @@ class _Quiet:
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
     def failure(self, library: str, p: int, point: Any, kind: str, message: str) -> None: ...
     def refining(self, round_no: int, points: int) -> None: ...
+
+
+def probe_ops(options: ValidateOptions) -> list[str]:
+    """The kernel operations that probe the chosen programs (PROBES), to measure again after
+    them; none under probes_after=False."""
+    if not options.probes_after:
+        return []
+    wanted = {PROBES[p.name][:2] for p, _ in cases(options) if p.name in PROBES}
+    # the exchange operation measures both of its variants (sendrecv, replace) in one
+    return sorted({op if op == "exchange" or not variant else f"{op}:{variant}" for op, variant in wanted})
+
+
+def measure_probes(store: Store, library: Library, options: ValidateOptions, observer: Observer,
+                   model_pairs: list[tuple[float, float]]) -> tuple[int, list[dict], dict[str, Any]] | None:
+    """The programs' probes measured once more at the validation's sizes, right after the
+    programs ran, again while the host held the ranks' cores in another state than the main
+    state of the model's points, at most options.distance_attempts times: (run id, points,
+    {"match": 'same', 'differs' or 'unknown', "runs": attempts}), or None where no program has
+    a probe. A probe that moved since the model's run, in the same state of the cores, says the
+    host moved under the validation: the programs ran on a machine that was neither the
+    model's nor this one."""
+    from commchar.measure.runner import SweepOptions
+    from commchar.models.inputs import read_store
+
+    ops = probe_ops(options)
+    if not ops:
+        return None
+    sweep = SweepOptions(libraries=[library.name], ops=",".join(ops), sizes=",".join(map(str, options.sizes)),
+                         np=sorted({2, options.np}), precision=options.precision, max_time=options.max_time,
+                         refine=False)
+    attempts = max(1, options.distance_attempts)
+    for attempt in range(attempts):
+        if attempt:
+            observer.more(1)
+        run_id, result = _measured_run(store, library, sweep, observer, "the probes again, after the programs")
+        store.set_run_status(run_id, "complete" if result.stored and not result.launch_failures else "failed")
+        observer.done()
+        points, _, _ = read_store(store.path, [run_id])
+        pairs = point_pairs(points)
+        match = ("unknown" if not model_pairs or not pairs
+                 else "same" if all(same_state(model_pairs, pair) for pair in pairs) else "differs")
+        if match != "differs":
+            break
+    return run_id, points, {"match": match, "runs": attempt + 1}
+
+
+def _measured_run(store: Store, library: Library, sweep: Any, observer: Observer, what: str) -> tuple[int, Any]:
+    """One run of the sweep, recorded as `commchar run` records it (a run whose process died
+    shows as died, one that raised as failed): (run id, the sweep's result)."""
+    from commchar.measure.environment import host_info
+    from commchar.measure.runner import run_sweep
+    from commchar.provenance import build_identity
+    from commchar.store import owner
+
+    run_id = store.create_run(build_identity(), {**host_info(), "owner": owner.current()}, sweep.to_dict())
+    observer.step(f"{library.name}: {what} (run {run_id})")
+    try:
+        return run_id, run_sweep(store, run_id, sweep, [library], _Quiet())
+    except BaseException:
+        store.set_run_status(run_id, "failed")
+        raise
 
 
 def measure_model_settled(store: Store, library: Library, options: ValidateOptions, directory: Path,
@@ -329,13 +382,29 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     if on_row:
                         on_row(row)
                     observer.done()
+                after = measure_probes(store, library, options, observer, model_distance["pairs"])
+                add_drift(rows, after, options.np)
                 runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_id,
+                             "probe_run_id": after[0] if after else None,
+                             "probe_core_distance": after[2] if after else None,
                              "model_core_distance": {k: v for k, v in model_distance.items() if k != "pairs"},
                              "loggp": {**{k: loggp.get(k) for k in ("L", "o_s", "o_r", "g", "G", "O", "S")},
                                        "regimes": regimes},
                              "rows": rows})
     return {"format": "commchar-validation", "version": 1, "unit": "us", "options": options.to_dict(),
             "runs": runs, "summary": summarize(runs)}
+
+
+def add_drift(rows: list[dict[str, Any]], after: tuple[int, list[dict], dict[str, Any]] | None, p: int) -> None:
+    """Each row's probe measured after the programs (probe_after_us) and how far it moved from
+    the model's run (probe_drift_pct): None where either is missing, or where the probes after
+    ran in another state of the cores (that move is the host's state, not its drift)."""
+    for row in rows:
+        probe = probe_time(after[1], row["program"], row["bytes"], p) if after else None
+        row["probe_after_us"] = probe
+        same = after is not None and after[2]["match"] != "differs"
+        row["probe_drift_pct"] = (_pct(probe, row["probe_us"])
+                                  if same and probe is not None and row["probe_us"] else None)
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -365,7 +434,8 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
         entry["S"] = rows[0]["S"]
         entry["load_avg_1m"] = max(r["load_avg_1m"] for r in rows)
-        probes = [r["probe_us"] for r in rows if r.get("probe_us") is not None]
-        entry["probe_us"] = statistics.median(probes) if probes else None
+        for key in ("probe_us", "probe_after_us", "probe_drift_pct"):
+            values = [r[key] for r in rows if r.get(key) is not None]
+            entry[key] = statistics.median(values) if values else None
         out.append(entry)
     return out
