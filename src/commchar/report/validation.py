@@ -56,7 +56,7 @@ def validation_table(row: dict[str, Any]) -> Table:
         "probe: the mean of the kernel's probe of the same operation (ping-pong: a round trip, "
         "allreduce, alltoall) in the model's run: what the model was fitted to, beside the loop; "
         "drift: how far it moved when measured again after the programs, the host's own move while "
-        "they ran (an error of that size is the host's, not the model's).",
+        "they ran (an error within it cannot be told from that move).",
         "cores: the runs whose loop ran with ranks 0 and 1's cores in the state of the host most of its "
         "model's points were measured in (a cache line's round trip between them; docs/method.md); the "
         "medians are of those runs when there are any.",

@@ -16,6 +16,7 @@ from commchar.core_distance import States, point_pairs, rtt_pair, same_state, sp
 from commchar.store import Store
 
 if TYPE_CHECKING:
+    from commchar.measure.runner import SweepOptions, SweepResult
     from commchar.modelfile.document import ModelDocument
 
 # the loop is the programs' communication phase: MPI_Pcontrol level 3 (apps/app_common.h)
@@ -207,7 +208,8 @@ def measure_probes(store: Store, library: Library, options: ValidateOptions, obs
     return run_id, points, {"match": match, "runs": attempt + 1}
 
 
-def _measured_run(store: Store, library: Library, sweep: Any, observer: Observer, what: str) -> tuple[int, Any]:
+def _measured_run(store: Store, library: Library, sweep: SweepOptions, observer: Observer,
+                  what: str) -> tuple[int, SweepResult]:
     """One run of the sweep, recorded as `commchar run` records it (a run whose process died
     shows as died, one that raised as failed): (run id, the sweep's result)."""
     from commchar.measure.environment import host_info
