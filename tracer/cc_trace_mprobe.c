@@ -117,11 +117,11 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
               MPI_Status *status)
 {
     CCT_ENTER(1, PMPI_Mrecv(buf, count, type, message, status));
+    uint64_t t0 = cct_now(); /* the page check inside the span (cc_trace_coll.c, CCT_START) */
     cct_cold_recv(buf, count, type);
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     cct_message m = cct_message_take(*message);
-    uint64_t t0 = cct_now();
     int rc = PMPI_Mrecv(buf, count, type, message, status);
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_MRECV, .flags = cct_flags(rc, 0), .comm = m.comm,

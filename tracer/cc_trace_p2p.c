@@ -58,10 +58,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
              MPI_Status *status)
 {
     CCT_ENTER(1, PMPI_Recv(buf, count, type, source, tag, comm, status));
+    uint64_t t0 = cct_now(); /* the page check inside the span (cc_trace_coll.c, CCT_START) */
     cct_cold_recv(buf, count, type);
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    uint64_t t0 = cct_now();
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_RECV, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
@@ -77,8 +77,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
               MPI_Request *request)
 {
     CCT_ENTER(1, PMPI_Irecv(buf, count, type, source, tag, comm, request));
+    uint64_t t0 = cct_now(); /* the page check inside the span */
     cct_cold_recv(buf, count, type);
-    uint64_t t0 = cct_now();
     int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
     uint64_t t1 = cct_now();
     int32_t id = cct_comm(comm);
@@ -108,10 +108,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 {
     CCT_ENTER(1, PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, status));
+    uint64_t t0 = cct_now(); /* the page check inside the span */
     if (source != MPI_PROC_NULL) cct_cold_recv(recvbuf, recvcount, recvtype);
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
-    uint64_t t0 = cct_now();
     int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
     uint64_t t1 = cct_now();
