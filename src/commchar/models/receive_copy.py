@@ -123,10 +123,15 @@ def exchange_table(regimes: list[dict[str, Any]], times: dict[int, float], S: fl
     for r, eager in zip(regimes, _eager_by_regime(regimes, times, S)):  # in size order
         fixed = float(r["o_s"]) + float(r["o_r"])
         big_o, stream = float(r["O"]), max(float(r["O"]), float(r["G"]))
+
+        def exchange(n1: int, receiver: float) -> float:
+            """Both ranks' send copy, then the receiver's copy per byte or the stream after L."""
+            return fixed + max(n1 * (big_o + receiver), L + n1 * stream)
+
         for n in eager:
-            n1 = n - 1
-            loggopsim = fixed + n1 * (big_o + stream) + max(L - n1 * big_o, 0.0)
-            model = loggopsim if r.get("O_r") is None else fixed + max(n1 * (big_o + r["O_r"]), L + n1 * stream)
+            # LogGOPSim's receiver copies the whole stream again: receiver = max(O, G)
+            loggopsim = exchange(n - 1, stream)
+            model = loggopsim if r.get("O_r") is None else exchange(n - 1, float(r["O_r"]))
             rows.append({"n": n, "exchange_us": round(times[n], 4), "model_us": round(model, 4),
                          "loggopsim_us": round(loggopsim, 4)})
     return rows
