@@ -143,3 +143,41 @@ def test_the_report_names_S_from_the_rndv_probe_alone_with_its_interval(tmp_path
     html = out.read_text()
     assert "S = 12000 B in [12000, 12001)" in html  # the finding
     assert "12000 in [12000, 12001)" in html  # the LogGPS table
+
+
+def test_each_round_proposes_from_every_point_of_the_run_in_the_store_order(tmp_path):
+    """refine reads only the points stored since its last round, and hands the proposer the
+    same points, in the same order, as reading the whole run would."""
+    from commchar.measure.plan import Point
+    from commchar.measure.refine import refine
+
+    S = 12000
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run("0.1.0", {"hostname": "test"}, {"np": [2], "libraries": ["lib"]})
+        job = store.create_job(run_id, "lib", 2, ["mpirun"], {}, False)
+
+        def add(op: str, n: int) -> None:
+            t = _rndv(n, S)["t_us"] if op == "rndv" else _pingpong(n, 3000)["t_us"]
+            samples = [t * (1 + 0.001 * i) for i in range(10)]
+            point = {"op": op, "variant": "send" if op == "pingpong" else "", "p": 2, "n_bytes": n,
+                     "samples_us": samples, "valid": True, "extra": {"delay_us": DELAY_US}}
+            store.add_point(run_id, job, "lib", point, summarize(samples), oversubscribed=False, ci_rel=0.001)
+
+        for n in default_sizes(1 << 20):
+            add("pingpong", n)
+            add("rndv", n)
+        seen: list[list[dict]] = []
+
+        def propose(points, measured, tried):
+            assert points == store.points([run_id])  # the same points in the same order
+            seen.append(points)
+            todo = proposals(find_changes(points), measured, tried)
+            return todo, len(todo)
+
+        def measure(library: str, p: int, job_points: list[Point]) -> None:
+            for pt in job_points:
+                add(pt.op, pt.n_bytes)
+
+        result = refine(store, run_id, ["lib"], 1e9, measure, propose=propose)
+    assert result.rounds >= 2 and len(seen) == result.rounds + 1
+    assert len(seen[-1]) > len(seen[0])

@@ -108,7 +108,7 @@ Z95 = 1.959964
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
 # below and above S), rndv's is S (thresholds.py); the others keep their own sizes.
 NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
-# The first-touch probe starts below its largest size (Operation.adaptive_sizes) and gets the
+# The first-touch probe starts below its largest sizes (Operation.adaptive_sizes) and gets the
 # next larger one while the cost per byte it keeps (models/first_touch.py: fresh less resident,
 # per byte) moved by more than this (and DEVIATION_Z noise levels, the library's floor taken
 # in quadrature with each point's CI) from the size before the largest measured to the

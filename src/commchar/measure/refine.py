@@ -88,6 +88,11 @@ def threshold_proposer(jump_sizes: int = JUMP_SIZES_PER_ROUND) -> Proposer:
     return propose
 
 
+def _store_order(pt: dict) -> tuple:
+    """The order Store.points returns a run's points in."""
+    return (pt["run_id"], pt["library"], pt["locality"], pt["op"], pt["variant"], pt["p"], pt["n_bytes"])
+
+
 def refine(store: Store, run_id: int, libraries: list[str], budget_s: float,
            measure: MeasureJob, on_round: Callable[[int, int], None] | None = None,
            propose: Proposer | None = None, max_rounds: int = MAX_ROUNDS) -> RefineResult:
@@ -99,8 +104,11 @@ def refine(store: Store, run_id: int, libraries: list[str], budget_s: float,
     tried: set[tuple] = set()
     last_job: dict[str, float] = {}  # seconds the library's last refinement job took
     propose = propose or threshold_proposer()
+    known: dict[int, dict] = {}  # the run's points read so far: a round reads only those stored since
     for round_no in range(1, max_rounds + 2):
-        points = [pt for pt in store.points([run_id]) if pt["library"] in libraries]
+        known.update((pt["point_id"], pt) for pt in store.points([run_id], after_id=max(known, default=None))
+                     if pt["library"] in libraries)
+        points = sorted(known.values(), key=_store_order)
         measured = {(pt["library"], pt["op"], pt["variant"], pt["p"], pt["n_bytes"]) for pt in points}
         todo, result.open_changes = propose(points, measured, tried)
         if not todo or round_no > max_rounds:

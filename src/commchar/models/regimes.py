@@ -47,6 +47,8 @@ DEFAULT_NOISE_FLOOR = 0.025
 # chi-square test at this level and no point lies more than MAX_Z noise levels off.
 DEFAULT_CONFIDENCE = 0.99
 MAX_Z = 4.0
+# values per block of the check that every point lies within MAX_Z noise levels of its segment
+WORST_BLOCK = 1 << 20
 # Nor does it leave any point further off than this, whatever the point's noise: a model
 # that misses a measured time by more is reported (report/findings.py), and a point whose
 # own CI is wide (a bimodal size) is still the best estimate of its time.
@@ -233,14 +235,16 @@ class SegmentedHockneyModel(Estimator):
             sizes = distinct[hi[None, :]] - distinct[lo[:, None]]
             cost += rss
             if worst:
-                # row by row: the residual of every point under every segment starting at i
-                for i in range(m):
-                    rel = np.abs((a[i][:, None] + b[i][:, None] * x[None, :] - gt[None, :]) / gt[None, :])
-                    inside = (np.arange(gn.size)[None, :] >= lo[i]) & (np.arange(gn.size)[None, :] < hi[:, None])
-                    bad = inside & (rel > MAX_Z * gs[None, :])
-                    if self.max_miss > 0:
-                        bad |= inside & (rel > self.max_miss)
-                    within[i] &= ~bad.any(axis=1)
+                # the residual of every point under every segment [i, j], some rows i at a time
+                # (rows x m x points values each)
+                index = np.arange(gn.size)
+                allowed = MAX_Z * gs if self.max_miss <= 0 else np.minimum(MAX_Z * gs, self.max_miss)
+                rows = max(1, WORST_BLOCK // max(1, m * gn.size))
+                for i in range(0, m, rows):
+                    block = slice(i, min(m, i + rows))
+                    rel = np.abs(a[block, :, None] + b[block, :, None] * x - gt) / gt
+                    inside = (index >= lo[block, None, None]) & (index < hi[None, :, None])
+                    within[block] &= ~(inside & (rel > allowed)).any(axis=2)
             # A regime needs min_sizes sizes in every group measured inside it (a group whose
             # sizes end below it, a p measured to smaller sizes only, has no fit there and no
             # say); the single segment 2 in every group.

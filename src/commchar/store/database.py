@@ -506,15 +506,19 @@ class Store:
             out.append(d)
         return out
 
-    def points(self, run_ids: Iterable[int] | None = None) -> list[dict]:
-        return list(self.iter_points(run_ids))
+    def points(self, run_ids: Iterable[int] | None = None, *, after_id: int | None = None) -> list[dict]:
+        return list(self.iter_points(run_ids, after_id=after_id))
 
     def iter_points(self, run_ids: Iterable[int] | None = None, *,
-                    with_samples: bool = False) -> Iterator[dict]:
+                    with_samples: bool = False, after_id: int | None = None) -> Iterator[dict]:
         """The points of the runs, one at a time from the database (an export of any size
-        holds one point in memory); `with_samples` adds each point's raw samples."""
+        holds one point in memory); `with_samples` adds each point's raw samples; `after_id`
+        keeps the points stored after that one (a point_id) only."""
         with _translated(self.path):
             where, args = _run_filter(self, run_ids, table="pt")
+            if after_id is not None:
+                where = f"{where} AND pt.id > ?" if where else "WHERE pt.id > ?"
+                args = (*args, int(after_id))
             samples = ", s.t_us_json AS samples_json" if with_samples else ""
             join = " LEFT JOIN samples s ON s.point_id = pt.id" if with_samples else ""
             # a schema-1 store opened read-only is read as it is, without localities
