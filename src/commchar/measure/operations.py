@@ -35,9 +35,6 @@ class Operation:
     # under --sizes adaptive: the sizes of its own measured first; the rule adds the next
     # larger one while the model still changes there (measure/adaptive.py)
     adaptive_sizes: tuple[int, ...] | None = None
-    # under --sizes adaptive: the largest size of its coarse grid, where the model it feeds
-    # needs no larger one (None: default_max_bytes)
-    adaptive_max_bytes: int | None = None
 
     @property
     def in_kernel(self) -> str:
@@ -103,10 +100,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("pbcast", "collective"),
         Operation("pallreduce", "collective", unit="double"),
         Operation("partitioned", "p2p", unit="double", default_max_bytes=4 * MiB),
-        # G, LogGP's gap per byte, stays within 80-111 ps a byte from 64 KiB to 4 MiB on both
-        # libraries of a dense reference (docs/method.md "Which sizes"), while PRTT(16, d, n)
-        # at 4 MiB, with d its own round trip, takes a third to half a second: adaptive stops at 1 MiB
-        Operation("loggp", "loggp", default_max_bytes=4 * MiB, adaptive_max_bytes=MiB),
+        Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
         # A program's first sends (cc_ops_coldstart.c): each size in a fresh job, eager sizes.
         Operation("coldstart", "loggp", sizes=(8, 512, 2 * KiB, 8 * KiB), fresh_process=True),

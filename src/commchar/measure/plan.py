@@ -168,8 +168,7 @@ def rule_sizes(max_bytes: int, rule: str) -> list[int]:
 def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
     """The points a rule plans at p: an operation with sizes of its own (mbw, touch,
     coldstart) or none (barrier) keeps them under every rule, but for those the adaptive
-    rule starts from a part of (touch: its largest size only while the model asks for it);
-    under adaptive an operation with an adaptive_max_bytes (loggp) stops its coarse grid there."""
+    rule starts from a part of (touch: its largest sizes only while the model asks for them)."""
     planned: list[Point] = []
     for opv in ops:
         op = opv.operation
@@ -177,8 +176,7 @@ def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
             first = list(op.adaptive_sizes) if rule == ADAPTIVE and op.adaptive_sizes else None
             planned += points_for([opv], first, p)
         else:
-            top = op.adaptive_max_bytes if rule == ADAPTIVE and op.adaptive_max_bytes else op.default_max_bytes
-            planned += points_for([opv], rule_sizes(top, rule), p)
+            planned += points_for([opv], rule_sizes(op.default_max_bytes, rule), p)
     return planned
 
 
