@@ -21,7 +21,7 @@ from typing import Callable
 
 from commchar.measure.plan import Point
 from commchar.models.thresholds import JUMP, SLOPE_TOLERANCE, Change, find_changes
-from commchar.store import Store
+from commchar.store import Store, point_order
 
 # Sizes per gap and round. A jump's gap shrinks 8-fold a round (a factor-of-two
 # gap of 8 KiB is pinned to the byte in 5 rounds): every round costs a job launch
@@ -88,11 +88,6 @@ def threshold_proposer(jump_sizes: int = JUMP_SIZES_PER_ROUND) -> Proposer:
     return propose
 
 
-def _store_order(pt: dict) -> tuple:
-    """The order Store.points returns a run's points in."""
-    return (pt["run_id"], pt["library"], pt["locality"], pt["op"], pt["variant"], pt["p"], pt["n_bytes"])
-
-
 def refine(store: Store, run_id: int, libraries: list[str], budget_s: float,
            measure: MeasureJob, on_round: Callable[[int, int], None] | None = None,
            propose: Proposer | None = None, max_rounds: int = MAX_ROUNDS) -> RefineResult:
@@ -108,7 +103,7 @@ def refine(store: Store, run_id: int, libraries: list[str], budget_s: float,
     for round_no in range(1, max_rounds + 2):
         known.update((pt["point_id"], pt) for pt in store.points([run_id], after_id=max(known, default=None))
                      if pt["library"] in libraries)
-        points = sorted(known.values(), key=_store_order)
+        points = sorted(known.values(), key=point_order)
         measured = {(pt["library"], pt["op"], pt["variant"], pt["p"], pt["n_bytes"]) for pt in points}
         todo, result.open_changes = propose(points, measured, tried)
         if not todo or round_no > max_rounds:

@@ -1,5 +1,5 @@
 """Where measurements live: a SQLite database of runs, jobs, points and samples."""
 
-from commchar.store.database import POINT_COLUMNS, Store
+from commchar.store.database import POINT_COLUMNS, Store, point_order
 
-__all__ = ["POINT_COLUMNS", "Store"]
+__all__ = ["POINT_COLUMNS", "Store", "point_order"]

@@ -143,6 +143,13 @@ POINT_COLUMNS = (
 )
 
 _BOOL_COLUMNS = ("precision_met", "valid", "oversubscribed", "refined")
+# The order Store.points returns points in (a store of schema 1 has no locality to order by).
+POINT_ORDER = ("run_id", "library", "locality", "op", "variant", "p", "n_bytes")
+
+
+def point_order(point: dict) -> tuple:
+    """A point dict's place in the order Store.points returns them in."""
+    return tuple(point[column] for column in POINT_ORDER)
 
 
 def short_version(full: str | None) -> str | None:
@@ -523,11 +530,11 @@ class Store:
             join = " LEFT JOIN samples s ON s.point_id = pt.id" if with_samples else ""
             # a schema-1 store opened read-only is read as it is, without localities
             columns = {r[1] for r in self._db.execute("PRAGMA table_info(points)")}
-            locality = ", pt.locality" if "locality" in columns else ""
+            order = ", ".join(f"pt.{c}" for c in POINT_ORDER if c != "locality" or "locality" in columns)
             cursor = self._db.execute(
                 f"SELECT pt.id AS point_id, pt.*, jobs.library_version AS library_version{samples}"
                 f" FROM points pt JOIN jobs ON jobs.id = pt.job_id{join} {where}"
-                f" ORDER BY pt.run_id, pt.library{locality}, pt.op, pt.variant, pt.p, pt.n_bytes",
+                f" ORDER BY {order}",
                 args,
             )
             for r in cursor:
