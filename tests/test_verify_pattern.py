@@ -18,9 +18,32 @@ DRIVER = r"""
 #include <stdlib.h>
 #include "cc_verify.h"
 /* fill|poison SRC FIRST SEED LEN: the bytes in hex; check SRC FIRST SEED LEN AT: the
- * filled buffer with byte AT flipped (none when AT >= LEN), checked: 0/1 and the message */
+ * filled buffer with byte AT flipped (none when AT >= LEN), checked: 0/1 and the message;
+ * sfill|spoison SRC BLOCK STRIDE SEED LEN: the strided buffer (gaps 0xaa) in hex;
+ * scheck SRC BLOCK STRIDE SEED LEN AT: the strided fill with payload byte AT flipped, checked */
+static int strided(char **argv) {
+    int src = atoi(argv[2]), seed = atoi(argv[5]);
+    size_t block = strtoul(argv[3], NULL, 10), stride = strtoul(argv[4], NULL, 10),
+           len = strtoul(argv[6], NULL, 10);
+    size_t extent = len ? (len - 1) / block * stride + (len - 1) % block + 1 : 0;
+    unsigned char *b = malloc(extent ? extent : 1);
+    for (size_t i = 0; i < extent; i++) b[i] = 0xaa;
+    char err[200] = "";
+    if (argv[1][1] != 'c') {
+        cc_fill_bytes_strided(b, len, block, stride, src, seed, argv[1][1] == 'p');
+        for (size_t i = 0; i < extent; i++) printf("%02x", b[i]);
+        printf("\n");
+        return 0;
+    }
+    size_t at = strtoul(argv[7], NULL, 10);
+    cc_fill_bytes_strided(b, len, block, stride, src, seed, 0);
+    if (at < len) b[at / block * stride + at % block] ^= 0x10;
+    printf("%d %s\n", cc_check_bytes_strided(b, len, block, stride, src, seed, 3, err, sizeof err), err);
+    return 0;
+}
 int main(int argc, char **argv) {
     if (argc < 6) return 2;
+    if (argv[1][0] == 's') return argc < 7 ? 2 : strided(argv);
     int src = atoi(argv[2]), seed = atoi(argv[4]);
     size_t first = strtoul(argv[3], NULL, 10), len = strtoul(argv[5], NULL, 10);
     unsigned char *b = malloc(len ? len : 1);
@@ -83,3 +106,35 @@ def test_a_check_passes_the_pattern_and_names_the_first_wrong_byte(driver, lengt
     want = pattern(src, first + at, seed)
     # rank 3, indices from 7 (the driver's me and index_base)
     assert out == f"1 rank 3: byte {7 + at} is 0x{want ^ 0x10:02x}, expected 0x{want:02x}"
+
+
+def _strided_want(src: int, block: int, stride: int, seed: int, length: int, flip: int = 0) -> bytes:
+    extent = (length - 1) // block * stride + (length - 1) % block + 1 if length else 0
+    out = bytearray(b"\xaa" * extent)
+    for i in range(length):
+        out[i // block * stride + i % block] = pattern(src, i, seed) ^ flip
+    return bytes(out)
+
+
+# a derived datatype's layouts: blocks of 8 every 16 (the ddt operations), blocks that do
+# not divide the pattern's 256-position blocks, contiguous (block == stride)
+@pytest.mark.parametrize("block,stride", [(8, 16), (3, 7), (300, 512), (64, 64)])
+@pytest.mark.parametrize("length", [0, 1, 8, 255, 256, 257, 1000])
+def test_a_strided_layout_holds_the_payload_pattern_and_leaves_its_gaps(driver, block, stride, length):
+    src, seed = 1, 6
+    assert bytes.fromhex(_run(driver, "sfill", src, block, stride, seed, length)) == \
+        _strided_want(src, block, stride, seed, length)
+    assert bytes.fromhex(_run(driver, "spoison", src, block, stride, seed, length)) == \
+        _strided_want(src, block, stride, seed, length, 0xFF)
+
+
+@pytest.mark.parametrize("block,stride,length,at", [(8, 16, 1000, 0), (8, 16, 1000, 7), (8, 16, 1000, 8),
+                                                    (8, 16, 1000, 999), (3, 7, 500, 256), (8, 16, 1000, 1000)])
+def test_a_strided_check_names_the_payload_index_of_the_first_wrong_byte(driver, block, stride, length, at):
+    src, seed = 0, 2
+    out = _run(driver, "scheck", src, block, stride, seed, length, at)
+    if at >= length:
+        assert out == "0"
+        return
+    want = pattern(src, at, seed)
+    assert out == f"1 rank 3: byte {at} is 0x{want ^ 0x10:02x}, expected 0x{want:02x}"

@@ -40,45 +40,99 @@ static size_t cc_pattern_make(cc_pattern *p, size_t pos, size_t len, int src, in
     return len < room ? len : room;
 }
 
-static void cc_pattern_write(unsigned char *buf, size_t len, int src, size_t first, int seed,
+/* A layout of payload: `block` bytes every `stride` bytes (block == stride: contiguous).
+ * Payload position pos lies at byte pos / block * stride + pos % block. */
+typedef struct cc_layout {
+    size_t block, stride;
+} cc_layout;
+
+static cc_layout cc_contiguous(size_t len)
+{
+    const size_t all = len ? len : 1;
+    return (cc_layout){all, all};
+}
+
+/* the bytes of payload positions [pos, pos + n) that lie together from pos: to the
+ * end of pos's block, at most n */
+static size_t cc_layout_piece(cc_layout l, size_t pos, size_t n)
+{
+    const size_t room = l.block - pos % l.block;
+    return n < room ? n : room;
+}
+
+static size_t cc_layout_at(cc_layout l, size_t pos)
+{
+    return pos / l.block * l.stride + pos % l.block;
+}
+
+/* payload positions [0, len) of buf in layout l: pattern(src, first + pos) xor flip,
+ * a pattern block of 256 positions made once and copied piece by piece */
+static void cc_pattern_write(unsigned char *buf, size_t len, cc_layout l, int src, size_t first, int seed,
                              unsigned char flip)
 {
     cc_pattern p;
     cc_pattern_init(&p);
     for (size_t at = 0; at < len;) {
         const size_t n = cc_pattern_make(&p, first + at, len - at, src, seed, flip);
-        memcpy(buf + at, p.block, n);
+        for (size_t done = 0; done < n;) {
+            const size_t piece = cc_layout_piece(l, at + done, n - done);
+            memcpy(buf + cc_layout_at(l, at + done), p.block + done, piece);
+            done += piece;
+        }
         at += n;
     }
 }
 
-void cc_fill_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed)
-{
-    cc_pattern_write(buf, len, src, first, seed, 0x00);
-}
-
-void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed)
-{
-    cc_pattern_write(buf, len, src, first, seed, 0xff);
-}
-
-int cc_check_bytes(const unsigned char *buf, size_t len, int src, size_t first, int seed, int me,
-                   size_t index_base, char *err, size_t errlen)
+static int cc_pattern_check(const unsigned char *buf, size_t len, cc_layout l, int src, size_t first, int seed,
+                            int me, size_t index_base, char *err, size_t errlen)
 {
     cc_pattern p;
     cc_pattern_init(&p);
     for (size_t at = 0; at < len;) {
         const size_t n = cc_pattern_make(&p, first + at, len - at, src, seed, 0x00);
-        if (memcmp(buf + at, p.block, n) != 0)
-            for (size_t i = at; i < at + n; i++) /* the block's first wrong byte, for the message */
-                if (buf[i] != p.block[i - at]) {
-                    snprintf(err, errlen, "rank %d: byte %zu is 0x%02x, expected 0x%02x", me,
-                             index_base + i, buf[i], p.block[i - at]);
-                    return 1;
-                }
+        for (size_t done = 0; done < n;) {
+            const size_t piece = cc_layout_piece(l, at + done, n - done);
+            const unsigned char *got = buf + cc_layout_at(l, at + done), *want = p.block + done;
+            if (memcmp(got, want, piece) != 0)
+                for (size_t i = 0; i < piece; i++) /* the piece's first wrong byte, for the message */
+                    if (got[i] != want[i]) {
+                        snprintf(err, errlen, "rank %d: byte %zu is 0x%02x, expected 0x%02x", me,
+                                 index_base + at + done + i, got[i], want[i]);
+                        return 1;
+                    }
+            done += piece;
+        }
         at += n;
     }
     return 0;
+}
+
+void cc_fill_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed)
+{
+    cc_pattern_write(buf, len, cc_contiguous(len), src, first, seed, 0x00);
+}
+
+void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int seed)
+{
+    cc_pattern_write(buf, len, cc_contiguous(len), src, first, seed, 0xff);
+}
+
+int cc_check_bytes(const unsigned char *buf, size_t len, int src, size_t first, int seed, int me,
+                   size_t index_base, char *err, size_t errlen)
+{
+    return cc_pattern_check(buf, len, cc_contiguous(len), src, first, seed, me, index_base, err, errlen);
+}
+
+void cc_fill_bytes_strided(unsigned char *buf, size_t len, size_t block, size_t stride, int src, int seed,
+                           int poison)
+{
+    cc_pattern_write(buf, len, (cc_layout){block, stride}, src, 0, seed, poison ? 0xff : 0x00);
+}
+
+int cc_check_bytes_strided(const unsigned char *buf, size_t len, size_t block, size_t stride, int src, int seed,
+                           int me, char *err, size_t errlen)
+{
+    return cc_pattern_check(buf, len, (cc_layout){block, stride}, src, 0, seed, me, 0, err, errlen);
 }
 
 double cc_pattern_double(int src, size_t pos, int seed)

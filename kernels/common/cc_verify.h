@@ -15,6 +15,14 @@ void cc_poison_bytes(unsigned char *buf, size_t len, int src, size_t first, int 
  * names this rank (me), the byte index (from index_base), got and expected */
 int cc_check_bytes(const unsigned char *buf, size_t len, int src, size_t first, int seed, int me,
                    size_t index_base, char *err, size_t errlen);
+/* the same pattern over len bytes of payload laid out in blocks of `block` bytes every
+ * `stride` (a strided datatype's buffer): payload byte i, pattern(src, i), lies at
+ * i / block * stride + i % block; poison: its complement.  The check's err names the
+ * payload index of the first wrong byte. */
+void cc_fill_bytes_strided(unsigned char *buf, size_t len, size_t block, size_t stride, int src, int seed,
+                           int poison);
+int cc_check_bytes_strided(const unsigned char *buf, size_t len, size_t block, size_t stride, int src, int seed,
+                           int me, char *err, size_t errlen);
 
 double cc_pattern_double(int src, size_t pos, int seed);
 void cc_fill_doubles(double *buf, size_t count, int src, size_t first, int seed);

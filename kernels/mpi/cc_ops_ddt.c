@@ -65,22 +65,12 @@ static void cc_ddt_cleanup(cc_point *pt)
 /* payload byte i (in order) of src sits at block i/8, offset i%8 */
 static void cc_ddt_fill_payload(unsigned char *buf, size_t n, int src, int seed, int poison)
 {
-    for (size_t b = 0; b < n / CC_DDT_BLOCK; b++) {
-        unsigned char *at = buf + b * CC_DDT_STRIDE;
-        if (poison)
-            cc_poison_bytes(at, CC_DDT_BLOCK, src, b * CC_DDT_BLOCK, seed);
-        else
-            cc_fill_bytes(at, CC_DDT_BLOCK, src, b * CC_DDT_BLOCK, seed);
-    }
+    cc_fill_bytes_strided(buf, n, CC_DDT_BLOCK, CC_DDT_STRIDE, src, seed, poison);
 }
 
 static int cc_ddt_check_payload(const cc_point *pt, const unsigned char *buf, int src, char *err, size_t errlen)
 {
-    for (size_t b = 0; b < pt->n / CC_DDT_BLOCK; b++)
-        if (cc_check_bytes(buf + b * CC_DDT_STRIDE, CC_DDT_BLOCK, src, b * CC_DDT_BLOCK, pt->seed, pt->rank,
-                           b * CC_DDT_BLOCK, err, errlen))
-            return 1;
-    return 0;
+    return cc_check_bytes_strided(buf, pt->n, CC_DDT_BLOCK, CC_DDT_STRIDE, src, pt->seed, pt->rank, err, errlen);
 }
 
 /* ---- ddt_pingpong: ranks 0 and 1, half a round trip ---------------------- */
