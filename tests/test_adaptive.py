@@ -226,6 +226,27 @@ def test_points_measured_in_another_state_of_the_cores_are_not_chased(monkeypatc
     assert len(state.segments) > 1 or abs(state.segments[0]["t_s"] - 1.0) > 0.02
 
 
+def test_sizes_measured_while_the_cores_moved_still_bound_the_series():
+    """The coarse grid near, but the host moved the cores during the points of 1 MiB and 4 MiB
+    (their round trips before and after in different states) and during 64 KiB's: the rule
+    cannot use them, yet they are the series' extent, so the gaps from 4 KiB out to them are
+    checked at their log midpoints as any 16-fold gap."""
+    moved = {65536: [125.0, 470.0], MiB: [480.0, 120.0], 4 * MiB: [120.0, 475.0]}
+    sizes = rule_sizes(4 * MiB, ADAPTIVE)
+    points = [_point("pingpong", n, _hockney(np.array([n]))[0])
+              | {"extra": {"core_rtt_ns": moved.get(n, [120.0 + i, 122.0 + i])}} for i, n in enumerate(sizes)]
+    (found,) = adaptive.series(points).values()
+    assert found.n.max() == 4096 and found.left_out.tolist() == [65536, MiB, 4 * MiB]
+    keys = {(p["library"], p["op"], p["variant"], p["p"], p["n_bytes"]) for p in points}
+    todo, _ = adaptive.adaptive_proposer(0.01)(points, keys, set())
+    asked = sorted(pt.n_bytes for pt in todo[("lib", 2)])
+    # 4 KiB to 64 KiB and 64 KiB to 1 MiB are 16-fold (1 MiB to 4 MiB is 4-fold, as in the grid)
+    assert 16384 in asked and 262144 in asked
+    # without them the rule would stop at 4 KiB, the largest size it can use
+    blind = adaptive.analyse(found.n, found.t, found.noise, 0.03, state=found.state)[0].sizes
+    assert max(blind) < 4096
+
+
 def test_a_series_that_gained_no_point_is_not_analysed_again(monkeypatch):
     """The library's states are split again from all its points each round, so a state's typical
     round trip moves whenever any series gains a point; a series whose own points did not change

@@ -21,7 +21,9 @@ uncertain:
   the nearer of two segments chosen across a jump); the size, of GAP_PROBES
   evenly in log, where it leaves the band most;
 - coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
-  midpoint, which checks that the model holds across it;
+  midpoint, which checks that the model holds across it; sizes measured beyond
+  the usable ones (below) count, so a series whose largest points all fell
+  while the host moved its cores is still checked up to them;
 - deviates: a size added inside a segment of the previous round's model that
   lies further from it than its noise allows (DEVIATION_Z noise levels, the
   series' floor included) and TOLERANCE gets the log midpoints of both its
@@ -276,14 +278,17 @@ def _breakpoint_disagreement(before: dict[str, Any], after: dict[str, Any], mid:
 
 def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             previous: SegmentedHockneyModel | None = None, state: np.ndarray | None = None,
-            previous_state: dict[Any, Any] | None = None) -> tuple[SeriesState, SegmentedHockneyModel | None]:
+            previous_state: dict[Any, Any] | None = None, left_out: np.ndarray | None = None
+            ) -> tuple[SeriesState, SegmentedHockneyModel | None]:
     """The sizes one series still needs, its segments with their CIs, and its model.
 
     `n`, `t`, `noise`: sizes (sorted), median times and relative standard errors, one per size
     and state of the ranks' cores; `state`: the state of each (labels; None: all one state).
     `previous`: the model of the round before, which the sizes added since test, each in its
     own state: `previous_state` maps a state's label to the previous model's label of the same
-    state (None: the same labels)."""
+    state (None: the same labels). `left_out`: sizes the series measured that the rule cannot
+    use (Series.left_out); those beyond its usable sizes still bound it, and the gaps out to
+    them are checked like any coarse gap."""
     state_out = SeriesState()
     labels = np.zeros(n.size, dtype=int) if state is None else np.asarray(state)
     if np.unique(n).size < 2:
@@ -320,6 +325,16 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     for lo, hi in zip(every[:-1], every[1:]):
         if hi / lo > MAX_GAP:
             state_out.ask(log_mid(lo, hi), "coarse gap")
+    # sizes measured beyond the usable ones (the host moved the cores during their points, or
+    # they are alone in their state) are the series' extent all the same, which its model must
+    # cover: one whose usable sizes stop 16-fold below them is unchecked in between
+    if left_out is not None and every.size:
+        unusable = np.unique(left_out[left_out > 0])
+        below, above = unusable[unusable < every[0]], unusable[unusable > every[-1]]
+        for chain in (np.append(below, every[0]), np.insert(above, 0, every[-1])):
+            for lo, hi in zip(chain[:-1], chain[1:]):
+                if hi / lo > MAX_GAP:
+                    state_out.ask(log_mid(lo, hi), "coarse gap")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
     for i, j in zip(positive[:-1], positive[1:]):
@@ -376,6 +391,7 @@ class Series:
     noise: np.ndarray
     state: np.ndarray
     states: States | None
+    left_out: np.ndarray  # sizes measured but not usable: no size of n holds a point of them
 
     def state_ns(self) -> dict[int, float]:
         """Each of the series' state labels with its state's typical round trip (0: unknown)."""
@@ -393,11 +409,13 @@ def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
         states[library] = split(point_pairs(pt for pt in points if pt["library"] == library and pt.get("valid", True)))
     grouped: dict[tuple[str, str, str, int], dict[tuple[int, int], list[tuple[float, float]]]] = defaultdict(
         lambda: defaultdict(list))
+    measured: dict[tuple[str, str, str, int], set[int]] = defaultdict(set)
     for pt in points:
         t = pt.get("t_us")
         if (not pt.get("valid", True) or pt.get("oversubscribed") or not chosen(pt["op"])
                 or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0):
             continue
+        measured[(pt["library"], pt["op"], pt.get("variant") or "", int(pt["p"]))].add(int(pt["n_bytes"]))
         found, pair = states[pt["library"]], rtt_pair(pt.get("extra"))
         label = 0 if found is None or pair is None else found.state_of(pair)
         if label is None:
@@ -418,7 +436,8 @@ def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
             t=np.array([statistics.median(v[0] for v in by_size[(lb, sz)]) for sz, lb in cells]),
             noise=np.array([statistics.median(v[1] for v in by_size[(lb, sz)]) for sz, lb in cells]),
             state=np.array([lb for _, lb in cells], dtype=int),
-            states=found)
+            states=found,
+            left_out=np.array(sorted(measured[key] - {size for size, _ in cells}), dtype=float))
     return out
 
 
@@ -478,10 +497,12 @@ def _fingerprint(found: Series) -> tuple:
     """What a series' analysis depends on: its sizes, times and noise, and which of them share
     a state of the cores (labels renumbered in order of appearance: the library's states are
     split again each round, and their typical round trips move as any series gains points,
-    so neither the labels nor the round trips say whether this series changed)."""
+    so neither the labels nor the round trips say whether this series changed), and the sizes
+    it measured but cannot use."""
     order: dict[int, int] = {}
     shared = tuple(order.setdefault(label, len(order)) for label in found.state.tolist())
-    return tuple(found.n.tolist()), tuple(found.t.tolist()), tuple(found.noise.tolist()), shared
+    return (tuple(found.n.tolist()), tuple(found.t.tolist()), tuple(found.noise.tolist()), shared,
+            tuple(found.left_out.tolist()))
 
 
 def adaptive_proposer(precision: float, record: Record | None = None) -> Proposer:
@@ -518,7 +539,7 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
             else:
                 previous, previous_ns = models.get(key, (None, {}))
                 state, model = analyse(found.n, found.t, found.noise, ci_target, previous, found.state,
-                                       same_states(found, previous_ns))
+                                       same_states(found, previous_ns), found.left_out)
                 models[key] = (model, found.state_ns())
                 seen[key] = (fingerprint, state)
             asked: dict[int, str] = {}

@@ -78,7 +78,7 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
         record["ci_target"] = adaptive.LOOSE_FACTOR * precision
         for key, found in adaptive.series(store.points([run["id"]])).items():
             models[key], _ = adaptive.analyse(found.n, found.t, found.noise, record["ci_target"],
-                                              state=found.state)
+                                              state=found.state, left_out=found.left_out)
     series = []
     for key in sorted(rounds):
         library, op, variant, p = key
