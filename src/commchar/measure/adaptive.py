@@ -21,9 +21,10 @@ uncertain:
   the nearer of two segments chosen across a jump); the size, of GAP_PROBES
   evenly in log, where it leaves the band most;
 - coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
-  midpoint, which checks that the model holds across it; sizes measured beyond
-  the usable ones (below) count, so a series whose largest points all fell
-  while the host moved its cores is still checked up to them;
+  midpoint, which checks that the model holds across it; the gaps out to sizes
+  measured beyond the usable ones (below), wider than MIN_GAP, too, so a series
+  whose largest points all fell while the host moved its cores is still
+  checked up to them;
 - deviates: a size added inside a segment of the previous round's model that
   lies further from it than its noise allows (DEVIATION_Z noise levels, the
   series' floor included) and TOLERANCE gets the log midpoints of both its
@@ -327,13 +328,14 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             state_out.ask(log_mid(lo, hi), "coarse gap")
     # sizes measured beyond the usable ones (the host moved the cores during their points, or
     # they are alone in their state) are the series' extent all the same, which its model must
-    # cover: one whose usable sizes stop 16-fold below them is unchecked in between
+    # cover; the rule sees no time there, so nothing tells a breakpoint in the gap out to them
+    # (a message leaving the cache between 1 MiB and 4 MiB): it is split down to 2-fold
     if left_out is not None and every.size:
         unusable = np.unique(left_out[left_out > 0])
         below, above = unusable[unusable < every[0]], unusable[unusable > every[-1]]
         for chain in (np.append(below, every[0]), np.insert(above, 0, every[-1])):
             for lo, hi in zip(chain[:-1], chain[1:]):
-                if hi / lo > MAX_GAP:
+                if hi / lo > MIN_GAP:
                     state_out.ask(log_mid(lo, hi), "coarse gap")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
