@@ -12,9 +12,9 @@ one state of the ranks' cores) then predicts every reference size measured
 in that state, and this prints per library the points taken, the median and
 worst error and how many sizes are missed by more than 10% (the errors
 relative to the reference time, or to 0.05 us where shorter, and the state
-as bench/adaptive_accuracy.py takes them). The points taken are 1% points where a run
-measures 3%: the figure is the rule's and the model's, at a noise below a
-fast run's. No MPI is run.
+as bench/adaptive_accuracy.py takes them). The points taken are 1% points
+where a run measures 3%: the figure is the rule's and the model's, at a
+noise below a fast run's. No MPI is run.
 
     python bench/adaptive_oracle.py --reference DB [--library mpich,openmpi] [--by-operation]
         [--fast DB ...]   # also: how far each fast run's times lie from the reference's

@@ -289,7 +289,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     own state: `previous_state` maps a state's label to the previous model's label of the same
     state (None: the same labels). `left_out`: sizes the series measured that the rule cannot
     use (Series.left_out); those beyond its usable sizes still bound it, and the gaps out to
-    them are checked like any coarse gap."""
+    them are split down to 2-fold."""
     state_out = SeriesState()
     labels = np.zeros(n.size, dtype=int) if state is None else np.asarray(state)
     if np.unique(n).size < 2:
@@ -323,9 +323,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
                 if a < size < b:
                     state_out.ask(size, "breakpoint")
     every = np.unique(n[n > 0])
-    for lo, hi in zip(every[:-1], every[1:]):
-        if hi / lo > MAX_GAP:
-            state_out.ask(log_mid(lo, hi), "coarse gap")
+    gaps = [(lo, hi, MAX_GAP) for lo, hi in zip(every[:-1], every[1:])]
     # sizes measured beyond the usable ones (the host moved the cores during their points, or
     # they are alone in their state) are the series' extent all the same, which its model must
     # cover; the rule sees no time there, so nothing tells a breakpoint in the gap out to them
@@ -334,9 +332,10 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         unusable = np.unique(left_out[left_out > 0])
         below, above = unusable[unusable < every[0]], unusable[unusable > every[-1]]
         for chain in (np.append(below, every[0]), np.insert(above, 0, every[-1])):
-            for lo, hi in zip(chain[:-1], chain[1:]):
-                if hi / lo > MIN_GAP:
-                    state_out.ask(log_mid(lo, hi), "coarse gap")
+            gaps += [(lo, hi, MIN_GAP) for lo, hi in zip(chain[:-1], chain[1:])]
+    for lo, hi, widest in gaps:
+        if hi / lo > widest:
+            state_out.ask(log_mid(lo, hi), "coarse gap")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
     for i, j in zip(positive[:-1], positive[1:]):
