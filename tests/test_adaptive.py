@@ -117,6 +117,10 @@ def test_a_straight_line_needs_nothing_once_its_gaps_are_checked():
                            262144: "coarse gap"}
     four_fold = sorted(set(coarse) | set(state.sizes))
     state, _ = _analyse(four_fold, _hockney)
+    # up to 64 KiB, where a point costs a few milliseconds, 4-fold gaps are checked too
+    assert state.sizes == {n: "coarse gap" for n in (2, 8, 32, 128, 512, 2048, 8192, 32768)}
+    two_fold = sorted(set(four_fold) | set(state.sizes))
+    state, _ = _analyse(two_fold, _hockney)
     assert state.sizes == {}
     assert all(s["ci_rel"] is None or s["ci_rel"] < 0.03 for s in state.segments)
 
@@ -124,21 +128,25 @@ def test_a_straight_line_needs_nothing_once_its_gaps_are_checked():
 def test_a_jump_is_bracketed_and_nothing_else_is_asked():
     sizes = [0] + [4 ** k for k in range(12)]  # 1 B .. 4 MiB by 4
     state, _ = _analyse(sizes, _jump)
-    assert state.sizes and set(state.sizes.values()) == {"breakpoint"}
-    assert all(4096 < n < 16384 for n in state.sizes)
+    breaks = {n for n, why in state.sizes.items() if why == "breakpoint"}
+    assert breaks and all(4096 < n < 16384 for n in breaks)
+    # beside the jump, only the midpoints of the 4-fold gaps up to 64 KiB, where points are cheap
+    assert {n: why for n, why in state.sizes.items() if n not in breaks} == {
+        n: "coarse gap" for n in (2, 8, 32, 128, 512, 2048, 32768)}
 
 
 def test_a_new_size_off_the_previous_model_splits_both_its_gaps():
-    sizes = rule_sizes(4 * MiB, ADAPTIVE)  # 16-fold gaps: 256 B to 4 KiB among them
+    sizes = rule_sizes(4 * MiB, ADAPTIVE)  # 16-fold gaps: 64 KiB to 1 MiB among them
     _, previous = _analyse(sizes, _hockney)
-    bumped = lambda n: _hockney(n) * np.where(n == 1024, 1.25, 1.0)  # noqa: E731
-    state, _ = _analyse(sorted(sizes + [1024]), bumped, previous=previous)
+    bumped = lambda n: _hockney(n) * np.where(n == 262144, 1.25, 1.0)  # noqa: E731
+    state, _ = _analyse(sorted(sizes + [262144]), bumped, previous=previous)
     # both 4-fold gaps either side of the bump are split (a size may be asked first as a
-    # breakpoint's: the bump is a segment of its own)
-    assert {512, 2048} <= state.sizes.keys() and "deviates" in state.sizes.values()
-    assert all(256 < n < 4096 for n in state.sizes if n not in (4, 64, 16384, 262144))
-    quiet, _ = _analyse(sorted(sizes + [1024]), _hockney, previous=previous)
+    # breakpoint's: the bump is a segment of its own), where no 4-fold gap is split otherwise
+    assert {131072, 524288} <= state.sizes.keys() and "deviates" in state.sizes.values()
+    assert all(65536 < n < MiB for n in state.sizes if n > adaptive.CHEAP_BYTES)
+    quiet, _ = _analyse(sorted(sizes + [262144]), _hockney, previous=previous)
     assert "deviates" not in quiet.sizes.values()
+    assert all(n < adaptive.CHEAP_BYTES for n in quiet.sizes)
 
 
 def test_a_segment_known_too_loosely_gets_a_size_in_its_widest_gap():

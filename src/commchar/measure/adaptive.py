@@ -20,8 +20,9 @@ uncertain:
   so the model is wrong there (a segment of one size whose slope it guessed,
   the nearer of two segments chosen across a jump); the size, of GAP_PROBES
   evenly in log, where it leaves the band most;
-- coarse gap: a gap between measured sizes wider than MAX_GAP gets its log
-  midpoint, which checks that the model holds across it; the gaps out to sizes
+- coarse gap: a gap between measured sizes wider than MAX_GAP (MIN_GAP up to
+  CHEAP_BYTES, where points are cheap) gets its log midpoint, which checks that
+  the model holds across it; the gaps out to sizes
   measured beyond the usable ones (below), wider than MIN_GAP, too, so a series
   whose largest points all fell while the host moved its cores is still
   checked up to them;
@@ -96,6 +97,9 @@ LOOSE_FACTOR = 3.0
 COARSE_FACTOR = 5.0
 MAX_GAP = 4.0  # a gap wider than this is checked at its log midpoint (the coarse grid has 16-fold ones)
 MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split...
+# ...and below this size a gap wider than MIN_GAP is checked too: a point there costs a few
+# milliseconds (64 KiB and above: tens), and a curve there is no few straight lines at 10%
+CHEAP_BYTES = 65536
 MIN_JUMP_GAP = 1.5  # ...unless a jump lies in it: then down to this (the dense grid steps by 1.33, 1.5)
 GAP_PROBES = 3  # sizes inside a gap at which the model's prediction is checked against the band
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
@@ -323,7 +327,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
                 if a < size < b:
                     state_out.ask(size, "breakpoint")
     every = np.unique(n[n > 0])
-    gaps = [(lo, hi, MAX_GAP) for lo, hi in zip(every[:-1], every[1:])]
+    gaps = [(lo, hi, MIN_GAP if hi <= CHEAP_BYTES else MAX_GAP) for lo, hi in zip(every[:-1], every[1:])]
     # sizes measured beyond the usable ones (the host moved the cores during their points, or
     # they are alone in their state) are the series' extent all the same, which its model must
     # cover; the rule sees no time there, so nothing tells a breakpoint in the gap out to them
