@@ -109,7 +109,7 @@ def main() -> int:
         # `commchar fit` keeps them, one state of the ranks' cores) against the reference's
         # points of that state
         kept, scored, state = in_fast_state(taken, reference)
-        print(f"  cores: {state}")
+        print(f"  cores (the points the rule took, as a fast run): {state}")
         errors = relative(curve_misses(kept, scored, library))
         every = [e for pairs in errors.values() for _, e in pairs]
         took = {(pt["op"], pt["variant"], pt["n_bytes"]) for pt in taken}
