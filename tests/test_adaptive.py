@@ -72,6 +72,31 @@ def test_the_coarse_grid_of_a_chosen_series_is_measured_looser():
     assert planned == points_by_rule(ops, ADAPTIVE, 2)
 
 
+def test_the_rules_larger_points_may_stop_with_fewer_samples():
+    """Under adaptive, a chosen series' points of 64 KiB or more may stop with 6 samples (the
+    plan's /6) while --min-reps is its default; the probes, the smaller sizes, another rule
+    and a --min-reps of the user's own keep the run's floor."""
+    ops = parse_ops("bcast,loggp")
+    planned = planned_points(ops, ADAPTIVE, 2, SweepOptions())
+    assert {pt.n_bytes: pt.min_reps for pt in planned if pt.op == "bcast"} == {
+        n: (6 if n >= adaptive.CHEAP_BYTES else None) for n in rule_sizes(MiB, ADAPTIVE)}
+    assert {pt.min_reps for pt in planned if pt.op == "loggp"} == {None}
+    assert {pt.min_reps for pt in planned_points(ops, GRID, 2, SweepOptions())} == {None}
+    assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=20))} == {None}
+    assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=4))} == {None}
+    assert adaptive.long_floor(10, 10) == 6 and adaptive.long_floor(20, 10) is None
+    big = [pt for pt in planned if pt.op == "bcast" and pt.n_bytes >= MiB]
+    assert plan_argument(big) == f"bcast@0.05/6={MiB}"
+    # the sizes the rounds add are floored alike (16-fold gaps: each is checked)
+    sizes = [0] + [2 ** k for k in range(0, 23, 4)]
+    points = [_point("bcast", n, _jump(np.array([n]))[0]) for n in sizes]
+    measured = {("lib", "bcast", "", 2, n) for n in sizes}
+    todo, _ = adaptive.adaptive_proposer(0.01, long_reps=6)(points, measured, set())
+    added = todo[("lib", 2)]
+    assert added and all(pt.min_reps == (6 if pt.n_bytes >= adaptive.CHEAP_BYTES else None) for pt in added)
+    assert any(pt.min_reps == 6 for pt in added) and any(pt.min_reps is None for pt in added)
+
+
 def _touch(per_byte_16m: float, noise_16m: float = 0.004) -> list[dict]:
     """The first-touch probe's points from 64 KiB to 16 MiB: resident 0.1 ns a byte, fresh
     0.25 ns a byte more up to 4 MiB, and per_byte_16m more at 16 MiB."""
@@ -358,12 +383,19 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert {target for op, _, refined, target in rows if not refined and op != "bcast"} == {0.03}
     # an added size at most at half the floor
     assert all(0.03 <= target <= adaptive.MAX_FLOOR / 2 for *_, target in rows)
+    # the rule's points of 64 KiB or more could stop with 6 samples, the rest with the run's 10
+    with sqlite3.connect(db) as con:
+        floors = con.execute("SELECT op, n_bytes, reps, json_extract(extra_json, '$.min_reps') FROM points").fetchall()
+    assert {(op, n >= adaptive.CHEAP_BYTES) for op, n, _, floor in floors if floor == 6} == {("bcast", True)}
+    assert all(reps >= (floor or 10) for _, _, reps, floor in floors)
+    assert all(floor == 6 for op, n, _, floor in floors if op == "bcast" and n >= adaptive.CHEAP_BYTES)
     # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)
     assert any(refined for op, _, refined, _ in rows if op == "rndv")
     out = tmp_path / "m.json"
     assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
     choice = json.loads(out.read_text())["provenance"]["size_choice"]["runs"][0]
     assert choice["rule"] == "adaptive" and choice["ci_target"] == pytest.approx(0.03)
+    assert choice["min_reps"] == 10 and choice["min_reps_from"] == {"bytes": adaptive.CHEAP_BYTES, "min_reps": 6}
     (bcast,) = [s for s in choice["series"] if s["op"] == "bcast"]
     assert bcast["rounds"][0]["sizes"] == rule_sizes(MiB, ADAPTIVE)
     assert bcast["sizes"] == sum(len(r["sizes"]) for r in bcast["rounds"])
@@ -407,7 +439,7 @@ def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
     out = tmp_path / "m.json"
     assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
     (choice,) = json.loads(out.read_text())["provenance"]["size_choice"]["runs"]
-    assert choice["rule"] == "list" and "ci_target" not in choice
+    assert choice["rule"] == "list" and "ci_target" not in choice and "min_reps_from" not in choice
     # a run of applications beside it (its sizes are a list of N, no points) leaves the choice alone
     with Store(db) as store:
         store.create_run(build_identity(), {}, {"app": "jacobi", "sizes": [768], "np": [4]})

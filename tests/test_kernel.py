@@ -209,6 +209,9 @@ def test_every_operation_measured_and_verified(kernel):
         (["--plan", "barrier=0", "--sync-window-factor", "0.5"], "--sync-window-factor"),
         (["--plan", "pingpong:send@0=8"], "pingpong:send: @precision: '0' is not a number in (0, 1]"),
         (["--plan", "bcast@tight=8"], "bcast: @precision: 'tight'"),
+        (["--plan", "pingpong:send@0.05/0=8"], "pingpong:send: /min-reps"),
+        (["--plan", "bcast/few=8"], "bcast: /min-reps"),
+        (["--plan", "bcast/20=8", "--max-reps", "12"], "bcast: /min-reps 20 is above --max-reps 12"),
     ],
 )
 def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
@@ -470,6 +473,21 @@ def test_a_plan_entry_may_carry_its_own_precision(kernel):
     # each stopped once its own target was met
     assert all(pt["stop_reason"] == "precision" and pt["ci_rel"] <= pt["precision_target"] for pt in points), [
         (pt["reps"], pt["stop_reason"], pt["ci_rel"]) for pt in points]
+
+
+def test_a_plan_entry_may_carry_its_own_fewest_samples(kernel):
+    # /M replaces --min-reps for that entry's points only; each point says the floor it had,
+    # and one whose first samples already meet a loose target stops with exactly M
+    done = _launch(kernel, 2, ["--plan", "pingpong:send@1/6=8,64;pingpong:send@1=8", "--min-reps", "10",
+                               "--max-time", "0.5"])
+    assert done.returncode == 0, done.stderr
+    points = _points(_records(done.stdout))
+    assert [(pt["n_bytes"], pt["min_reps"]) for pt in points] == [(8, 6), (64, 6), (8, 10)]
+    reps = [pt["reps"] for pt in points]
+    assert all(pt["reps"] >= pt["min_reps"] and pt["stop_reason"] == "precision" for pt in points), points
+    # a first chunk of 6 whose largest sample is within twice the median stops there (a time
+    # slice lost in one sample may cost that point one more chunk, never both)
+    assert min(reps[:2]) == 6 and reps[2] >= 10, reps
 
 
 def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):

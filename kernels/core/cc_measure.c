@@ -339,6 +339,7 @@ void cc_measure(cc_point *pt, const cc_limits *lim, cc_series *out)
 {
     memset(out, 0, sizeof *out);
     out->precision = lim->precision;
+    out->min_reps = lim->min_reps;
     long chunk = 1;
     int resync = 1;
     cc_warmup(pt, lim, out, &chunk, &resync);

@@ -25,6 +25,7 @@ typedef struct cc_series {
     double median_us, ci_rel;
     double tick_us; /* one timer tick in a sample's units: no CI is narrower than half of it */
     double precision; /* the target it was measured to */
+    long min_reps;    /* the fewest samples it was allowed to stop with */
     int precision_met;
     const char *stop_reason; /* precision | max_reps | max_time | late */
     /* --sync window: the window, the clock offsets' round trip, the estimate, repetitions

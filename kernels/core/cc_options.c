@@ -78,7 +78,7 @@ static int cc_parse_size(const char *text, size_t *out)
     return 0;
 }
 
-/* one entry op[:variant][@precision]=n1,n2,... (modified in place) */
+/* one entry op[:variant][@precision][/min-reps]=n1,n2,... (modified in place) */
 static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t errlen)
 {
     char *eq = strchr(text, '=');
@@ -86,13 +86,19 @@ static int cc_parse_entry(char *text, int p, cc_entry *entry, char *err, size_t 
     *eq = '\0';
     char *name = cc_trim(text), *sizes = eq + 1;
     entry->precision = 0.0;
-    char *at = strchr(name, '@');
+    entry->min_reps = 0;
+    char *slash = strchr(name, '/'), *at = strchr(name, '@');
+    if (slash) *slash = '\0';
+    if (at) *at = '\0';
+    name = cc_trim(name);
+    char label[96];
     if (at) {
-        *at = '\0';
-        name = cc_trim(name);
-        char label[96];
         snprintf(label, sizeof label, "%.80s: @precision", name);
         if (cc_parse_double(label, cc_trim(at + 1), 0.0, 1.0, 1, &entry->precision, err, errlen) != 0) return -1;
+    }
+    if (slash) {
+        snprintf(label, sizeof label, "%.80s: /min-reps", name);
+        if (cc_parse_long(label, cc_trim(slash + 1), 1, 100000000, &entry->min_reps, err, errlen) != 0) return -1;
     }
     char *colon = strchr(name, ':');
     const char *variant = "";
@@ -159,6 +165,9 @@ static int cc_parse_plan(const char *plan, int p, cc_options *opt, char *err, si
         cc_entry *entry = &opt->entries[opt->nentries];
         entry->sizes = NULL;
         rc = cc_parse_entry(tok, p, entry, err, errlen);
+        if (rc == 0 && entry->min_reps > opt->max_reps)
+            rc = cc_fail(err, errlen, "%s: /min-reps %ld is above --max-reps %ld", entry->op->name, entry->min_reps,
+                         opt->max_reps);
         opt->nentries++;
     }
     if (rc == 0 && opt->nentries == 0) rc = cc_fail(err, errlen, "the plan is empty");

@@ -169,6 +169,8 @@ void cc_report_point(cc_buf *out, const cc_point *pt, const cc_series *s, int va
     cc_buf_printf(out, "%ld", s->n);
     cc_buf_key(out, "precision_target");
     cc_buf_num(out, s->precision > 0.0 ? s->precision : pt->env->opt->precision);
+    cc_buf_key(out, "min_reps");
+    cc_buf_printf(out, "%ld", s->min_reps > 0 ? s->min_reps : pt->env->opt->min_reps);
     cc_buf_key(out, "precision_met");
     cc_buf_bool(out, s->precision_met);
     cc_buf_key(out, "ci_rel");

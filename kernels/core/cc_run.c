@@ -86,6 +86,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_limits lim;
                 cc_limits_from_options(opt, pt.op->phases, &lim);
                 if (entry->precision > 0.0) lim.precision = entry->precision;
+                if (entry->min_reps > 0) lim.min_reps = entry->min_reps;
                 /* --warmup series: a later point of the entry warms up until steady, with no floor */
                 if (opt->warmup_series && warmed) lim.warmup_min_time = 0.0;
                 pt.op->setup(&pt);

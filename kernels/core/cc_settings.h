@@ -15,6 +15,7 @@ typedef struct cc_entry {
     size_t *sizes;
     size_t nsizes;
     double precision; /* > 0: this entry's own precision target, in place of --precision */
+    long min_reps;    /* > 0: this entry's own fewest samples, in place of --min-reps */
 } cc_entry;
 
 typedef struct cc_options {

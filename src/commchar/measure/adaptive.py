@@ -70,6 +70,7 @@ library's floor included (touch_extension()).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import defaultdict
@@ -111,6 +112,12 @@ BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fo
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
+# A point of CHEAP_BYTES or more that the rule chooses may stop with LONG_MIN_REPS samples (the
+# kernel plan's /M) where the run's --min-reps is its default: the extremes of 6 samples bound
+# the median at 96.9% (1 - 2/2^6; the order-statistic CI the kernel stops by is [min, max] from
+# 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts tens of
+# microseconds to milliseconds (docs/method.md "Which sizes").
+LONG_MIN_REPS = 6
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
 # below and above S), rndv's is S (thresholds.py); the others keep their own sizes.
@@ -157,6 +164,17 @@ def point_precision(ci_target: float, floor: float | None) -> float:
     adds the floor in quadrature, so a point's CI of half of it raises its noise by 12% at
     most; repetitions that narrow it further buy the model nothing."""
     return max(ci_target, (floor or 0.0) / 2)
+
+
+def long_floor(run_min_reps: int, default: int) -> int | None:
+    """The fewest samples of the rule's points of CHEAP_BYTES or more: LONG_MIN_REPS where the
+    run's --min-reps is `default`, else the run's (None): a floor the user gave binds."""
+    return LONG_MIN_REPS if run_min_reps == default else None
+
+
+def floored(point: Point, floor: int | None) -> Point:
+    """`point` with `floor` as its fewest samples where it is CHEAP_BYTES or more."""
+    return dataclasses.replace(point, min_reps=floor) if floor is not None and point.n_bytes >= CHEAP_BYTES else point
 
 
 def log_mid(a: float, b: float) -> int:
@@ -510,9 +528,10 @@ def _fingerprint(found: Series) -> tuple:
             tuple(found.left_out.tolist()))
 
 
-def adaptive_proposer(precision: float, record: Record | None = None) -> Proposer:
+def adaptive_proposer(precision: float, record: Record | None = None, long_reps: int | None = None) -> Proposer:
     """The refinement's proposer under the adaptive rule: the threshold changes (rndv's S,
-    the standard send's breakpoints) and what every chosen series' model still needs."""
+    the standard send's breakpoints) and what every chosen series' model still needs, its
+    sizes of CHEAP_BYTES or more with `long_reps` as their fewest samples (long_floor)."""
     thresholds = threshold_proposer(JUMP_SIZES)
     ci_target = LOOSE_FACTOR * precision
     round_no = 0
@@ -565,7 +584,8 @@ def adaptive_proposer(precision: float, record: Record | None = None) -> Propose
                 floor = noise_floor(state.scatter if state.scatter is not None else library_scatter[library])
                 precision = point_precision(ci_target, floor)
                 merged.setdefault((library, p), set()).update(
-                    Point(op, variant, s, precision if precision > ci_target else None) for s in asked)
+                    floored(Point(op, variant, s, precision if precision > ci_target else None), long_reps)
+                    for s in asked)
         floors = {library: noise_floor(scatter) for library, scatter in library_scatter.items()}
         for library, size in touch_extension(points, floors).items():
             wanted = {Point("touch", variant, size) for variant in OPERATIONS["touch"].variants

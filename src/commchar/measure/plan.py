@@ -91,6 +91,8 @@ class Point:
     # the precision target it is measured to where not the run's (the kernel plan's @R); not
     # part of what the point is: the same size asked at another precision is the same point
     precision: float | None = field(default=None, compare=False)
+    # the fewest samples it may stop with where not the run's --min-reps (the plan's /M)
+    min_reps: int | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -181,9 +183,9 @@ def points_by_rule(ops: list[OpVariant], rule: str, p: int) -> list[Point]:
 
 
 def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = None) -> str:
-    """The kernel's --plan: `op[:variant][@R]=n1,n2;...`, grouped in measuring order (@R: the
-    points' own precision target). `kernel_names` maps a stored name to the kernel's where
-    they differ (PVM's)."""
+    """The kernel's --plan: `op[:variant][@R][/M]=n1,n2;...`, grouped in measuring order (@R:
+    the points' own precision target, /M their own fewest samples). `kernel_names` maps a
+    stored name to the kernel's where they differ (PVM's)."""
     names = kernel_names or {}
     groups: dict[str, list[int]] = {}
     for point in points:
@@ -191,5 +193,7 @@ def plan_argument(points: list[Point], kernel_names: dict[str, str] | None = Non
         key = f"{op}:{point.variant}" if point.variant else op
         if point.precision is not None:
             key += f"@{point.precision:.6g}"
+        if point.min_reps is not None:
+            key += f"/{point.min_reps}"
         groups.setdefault(key, []).append(point.n_bytes)
     return ";".join(f"{key}={','.join(map(str, ns))}" for key, ns in groups.items())

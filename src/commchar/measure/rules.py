@@ -16,14 +16,15 @@ import math
 import time
 from pathlib import Path
 
-from commchar.measure.adaptive import COARSE_FACTOR, LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen
+from commchar.measure.adaptive import (COARSE_FACTOR, LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen,
+                                       floored, long_floor)
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant
 from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
 from commchar.measure.refine import default_budget, refine
-from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
+from commchar.measure.runner import (DEFAULT_MIN_REPS, Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
                                      refinement_jobs)
 from commchar.store import Store
 
@@ -58,12 +59,13 @@ def coarse_precision(options: SweepOptions, rule: str) -> float:
 
 def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOptions) -> list[Point]:
     """The points `rule` plans at p; under adaptive, those of a series whose sizes the rule
-    chooses carry the coarse grid's precision."""
+    chooses carry the coarse grid's precision, and the rule's fewest samples from CHEAP_BYTES on."""
     points = points_by_rule(ops, rule, p)
     if rule != ADAPTIVE:
         return points
     coarse = coarse_precision(options, rule)
-    return [dataclasses.replace(pt, precision=coarse) if chosen(pt.op) else pt for pt in points]
+    floor = long_floor(options.min_reps, DEFAULT_MIN_REPS)
+    return [floored(dataclasses.replace(pt, precision=coarse), floor) if chosen(pt.op) else pt for pt in points]
 
 
 def measuring_max_time(options: SweepOptions, rule: str) -> float:
@@ -114,7 +116,8 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
             # the rounds are the rule (MAX_ROUNDS of them), not an extra: a budget only if given
             budget = options.refine_budget if options.refine_budget is not None else math.inf
             result.refined = refine(store, run_id, names, budget, measure, observer.refining,
-                                    propose=adaptive_proposer(options.precision, record),
+                                    propose=adaptive_proposer(options.precision, record,
+                                                               long_floor(options.min_reps, DEFAULT_MIN_REPS)),
                                     max_rounds=MAX_ROUNDS)
         else:
             result.refined = refine(store, run_id, names, budget, measure, observer.refining)

@@ -51,6 +51,10 @@ DEFAULT_WINDOW_FACTOR = 4.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
 
+# the fewest samples a point may stop with (--min-reps) unless a size rule chooses another
+DEFAULT_MIN_REPS = 10
+
+
 @dataclass
 class SweepOptions:
     libraries: list[str] | None = None
@@ -58,7 +62,7 @@ class SweepOptions:
     sizes: str | None = None
     np: list[int] = field(default_factory=lambda: [2])
     precision: float = 0.01
-    min_reps: int = 10
+    min_reps: int = DEFAULT_MIN_REPS
     max_reps: int = 100000
     max_time: float = 1.0
     timeout: float = 60.0
@@ -532,6 +536,11 @@ class _JobRunner:
         if summary["transient"]:
             # the first samples the steady-state mean leaves out (statistics.py)
             extra = {**extra, "transient_samples": summary["transient"]}
+            message["extra"] = extra
+        floor = message.get("min_reps")
+        if isinstance(floor, int) and not isinstance(floor, bool) and floor != self.options.min_reps:
+            # a size rule's own fewest samples (the plan's /M): the point keeps what it was held to
+            extra = {**extra, "min_reps": floor}
             message["extra"] = extra
         tick = message.get("tick_us")
         tick = float(tick) if isinstance(tick, (int, float)) and math.isfinite(tick) and tick >= 0 else 0.0

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from commchar.measure import adaptive
 from commchar.measure.plan import ADAPTIVE, size_rule
+from commchar.measure.runner import DEFAULT_MIN_REPS
 from commchar.store import Store
 from commchar.vocabulary import op_key
 
@@ -28,7 +29,8 @@ RULES = {
                  " its noise, a segment whose predicted time is not known to the CI target;"
                  " each state of the ranks' cores a line of its own, the series' scatter its"
                  " noise floor, its added points measured to half that floor where looser than the"
-                 " target (docs/method.md \"Which sizes\")"),
+                 " target, and from 64 KiB on may stop with 6 samples where --min-reps is its default"
+                 " (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
     "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
     "list": "the sizes given (--sizes), then sizes where the curve changes",
@@ -55,7 +57,8 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
     precision = float(options.get("precision") or 0.01)
     rows = store.connection.execute(
         "SELECT library, op, variant, p, n_bytes, job_id, refined, precision_target, t_us, ci_lo_us,"
-        " ci_hi_us, valid, oversubscribed FROM points WHERE run_id = ? ORDER BY job_id, n_bytes",
+        " ci_hi_us, valid, oversubscribed, json_extract(extra_json, '$.min_reps') AS own_min_reps"
+        " FROM points WHERE run_id = ? ORDER BY job_id, n_bytes",
         (run["id"],)).fetchall()
     refined_jobs: dict[tuple[str, int], list[int]] = defaultdict(list)
     for r in rows:
@@ -72,7 +75,11 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
         if isinstance(target, (int, float)) and math.isfinite(target):
             entry["precision"] = target
     record: dict[str, Any] = {"run_id": run["id"], "rule": rule, "description": RULES[rule],
-                              "precision": precision}
+                              "precision": precision, "min_reps": int(options.get("min_reps") or DEFAULT_MIN_REPS)}
+    # the fewest samples a size rule held its larger points to, where not the run's
+    floors = [(int(r["n_bytes"]), int(r["own_min_reps"])) for r in rows if isinstance(r["own_min_reps"], int)]
+    if floors:
+        record["min_reps_from"] = {"bytes": min(n for n, _ in floors), "min_reps": min(m for _, m in floors)}
     models: dict[tuple[str, str, str, int], adaptive.SeriesState] = {}
     if rule == ADAPTIVE:
         record["ci_target"] = adaptive.LOOSE_FACTOR * precision
