@@ -84,7 +84,7 @@ def test_the_rules_larger_points_may_stop_with_fewer_samples():
     assert {pt.min_reps for pt in planned_points(ops, GRID, 2, SweepOptions())} == {None}
     assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=20))} == {None}
     assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=4))} == {None}
-    assert adaptive.long_floor(10, 10) == 6 and adaptive.long_floor(20, 10) is None
+    assert adaptive.long_floor(10) == 6 and adaptive.long_floor(20) is None
     big = [pt for pt in planned if pt.op == "bcast" and pt.n_bytes >= MiB]
     assert plan_argument(big) == f"bcast@0.05/6={MiB}"
     # the sizes the rounds add are floored alike (16-fold gaps: each is checked)

@@ -18,10 +18,10 @@ from commchar.measure.launch import LAUNCHERS, LaunchSpec, available_slots, pars
 from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.adaptive import CHEAP_BYTES, LONG_MIN_REPS, Record
-from commchar.measure.plan import ADAPTIVE, Point, parse_np, parse_sizes, size_rule
+from commchar.measure.plan import ADAPTIVE, DEFAULT_MIN_REPS, Point, parse_np, parse_sizes, size_rule
 from commchar.measure.refine import RefineResult
 from commchar.measure.rules import coarse_precision, measuring_max_time, measuring_precision, run_rule
-from commchar.measure.runner import DEFAULT_MIN_REPS, DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
+from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
 from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
 from commchar.terminal import styled, sweep_progress, visible
@@ -59,8 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " adaptive at most 0.1)")
     parser.add_argument("--max-reps", type=int, default=100000, help="most repetitions per point")
     parser.add_argument("--min-reps", type=int, default=DEFAULT_MIN_REPS,
-                        help=f"fewest repetitions per point (default {DEFAULT_MIN_REPS}; under --sizes adaptive,"
-                             f" {LONG_MIN_REPS} at the sizes it chooses of {CHEAP_BYTES // 1024} KiB or more unless given)")
+                        help=f"fewest repetitions per point (default {DEFAULT_MIN_REPS}; under --sizes"
+                             f" adaptive {LONG_MIN_REPS} at the sizes it chooses of {CHEAP_BYTES // 1024} KiB"
+                             " or more, unless given)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds a job may stay silent before it is killed (default 60)")
     parser.add_argument("--sync", choices=SYNC_METHODS, default="barrier",

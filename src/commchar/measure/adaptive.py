@@ -82,7 +82,7 @@ import numpy as np
 from commchar.core_distance import States, point_pairs, rtt_pair, split
 from commchar.errors import InputError
 from commchar.measure.operations import OPERATIONS
-from commchar.measure.plan import Point
+from commchar.measure.plan import DEFAULT_MIN_REPS, Point
 from commchar.measure.refine import Proposer, threshold_proposer
 from commchar.models.excess import paired_points
 from commchar.models.inputs import spread
@@ -166,15 +166,17 @@ def point_precision(ci_target: float, floor: float | None) -> float:
     return max(ci_target, (floor or 0.0) / 2)
 
 
-def long_floor(run_min_reps: int, default: int) -> int | None:
+def long_floor(run_min_reps: int) -> int | None:
     """The fewest samples of the rule's points of CHEAP_BYTES or more: LONG_MIN_REPS where the
-    run's --min-reps is `default`, else the run's (None): a floor the user gave binds."""
-    return LONG_MIN_REPS if run_min_reps == default else None
+    run's --min-reps is its default, else the run's (None): a floor the user gave binds."""
+    return LONG_MIN_REPS if run_min_reps == DEFAULT_MIN_REPS else None
 
 
 def floored(point: Point, floor: int | None) -> Point:
     """`point` with `floor` as its fewest samples where it is CHEAP_BYTES or more."""
-    return dataclasses.replace(point, min_reps=floor) if floor is not None and point.n_bytes >= CHEAP_BYTES else point
+    if floor is None or point.n_bytes < CHEAP_BYTES:
+        return point
+    return dataclasses.replace(point, min_reps=floor)
 
 
 def log_mid(a: float, b: float) -> int:

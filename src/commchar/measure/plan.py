@@ -83,6 +83,10 @@ def _positive_int(text: str, context: str) -> int:
     return int(digits)
 
 
+# the fewest samples a point may stop with (--min-reps) unless its rule chooses another (Point.min_reps)
+DEFAULT_MIN_REPS = 10
+
+
 @dataclass(frozen=True, order=True)
 class Point:
     op: str

@@ -24,7 +24,7 @@ from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant
 from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
 from commchar.measure.refine import default_budget, refine
-from commchar.measure.runner import (DEFAULT_MIN_REPS, Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
+from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
                                      refinement_jobs)
 from commchar.store import Store
 
@@ -64,7 +64,7 @@ def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOption
     if rule != ADAPTIVE:
         return points
     coarse = coarse_precision(options, rule)
-    floor = long_floor(options.min_reps, DEFAULT_MIN_REPS)
+    floor = long_floor(options.min_reps)
     return [floored(dataclasses.replace(pt, precision=coarse), floor) if chosen(pt.op) else pt for pt in points]
 
 
@@ -117,7 +117,7 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
             budget = options.refine_budget if options.refine_budget is not None else math.inf
             result.refined = refine(store, run_id, names, budget, measure, observer.refining,
                                     propose=adaptive_proposer(options.precision, record,
-                                                               long_floor(options.min_reps, DEFAULT_MIN_REPS)),
+                                                               long_floor(options.min_reps)),
                                     max_rounds=MAX_ROUNDS)
         else:
             result.refined = refine(store, run_id, names, budget, measure, observer.refining)

@@ -31,7 +31,7 @@ from commchar.provenance import file_sha256
 from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
-from commchar.measure.plan import Point, parse_sizes, plan_argument, points_for
+from commchar.measure.plan import DEFAULT_MIN_REPS, Point, parse_sizes, plan_argument, points_for
 from commchar.measure.refine import RefineResult, default_budget, refine
 from commchar.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
@@ -49,10 +49,6 @@ LAUNCH_CHECK_S = 0.5  # how often a job that has said nothing yet has its stderr
 SYNC_METHODS = ("barrier", "none", "window")
 DEFAULT_WINDOW_FACTOR = 4.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
-
-
-# the fewest samples a point may stop with (--min-reps) unless a size rule chooses another
-DEFAULT_MIN_REPS = 10
 
 
 @dataclass

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from commchar.measure import adaptive
-from commchar.measure.plan import ADAPTIVE, size_rule
-from commchar.measure.runner import DEFAULT_MIN_REPS
+from commchar.measure.plan import ADAPTIVE, DEFAULT_MIN_REPS, size_rule
 from commchar.store import Store
 from commchar.vocabulary import op_key
 
