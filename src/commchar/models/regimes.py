@@ -25,6 +25,7 @@ import numpy as np
 
 from commchar.errors import InputError
 from commchar.models import _lsq
+from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.hockney import HockneyModel, check_sizes_times
 
@@ -304,9 +305,7 @@ class SegmentedHockneyModel(Estimator):
             hi = np.searchsorted(gn, self.grid_, side="right")
             counts += hi[None, :] - lo[:, None]
         dof = np.maximum(counts - 2 * groups, 1)
-        from scipy.special import chdtri  # loaded by a fit alone: evaluating verbs start faster
-
-        passes = (cost <= chdtri(dof, 1.0 - self.confidence)) & within
+        passes = (cost <= chi2_upper_quantiles(dof, 1.0 - self.confidence)) & within
         backs, totals = self._partitions(np.where(passes, cost, np.inf))
         self.chi2_ = {k: float(v) for k, v in totals.items()}
         if totals:
