@@ -53,5 +53,21 @@ def relative_fit(x: np.ndarray, y: np.ndarray, nonneg: bool = True,
     y = np.asarray(y, float)
     scale = max(float(np.max(np.abs(x))), 1.0)
     w = 1.0 / (y * y) if noise is None else 1.0 / (y * y * noise * noise)
-    a, b, _ = solve(moments(x / scale, y, w), nonneg)
-    return float(a), float(b) / scale
+    a, b = solve_one(tuple(float(v) for v in moments(x / scale, y, w)), nonneg)
+    return a, b / scale
+
+
+def solve_one(m: tuple[float, ...], nonneg: bool = True) -> tuple[float, float]:
+    """solve's (a, b) for one set of moments, in Python floats: the same closed forms and the
+    same numbers, without the array machinery that costs a single fit 40 us (the adaptive
+    rule fits a thousand segments between two measuring jobs)."""
+    s0, s1, s2, sy, sxy, _ = m
+    det = s0 * s2 - s1 * s1
+    b = (s0 * sxy - s1 * sy) / det if det > 1e-300 * max(s0 * s2, 1e-300) else 0.0
+    a = (sy - b * s1) / s0 if s0 > 0 else 0.0
+    if nonneg:
+        if a < 0:
+            a, b = 0.0, (max(sxy / s2, 0.0) if s2 > 0 else 0.0)
+        elif b < 0:
+            a, b = (max(sy / s0, 0.0) if s0 > 0 else 0.0), 0.0
+    return a, b
