@@ -13,8 +13,9 @@
 
 const char cc_usage[] =
     "usage: commchar-kernel --plan PLAN [options]\n"
-    "  PLAN: ';'-separated entries op[:variant][@R]=n1,n2,... (sizes in bytes; @R: the\n"
-    "        entry's own precision in place of --precision)\n"
+    "  PLAN: ';'-separated entries op[:variant][@R][/M]=n1,n2,... (sizes in bytes; @R: the\n"
+    "        entry's own precision in place of --precision; /M: its own fewest samples in\n"
+    "        place of --min-reps)\n"
     "  --precision R          stop when the 95% CI of the median is within R (0.01)\n"
     "  --min-reps N           fewest samples per point (10)\n"
     "  --max-reps N           most samples per point (100000)\n"
