@@ -25,8 +25,8 @@ import numpy as np
 
 from commchar.errors import InputError
 from commchar.models import _lsq
-from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models._base import Estimator, number_in, positive_int
+from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models.hockney import HockneyModel, check_sizes_times
 
 RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
