@@ -7,14 +7,21 @@ from scipy.special import chdtri, chdtrc
 
 from commchar.models._chi2 import chi2_upper_quantile, chi2_upper_quantiles, chi2_upper_tail
 
-ALPHAS = (0.4999, 0.5, 0.1, 0.05, 0.01, 1e-3, 1e-6, 0.999)
+KS = np.concatenate([np.arange(1, 121), [150, 255, 400, 511, 701, 1200]])
 
 
-@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("alpha", [0.5, 0.4999, 0.1, 0.05, 0.01, 1e-3, 1e-6, 1e-12])
 def test_the_quantile_is_scipys_chdtri(alpha):
-    ks = np.arange(1, 1201)
-    mine = np.array([chi2_upper_quantile(int(k), alpha) for k in ks])
-    np.testing.assert_allclose(mine, chdtri(ks, alpha), rtol=1e-10)
+    """The levels the regime fit asks for (1 - confidence, confidence in [0.5, 0.999999])."""
+    mine = np.array([chi2_upper_quantile(int(k), alpha) for k in KS])
+    np.testing.assert_allclose(mine, chdtri(KS, alpha), rtol=1e-13)
+
+
+@pytest.mark.parametrize("alpha", [0.9, 0.999, 0.999999])
+def test_a_lower_tail_quantile_is_as_close_as_the_upper_tail_allows(alpha):
+    """1 - alpha is what the tail holds there: it loses the digits that 1 - tail cancels."""
+    mine = np.array([chi2_upper_quantile(int(k), alpha) for k in KS])
+    np.testing.assert_allclose(mine, chdtri(KS, alpha), rtol=1e-9)
 
 
 def test_the_tail_is_scipys_chdtrc():
