@@ -36,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adaptive_accuracy import curve_misses, dense_runs, in_fast_state, points_of, relative  # noqa: E402
 
+from commchar.errors import InputError  # noqa: E402
 from commchar.models.assemble import fit_models  # noqa: E402
 from commchar.models.inputs import from_samples  # noqa: E402
 from commchar.statistics import relative_ci_halfwidth, summarize  # noqa: E402
@@ -68,7 +69,10 @@ def replay_run(db: Path, floor: int, from_bytes: int) -> tuple[dict[int, int], f
     saved = 0.0
     with sqlite3.connect(db) as con:
         wall = con.execute("SELECT COALESCE(SUM(wall_s), 0) FROM points").fetchone()[0]
-        library = con.execute("SELECT library FROM points LIMIT 1").fetchone()[0]
+        first = con.execute("SELECT library FROM points LIMIT 1").fetchone()
+        if first is None:
+            raise InputError("no points")
+        library = first[0]
         rows = con.execute(
             "SELECT p.id, p.op, p.n_bytes, p.precision_target, p.stop_reason, p.extra_json, s.t_us_json"
             " FROM points p JOIN samples s ON s.point_id = p.id WHERE p.n_bytes >= ?", (from_bytes,))
@@ -86,7 +90,7 @@ def replay_run(db: Path, floor: int, from_bytes: int) -> tuple[dict[int, int], f
 def model_shift(db: Path, library: str, kept: dict[int, int], reference: Path) -> str:
     """How far the points as they would have been move the fitted model, and both models'
     error against the reference, in the run's state of the cores."""
-    points = points_of(db, library, [1])
+    points = points_of(db, library, [])  # every run of the store, as replay_run reads it
     with sqlite3.connect(db) as con:
         samples = {pid: json.loads(js) for pid, js in con.execute("SELECT point_id, t_us_json FROM samples")}
     fewer = []
@@ -129,11 +133,15 @@ def main() -> int:
         if not db.is_file():
             print(f"{db}: no such store", file=sys.stderr)
             return 1
-        kept, saved, wall, library = replay_run(db, args.min_reps, args.from_bytes)
-        line = (f"{db} ({library}): {len(kept)} points would have stopped sooner; their samples'"
-                f" {saved:.3f} s of the points' {wall:.2f} s ({100 * saved / wall if wall else 0:.1f}%)")
-        if args.reference:
-            line += model_shift(db, library, kept, args.reference)
+        try:
+            kept, saved, wall, library = replay_run(db, args.min_reps, args.from_bytes)
+            line = (f"{db} ({library}): {len(kept)} points would have stopped sooner; their samples'"
+                    f" {saved:.3f} s of the points' {wall:.2f} s ({100 * saved / wall if wall else 0:.1f}%)")
+            if args.reference:
+                line += model_shift(db, library, kept, args.reference)
+        except (sqlite3.Error, InputError) as exc:
+            print(f"{db}: not a commchar run's store with points and samples ({exc})", file=sys.stderr)
+            return 1
         print(line, flush=True)
     return 0
 

@@ -40,3 +40,17 @@ def test_a_stored_run_is_replayed_only_where_the_floor_binds(tmp_path: Path):
     # that ran to max-time, the small size or the probe
     assert kept == {1: 6, 5: 6} and library == "lib" and wall == 0.5
     assert abs(saved - (4 * 100e-6 * 2 + 4 * 100e-6 * 4)) < 1e-12
+
+
+def test_a_store_without_points_or_samples_is_one_line(tmp_path: Path, monkeypatch, capsys):
+    bench = load("fewest_samples")
+    empty, other = tmp_path / "empty.db", tmp_path / "other.db"
+    with sqlite3.connect(empty) as con:
+        con.execute("CREATE TABLE points (id INTEGER PRIMARY KEY, library TEXT, wall_s REAL)")
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE t (x)")
+    for db in (empty, other):
+        monkeypatch.setattr("sys.argv", ["fewest_samples.py", "--db", str(db)])
+        assert bench.main() == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"{db}: not a commchar run's store") and err.count("\n") == 1

@@ -22,13 +22,15 @@ from commchar.vocabulary import op_key
 
 RULES = {
     "adaptive": ("a coarse grid (0, 1 B and every 4th power of two, and the largest size; its points"
-                 " to 5 x --precision where the rule chooses the sizes), then rounds adding sizes"
-                 " (3 x --precision) where the segments' model is uncertain: a breakpoint whose neighbouring"
-                 " segments disagree, a gap wider than 4-fold, a new size off the previous model beyond"
-                 " its noise, a segment whose predicted time is not known to the CI target;"
-                 " each state of the ranks' cores a line of its own, the series' scatter its"
-                 " noise floor, its added points measured to half that floor where looser than the"
-                 " target, and from 64 KiB on may stop with 6 samples where --min-reps is its default"
+                 f" to {adaptive.COARSE_FACTOR:g} x --precision where the rule chooses the sizes), then"
+                 f" rounds adding sizes ({adaptive.LOOSE_FACTOR:g} x --precision) where the segments' model"
+                 " is uncertain: a breakpoint whose neighbouring segments disagree, a gap wider than 2-fold"
+                 f" below {adaptive.CHEAP_BYTES // 1024} KiB and {adaptive.MAX_GAP:g}-fold above, a new"
+                 " size off the previous model beyond its noise, a segment whose predicted time is not"
+                 " known to the CI target; each state of the ranks' cores a line of its own, the series'"
+                 " scatter its noise floor, its added points measured to half that floor where looser than"
+                 f" the target, and from {adaptive.CHEAP_BYTES // 1024} KiB on may stop with"
+                 f" {adaptive.LONG_MIN_REPS} samples where --min-reps is its default"
                  " (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
     "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
