@@ -73,14 +73,17 @@ def test_the_coarse_grid_of_a_chosen_series_is_measured_looser():
 
 
 def test_the_rules_larger_points_may_stop_with_fewer_samples():
-    """Under adaptive, a chosen series' points of 64 KiB or more may stop with 6 samples (the
-    plan's /6) while --min-reps is its default; the probes, the smaller sizes, another rule
-    and a --min-reps of the user's own keep the run's floor."""
-    ops = parse_ops("bcast,loggp")
+    """Under adaptive, the points of 64 KiB or more, a chosen series' and a probe's, may stop
+    with 6 samples (the plan's /6) while --min-reps is its default; the smaller sizes, another
+    rule and a --min-reps of the user's own keep the run's floor."""
+    ops = parse_ops("bcast,loggp,touch")
     planned = planned_points(ops, ADAPTIVE, 2, SweepOptions())
-    assert {pt.n_bytes: pt.min_reps for pt in planned if pt.op == "bcast"} == {
-        n: (6 if n >= adaptive.CHEAP_BYTES else None) for n in rule_sizes(MiB, ADAPTIVE)}
-    assert {pt.min_reps for pt in planned if pt.op == "loggp"} == {None}
+    for op in ("bcast", "loggp", "touch"):
+        floors = {pt.n_bytes: pt.min_reps for pt in planned if pt.op == op}
+        assert floors == {n: (6 if n >= adaptive.CHEAP_BYTES else None) for n in floors}, op
+    assert {pt.n_bytes for pt in planned if pt.op == "loggp" and pt.min_reps is None} == {0, 1, 16, 256, 4096}
+    # the probe keeps the run's precision: only a chosen series' coarse grid is looser
+    assert {pt.precision for pt in planned if pt.op != "bcast"} == {None}
     assert {pt.min_reps for pt in planned_points(ops, GRID, 2, SweepOptions())} == {None}
     assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=20))} == {None}
     assert {pt.min_reps for pt in planned_points(ops, ADAPTIVE, 2, SweepOptions(min_reps=4))} == {None}
@@ -124,6 +127,10 @@ def test_the_first_touch_probe_grows_while_its_cost_per_byte_moves():
     todo, _ = propose(points, {("lib", "touch", pt["variant"], 2, pt["n_bytes"]) for pt in points}, set())
     assert sorted((pt.variant, pt.n_bytes) for pt in todo[("lib", 2)]) == [("fresh", 64 * MiB),
                                                                             ("resident", 64 * MiB)]
+    assert {pt.min_reps for pt in todo[("lib", 2)]} == {None}  # no floor of the rule's: the run's
+    todo, _ = adaptive.adaptive_proposer(0.01, long_reps=6)(
+        points, {("lib", "touch", pt["variant"], 2, pt["n_bytes"]) for pt in points}, set())
+    assert {pt.min_reps for pt in todo[("lib", 2)]} == {6}
     # the largest of its sizes measured, nothing is larger to ask for
     every = points + [_point("touch", 64 * MiB, t) | {"variant": v} for v, t in (("resident", 7.0), ("fresh", 40.0))]
     assert adaptive.touch_extension(every) == {}
@@ -386,7 +393,8 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     # the rule's points of 64 KiB or more could stop with 6 samples, the rest with the run's 10
     with sqlite3.connect(db) as con:
         floors = con.execute("SELECT op, n_bytes, reps, json_extract(extra_json, '$.min_reps') FROM points").fetchall()
-    assert {(op, n >= adaptive.CHEAP_BYTES) for op, n, _, floor in floors if floor == 6} == {("bcast", True)}
+    assert {(op, n >= adaptive.CHEAP_BYTES) for op, n, _, floor in floors if floor == 6} == {
+        ("bcast", True), ("rndv", True)}
     assert all(reps >= (floor or 10) for _, _, reps, floor in floors)
     assert all(floor == 6 for op, n, _, floor in floors if op == "bcast" and n >= adaptive.CHEAP_BYTES)
     # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)

@@ -192,6 +192,7 @@ def test_every_operation_measured_and_verified(kernel):
     assert extra["m"] == 16 and extra["d_us"] >= extra["prtt1_us"] > 0
     assert extra["prttm_us"] > 0 and extra["prttmd_us"] > extra["prtt1_us"]
     assert set(extra) >= {"o_s_us", "o_r_us", "gap_us"}
+    assert len(extra["phase_reps"]) == 3 and min(extra["phase_reps"]) >= 5  # the stream's --min-reps
     rndv = next(pt for pt in points if pt["op"] == "rndv")
     assert rndv["extra"]["delay_us"] == 500
 
@@ -488,6 +489,19 @@ def test_a_plan_entry_may_carry_its_own_fewest_samples(kernel):
     # a first chunk of 6 whose largest sample is within twice the median stops there (a time
     # slice lost in one sample may cost that point one more chunk, never both)
     assert min(reps[:2]) == 6 and reps[2] >= 10, reps
+
+
+def test_loggps_phases_are_held_to_their_points_plan_entry(kernel):
+    # PRTT(m,0,n), PRTT(m,d,n) and o_r take the entry's precision and fewest samples, as its
+    # main series does: a loose target met at once stops each phase at the entry's 6, where
+    # --min-reps would have asked for 10 (the phases, samples of a millisecond and more at
+    # large sizes, cost a LogGP point most of its time)
+    done = _launch(kernel, 2, ["--plan", "loggp@1/6=1024;loggp@1=1024", "--min-reps", "10", "--max-time", "0.5"])
+    assert done.returncode == 0, done.stderr
+    floored, run = (pt["extra"]["phase_reps"] for pt in _points(_records(done.stdout)))
+    # a time slice lost in one sample may cost a phase one more chunk (of 3), never every phase
+    assert min(floored) == 6 and max(floored) < 10, floored
+    assert min(run) >= 10, run
 
 
 def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):

@@ -40,6 +40,7 @@ typedef struct cc_env {
 } cc_env;
 
 struct cc_point;
+struct cc_limits;
 
 typedef struct cc_op {
     const char *name;
@@ -85,6 +86,9 @@ typedef struct cc_point {
     /* the CI is judged against max(median, this); 0 for all but rndv */
     double ci_reference_us;
     long batch;          /* set by the measurement loop */
+    /* the point's limits (its plan entry's precision and fewest samples): an op's
+     * further measurements of the point (LogGP's phases) take them too */
+    const struct cc_limits *limits;
     unsigned char *sbuf, *rbuf;
     size_t sbuf_len, rbuf_len;
     size_t check_off, check_len; /* the received bytes this rank verifies, within rbuf */

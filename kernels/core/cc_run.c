@@ -89,6 +89,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 if (entry->min_reps > 0) lim.min_reps = entry->min_reps;
                 /* --warmup series: a later point of the entry warms up until steady, with no floor */
                 if (opt->warmup_series && warmed) lim.warmup_min_time = 0.0;
+                pt.limits = &lim;
                 pt.op->setup(&pt);
                 const char *refused = cc_cache_setup(&pt, why, sizeof why);
                 if (refused) { /* the same answer on every participant */

@@ -481,11 +481,11 @@ static const cc_op cc_loggp_prtt = {.name = "loggp/prtt", .scope = CC_SCOPE_PAIR
 static const cc_op cc_loggp_recv_overhead = {.name = "loggp/o_r", .scope = CC_SCOPE_PAIR, .phases = 1,
                                           .before = cc_recv_overhead_before, .run = cc_late_receiver_run};
 
-/* one more measurement with the point's limits; its median on rank 0 */
-static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_ns, int timed_by)
+/* one more measurement with the point's limits (its plan entry's precision and fewest
+ * samples, its share of max-time); its median on rank 0, its samples in *reps */
+static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_ns, int timed_by, long *reps)
 {
-    cc_limits lim;
-    cc_limits_from_options(pt->env->opt, pt->op->phases, &lim);
+    const cc_limits lim = *pt->limits;
     cc_point sub = *pt;
     sub.op = op;
     sub.scale = 1.0;
@@ -494,6 +494,7 @@ static double cc_loggp_phase(const cc_point *pt, const cc_op *op, int64_t delay_
     cc_series s;
     cc_measure(&sub, &lim, &s);
     double median = s.median_us;
+    *reps = s.n;
     cc_series_free(&s);
     return median;
 }
@@ -506,10 +507,11 @@ static void cc_loggp_extra(cc_point *pt, double main_median_us, cc_buf *json)
     int64_t d_ns = pt->rank == 0 ? (int64_t)ceil(prtt1 * 1000.0) : 0;
     CC_MPI(MPI_Bcast(&d_ns, 1, MPI_INT64_T, 0, pt->ctl));
 
-    double prttm = cc_loggp_phase(pt, &cc_loggp_prtt, 0, 0);
-    double prttmd = cc_loggp_phase(pt, &cc_loggp_prtt, d_ns, 0);
+    long reps[3];
+    double prttm = cc_loggp_phase(pt, &cc_loggp_prtt, 0, 0, &reps[0]);
+    double prttmd = cc_loggp_phase(pt, &cc_loggp_prtt, d_ns, 0, &reps[1]);
     /* the receiver waits d (per message of a batch) so the data has arrived */
-    double o_r = cc_loggp_phase(pt, &cc_loggp_recv_overhead, d_ns, 1);
+    double o_r = cc_loggp_phase(pt, &cc_loggp_recv_overhead, d_ns, 1, &reps[2]);
     if (pt->rank != 0) return;
     const double d_us = (double)d_ns / 1000.0;
     cc_buf_key(json, "prtt1_us");
@@ -528,6 +530,8 @@ static void cc_loggp_extra(cc_point *pt, double main_median_us, cc_buf *json)
     cc_buf_num(json, o_r);
     cc_buf_key(json, "gap_us");
     cc_buf_num(json, (prttm - prtt1) / (m - 1));
+    cc_buf_key(json, "phase_reps");
+    cc_buf_printf(json, "[%ld,%ld,%ld]", reps[0], reps[1], reps[2]);
 }
 
 const cc_op cc_op_loggp = {

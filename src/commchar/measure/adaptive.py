@@ -112,8 +112,8 @@ BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fo
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
-# A point of CHEAP_BYTES or more that the rule chooses may stop with LONG_MIN_REPS samples (the
-# kernel plan's /M) where the run's --min-reps is its default: the extremes of 6 samples bound
+# A point of CHEAP_BYTES or more that the rule plans (a probe's too) may stop with LONG_MIN_REPS
+# samples (the kernel plan's /M) where the run's --min-reps is its default: the extremes of 6 samples bound
 # the median at 96.9% (1 - 2/2^6; the order-statistic CI the kernel stops by is [min, max] from
 # 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts tens of
 # microseconds to milliseconds (docs/method.md "Which sizes").
@@ -590,7 +590,8 @@ def adaptive_proposer(precision: float, record: Record | None = None, long_reps:
                     for s in asked)
         floors = {library: noise_floor(scatter) for library, scatter in library_scatter.items()}
         for library, size in touch_extension(points, floors).items():
-            wanted = {Point("touch", variant, size) for variant in OPERATIONS["touch"].variants
+            wanted = {floored(Point("touch", variant, size), long_reps)
+                      for variant in OPERATIONS["touch"].variants
                       if (library, "touch", variant, 2, size) not in measured | tried}
             if wanted:
                 open_series += 1

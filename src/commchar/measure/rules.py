@@ -59,13 +59,14 @@ def coarse_precision(options: SweepOptions, rule: str) -> float:
 
 def planned_points(ops: list[OpVariant], rule: str, p: int, options: SweepOptions) -> list[Point]:
     """The points `rule` plans at p; under adaptive, those of a series whose sizes the rule
-    chooses carry the coarse grid's precision, and the rule's fewest samples from CHEAP_BYTES on."""
+    chooses carry the coarse grid's precision, and every point of CHEAP_BYTES or more the rule's
+    fewest samples (the probes' too: LogGP's phases take their point's)."""
     points = points_by_rule(ops, rule, p)
     if rule != ADAPTIVE:
         return points
     coarse = coarse_precision(options, rule)
     floor = long_floor(options.min_reps)
-    return [floored(dataclasses.replace(pt, precision=coarse), floor) if chosen(pt.op) else pt for pt in points]
+    return [floored(dataclasses.replace(pt, precision=coarse) if chosen(pt.op) else pt, floor) for pt in points]
 
 
 def measuring_max_time(options: SweepOptions, rule: str) -> float:
