@@ -113,10 +113,10 @@ MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
 # A point of CHEAP_BYTES or more that the rule plans (a probe's too) may stop with LONG_MIN_REPS
-# samples (the kernel plan's /M) where the run's --min-reps is its default: the extremes of 6 samples bound
-# the median at 96.9% (1 - 2/2^6; the order-statistic CI the kernel stops by is [min, max] from
-# 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts tens of
-# microseconds to milliseconds (docs/method.md "Which sizes").
+# samples (the kernel plan's /M) where the run's --min-reps is its default: the extremes of 6
+# samples bound the median at 96.9% (1 - 2/2^6; the order-statistic CI the kernel stops by is
+# [min, max] from 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts
+# tens of microseconds to milliseconds (docs/method.md "Which sizes").
 LONG_MIN_REPS = 6
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
