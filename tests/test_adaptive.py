@@ -15,7 +15,7 @@ from commchar.measure import adaptive
 from commchar.measure.operations import OPERATIONS, parse_ops
 from commchar.measure.plan import (ADAPTIVE, DENSE, GRID, Point, plan_argument, points_by_rule, rule_sizes,
                                    size_rule)
-from commchar.measure.rules import planned_points
+from commchar.measure.rules import loggp_overheads_below, planned_points
 from commchar.measure.runner import SweepOptions
 from commchar.models.assemble import fit_models
 from commchar.provenance import build_identity
@@ -98,6 +98,14 @@ def test_the_rules_larger_points_may_stop_with_fewer_samples():
     added = todo[("lib", 2)]
     assert added and all(pt.min_reps == (6 if pt.n_bytes >= adaptive.CHEAP_BYTES else None) for pt in added)
     assert any(pt.min_reps == 6 for pt in added) and any(pt.min_reps is None for pt in added)
+
+
+def test_the_rules_loggp_probe_times_its_gap_alone_from_1_mib():
+    """Under adaptive the kernel is asked for LogGP's o_s and o_r below 1 MiB only (the model's
+    are below S); every other rule keeps the options' own, by default every size."""
+    assert loggp_overheads_below(SweepOptions(), ADAPTIVE) == adaptive.LOGGP_OVERHEADS_BELOW == MiB
+    assert loggp_overheads_below(SweepOptions(), GRID) == 0
+    assert loggp_overheads_below(SweepOptions(loggp_overheads_below=4096), DENSE) == 4096
 
 
 def _touch(per_byte_16m: float, noise_16m: float = 0.004) -> list[dict]:
@@ -390,6 +398,11 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert {target for op, _, refined, target in rows if not refined and op != "bcast"} == {0.03}
     # an added size at most at half the floor
     assert all(0.03 <= target <= adaptive.MAX_FLOOR / 2 for *_, target in rows)
+    # LogGP's probe times its gap alone from the rule's bound on (the kernel's option, every job)
+    with sqlite3.connect(db) as con:
+        bounds = {json.loads(o)["loggp_overheads_below"] for (o,) in con.execute(
+            "SELECT kernel_options_json FROM jobs")}
+    assert bounds == {adaptive.LOGGP_OVERHEADS_BELOW}
     # the rule's points of 64 KiB or more could stop with 6 samples, the rest with the run's 10
     with sqlite3.connect(db) as con:
         floors = con.execute("SELECT op, n_bytes, reps, json_extract(extra_json, '$.min_reps') FROM points").fetchall()

@@ -213,6 +213,7 @@ def test_every_operation_measured_and_verified(kernel):
         (["--plan", "pingpong:send@0.05/0=8"], "pingpong:send: /min-reps"),
         (["--plan", "bcast/few=8"], "bcast: /min-reps"),
         (["--plan", "bcast/20=8", "--max-reps", "12"], "bcast: /min-reps 20 is above --max-reps 12"),
+        (["--plan", "loggp=8", "--loggp-overheads-below", "-1"], "--loggp-overheads-below: '-1'"),
     ],
 )
 def test_bad_input_gives_error_line_and_exit_2(kernel, args, message):
@@ -489,6 +490,28 @@ def test_a_plan_entry_may_carry_its_own_fewest_samples(kernel):
     # a first chunk of 6 whose largest sample is within twice the median stops there (a time
     # slice lost in one sample may cost that point one more chunk, never both)
     assert min(reps[:2]) == 6 and reps[2] >= 10, reps
+
+
+def test_loggp_times_its_overheads_below_the_bound_and_its_gap_everywhere(kernel):
+    # from --loggp-overheads-below on a LogGP point measures PRTT(m,0,n) alone: its gap, not
+    # o_s and o_r (the model's below the rendezvous threshold only)
+    done = _launch(kernel, 2, ["--plan", "loggp=512,1024,4096", "--loggp-overheads-below", "1024",
+                               "--precision", "0.2", "--min-reps", "5", "--max-time", "0.5"])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["loggp_overheads_below"] == 1024
+    extras = {pt["n_bytes"]: pt["extra"] for pt in _points(records)}
+    overheads = {"prttmd_us", "d_us", "o_s_us", "o_r_us"}
+    assert overheads <= set(extras[512]) and min(extras[512]["phase_reps"]) >= 5
+    for n in (1024, 4096):
+        assert not overheads & set(extras[n]), extras[n]
+        assert extras[n]["gap_us"] > 0 and extras[n]["prttm_us"] > extras[n]["prtt1_us"] > 0
+        assert extras[n]["phase_reps"][0] >= 5 and extras[n]["phase_reps"][1:] == [0, 0]
+    # without the option every size has them (the kernel's default)
+    done = _launch(kernel, 2, ["--plan", "loggp=4096", "--precision", "0.2", "--min-reps", "5"])
+    records = _records(done.stdout)
+    assert records[0]["options"]["loggp_overheads_below"] == 0
+    assert overheads <= set(_points(records)[0]["extra"])
 
 
 def test_loggps_phases_are_held_to_their_points_plan_entry(kernel):

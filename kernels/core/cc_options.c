@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ const char cc_usage[] =
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
     "  --rndv-delay-us D      receiver delay of rndv (500)\n"
+    "  --loggp-overheads-below B\n"
+    "                         LogGP's o_s and o_r phases only below B bytes; from B\n"
+    "                         on, its gap alone (0: at every size) (0)\n"
     "  --cache cold|warm      cold: each repetition uses buffers out of cache (warm)\n"
     "  --cache-limit B        most bytes of a rank's cold-buffer region (1073741824)\n"
     "  --buffer-offset B      message buffers start B bytes past a page boundary, as\n"
@@ -252,6 +256,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
             rc = cc_parse_long(name, value, 1, 100000, &opt->window, err, errlen);
         else if (strcmp(name, "--rndv-delay-us") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e7, 0, &opt->rndv_delay_us, err, errlen);
+        else if (strcmp(name, "--loggp-overheads-below") == 0)
+            rc = cc_parse_long(name, value, 0, LONG_MAX, &opt->loggp_overheads_below, err, errlen);
         else if (strcmp(name, "--cache") == 0) {
             if (strcmp(value, "cold") == 0 || strcmp(value, "warm") == 0)
                 opt->cache_cold = strcmp(value, "cold") == 0;

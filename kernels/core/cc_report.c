@@ -54,6 +54,8 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_printf(b, "%ld", opt->window);
     cc_buf_key(b, "rndv_delay_us");
     cc_buf_num(b, opt->rndv_delay_us);
+    cc_buf_key(b, "loggp_overheads_below");
+    cc_buf_printf(b, "%ld", opt->loggp_overheads_below);
     cc_buf_key(b, "cache");
     cc_buf_str(b, opt->cache_cold ? "cold" : "warm");
     cc_buf_key(b, "cache_limit");

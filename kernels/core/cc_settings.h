@@ -35,6 +35,8 @@ typedef struct cc_options {
     double sync_window_factor, sync_window_us;
     long window;
     double rndv_delay_us;
+    /* LogGP's overhead phases (PRTT(m,d,n), o_r) only below this many bytes; 0: every size */
+    long loggp_overheads_below;
     int cache_cold;          /* --cache cold: buffers rotate over a region (cc_cache.c) */
     size_t cache_limit;      /* the most bytes a rank's region may take */
     size_t llc_bytes;        /* the last-level cache the region must exceed twice */

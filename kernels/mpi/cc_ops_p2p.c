@@ -503,33 +503,42 @@ static void cc_loggp_extra(cc_point *pt, double main_median_us, cc_buf *json)
 {
     const int m = CC_LOGGP_M;
     double prtt1 = 2.0 * main_median_us; /* rank 0 */
-    /* d >= PRTT(1,0,n), so the sender's delay, not the network, spaces the messages */
-    int64_t d_ns = pt->rank == 0 ? (int64_t)ceil(prtt1 * 1000.0) : 0;
-    CC_MPI(MPI_Bcast(&d_ns, 1, MPI_INT64_T, 0, pt->ctl));
-
-    long reps[3];
+    long reps[3] = {0, 0, 0};
     double prttm = cc_loggp_phase(pt, &cc_loggp_prtt, 0, 0, &reps[0]);
-    double prttmd = cc_loggp_phase(pt, &cc_loggp_prtt, d_ns, 0, &reps[1]);
-    /* the receiver waits d (per message of a batch) so the data has arrived */
-    double o_r = cc_loggp_phase(pt, &cc_loggp_recv_overhead, d_ns, 1, &reps[2]);
+    /* o_s and o_r are the model's below the rendezvous threshold only: past
+     * --loggp-overheads-below the point keeps its gap (the same answer on every rank) */
+    const long below = pt->env->opt->loggp_overheads_below;
+    const int overheads = below == 0 || pt->n < (size_t)below;
+    double prttmd = 0.0, o_r = 0.0;
+    int64_t d_ns = 0;
+    if (overheads) {
+        /* d >= PRTT(1,0,n), so the sender's delay, not the network, spaces the messages */
+        d_ns = pt->rank == 0 ? (int64_t)ceil(prtt1 * 1000.0) : 0;
+        CC_MPI(MPI_Bcast(&d_ns, 1, MPI_INT64_T, 0, pt->ctl));
+        prttmd = cc_loggp_phase(pt, &cc_loggp_prtt, d_ns, 0, &reps[1]);
+        /* the receiver waits d (per message of a batch) so the data has arrived */
+        o_r = cc_loggp_phase(pt, &cc_loggp_recv_overhead, d_ns, 1, &reps[2]);
+    }
     if (pt->rank != 0) return;
-    const double d_us = (double)d_ns / 1000.0;
     cc_buf_key(json, "prtt1_us");
     cc_buf_num(json, prtt1);
     cc_buf_key(json, "prttm_us");
     cc_buf_num(json, prttm);
-    cc_buf_key(json, "prttmd_us");
-    cc_buf_num(json, prttmd);
     cc_buf_key(json, "m");
     cc_buf_printf(json, "%d", m);
-    cc_buf_key(json, "d_us");
-    cc_buf_num(json, d_us);
-    cc_buf_key(json, "o_s_us");
-    cc_buf_num(json, (prttmd - prtt1) / (m - 1) - d_us);
-    cc_buf_key(json, "o_r_us");
-    cc_buf_num(json, o_r);
     cc_buf_key(json, "gap_us");
     cc_buf_num(json, (prttm - prtt1) / (m - 1));
+    if (overheads) {
+        const double d_us = (double)d_ns / 1000.0;
+        cc_buf_key(json, "prttmd_us");
+        cc_buf_num(json, prttmd);
+        cc_buf_key(json, "d_us");
+        cc_buf_num(json, d_us);
+        cc_buf_key(json, "o_s_us");
+        cc_buf_num(json, (prttmd - prtt1) / (m - 1) - d_us);
+        cc_buf_key(json, "o_r_us");
+        cc_buf_num(json, o_r);
+    }
     cc_buf_key(json, "phase_reps");
     cc_buf_printf(json, "[%ld,%ld,%ld]", reps[0], reps[1], reps[2]);
 }

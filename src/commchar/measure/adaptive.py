@@ -118,6 +118,12 @@ Z95 = 1.959964
 # [min, max] from 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts
 # tens of microseconds to milliseconds (docs/method.md "Which sizes").
 LONG_MIN_REPS = 6
+# LogGP's o_s, O and o_r are fitted below the rendezvous threshold S (models/loggp.py), which no
+# library puts near 1 MiB (here MPICH's is 8 KiB, Open MPI's 257 B; TCP's eager limit is 64
+# KiB): from there on the rule's probe times its gap alone (the kernel's
+# --loggp-overheads-below). PRTT(16,d,n) and o_r, 16 messages and delays of PRTT(1,0,n) a
+# sample, were 0.2 to 0.3 s of the 4 MiB point's 0.3 to 0.35 (docs/method.md "Which sizes").
+LOGGP_OVERHEADS_BELOW = 1 << 20
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
 # below and above S), rndv's is S (thresholds.py); the others keep their own sizes.

@@ -16,8 +16,8 @@ import math
 import time
 from pathlib import Path
 
-from commchar.measure.adaptive import (COARSE_FACTOR, LOOSE_FACTOR, MAX_ROUNDS, Record, adaptive_proposer, chosen,
-                                       floored, long_floor)
+from commchar.measure.adaptive import (COARSE_FACTOR, LOGGP_OVERHEADS_BELOW, LOOSE_FACTOR, MAX_ROUNDS, Record,
+                                       adaptive_proposer, chosen, floored, long_floor)
 from commchar.measure.build import ensure_kernel
 from commchar.measure.launch import LaunchSpec, spec_hosts
 from commchar.measure.libraries import Library
@@ -74,6 +74,12 @@ def measuring_max_time(options: SweepOptions, rule: str) -> float:
     return min(options.max_time, ADAPTIVE_MAX_TIME_S) if rule == ADAPTIVE else options.max_time
 
 
+def loggp_overheads_below(options: SweepOptions, rule: str) -> int:
+    """The size from which LogGP's probe times its gap alone: LOGGP_OVERHEADS_BELOW under
+    adaptive, the options' own (every size: 0) under every other rule."""
+    return LOGGP_OVERHEADS_BELOW if rule == ADAPTIVE else options.loggp_overheads_below
+
+
 def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
              observer: Observer, rule: str, record: Record | None = None) -> SweepResult:
     """Measure `rule`'s planned points of `libraries`, then refine them (run_sweep's contract:
@@ -84,7 +90,8 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
     several = bool(hosts and len(hosts) > 1)
     # the rule's own view of the options: what the kernel is asked for
     measuring = dataclasses.replace(options, precision=measuring_precision(options, rule),
-                                    max_time=measuring_max_time(options, rule))
+                                    max_time=measuring_max_time(options, rule),
+                                    loggp_overheads_below=loggp_overheads_below(options, rule))
     result = SweepResult(run_id, retried=store.clear_failures(run_id))
     work = plan_work(store, run_id, options, libraries, hosts, result,
                      lambda ops, p: planned_points(ops, rule, p, options))

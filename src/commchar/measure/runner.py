@@ -70,6 +70,7 @@ class SweepOptions:
     buffer_offset: int = 16  # message buffers start this many bytes past a page boundary (kernel option)
     recv_offset: int | None = None  # receive buffers start this many instead (None: buffer_offset)
     heap: str = "steady"  # steady: the library's temporaries reused warm; as-is: glibc's defaults
+    loggp_overheads_below: int = 0  # bytes from which LogGP's probe times its gap alone (0: never)
     launcher: str = "mpirun"
     hostfile: str | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -356,6 +357,7 @@ class _JobRunner:
                 *(["--buffer-offset", str(o.buffer_offset)] if o.buffer_offset != 16 else []),
                 *(["--recv-offset", str(o.recv_offset)] if o.recv_offset is not None else []),
                 *(["--heap", o.heap] if o.heap != "steady" else []),
+                *(["--loggp-overheads-below", str(o.loggp_overheads_below)] if o.loggp_overheads_below else []),
                 # ranks that share cores would time the scheduler, not the distance of two cores
                 *(["--core-distance", "off"] if oversubscribed else []),
                 *(["--cache-limit", str(o.cache_limit)] if o.cache_limit is not None else [])] + (
