@@ -30,7 +30,8 @@ RULES = {
                  " known to the CI target; each state of the ranks' cores a line of its own, the series'"
                  " scatter its noise floor, its added points measured to half that floor where looser than"
                  f" the target, and from {adaptive.CHEAP_BYTES // 1024} KiB on may stop with"
-                 f" {adaptive.LONG_MIN_REPS} samples where --min-reps is its default"
+                 f" {adaptive.LONG_MIN_REPS} samples where --min-reps is its default; the LogGP probe"
+                 f" times its overheads below {adaptive.LOGGP_OVERHEADS_BELOW // 1024 // 1024} MiB only"
                  " (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
     "dense": "0, every power of two and the midpoints between them, then sizes where the curve changes",
