@@ -509,6 +509,7 @@ def test_loggp_times_its_overheads_below_the_bound_and_its_gap_everywhere(kernel
         assert extras[n]["phase_reps"][0] >= 5 and extras[n]["phase_reps"][1:] == [0, 0]
     # without the option every size has them (the kernel's default)
     done = _launch(kernel, 2, ["--plan", "loggp=4096", "--precision", "0.2", "--min-reps", "5"])
+    assert done.returncode == 0, done.stderr
     records = _records(done.stdout)
     assert records[0]["options"]["loggp_overheads_below"] == 0
     assert overheads <= set(_points(records)[0]["extra"])
