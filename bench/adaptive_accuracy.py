@@ -15,6 +15,9 @@ reference is shorter: a zero-byte collective that the library returns from
 at once takes a few nanoseconds, and two runs' 4 ns and 7 ns differ by 75%
 where neither is a communication time (the raw figures are printed beside,
 with how many sizes the floor changes).
+Each run's line is followed by its drift: how far its own times lie from the
+reference's at the sizes both measured (median), a floor under its error
+that comes from the machine, not the sizes.
 The probes whose model is a set of parameters rather than a curve (loggp,
 rndv, touch, coldstart) are compared parameter by parameter (LogGP's L, o_s,
 o_r, g, G and S; the first-touch cost per byte; the cold start's extra per
@@ -119,6 +122,14 @@ def relative(misses: dict[str, list[tuple[int, float, float]]], floor: float = F
     return {key: [(n, miss / max(t, floor)) for n, miss, t in rows] for key, rows in misses.items()}
 
 
+def drift(fast: list[dict], reference: list[dict]) -> list[float]:
+    """Relative differences of a fast run's times from the reference's at the sizes both measured:
+    the machine's move between the two runs, which no choice of sizes removes."""
+    ref = {(pt["op"], pt["variant"], pt["n_bytes"]): pt["t_us"] for pt in reference}
+    return [abs(pt["t_us"] - ref[k]) / max(ref[k], FLOOR_US) for pt in fast
+            if (k := (pt["op"], pt["variant"], pt["n_bytes"])) in ref]
+
+
 def section(model: dict, library: str, path: str) -> dict[str, Any]:
     lib = model["libraries"].get(library, {})
     first, _, rest = path.partition(".")
@@ -211,6 +222,11 @@ def report(library: str, fast: list[dict], reference: list[dict], seconds: float
           f" {'met' if ok else 'not met'}); relative to the reference alone: median"
           f" {100 * statistics.median(raw):.2f}%, worst {100 * max(raw):.1f}%,"
           f" {sum(e > WORST_BAR for e in raw)} beyond 10%")
+    moved = drift(fast, reference)
+    if moved:
+        print(f"  drift: at the {len(moved)} sizes both measured, the fast run's own times lie"
+              f" {100 * statistics.median(moved):.2f}% from the reference's (median),"
+              f" {sum(e > WORST_BAR for e in moved)} beyond 10%")
     return ok
 
 
@@ -237,13 +253,13 @@ def main() -> int:
         for _ in range(1 if args.fast else max(args.repeat, 1)):
             with tempfile.TemporaryDirectory() as tmp:
                 if args.fast:
-                    db, seconds = args.fast, None
+                    db, took = args.fast, None
                 else:
                     db = Path(tmp) / "fast.db"
-                    seconds = commchar("run", "--db", str(db), "--library", library, "--np", "2",
-                                       "--sizes", args.sizes, *(["--ops", args.ops] if args.ops else []))
+                    took = commchar("run", "--db", str(db), "--library", library, "--np", "2",
+                                    "--sizes", args.sizes, *(["--ops", args.ops] if args.ops else []))
                 fast = points_of(db, library, [])
-                all_ok &= report(library, fast, reference, seconds, args.by_operation)
+                all_ok &= report(library, fast, reference, took, args.by_operation)
     return 0 if all_ok else 1
 
 

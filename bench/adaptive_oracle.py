@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adaptive_accuracy import (FLOOR_US, WORST_BAR, curve_misses, dense_runs, in_fast_state, points_of,  # noqa: E402
-                               relative)
+from adaptive_accuracy import (WORST_BAR, curve_misses, dense_runs, drift, in_fast_state,  # noqa: E402
+                               points_of, relative)
 
 from commchar.measure.adaptive import MAX_ROUNDS, adaptive_proposer, chosen  # noqa: E402
 from commchar.measure.operations import OPERATIONS  # noqa: E402
@@ -73,13 +73,6 @@ def replay(reference: list[dict]) -> tuple[list[dict], int]:
                 near = min(free, key=lambda n: abs(math.log((n + 0.5) / (point.n_bytes + 0.5))))
                 taken[(point.op, point.variant or "", near)] = sizes[near]
     return list(taken.values()), rounds
-
-
-def drift(fast: list[dict], reference: list[dict]) -> list[float]:
-    """Relative differences of a fast run's times from the reference's at the sizes both measured."""
-    ref = {(pt["op"], pt["variant"], pt["n_bytes"]): pt["t_us"] for pt in reference}
-    return [abs(pt["t_us"] - ref[k]) / max(ref[k], FLOOR_US) for pt in fast
-            if (k := (pt["op"], pt["variant"], pt["n_bytes"])) in ref]
 
 
 def main() -> int:
