@@ -391,3 +391,20 @@ def test_points_the_model_misses_are_counted_and_printed(tmp_path, capsys):
     missed = bcast["errors"]["in_sample"]
     assert missed["over_10pct"] >= 1 and missed["worst"]["n_bytes"] == 1024 and missed["worst"]["p"] == 3
     assert f"missed by more than 10%: openmpi bcast: {missed['over_10pct']} of 63 points" in " ".join(out.split())
+
+
+def test_loggp_parameters_the_points_cannot_give_are_named(tmp_path, capsys, monkeypatch):
+    # LogGP points of 8 KiB and more only (the smaller ones, say, measured in another state of
+    # the ranks' cores and left out): the overheads below S are unknown, and the fit says so
+    from test_models_loggp import _loggp_points
+
+    monkeypatch.setenv("COLUMNS", "300")
+    points = [dict(pt, library="openmpi", valid=True, oversubscribed=False)
+              for pt in _loggp_points(8192, np.random.default_rng(5))
+              if pt["op"] == "rndv" or pt["n_bytes"] >= 8192]
+    path = tmp_path / "points.json"
+    path.write_text(json.dumps(points))
+    code, out, err = run(["fit", "--json", str(path), "--call-costs", "off"], capsys)
+    assert code == 0, err
+    assert ("loggp: openmpi: no loggp size below S = 8192 B has its overheads measured: o_s, O and o_r"
+            " unknown (0)") in " ".join(out.split())

@@ -63,6 +63,20 @@ def test_negative_latency_is_clamped_with_a_note():
     assert any("L clamped to 0" in note for note in model.notes_)
 
 
+def test_overheads_without_a_size_below_S_are_unknown_with_a_note():
+    # as when the small sizes were measured in another state of the ranks' cores and left out
+    pts = [pt for pt in _loggp_points(8192, np.random.default_rng(3))
+           if pt["op"] == "rndv" or pt["n_bytes"] >= 8192]
+    model = LogGPModel().fit(pts)
+    assert model.params_["S"] == 8192
+    assert model.params_["o_s"] == 0.0 and model.params_["o_r"] == 0.0
+    assert any("o_s, O and o_r unknown (0)" in note and "below S = 8192 B" in note
+               for note in model.notes_)
+    # with sizes below S there is no such note
+    assert not any("unknown (0)" in note for note in
+                   LogGPModel().fit(_loggp_points(8192, np.random.default_rng(3))).notes_)
+
+
 def test_model_file_loggp_section_is_valid():
     from commchar.modelfile import validate
 

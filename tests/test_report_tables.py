@@ -84,3 +84,15 @@ def test_a_narrow_ratio_range_has_at_least_two_labelled_ticks():
 def test_a_wide_ratio_range_is_labelled_by_decades():
     ticks = _labelled_ticks([1e-3, 1e3])
     assert ticks == [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0]
+
+
+def test_the_loggp_table_names_a_parameter_the_points_could_not_give():
+    from commchar.report.tables import loggp_table
+
+    note = "no loggp size below S = 257 B has its overheads measured: o_s, O and o_r unknown (0)"
+    loggp = {"L": 0.359, "o_s": 0.0, "o_r": 0.0, "g": 0.4, "G": 1e-4, "O": 0.0, "S": 257,
+             "notes": [note, "no 0-byte PRTT: L uses the smallest size, 768 B"]}
+    model = {"format": "commchar-model", "version": 1, "libraries": {"lib": {"operations": {}, "loggp": loggp}}}
+    table = loggp_table(Entity("lib", "lib", {}, [], [], [], model=model_views(model, "test")[0]["lib"]))
+    assert table is not None
+    assert note in table.notes and not any("768 B" in n for n in table.notes)

@@ -165,6 +165,12 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     for library, lib in model.libraries.items():
         if given(lib.imported_from, ""):
             console.print(styled(("note:", "yellow"), f" {library}: {lib.imported_from}"))
+    for library, lib in sorted(model.libraries.items()):
+        section = lib.loggp if isinstance(lib.loggp, dict) else None
+        for note in (section or {}).get("notes") or []:
+            if "unknown" in str(note):  # a parameter the points could not give
+                console.print(styled(("loggp:", "yellow"), f" {library}: {note}"), markup=False,
+                              highlight=False)
     for note in given(provenance.skipped, ()):
         console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0

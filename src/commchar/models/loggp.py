@@ -134,6 +134,13 @@ class LogGPModel(Estimator):
         params["o_s"], params["O"] = (_affine(n_os[below(n_os)], o_s[below(n_os)])
                                       if below(n_os).any() else (0.0, 0.0))
         params["o_r"] = _affine(n_or[below(n_or)], o_r[below(n_or)])[0] if below(n_or).any() else 0.0
+        unknown = [name for name, sizes in (("o_s, O", n_os), ("o_r", n_or)) if not below(sizes).any()]
+        if unknown:
+            # the sizes below S were not measured, or left out (measured in another state of
+            # the ranks' cores than the model's): 0 is no measurement, and L takes it in
+            where = f"below S = {S} B" if S is not None else "at all"
+            notes.append(f"no loggp size {where} has its overheads measured: {' and '.join(unknown)}"
+                         " unknown (0), and L is half the round trip; measure the loggp sizes below S again")
         for name in ("o_s", "O", "o_r", "g", "G"):
             if params[name] < 0:
                 notes.append(f"{name} fitted negative ({params[name]:.3g}): clamped to 0")

@@ -245,7 +245,9 @@ def loggp_table(entity: Entity) -> Table | None:
                  [f"{k} ({u})" for k, u in names], [cells],
                  ["s: longest message sent as one short packet; S: shortest message sent by "
                   "rendezvous (models.md section 4). [a, b): the sizes measured either side of the"
-                  " threshold bracket it there (refined sizes narrow it to the byte)."])
+                  " threshold bracket it there (refined sizes narrow it to the byte)."]
+                 # a parameter the points could not give is shown as 0: say which
+                 + [str(note) for note in section.get("notes") or [] if "unknown" in str(note)])
 
 
 def cost_value(entity: Entity, key: str, n: int, p: int) -> str:
