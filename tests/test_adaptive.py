@@ -76,11 +76,13 @@ def test_the_rules_larger_points_may_stop_with_fewer_samples():
     """Under adaptive, the points of 64 KiB or more, a chosen series' and a probe's, may stop
     with 6 samples (the plan's /6) while --min-reps is its default; the smaller sizes, another
     rule and a --min-reps of the user's own keep the run's floor."""
-    ops = parse_ops("bcast,loggp,touch")
+    ops = parse_ops("bcast,loggp,touch,rndv")
     planned = planned_points(ops, ADAPTIVE, 2, SweepOptions())
     for op in ("bcast", "loggp", "touch"):
         floors = {pt.n_bytes: pt.min_reps for pt in planned if pt.op == op}
         assert floors == {n: (6 if n >= adaptive.CHEAP_BYTES else None) for n in floors}, op
+    # the rendezvous probe's repetitions last the receiver's delay at every size
+    assert {pt.min_reps for pt in planned if pt.op == "rndv"} == {6}
     assert {pt.n_bytes for pt in planned if pt.op == "loggp" and pt.min_reps is None} == {0, 1, 16, 256, 4096}
     # the probe keeps the run's precision: only a chosen series' coarse grid is looser
     assert {pt.precision for pt in planned if pt.op != "bcast"} == {None}
@@ -407,7 +409,9 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     with sqlite3.connect(db) as con:
         floors = con.execute("SELECT op, n_bytes, reps, json_extract(extra_json, '$.min_reps') FROM points").fetchall()
     assert {(op, n >= adaptive.CHEAP_BYTES) for op, n, _, floor in floors if floor == 6} == {
-        ("bcast", True), ("rndv", True)}
+        ("bcast", True), ("rndv", True), ("rndv", False)}
+    # the rendezvous probe's points of every size, its rounds' too: a repetition lasts the delay
+    assert all(floor == 6 for op, _, _, floor in floors if op == "rndv")
     assert all(reps >= (floor or 10) for _, _, reps, floor in floors)
     assert all(floor == 6 for op, n, _, floor in floors if op == "bcast" and n >= adaptive.CHEAP_BYTES)
     # the rndv threshold is bracketed in the same rounds (S to the byte or within the rounds left)
@@ -416,7 +420,8 @@ def test_an_adaptive_run_measures_the_coarse_grid_then_rounds_and_records_them(a
     assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
     choice = json.loads(out.read_text())["provenance"]["size_choice"]["runs"][0]
     assert choice["rule"] == "adaptive" and choice["ci_target"] == pytest.approx(0.03)
-    assert choice["min_reps"] == 10 and choice["min_reps_from"] == {"bytes": adaptive.CHEAP_BYTES, "min_reps": 6}
+    assert choice["min_reps"] == 10 and choice["min_reps_from"] == {
+        "bytes": adaptive.CHEAP_BYTES, "min_reps": 6, "every_size": ["rndv"]}
     (bcast,) = [s for s in choice["series"] if s["op"] == "bcast"]
     assert bcast["rounds"][0]["sizes"] == rule_sizes(MiB, ADAPTIVE)
     assert bcast["sizes"] == sum(len(r["sizes"]) for r in bcast["rounds"])

@@ -118,6 +118,10 @@ Z95 = 1.959964
 # [min, max] from 6 to 10 samples, and at 5 it would hold 93.8%), and a repetition there lasts
 # tens of microseconds to milliseconds (docs/method.md "Which sizes").
 LONG_MIN_REPS = 6
+# ...and so may the rendezvous probe's points of every size: each of its repetitions lasts the
+# receiver's delay (500 us by default), eager or not, and the rule's rounds bisect S with 15 of
+# them a round (kernel-protocol.md, rndv).
+SLOW_AT_EVERY_SIZE = ("rndv",)
 # LogGP's o_s, O and o_r are fitted below the rendezvous threshold S (models/loggp.py), which no
 # library puts near 1 MiB (here MPICH's is 8 KiB, Open MPI's 257 B; TCP's eager limit is 64
 # KiB): from there on the rule's probe times its gap alone (the kernel's
@@ -179,8 +183,9 @@ def long_floor(run_min_reps: int) -> int | None:
 
 
 def floored(point: Point, floor: int | None) -> Point:
-    """`point` with `floor` as its fewest samples where it is CHEAP_BYTES or more."""
-    if floor is None or point.n_bytes < CHEAP_BYTES:
+    """`point` with `floor` as its fewest samples where it is CHEAP_BYTES or more, or of an
+    operation whose every repetition is slow (SLOW_AT_EVERY_SIZE)."""
+    if floor is None or (point.n_bytes < CHEAP_BYTES and point.op not in SLOW_AT_EVERY_SIZE):
         return point
     return dataclasses.replace(point, min_reps=floor)
 
@@ -553,7 +558,8 @@ def adaptive_proposer(precision: float, record: Record | None = None, long_reps:
         nonlocal round_no
         round_no += 1
         todo, open_changes = thresholds(points, measured, tried)
-        merged: dict[tuple[str, int], set[Point]] = {k: set(v) for k, v in todo.items()}
+        merged: dict[tuple[str, int], set[Point]] = {k: {floored(pt, long_reps) for pt in v}
+                                                     for k, v in todo.items()}
         open_series = 0
         every = series(points)
         # a series too short for a scatter of its own (the coarse grid's) takes its library's:

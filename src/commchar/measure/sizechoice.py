@@ -29,8 +29,9 @@ RULES = {
                  " size off the previous model beyond its noise, a segment whose predicted time is not"
                  " known to the CI target; each state of the ranks' cores a line of its own, the series'"
                  " scatter its noise floor, its added points measured to half that floor where looser than"
-                 f" the target, and from {adaptive.CHEAP_BYTES // 1024} KiB on may stop with"
-                 f" {adaptive.LONG_MIN_REPS} samples where --min-reps is its default; the LogGP probe"
+                 f" the target, and from {adaptive.CHEAP_BYTES // 1024} KiB on (the rendezvous probe's at"
+                 f" every size) may stop with {adaptive.LONG_MIN_REPS} samples where --min-reps is its"
+                 " default; the LogGP probe"
                  f" times its overheads below {adaptive.LOGGP_OVERHEADS_BELOW // 1024 // 1024} MiB only"
                  " (docs/method.md \"Which sizes\")"),
     "grid": "0 and every power of two, then sizes where the curve changes",
@@ -79,9 +80,15 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
     record: dict[str, Any] = {"run_id": run["id"], "rule": rule, "description": RULES[rule],
                               "precision": precision, "min_reps": int(options.get("min_reps") or DEFAULT_MIN_REPS)}
     # the fewest samples a size rule held its larger points to, where not the run's
-    floors = [(int(r["n_bytes"]), int(r["own_min_reps"])) for r in rows if isinstance(r["own_min_reps"], int)]
+    floors = [(r["op"], int(r["n_bytes"]), int(r["own_min_reps"])) for r in rows
+              if isinstance(r["own_min_reps"], int)]
     if floors:
-        record["min_reps_from"] = {"bytes": min(n for n, _ in floors), "min_reps": min(m for _, m in floors)}
+        # from a size on, and the operations whose every repetition is slow at every size
+        sized = [n for op, n, _ in floors if op not in adaptive.SLOW_AT_EVERY_SIZE]
+        every = sorted({op for op, _, _ in floors if op in adaptive.SLOW_AT_EVERY_SIZE})
+        record["min_reps_from"] = {**({"bytes": min(sized)} if sized else {}),
+                                   "min_reps": min(m for *_, m in floors),
+                                   **({"every_size": every} if every else {})}
     models: dict[tuple[str, str, str, int], adaptive.SeriesState] = {}
     if rule == ADAPTIVE:
         record["ci_target"] = adaptive.LOOSE_FACTOR * precision
