@@ -31,6 +31,15 @@ measured in that state only; a line per run says how many those are.
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
         [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
         [--sizes adaptive|grid]
+    python bench/adaptive_accuracy.py --paired K [--library ...] [--ops OPS] [--repeat 1]
+
+With --paired K there is no stored reference: a dense run and a fast run
+measure K operations at a time, in turn (dense first in every other group),
+each group's two runs seconds apart, and the fast runs' model is scored
+against those dense runs. A host that drifts over minutes then moves the
+score far less (the drift line says how much is left); the rule runs on K
+operations at a time, so a coarse series borrows the scatter of its group's
+series rather than of every series.
 
 A library missing from the reference is measured into it first (a minute
 or two per library on a 2-core machine). `--ops` limits both runs to some
@@ -55,6 +64,7 @@ import numpy as np
 
 from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair, split
 from commchar.errors import InputError
+from commchar.measure.operations import parse_ops
 from commchar.models import fit_points
 from commchar.models.assemble import fit_models
 from commchar.models.core_distance_policy import keep_one_state
@@ -230,21 +240,55 @@ def report(library: str, fast: list[dict], reference: list[dict], seconds: float
     return ok
 
 
+def paired(library: str, ops: str | None, group: int, sizes: str, by_operation: bool) -> bool:
+    """The reference and the fast run measured `group` operations at a time, in turn (which
+    goes first alternating from group to group), so that the two runs of an operation lie
+    seconds apart rather than minutes: what is left of the error is the rule's and the
+    noise's, less the host's drift. Each group's fast run is the rule on those operations
+    alone (a series too short for a scatter of its own takes the pooled misses of the
+    group's series, not of every series)."""
+    names = list(dict.fromkeys(o.op for o in parse_ops(ops)))
+    groups = [names[i:i + group] for i in range(0, len(names), group)]
+    spent = {"dense": 0.0, sizes: 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        dbs = {"dense": Path(tmp) / "reference.db", sizes: Path(tmp) / "fast.db"}
+        for k, chosen in enumerate(groups):
+            for rule in (("dense", sizes) if k % 2 == 0 else (sizes, "dense")):
+                spent[rule] += commchar("run", "--db", str(dbs[rule]), "--library", library, "--np", "2",
+                                        "--sizes", rule, "--ops", ",".join(chosen))
+        reference, fast = (points_of(dbs[rule], library, []) for rule in ("dense", sizes))
+    print(f"{library:8} paired: {len(groups)} groups of at most {group} operation(s), reference"
+          f" {len(reference)} points in {spent['dense']:.1f} s, fast {len(fast)} points in"
+          f" {spent[sizes]:.1f} s (a launch and start per group)")
+    return report(library, fast, reference, None, by_operation)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--reference", type=Path, required=True, help="the dense reference database")
+    parser.add_argument("--reference", type=Path, help="the dense reference database")
     parser.add_argument("--library", default="openmpi,mpich")
     parser.add_argument("--fast", type=Path, help="a fast run's database instead of a new run")
     parser.add_argument("--ops", help="measure these operations only (default: every default one)")
     parser.add_argument("--repeat", type=int, default=1, help="fast runs per library, each compared")
     parser.add_argument("--by-operation", action="store_true", help="print every operation's errors")
     parser.add_argument("--sizes", default="adaptive", help="the fast run's size rule (adaptive)")
+    parser.add_argument("--paired", type=int, metavar="K", default=0,
+                        help="measure a reference and a fast run K operations at a time, in turn,"
+                             " (no --reference then)")
     args = parser.parse_args()
+    if args.paired < 0:
+        parser.error("--paired: K must be 1 or more (0: off)")
+    if (args.reference is None) == (args.paired == 0):
+        parser.error("give --reference DB, or --paired K")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    args.reference.parent.mkdir(parents=True, exist_ok=True)
     all_ok = True
     for library in args.library.split(","):
+        if args.paired:
+            for _ in range(max(args.repeat, 1)):
+                all_ok &= paired(library, args.ops, args.paired, args.sizes, args.by_operation)
+            continue
+        args.reference.parent.mkdir(parents=True, exist_ok=True)
         if library not in libraries_in(args.reference):
             seconds = commchar("run", "--db", str(args.reference), "--library", library, "--np", "2",
                                "--sizes", "dense", *(["--ops", args.ops] if args.ops else []))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from commchar.measure.plan import ADAPTIVE, DENSE, rule_sizes
 
@@ -55,3 +56,16 @@ def test_drift_compares_only_the_sizes_both_measured():
     reference = [_point(n, 1.0) for n in (0, 8, 64)]
     fast = [_point(8, 1.1), _point(64, 0.95), _point(512, 9.0)]
     assert sorted(round(d, 6) for d in oracle.drift(fast, reference)) == [0.05, 0.1]
+
+
+@pytest.mark.mpi
+def test_paired_accuracy_measures_reference_and_fast_runs_in_turn_and_scores_them(mpi_libraries, capsys):
+    # bench/adaptive_accuracy.py --paired: no stored reference, a dense and an adaptive run per
+    # group of operations; the fast model is scored against the dense points, with its drift
+    accuracy = load("adaptive_accuracy")
+    library = mpi_libraries[0].name
+    accuracy.paired(library, "bcast,allreduce", 1, "adaptive", False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{library} paired: 2 groups of at most 1 operation(s), reference" in out
+    assert f"{library} fast run " in out and "median error" in out
+    assert "drift: at the " in out and "sizes both measured" in out
