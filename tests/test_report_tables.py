@@ -96,3 +96,22 @@ def test_the_loggp_table_names_a_parameter_the_points_could_not_give():
     table = loggp_table(Entity("lib", "lib", {}, [], [], [], model=model_views(model, "test")[0]["lib"]))
     assert table is not None
     assert note in table.notes and not any("768 B" in n for n in table.notes)
+
+
+def test_a_comparison_of_more_runs_than_colors_draws_every_run():
+    # a store holds any number of runs (a validation adds one per model attempt): the comparison
+    # figures cycle their styles, and every pair of the first 100 curves differs
+    from commchar.report.figures import COLORS, comparison_collectives, comparison_p2p, style
+
+    def entity(k: int) -> Entity:
+        points = [{"op": op, "variant": variant, "p": 2, "n_bytes": n, "t_us": (1 + k / 10) * (1.0 + 0.001 * n),
+                   "valid": True, "oversubscribed": False, "precision_met": True}
+                  for op, variant in (("pingpong", "send"), ("bcast", "")) for n in (8, 1024, 65536)]
+        return Entity(f"lib (run {k})", "lib", {"id": k}, [], points, [])
+
+    runs = 2 * len(COLORS) + 3
+    spec = comparison_p2p([entity(k) for k in range(runs)])
+    assert spec is not None
+    assert len(spec.figure.axes[1].get_lines()) == runs  # every ratio and the line at 1
+    assert comparison_collectives([entity(k) for k in range(runs)]) is not None
+    assert len({style(i) for i in range(100)}) == 100

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
-from commchar.report.figures import COLORS, FigureSpec, plain
+from commchar.report.figures import FigureSpec, plain, style
 from commchar.tables import Table
 from commchar.report.units import Rates, number
 from commchar.vocabulary import format_size
@@ -109,7 +109,7 @@ def loss_figure(e: Entity, rates: Rates) -> FigureSpec | None:
         pts = sorted((loss, t) for loss, m, t in found if m == n)
         x = np.array([100 * loss for loss, _ in pts])
         y = np.array([rates.bw_from_us(n, t) for _, t in pts])
-        ax.plot(x, y, "o-", color=COLORS[i % len(COLORS)], label=plain(f"stores of {format_size(n)}"))
+        ax.plot(x, y, "o-", color=style(i)[0], label=plain(f"stores of {format_size(n)}"))
     ax.set_xlabel("injected loss (% of datagrams)")
     ax.set_ylabel(f"throughput ({rates.bw_unit})")
     ax.set_ylim(bottom=0)

@@ -26,6 +26,12 @@ COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
 
 
+def style(i: int) -> tuple[str, str]:
+    """The color and marker of the i-th curve of a figure: distinct pairs for the first 100
+    (a comparison has a curve per run, and a store may hold any number of runs)."""
+    return COLORS[i % len(COLORS)], MARKERS[(i + i // len(COLORS)) % len(MARKERS)]
+
+
 def plain(text: object) -> str:
     """Data text for matplotlib: '$' escaped so no mathtext is ever parsed from it."""
     return str(text).replace("$", r"\$")
@@ -169,10 +175,11 @@ def p2p_latency(entity: Entity) -> FigureSpec | None:
         s = entity.series(key, 2)
         assert s is not None
         variant = key.partition(":")[2]
-        _plot_points(ax, s, s.t, COLORS[i], MARKERS[i], f"{variant} (median)", (s.p25, s.p75))
+        color, marker = style(i)
+        _plot_points(ax, s, s.t, color, marker, f"{variant} (median)", (s.p25, s.p75))
         line = _model_line(entity, key, 2, s.n)
         if line is not None:
-            ax.plot(*line, "--", color=COLORS[i], lw=1.2, label=f"{variant} model")
+            ax.plot(*line, "--", color=color, lw=1.2, label=f"{variant} model")
         n_max = max(n_max, float(s.n.max()))
     marks = _mark_thresholds(ax, entity, "pingpong:send")
     _size_axis(ax, n_max)
@@ -207,13 +214,14 @@ def p2p_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
             continue
         sub = _subset(s, keep)
         y = factor * np.array([rates.bw_from_us(n, t) for n, t in zip(sub.n, sub.t)])
-        _plot_points(ax, sub, y, COLORS[i], MARKERS[i], name)
+        color, marker = style(i)
+        _plot_points(ax, sub, y, color, marker, name)
         n_max = max(n_max, float(s.n.max()))
         line = _model_line(entity, key, 2, sub.n)
         if line is not None:
             ln, lt = line
             ok = ln > 0
-            ax.plot(ln[ok], factor * rates.bw_from_us(ln[ok], lt[ok]), "--", color=COLORS[i],
+            ax.plot(ln[ok], factor * rates.bw_from_us(ln[ok], lt[ok]), "--", color=color,
                     lw=1.1, label=f"{name} model")
     bw_as_per_s, n_half = modelinfo.p2p_headline(entity.model, "pingpong:send")
     notes = []
@@ -371,7 +379,7 @@ def aggregated_bandwidth(entity: Entity, rates: Rates) -> FigureSpec | None:
     n_max = 1.0
     for i, key in enumerate(keys):
         op = key.partition(":")[0]
-        color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
+        color, marker = style(i)
         s = entity.series(key, p_top)
         if s is not None and (s.n > 0).any():
             sub = _subset(s, s.n > 0)
@@ -441,12 +449,13 @@ def comparison_p2p(entities: list[Entity]) -> FigureSpec | None:
     for i, e in enumerate(present):
         s = e.series(key, 2)
         assert s is not None
-        _plot_points(ax, s, s.t, COLORS[i], MARKERS[i], plain(e.label), (s.p25, s.p75))
+        color, marker = style(i)
+        _plot_points(ax, s, s.t, color, marker, plain(e.label), (s.p25, s.p75))
         n_max = max(n_max, float(s.n.max()))
         if i:
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
             ratios.append(s.t[ia] / ref.t[ib])
-            ax_r.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+            ax_r.plot(common, ratios[-1], marker + "-", color=color, ms=3.5,
                       label=f"{plain(e.label)} / {plain(present[0].label)}")
     ax_r.axhline(1.0, color="#333333", lw=0.8)
     for a in (ax, ax_r):
@@ -488,7 +497,8 @@ def comparison_collectives(entities: list[Entity]) -> FigureSpec | None:
             common, ia, ib = np.intersect1d(s.n, ref.n, return_indices=True)
             if common.size:
                 ratios.append(s.t[ia] / ref.t[ib])
-                ax.plot(common, ratios[-1], MARKERS[i] + "-", color=COLORS[i], ms=3.5,
+                color, marker = style(i)
+                ax.plot(common, ratios[-1], marker + "-", color=color, ms=3.5,
                         label=f"{plain(e.label)} / {plain(having[0].label)}")
                 n_max = max(n_max, float(common.max()))
         ax.axhline(1.0, color="#333333", lw=0.8)
