@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _model_data import TABLE4, collective_data, p2p_points
@@ -178,3 +180,22 @@ def test_loggp_fit_that_fails_part_way_is_not_fitted():
     with pytest.raises(ValueError):
         model.fit([{"op": "rndv", "n_bytes": "x", "t_us": 1.0}])
     assert not model.is_fitted() and "delay_us_" not in vars(model)
+
+
+@pytest.mark.parametrize("n,t,message", [
+    ([0, np.nan, 8], [1, 2, 3], "must be finite numbers"),
+    ([0, 4, 8], [1, np.inf, 3], "must be finite numbers"),
+    ([0, -np.inf, 8], [1, 2, 3], "must be finite numbers"),
+    ([0, -4, 8], [1, 2, 3], "sizes must be >= 0 and times > 0"),
+    ([0, 4, 8], [1, 0, 3], "sizes must be >= 0 and times > 0"),
+    ([0, 4, 8], [1, 1e-31, 3], "times must be between"),
+    ([0, 4, 8], [1, 2e30, 3], "times must be between"),
+    ([8, 8, 8], [1, 2, 3], "a single size (8 B)"),
+    ([8], [1], "too few points"),
+    ([0, 4], [1, 2, 3], "2 sizes but 3 times"),
+])
+def test_a_hockney_fits_inputs_are_checked_with_one_message(n, t, message):
+    from commchar.errors import InputError
+
+    with pytest.raises(InputError, match=re.escape(message)):
+        HockneyModel().fit(n, t)
