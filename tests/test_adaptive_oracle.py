@@ -69,3 +69,15 @@ def test_paired_accuracy_measures_reference_and_fast_runs_in_turn_and_scores_the
     assert f"{library} paired: 2 groups of at most 1 operation(s), reference" in out
     assert f"{library} fast run " in out and "median error" in out
     assert "drift: at the " in out and "sizes both measured" in out
+
+
+@pytest.mark.mpi
+def test_launch_spread_compares_two_passes_of_a_launch_with_launches(mpi_libraries, capsys, monkeypatch):
+    spread = load("launch_spread")
+    library = mpi_libraries[0].name
+    monkeypatch.setattr(sys, "argv", ["launch_spread.py", "--library", library, "--launches", "2",
+                                      "--ops", "pingpong:send", "--sizes", "64,4K", "--precision", "0.05"])
+    assert spread.main() == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{library} 2 launches, 2 points twice each: between the two passes of a launch" in out
+    assert "between launches" in out and "launch 2: times x" in out and "cores' round trip" in out
