@@ -12,6 +12,7 @@ from rich.console import Console
 from commchar.errors import UsageError
 from commchar.modelfile import ModelDocument, OperationEntry, given, save
 from commchar.terminal import styled
+from commchar.models.loggp import unknown_parameters
 from commchar.models.thresholds import describe
 from commchar.tables import Table, table_rich
 from commchar.vocabulary import UNIT_CHOICES, UNITS_HELP, unit_system
@@ -166,11 +167,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
         if given(lib.imported_from, ""):
             console.print(styled(("note:", "yellow"), f" {library}: {lib.imported_from}"))
     for library, lib in sorted(model.libraries.items()):
-        section = lib.loggp if isinstance(lib.loggp, dict) else None
-        for note in (section or {}).get("notes") or []:
-            if "unknown" in str(note):  # a parameter the points could not give
-                console.print(styled(("loggp:", "yellow"), f" {library}: {note}"), markup=False,
-                              highlight=False)
+        for note in unknown_parameters(lib.loggp):
+            console.print(styled(("loggp:", "yellow"), f" {library}: {note}"), markup=False, highlight=False)
     for note in given(provenance.skipped, ()):
         console.print(styled(("skipped:", "yellow"), f" {note}"))
     return 0

@@ -50,6 +50,13 @@ def _series(points: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
 
 
+def unknown_parameters(section: Any) -> list[str]:
+    """The notes of a model file's loggp section that name a parameter its points could not
+    give (written as 0): what `commchar fit` prints and the report's LogGP table carries."""
+    notes = section.get("notes") if isinstance(section, dict) else None
+    return [str(note) for note in notes or [] if " unknown" in str(note)]
+
+
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
 

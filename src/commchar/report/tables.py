@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from commchar.errors import CommcharError
+from commchar.models.loggp import unknown_parameters
 from commchar.report.adapters import best_known_class, describe, overlaps, parse_expr
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
@@ -247,7 +248,7 @@ def loggp_table(entity: Entity) -> Table | None:
                   "rendezvous (models.md section 4). [a, b): the sizes measured either side of the"
                   " threshold bracket it there (refined sizes narrow it to the byte)."]
                  # a parameter the points could not give is shown as 0: say which
-                 + [str(note) for note in section.get("notes") or [] if "unknown" in str(note)])
+                 + unknown_parameters(entity.model.data.get("loggp") if entity.model else None))
 
 
 def cost_value(entity: Entity, key: str, n: int, p: int) -> str:
