@@ -18,6 +18,7 @@ from commchar.errors import CommcharError, InputError
 from commchar.modelfile import ModelDocument, ModelFile, load, parse_expr
 from commchar.models import metrics as fit_metrics
 from commchar.models.laws import best_known_class, class_named
+from commchar.models.loggp import unknown_parameters
 from commchar.models.metrics import UNITS, aggregate_factor
 from commchar.models.thresholds import SLOPE, describe, is_pinned
 from commchar.store.locality import library_label

@@ -7,8 +7,7 @@ import json
 import numpy as np
 
 from commchar.errors import CommcharError
-from commchar.models.loggp import unknown_parameters
-from commchar.report.adapters import best_known_class, describe, overlaps, parse_expr
+from commchar.report.adapters import best_known_class, describe, overlaps, parse_expr, unknown_parameters
 from commchar.report import modelinfo
 from commchar.report.dataset import Entity
 from commchar.vocabulary import REDUCTIONS, RMA_OPS, format_size, is_collective, op_key, split_key
