@@ -280,6 +280,8 @@ def main() -> int:
         parser.error("--paired: K must be 1 or more (0: off)")
     if (args.reference is None) == (args.paired == 0):
         parser.error("give --reference DB, or --paired K")
+    if args.paired and args.fast:
+        parser.error("--fast: a paired comparison measures its own fast runs (no --fast with --paired)")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     all_ok = True

@@ -90,6 +90,9 @@ def main() -> int:
         env = {**job.env_added, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
         launches = [one_launch(job.argv, env) for _ in range(args.launches)]
         keys = sorted(set.intersection(*(set(k for k, v in m.items() if len(v) == 2) for m, _ in launches)))
+        if not keys:
+            print(f"{name:8} no point was measured twice in every launch: nothing to compare")
+            continue
         within = [relative(*m[k]) for m, _ in launches for k in keys]
         across = [relative(a[k][0], b[k][0]) for (a, _), (b, _) in itertools.combinations(launches, 2)
                   for k in keys]
