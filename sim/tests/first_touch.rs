@@ -331,22 +331,27 @@ fn binomial_charged(p: u32, block: u64) -> Options {
     charged_scatter(p, block, Some("scatter:binomial"))
 }
 
-/// (p, per rank: blocks staged in a temporary buffer, the slowest path's blocks) of a
-/// binomial scatter rooted at 0: inner ranks hold their subtree, the root and leaves none.
-const STAGED: &[(usize, &[u64], u64)] = &[
-    (2, &[0, 0], 0),
-    (4, &[0, 0, 2, 0], 2),
+/// (p, per rank: blocks staged in a temporary buffer, the blocks staged above the last
+/// leaf, the slowest path's blocks when a parent's sends wait for each child's touch) of
+/// a binomial scatter rooted at 0: inner ranks hold their subtree, the root and leaves none.
+const STAGED: &[(usize, &[u64], u64, u64)] = &[
+    (2, &[0, 0], 0, 0),
+    (4, &[0, 0, 2, 0], 2, 2),
     (
         16,
         &[0, 0, 2, 0, 4, 0, 2, 0, 8, 0, 2, 0, 4, 0, 2, 0],
         8 + 4 + 2,
+        8 + 4 + 2,
     ),
+    // the root sends 4 blocks to 8, then 4 to 4, whose child 6 stages 2 more: 10 blocks
+    // before rank 7 has its own, where no single path down the tree stages more than 6
+    (12, &[0, 0, 2, 0, 4, 0, 2, 0, 4, 0, 2, 0], 4 + 2, 4 + 4 + 2),
 ];
 
 #[test]
 fn binomial_scatter_charges_its_inner_ranks_cold_temporary_buffers() {
     // 250 ps a byte; 1 MiB blocks: every temporary buffer is above the mmap threshold
-    for &(p, blocks, path) in STAGED {
+    for &(p, blocks, path, charged) in STAGED {
         let dir = staged_scatter(p, MIB, "expanded");
         let free = replay(&dir, &Options::default());
         let paid = replay(&dir, &with(Options::default(), touch()));
@@ -363,13 +368,14 @@ fn binomial_scatter_charges_its_inner_ranks_cold_temporary_buffers() {
             path * MIB * 250,
             "expanded p = {p}, the last leaf"
         );
-        // charged: every member pays T(n, p) plus the slowest path's first touch
+        // charged: every member pays T(n, p) plus the slowest path's first touch, a
+        // parent's later sends held up by the earlier children's
         let free = replay(&dir, &binomial_charged(p as u32, MIB));
         let paid = replay(&dir, &with(binomial_charged(p as u32, MIB), touch()));
         for r in 0..p {
             assert_eq!(
                 paid.finish[r] - free.finish[r],
-                path * MIB * 250,
+                charged * MIB * 250,
                 "charged p = {p}, rank {r}"
             );
         }

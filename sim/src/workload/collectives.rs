@@ -346,22 +346,27 @@ impl Collective {
         }
     }
 
-    /// The largest sum of `cost` over the ranks of one root-to-leaf path of the binomial
-    /// tree (virtual ranks): what a per-rank delay adds to a tree-shaped call's end.
+    /// What per-rank delays `cost` (each rank's, paid while it receives) add to a
+    /// tree-shaped call's end: a parent sends to its children one after another, largest
+    /// subtree first, and a child slow to receive holds up the sends after its own, so
+    /// the k-th child's data arrives after the delays of its first k siblings (itself
+    /// included) and the parent's own arrival; the largest such sum down to any leaf.
     pub fn tree_path_max(&self, cost: &impl Fn(u32) -> u64) -> u64 {
         self.path_from(0, cost)
     }
 
     fn path_from(&self, vr: u32, cost: &impl Fn(u32) -> u64) -> u64 {
         let mut mask = top_child_mask(vr, self.p);
-        let mut below = 0;
+        let (mut sent, mut worst) = (0u64, 0u64);
         while mask > 0 {
             if vr + mask < self.p {
-                below = below.max(self.path_from(vr + mask, cost));
+                let child = vr + mask;
+                sent = sent.saturating_add(cost(child));
+                worst = worst.max(sent.saturating_add(self.path_from(child, cost)));
             }
             mask >>= 1;
         }
-        cost(vr).saturating_add(below)
+        worst
     }
 }
 
