@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from commchar.measure.operations import parse_ops
+from commchar.models.request_growth import RequestGrowthModel
 from commchar.measure.plan import parse_sizes, points_for
 from commchar.store import Store
 
@@ -88,6 +89,24 @@ def test_coldstart_points_each_were_the_first_of_a_fresh_job_and_kept_every_cold
             for rank in ("cold_send_us_rank0", "cold_send_us_rank1"):
                 sends = p["extra"][rank]
                 assert len(sends) == 192 and all(t > 0 for t in sends), (lib.name, p["n_bytes"])
+            for rank in ("request_post_us_rank0", "request_post_us_rank1"):
+                posts = p["extra"][rank]
+                assert len(posts) == 512 and all(t > 0 for t in posts), (lib.name, p["n_bytes"])
+
+
+def test_the_first_time_a_process_holds_nine_requests_mpich_allocates_more(full_run):
+    """MPICH keeps 8 request objects ready: the ninth call that holds one pays for more,
+    in every fresh job; the fit finds that count among the growths it lists."""
+    db, libraries = full_run
+    with Store(db) as store:
+        points = store.points()
+    for lib in libraries:
+        growth = RequestGrowthModel().fit([p for p in points if p["library"] == lib.name]).params_
+        assert growth["series"] == 6 and growth["max_requests"] == 512
+        assert all(us > 0 for _, us in growth["counts"])
+        if lib.family == "mpich":
+            costs = dict(growth["counts"])
+            assert costs.get(9, 0) > 20 * growth["warm_us"], (lib.name, growth)
 
 
 def test_each_job_records_where_and_how_it_measured(full_run):

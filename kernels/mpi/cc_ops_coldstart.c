@@ -14,20 +14,35 @@
  * sends, rank 0 also each round trip.  The timed loop then measures the same
  * exchange warm (half a round trip), and extra reports the cold durations in
  * order; the fit (commchar.models.coldstart) finds how many sends are cold and
- * what each costs its sender and its receiver. */
+ * what each costs its sender and its receiver.
+ *
+ * Then the first time a process holds many requests at once: each rank posts
+ * CC_COLD_REQUESTS receives from the other, then as many sends to it, and keeps
+ * each call's duration, the k-th being the one that first holds k + 1 requests.
+ * A library keeps a few requests ready and allocates more when a program holds
+ * more (MPICH 4 and 5: the ninth costs a few hundred microseconds to a
+ * millisecond, once per process); a program of many peers (an exchange posting
+ * a receive and a send to each) pays it in its first exchange.  The fit
+ * (commchar.models.request_growth) finds those counts and what each costs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cc_op_data.h"
 #include "cc_ops_mpi.h"
 
 /* three times MPICH 4's 64 cells a rank, so the warm tail is long enough to judge */
 #define CC_COLD_SENDS 192
+/* receives posted at once, then as many sends: twice as many requests as a rank of
+ * a 256-rank exchange holds */
+#define CC_COLD_REQUESTS 256
 
 typedef struct {
     double send_ns[CC_COLD_SENDS];
     /* rank 0: from its send's start to the end of its receive of the reply; less both
      * sends, what is left is the two messages' way and their receivers' work */
     double round_ns[CC_COLD_SENDS];
+    /* the k-th nonblocking call's duration: the first time the rank holds k + 1 requests */
+    double post_ns[2 * CC_COLD_REQUESTS];
 } cc_cold_record;
 
 static void cc_cold_exchange(cc_point *pt, cc_cold_record *rec)
@@ -47,6 +62,32 @@ static void cc_cold_exchange(cc_point *pt, cc_cold_record *rec)
     }
 }
 
+/* each rank posts CC_COLD_REQUESTS receives (each into a slot of its own, written
+ * before so that no page faults), then as many sends, timing each call */
+static void cc_cold_requests(cc_point *pt, cc_cold_record *rec)
+{
+    const int n = (int)pt->n, peer = 1 - pt->rank;
+    const size_t slot = pt->n ? pt->n : 1;
+    unsigned char *slots = cc_xalloc_pages(slot * CC_COLD_REQUESTS);
+    memset(slots, 0, slot * CC_COLD_REQUESTS);
+    MPI_Request *req = cc_xmalloc(2 * CC_COLD_REQUESTS * sizeof *req);
+    CC_MPI(MPI_Barrier(pt->comm));
+    for (int k = 0; k < CC_COLD_REQUESTS; k++) {
+        const int64_t t0 = cc_now_ns();
+        CC_MPI(MPI_Irecv(slots + (size_t)k * slot, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, &req[k]));
+        rec->post_ns[k] = (double)(cc_now_ns() - t0);
+    }
+    for (int k = 0; k < CC_COLD_REQUESTS; k++) {
+        const int64_t t0 = cc_now_ns();
+        CC_MPI(MPI_Isend(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm,
+                         &req[CC_COLD_REQUESTS + k]));
+        rec->post_ns[CC_COLD_REQUESTS + k] = (double)(cc_now_ns() - t0);
+    }
+    CC_MPI(MPI_Waitall(2 * CC_COLD_REQUESTS, req, MPI_STATUSES_IGNORE));
+    free(req);
+    cc_free_pages(slots);
+}
+
 static void cc_coldstart_setup(cc_point *pt)
 {
     cc_pair_buffers(pt);
@@ -56,6 +97,7 @@ static void cc_coldstart_setup(cc_point *pt)
     cc_pair_fill(pt); /* a program's data is written before it is sent: no page of ours faults */
     CC_MPI(MPI_Barrier(pt->comm));
     cc_cold_exchange(pt, rec);
+    cc_cold_requests(pt, rec);
     pt->attached = rec;
 }
 
@@ -73,32 +115,37 @@ static void cc_coldstart_run(cc_point *pt, long count)
     }
 }
 
-static void cc_cold_list(cc_buf *json, const char *key, const double *ns)
+static void cc_cold_list(cc_buf *json, const char *key, const double *ns, int count)
 {
     cc_buf_key(json, key);
     cc_buf_printf(json, "[");
-    for (int i = 0; i < CC_COLD_SENDS; i++) {
+    for (int i = 0; i < count; i++) {
         if (i) cc_buf_printf(json, ",");
         cc_buf_printf(json, "%.3f", ns[i] / 1000.0);
     }
     cc_buf_printf(json, "]");
 }
 
-/* both ranks' cold send durations (us, in order) on rank 0's line */
+/* both ranks' cold send and request durations (us, in order) on rank 0's line */
 static void cc_coldstart_extra(cc_point *pt, double main_median_us, cc_buf *json)
 {
     (void)main_median_us;
     const cc_cold_record *own = pt->attached;
     if (pt->rank == 1) {
         CC_MPI(MPI_Send(own->send_ns, CC_COLD_SENDS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
+        CC_MPI(MPI_Send(own->post_ns, 2 * CC_COLD_REQUESTS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
         return;
     }
     cc_cold_record *peer = cc_xmalloc(sizeof *peer);
     CC_MPI(MPI_Recv(peer->send_ns, CC_COLD_SENDS, MPI_DOUBLE, 1, CC_TAG_DATA, pt->ctl,
                     MPI_STATUS_IGNORE));
-    cc_cold_list(json, "cold_send_us_rank0", own->send_ns);
-    cc_cold_list(json, "cold_send_us_rank1", peer->send_ns);
-    cc_cold_list(json, "cold_round_us_rank0", own->round_ns);
+    CC_MPI(MPI_Recv(peer->post_ns, 2 * CC_COLD_REQUESTS, MPI_DOUBLE, 1, CC_TAG_DATA, pt->ctl,
+                    MPI_STATUS_IGNORE));
+    cc_cold_list(json, "cold_send_us_rank0", own->send_ns, CC_COLD_SENDS);
+    cc_cold_list(json, "cold_send_us_rank1", peer->send_ns, CC_COLD_SENDS);
+    cc_cold_list(json, "cold_round_us_rank0", own->round_ns, CC_COLD_SENDS);
+    cc_cold_list(json, "request_post_us_rank0", own->post_ns, 2 * CC_COLD_REQUESTS);
+    cc_cold_list(json, "request_post_us_rank1", peer->post_ns, 2 * CC_COLD_REQUESTS);
     free(peer);
 }
 

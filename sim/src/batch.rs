@@ -20,6 +20,7 @@
 use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
 use crate::placement::MisalignedCopy;
+use crate::request_growth::{self, RequestGrowth};
 use crate::workload::replay::{Options, Replay, TraceFiles};
 use crate::{Result, SimError};
 use serde_json::{json, Value};
@@ -41,6 +42,7 @@ pub struct Sources {
     call_costs: HashMap<Key, CallCosts>,
     first_touch: HashMap<Key, ByteSteps>,
     replace_copy: HashMap<Key, ByteSteps>,
+    request_growth: HashMap<Key, RequestGrowth>,
     misaligned_copy: HashMap<Key, MisalignedCopy>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
@@ -109,6 +111,14 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.first_touch, Self::key(path, library), || {
             first_touch::from_model(&text, path, library)
+        })
+    }
+
+    /// What a rank pays the first time it holds k requests (`loggp.request_growth`).
+    pub fn request_growth(&mut self, path: &str, library: Option<&str>) -> Result<RequestGrowth> {
+        let text = self.model_text(path)?;
+        memo(&mut self.request_growth, Self::key(path, library), || {
+            request_growth::from_model(&text, path, library)
         })
     }
 

@@ -16,6 +16,7 @@ pub mod params;
 pub mod placement;
 mod prefetch;
 pub mod queue;
+pub mod request_growth;
 pub mod topology;
 pub mod trace;
 pub mod trace_calls;

@@ -517,6 +517,12 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
             }
             None => Default::default(),
         },
+        request_growth: match m.get_one::<String>("model") {
+            Some(path) => {
+                src.request_growth(path, m.get_one::<String>("library").map(String::as_str))?
+            }
+            None => Default::default(),
+        },
     };
     src.replay(dir, &opts)
 }

@@ -23,6 +23,7 @@ use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
 use crate::params::Params;
 use crate::placement::{self, Book, Channel, MisalignedCopy};
+use crate::request_growth::RequestGrowth;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
@@ -213,6 +214,8 @@ pub struct Options {
     /// What a message costs whose destination lies in the slow class relative to its
     /// source in their pages (`loggp.misaligned_copy`); without steps nothing is charged.
     pub misaligned_copy: MisalignedCopy,
+    /// What a rank pays the first time it holds k requests (`loggp.request_growth`).
+    pub request_growth: RequestGrowth,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -259,6 +262,7 @@ impl Default for Options {
             first_touch: ByteSteps::default(),
             replace_copy: ByteSteps::default(),
             misaligned_copy: MisalignedCopy::default(),
+            request_growth: RequestGrowth::default(),
         }
     }
 }
@@ -466,6 +470,8 @@ struct RankState {
     comms: HashMap<i32, Comm>,
     /// Request id -> (op index, communicator id) of its non-blocking start.
     requests: HashMap<u64, (u32, i32)>,
+    /// The most requests the rank has held at once so far.
+    most_requests: u64,
     /// Trace time up to which the rank's time is accounted (ns).
     t_prev: u64,
     /// The tracer's own time per traced call outside the spans (ps, the header's).
@@ -588,6 +594,7 @@ impl Builder<'_> {
             rank,
             comms: HashMap::new(),
             requests: HashMap::new(),
+            most_requests: 0,
             t_prev: h.t_init,
             tracer_gap_ps: u64::from(h.record_gap_ps),
             tracer_complete_ps: u64::from(h.complete_gap_ps),
@@ -875,6 +882,23 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// A non-blocking call about to hold request `req`: the first time the rank holds that
+    /// many, what the model says the library pays to have more request objects, before the
+    /// call, as computation.
+    fn request_growth(&mut self, st: &mut RankState, req: u64) -> Result<()> {
+        let held = st.requests.len() as u64 + u64::from(!st.requests.contains_key(&req));
+        if held <= st.most_requests {
+            return Ok(());
+        }
+        st.most_requests = held;
+        let ps = self.opts.request_growth.cost_at(held);
+        if ps > 0 {
+            st.wait_step = None;
+            self.step(&[Op::calc(ps)], true)?;
+        }
+        Ok(())
+    }
+
     fn members(&mut self, st: &mut RankState, rec: &Rec, raw: &[u8]) -> Result<()> {
         let ranks = self.ranks;
         let Some((_, _, n, members)) = st.creating.as_mut() else {
@@ -1009,6 +1033,7 @@ impl Builder<'_> {
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
                 self.book_send(st, peer, tag, rec.places[0]);
+                self.request_growth(st, rec.req)?;
                 let mut op = Op::send(peer, rec.bytes, tag);
                 op.kind = send_kind(rec.call);
                 let ids = self.step(&[op], false)?;
@@ -1051,6 +1076,7 @@ impl Builder<'_> {
                 } else {
                     self.book_recv(st, peer, tag)
                 };
+                self.request_growth(st, rec.req)?;
                 let ids = self.step(&[Op::recv(peer, rec.bytes2, tag)], false)?;
                 st.requests.insert(rec.req, (ids[0], rec.comm));
                 if let Some(place) = self.may_pay(rec.places[1], rec.bytes2) {

@@ -188,6 +188,8 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_call_costs(loggp["call_costs"], f"{path}.call_costs")
     if loggp.get("cold_start") is not None:
         _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
+    if loggp.get("request_growth") is not None:
+        _validate_request_growth(loggp["request_growth"], f"{path}.request_growth")
     for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
@@ -274,6 +276,21 @@ def _validate_cold_start(section: Any, path: str) -> None:
         if section.get(name) is not None:
             _number(section[name], f"{path}.{name}", 0)
     _bytes(section.get("max_bytes"), f"{path}.max_bytes")
+
+
+def _validate_request_growth(section: Any, path: str) -> None:
+    """The first holding of k requests: {counts ([k, us], k increasing), warm_us, series,
+    max_requests}; only counts required."""
+    _mapping(section, path)
+    counts = section.get("counts")
+    if not isinstance(counts, list):
+        raise _fail(f"{path}.counts", "expected a list of [requests, us]")
+    _sized_pairs(counts, f"{path}.counts", "us")
+    if section.get("warm_us") is not None:
+        _number(section["warm_us"], f"{path}.warm_us", 0)
+    for name in ("series", "max_requests"):
+        if section.get(name) is not None:
+            _bytes(section[name], f"{path}.{name}")
 
 
 def _validate_call_costs(section: Any, path: str) -> None:
