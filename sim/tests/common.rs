@@ -141,3 +141,28 @@ pub fn replay_dir(
         &mut r,
     )
 }
+
+/// A directory of rank files, removed when dropped.
+pub struct TraceDir(pub std::path::PathBuf);
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes each rank's records, every one at `t0` (no computation), as rank files of a
+/// fresh temporary directory named after `kind` and `name`.
+pub fn write_at(kind: &str, name: &str, ranks: &[Vec<R>], t0: u64) -> TraceDir {
+    let dir = std::env::temp_dir().join(format!("commchar-{kind}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (rank, recs) in ranks.iter().enumerate() {
+        let mut h = rank_header(rank as i32, ranks.len() as i32, t0, t0, recs.len(), b"");
+        for r in recs {
+            h.extend_from_slice(&record(*r, t0, t0));
+        }
+        std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
+    }
+    TraceDir(dir)
+}

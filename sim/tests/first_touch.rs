@@ -9,8 +9,7 @@ use commchar_sim::engine::Outcome;
 use commchar_sim::first_touch::{self, ByteSteps, REC_COLD};
 use commchar_sim::params::{Params, Rendezvous};
 use commchar_sim::workload::replay::{CollectiveMode, Options, Signature, SignatureCost};
-use common::{NS, R};
-use std::path::PathBuf;
+use common::{TraceDir, NS, R};
 
 const SEND: u16 = 1;
 const RECV: u16 = 5;
@@ -21,27 +20,8 @@ const COMPLETE: u16 = 60;
 const T0: u64 = 1_000_000;
 const MIB: u64 = 1 << 20;
 
-/// A directory of rank files (records at T0, no computation), removed when dropped.
-struct TraceDir(PathBuf);
-
-impl Drop for TraceDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn write(name: &str, ranks: &[Vec<R>]) -> TraceDir {
-    let dir = std::env::temp_dir().join(format!("commchar-touch-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (rank, recs) in ranks.iter().enumerate() {
-        let mut h = common::rank_header(rank as i32, ranks.len() as i32, T0, T0, recs.len(), b"");
-        for r in recs {
-            h.extend_from_slice(&common::record(*r, T0, T0));
-        }
-        std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
-    }
-    TraceDir(dir)
+    common::write_at("touch", name, ranks, T0)
 }
 
 fn replay(dir: &TraceDir, opts: &Options) -> Outcome {

@@ -7,8 +7,7 @@ mod common;
 use commchar_sim::engine::Outcome;
 use commchar_sim::request_growth::RequestGrowth;
 use commchar_sim::workload::replay::Options;
-use common::R;
-use std::path::PathBuf;
+use common::{TraceDir, R};
 
 const SEND: u16 = 1;
 const IRECV: u16 = 10;
@@ -17,26 +16,8 @@ const COMPLETE: u16 = 60;
 const T0: u64 = 1_000_000;
 const MS: u64 = 1_000_000_000; // ps
 
-struct TraceDir(PathBuf);
-
-impl Drop for TraceDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn write(name: &str, ranks: &[Vec<R>]) -> TraceDir {
-    let dir = std::env::temp_dir().join(format!("commchar-requests-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (rank, recs) in ranks.iter().enumerate() {
-        let mut h = common::rank_header(rank as i32, ranks.len() as i32, T0, T0, recs.len(), b"");
-        for r in recs {
-            h.extend_from_slice(&common::record(*r, T0, T0));
-        }
-        std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
-    }
-    TraceDir(dir)
+    common::write_at("requests", name, ranks, T0)
 }
 
 /// `rounds` rounds in which rank 0 posts `held` receives from rank 1 and waits for each,
