@@ -83,7 +83,7 @@ static void cc_cold_requests(cc_point *pt, cc_cold_record *rec)
                          &req[CC_COLD_REQUESTS + k]));
         rec->post_ns[CC_COLD_REQUESTS + k] = (double)(cc_now_ns() - t0);
     }
-    CC_MPI(MPI_Waitall(2 * CC_COLD_REQUESTS, req, MPI_STATUSES_IGNORE));
+    CC_MPI(MPI_Waitall(2 * CC_COLD_REQUESTS, req, cc_statuses_ignore));
     free(req);
     cc_free_pages(slots);
 }
