@@ -17,7 +17,6 @@ import numpy as np
 from commchar import ranges
 from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
-from commchar.models.request_growth import request_growth_section, series_of
 from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
 from commchar.models.misaligned_copy import OP as SKEW_OP
@@ -32,6 +31,7 @@ from commchar.models.loggp import LogGPModel
 from commchar.models.replace_copy import OP as REPLACE_OP
 from commchar.models.replace_copy import SLOW as REPLACE_VARIANT
 from commchar.models.replace_copy import replace_copy_section
+from commchar.models.request_growth import request_growth_section, series_of
 from commchar.models.self_message import OP as SELF_OP
 from commchar.models.self_message import VARIANT as SELF_VARIANT
 from commchar.models.self_message import self_message_section
@@ -499,7 +499,7 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     extras: dict[str, Any] = {}
     if ops.get("coldstart"):
         extras["cold_start"] = _cold_start(ops["coldstart"], skipped, library)
-        if any(series_of([pt]) for pt in ops["coldstart"]):  # a kernel that times its requests
+        if series_of(ops["coldstart"]):  # a kernel that times its requests
             extras["request_growth"] = request_growth_section(ops["coldstart"], skipped, library)
     if ops.get(FIRST_TOUCH_OP):  # receives into never-touched memory (models/first_touch.py)
         extras["first_touch"] = first_touch_section(ops[FIRST_TOUCH_OP], skipped, library)
