@@ -4,12 +4,13 @@ checked against the rule it comes from, overrides, and one-line errors."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from commchar.errors import InputError, UsageError
-from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose, decide, load_overrides
+from commchar.simulate.selection import LIBRARIES, OPERATIONS, choose, decide, load_overrides, rules_for
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -151,6 +152,19 @@ def test_bad_overrides_are_input_errors(tmp_path: Path, text, needle):
     path.write_text(text)
     with pytest.raises(InputError, match=needle):
         load_overrides(path)
+
+
+def test_a_second_installation_and_a_split_library_follow_their_familys_rules():
+    """A second MPICH on PATH is found as 'mpich-default'; points told apart by locality or
+    cache are fitted as 'mpich off-node' or 'mpich cache-cold': each is MPICH's library."""
+    for name in ("mpich-default", "mpich off-node", "mpich off-node cache-cold", "MPICH-default"):
+        assert rules_for(name) == "mpich"
+        assert decide(name, "allreduce", 64, 12) == replace(decide("mpich", "allreduce", 64, 12),
+                                                            library=name.lower())
+    assert rules_for("openmpi-default") == "openmpi"
+    assert choose("openmpi-default", "bcast", 1 << 20, 8) == choose("openmpi", "bcast", 1 << 20, 8)
+    for name in ("mpi", "lam", "am", "pvm", "mpichx"):
+        assert rules_for(name) is None
 
 
 def test_unknown_library_or_operation_is_a_usage_error():

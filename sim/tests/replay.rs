@@ -663,6 +663,26 @@ fn charged_collective_waits_for_the_last_member() {
         .marks
         .iter()
         .all(|m| m.time == 25_000 * NS && m.level == 1));
+    // a signature listed with neither a cost nor an algorithm (the model lacks the
+    // operation and the library has no selection rules) is expanded into the default
+    let mut listed = charged(&[]);
+    listed.costs.insert(
+        Signature {
+            call: "allreduce",
+            p: 3,
+            n: 64,
+        },
+        SignatureCost {
+            cost_ps: None,
+            algorithm: None,
+        },
+    );
+    let expanded = Options::default();
+    let params = || params(u64::MAX, Rendezvous::Handshake);
+    assert_eq!(
+        replay(&dir, &listed, params()).unwrap().finish,
+        replay(&dir, &expanded, params()).unwrap().finish
+    );
     // a signature without a cost is refused in one line
     let e = Replay::load(&dir, &charged(&[])).err().unwrap();
     assert!(

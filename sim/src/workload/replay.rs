@@ -1278,12 +1278,8 @@ impl Builder<'_> {
                     cost_ps: Some(c), ..
                 }),
             ) => Some(*c),
-            (
-                CollectiveMode::Charged,
-                Some(SignatureCost {
-                    algorithm: Some(_), ..
-                }),
-            ) => None,
+            // listed without a cost: expanded, into its algorithm or the simulator's default
+            (CollectiveMode::Charged, Some(_)) => None,
             (CollectiveMode::Charged, _) if self.opts.list_only => Some(0),
             (CollectiveMode::Charged, _) => {
                 return st.err(format!(

@@ -159,7 +159,7 @@ def add_call_costs(model: ModelDocument, points: list[dict],
         for library, lib in model.libraries.items():
             if not isinstance(lib.loggp, dict):
                 continue
-            if library not in selection.LIBRARIES:
+            if selection.rules_for(library) is None:
                 notes.append(f"{library}: no collective selection rules for this library: no call costs")
                 continue
             section = fit_library(sim, path, library, points, gamma_us(loaded, library), penalty)

@@ -340,18 +340,28 @@ def _pow2_floor(p: int) -> int:
 
 # ---- the interface --------------------------------------------------------------
 
+def rules_for(library: str) -> str | None:
+    """Whose selection rules a library's name follows (one of LIBRARIES), or None: its own,
+    its family's for a second installation found as 'mpich-default' (measure/libraries.py),
+    and the bare library's for its points told apart by locality or cache ('mpich off-node',
+    'mpich cache-cold', store/locality.py)."""
+    name = library.lower().split(" ")[0].removesuffix("-default")
+    return name if name in LIBRARIES else None
+
+
 def decide(library: str, op: str, n_bytes: int, p: int, *, nodes: int = 1,
            overrides: Mapping[str, Any] | None = None) -> Choice:
     """The library's choice for one call of `op` (n as commchar counts it) on p ranks."""
     library, op = library.lower(), op.split(":")[0].lower()
-    if library not in LIBRARIES:
+    rules = rules_for(library)
+    if rules is None:
         raise UsageError(f"no selection rules for library '{library}' (known: {', '.join(LIBRARIES)})")
     if op not in OPERATIONS:
         raise UsageError(f"no selection rules for operation '{op}' (known: {', '.join(OPERATIONS)})")
     if p < 1 or n_bytes < 0:
         raise UsageError(f"selection needs p >= 1 and n >= 0, got p={p}, n={n_bytes}")
     forced = _override(overrides, library, op)
-    if library == "openmpi":
+    if rules == "openmpi":
         name, algorithm, exact, source = _openmpi(op, n_bytes, p)
     else:
         name, algorithm, exact, source = _mpich(op, n_bytes, p, nodes)
