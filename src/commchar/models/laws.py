@@ -503,7 +503,10 @@ class LawSelector(Estimator):
             e = fit_form("powlog", p, y, sc).params["e"]  # type: ignore[union-attr]
             if abs(e - 1.0) <= POWER_IS_ONE:
                 chosen = "log"
-        law = fit_form(chosen, p, y, sc, rising)
+        # the chosen form fitted to every point: a solver's step through an overflow is
+        # caught by the finiteness check below, not warned about
+        with np.errstate(all="ignore"):
+            law = fit_form(chosen, p, y, sc, rising)
         self.fallback_ = None
         if law is None or not _finite_law(law, p):
             # Cannot happen for well-conditioned data; a model file must never hold a non-finite
