@@ -31,7 +31,7 @@ static double now_ns(void)
 static void *map(size_t n)
 {
     void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    if (p == MAP_FAILED) { fprintf(stderr, "first_malloc: cannot map %zu bytes\n", n); exit(1); }
     return p;
 }
 
@@ -57,15 +57,18 @@ static double median(double *v, int k)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) { fprintf(stderr, "usage: first_malloc first|paths N [reps] [region_bytes]\n"); return 2; }
+    if (argc < 3 || (strcmp(argv[1], "first") != 0 && strcmp(argv[1], "paths") != 0)) {
+        fprintf(stderr, "usage: first_malloc first|paths N [reps] [region_bytes]\n");
+        return 2;
+    }
     size_t n = strtoull(argv[2], NULL, 10);
     if (n < 4096) { fprintf(stderr, "first_malloc: N must be at least 4096\n"); return 2; }
     char *src = malloc(n);
-    if (!src) return 1;
+    if (!src) { fprintf(stderr, "first_malloc: cannot allocate %zu bytes\n", n); return 1; }
     memset(src, 7, n);
     if (strcmp(argv[1], "first") == 0) {
         char *dst = malloc(n);
-        if (!dst) return 1;
+        if (!dst) { fprintf(stderr, "first_malloc: cannot allocate %zu bytes\n", n); return 1; }
         printf("first %zu %.3f\n", n, copy_ns_per_byte(dst, src, n));
         return dst[n / 2] == 7 ? 0 : 1;
     }
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
     size_t region = argc > 4 ? strtoull(argv[4], NULL, 10) : (size_t)1 << 30;
     if (reps < 1 || reps > 1000) { fprintf(stderr, "first_malloc: reps 1 to 1000\n"); return 2; }
     double *v = malloc((size_t)reps * sizeof *v);
+    if (!v) { fprintf(stderr, "first_malloc: cannot allocate %d results\n", reps); return 1; }
     size_t step = (n + 4095) & ~(size_t)4095, slots = region / step < 2 ? 2 : region / step;
     char *buf = map(step);
     memset(buf, 1, n);

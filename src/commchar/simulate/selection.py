@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from commchar.errors import InputError, UsageError
+from commchar.store.locality import split_label
 
 LIBRARIES = ("openmpi", "mpich")
 OPERATIONS = ("allgather", "allreduce", "alltoall", "barrier", "bcast", "gather", "reduce",
@@ -345,7 +346,7 @@ def rules_for(library: str) -> str | None:
     its family's for a second installation found as 'mpich-default' (measure/libraries.py),
     and the bare library's for its points told apart by locality or cache ('mpich off-node',
     'mpich cache-cold', store/locality.py)."""
-    name = library.lower().split(" ")[0].removesuffix("-default")
+    name = split_label(library.lower())[0].removesuffix("-default")
     return name if name in LIBRARIES else None
 
 
