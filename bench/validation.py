@@ -81,6 +81,13 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
                   f"{cells[12]:>13s} {cells[13]:>5s}  {cells[14]}")
     rows = doc["summary"]
     within = [e for e in rows if e["loggps_error_pct"] is not None and abs(e["loggps_error_pct"]) <= TARGET]
+    quiet = [e for e in rows if e.get("loggps_quiet_error_pct") is not None]
+    if quiet:
+        calm = [e for e in quiet if abs(e["loggps_quiet_error_pct"]) <= TARGET]
+        print("noise: " + ", ".join(f"{e['library']} {e['program']} {e['bytes']} {_err(e['loggps_error_pct']).strip()}"
+                                    f" (without {_err(e['loggps_quiet_error_pct']).strip()})" for e in quiet))
+        print(f"noise: without the node's detours {len(calm)} of {len(quiet)} rows would be within {TARGET:g}% "
+              "under LogGPS (the same traces replayed without them)")
     both = [e for e in within if _met(e)]
     print(f"{len(within)} of {len(rows)} rows within {TARGET:g}% under LogGPS, {len(both)} of them with LogGPS "
           "no further off than LogGP")

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from commchar.measure.operations import parse_ops
+from commchar.models.collstart import CollectiveStartModel
+from commchar.models.noise import NoiseModel
 from commchar.models.request_growth import RequestGrowthModel
 from commchar.measure.plan import parse_sizes, points_for
 from commchar.store import Store
@@ -109,14 +111,53 @@ def test_the_first_time_a_process_holds_nine_requests_mpich_allocates_more(full_
             assert costs.get(9, 0) > 20 * growth["warm_us"], (lib.name, growth)
 
 
+def test_every_rank_reports_its_detours_and_the_fit_keeps_their_time_lost(full_run):
+    """The noise probe: each of the 2 ranks loops half a second; its detours, binned by
+    powers of two, add up to what each rank counted, and the fit's fraction is their time."""
+    db, libraries = full_run
+    with Store(db) as store:
+        points = store.points()
+    for lib in libraries:
+        (pt,) = [p for p in points if p["library"] == lib.name and p["op"] == "noise"]
+        extra = pt["extra"]
+        assert all(0.49 < s < 0.6 for s in extra["noise_seconds_rank"]), extra["noise_seconds_rank"]
+        assert extra["noise_realtime_rested"] is (os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR))
+        bins = extra["noise_bins"]
+        lowers = [b[0] for b in bins]
+        assert lowers == sorted(set(lowers)) and all(x & (x - 1) == 0 for x in lowers)
+        assert sum(b[1] for b in bins) == sum(extra["noise_detours_rank"])
+        assert sum(b[2] for b in bins) == pytest.approx(sum(extra["noise_lost_us_rank"]), rel=1e-3)
+        assert all(b[0] <= b[2] / b[1] < 2 * b[0] or b[0] == max(lowers) for b in bins if b[1])
+        (row,) = NoiseModel().fit([pt]).params_["by_p"]
+        lost = sum(extra["noise_lost_us_rank"]) / (1e6 * sum(extra["noise_seconds_rank"]))
+        assert row["p"] == 2 and row["fraction"] == pytest.approx(lost, rel=1e-3) and row["fraction"] < 0.5
+
+
+def test_a_communicators_first_collectives_are_timed_call_by_call(full_run):
+    """The collstart probe: five series of twelve calls, each call's median and largest
+    duration over the ranks; the fit reads them into one row at p = 2."""
+    db, libraries = full_run
+    with Store(db) as store:
+        points = store.points()
+    for lib in libraries:
+        (pt,) = [p for p in points if p["library"] == lib.name and p["op"] == "collstart"]
+        for series in ("mixed", "bcast", "reduce", "barrier", "allreduce"):
+            median = pt["extra"][f"collstart_median_us_{series}"]
+            largest = pt["extra"][f"collstart_max_us_{series}"]
+            assert len(median) == len(largest) == 12
+            assert all(0 < m <= x for m, x in zip(median, largest)), (lib.name, series)
+        (row,) = CollectiveStartModel().fit([pt]).params_["by_p"]
+        assert row["p"] == 2 and set(row["kinds"]) == {"bcast", "reduce", "barrier", "allreduce"}
+
+
 def test_each_job_records_where_and_how_it_measured(full_run):
     db, libraries = full_run
     with Store(db) as store:
         jobs = store.jobs()
         run = store.runs()[0]
     # one job a library for every point, led by a coldstart point, and one more for each
-    # other coldstart point (3 sizes)
-    assert sorted(job["library"] for job in jobs) == sorted(lib.name for lib in libraries for _ in range(3))
+    # other point that must be its job's first traffic: 2 more coldstart sizes, 1 collstart
+    assert sorted(job["library"] for job in jobs) == sorted(lib.name for lib in libraries for _ in range(4))
     launcher = {lib.name: lib.mpirun for lib in libraries}
     for job in jobs:
         assert job["exit_status"] == 0 and len(job["hosts"]) == job["p"] == 2

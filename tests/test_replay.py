@@ -258,3 +258,33 @@ def test_a_traced_program_is_replayed(capsys, tmp_path: Path, model: Path, mpi_l
         assert [ph["level"] for ph in r["phases"]] == [None, 1, 2]
         assert r["compute"] > 6 * 100  # the busy loops, at least
         assert r["compute"] + r["communication"] + r["sync_wait"] == pytest.approx(r["predicted"])
+
+
+def test_the_nodes_detours_are_drawn_by_seed_and_the_median_run_is_the_answer(capsys, tmp_path: Path):
+    """A model with a noise section: every replay draws --noise-runs seeds and keeps the run of
+    the median time; the same request gives the same answer, --noise off none, and the
+    detours slow a program of messages alone."""
+    exchange_program(tmp_path / "t", iterations=400, sizes=(64,), compute_ns=0)
+    noise = {"by_p": [{"p": 2, "rank_seconds": 1.0, "rate_per_s": 2000.0, "fraction": 0.05,
+                       "bins": [[16.0, 2000.0, 25.0]]}]}
+    path = tmp_path / "noisy.json"
+    path.write_text(json.dumps({"format": "commchar-model", "version": 1,
+                                "libraries": {"mpich": {"operations": {}, "loggp": LOGGP | {"noise": noise}}}}))
+    args = ("--dir", str(tmp_path / "t"), "--model", str(path))
+    doc = _replay_json(capsys, *args)
+    again = _replay_json(capsys, *args)
+    quiet = _replay_json(capsys, *args, "--noise", "off")
+    three = _replay_json(capsys, *args, "--noise-runs", "3")
+    drawn = doc["noise"]
+    assert drawn["runs"] == 5 and drawn["measured_p"] == 2 and drawn["fraction"] == pytest.approx(0.05)
+    spans = drawn["makespans"]["loggps"]
+    assert spans == sorted(spans) and spans[0] < spans[-1]
+    assert doc["predictions"]["loggps"]["makespan"] == pytest.approx(spans[2])
+    for key in ("loggps", "loggp"):
+        assert again["predictions"][key]["ranks"] == doc["predictions"][key]["ranks"]
+    assert quiet["noise"] is None and three["noise"]["runs"] == 3
+    slower = doc["predictions"]["loggps"]["makespan"] / quiet["predictions"]["loggps"]["makespan"] - 1
+    assert 0.02 < slower < 0.12
+    capsys.readouterr()
+    assert main(["replay", *args, "--noise-runs", "0"]) == 2
+    assert "--noise-runs must be a whole number from 1 to 99" in capsys.readouterr().err

@@ -20,6 +20,8 @@ extern const cc_op cc_op_neighbor_allgather, cc_op_neighbor_alltoall, cc_op_ddt_
 extern const cc_op cc_op_pbcast, cc_op_pallreduce, cc_op_partitioned;
 /* a program's first messages (cc_ops_coldstart.c), receives into untouched memory (cc_ops_touch.c) */
 extern const cc_op cc_op_coldstart;
+extern const cc_op cc_op_noise;
+extern const cc_op cc_op_collstart;
 extern const cc_op cc_op_touch;
 extern const cc_op cc_op_skew;
 /* both ranks of a pair exchange at once: Sendrecv and Sendrecv_replace (cc_ops_exchange.c) */

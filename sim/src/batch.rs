@@ -17,6 +17,7 @@
 //! only in the engine's parameters). The files are taken to stay unchanged
 //! while the process runs.
 
+use crate::collective_start::{self, CollectiveStart};
 use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
 use crate::placement::MisalignedCopy;
@@ -43,6 +44,7 @@ pub struct Sources {
     first_touch: HashMap<Key, ByteSteps>,
     replace_copy: HashMap<Key, ByteSteps>,
     request_growth: HashMap<Key, RequestGrowth>,
+    collective_start: HashMap<Key, CollectiveStart>,
     misaligned_copy: HashMap<Key, MisalignedCopy>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
@@ -119,6 +121,18 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.request_growth, Self::key(path, library), || {
             request_growth::from_model(&text, path, library)
+        })
+    }
+
+    /// What a communicator's first collectives cost (`loggp.collective_start`).
+    pub fn collective_start(
+        &mut self,
+        path: &str,
+        library: Option<&str>,
+    ) -> Result<CollectiveStart> {
+        let text = self.model_text(path)?;
+        memo(&mut self.collective_start, Self::key(path, library), || {
+            collective_start::from_model(&text, path, library)
         })
     }
 

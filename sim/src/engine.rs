@@ -16,6 +16,7 @@
 use crate::error::{Result, SimError};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
+use crate::noise::Detours;
 use crate::params::{MsgCost, Params, Rendezvous, RendezvousCopy};
 use crate::queue::{EventQueue, MAX_EVENTS};
 use crate::transport::{
@@ -263,6 +264,8 @@ struct Core<'a, W: Workload> {
     held: usize,
     /// Per rank: when its latest computation ends (empty unless `taken_in_calls`).
     computing: Vec<u64>,
+    /// The node's detours, drawn per rank (a replay under a model with noise).
+    detours: Option<Detours>,
 }
 
 /// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
@@ -313,6 +316,11 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
     } else {
         Vec::new()
     };
+    let detours = config
+        .params
+        .noise
+        .as_ref()
+        .and_then(|nz| Detours::new(nz, n));
     let core = Core {
         p: config.params,
         wl: workload,
@@ -337,6 +345,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         cold_receives,
         held: 0,
         computing,
+        detours,
     };
     // the engine is compiled for each network model
     config.network.drive(core)
@@ -442,9 +451,12 @@ impl<W: Workload> Host for Core<'_, W> {
 
     fn forward_at(&mut self, t: u64, ev: &Pending) -> std::result::Result<u64, u64> {
         let n = ev.rank as usize;
-        match self.free.get(n) {
-            Some(f) if f.o > t => Err(f.o),
+        match self.free.get(n).map(|f| f.o) {
+            Some(o) if o > t => Err(o),
             Some(_) => {
+                if let Some(end) = self.taken(n, t) {
+                    return Err(end);
+                }
                 let end = t.saturating_add(forward_cost(&self.p, ev.size));
                 self.cpu_until(n, t, end, Busy::Comm, 0);
                 self.record(t, ev, SpanKind::Send, ev.peer);
@@ -542,6 +554,12 @@ impl<W: Workload> Core<'_, W> {
         }
     }
 
+    /// The end of a detour that holds rank `r`'s CPU at `t`, if one does (noise.rs).
+    #[inline]
+    fn taken(&mut self, r: usize, t: u64) -> Option<u64> {
+        self.detours.as_mut().and_then(|d| d.taken_until(r, t))
+    }
+
     /// Moves rank `r`'s CPU free time to `end`: idle from its previous free
     /// time to `start` (of which up to `late` is synchronization wait, the rest
     /// communication), then busy until `end`. Every change of a CPU's free
@@ -571,6 +589,9 @@ impl<W: Workload> Core<'_, W> {
         if self.free[r].o > t {
             return Ok(Some(self.free[r].o));
         }
+        if let Some(end) = self.taken(r, t) {
+            return Ok(Some(end));
+        }
         let busy = if ev.tag == LIBRARY_WORK {
             Busy::Comm
         } else {
@@ -578,6 +599,9 @@ impl<W: Workload> Core<'_, W> {
         };
         self.cpu_until(r, t, t + ev.size, busy, 0);
         if busy == Busy::Compute {
+            if let Some(d) = self.detours.as_mut() {
+                d.skip_until(r, t + ev.size); // the traced computation's time holds them
+            }
             if let Some(until) = self.computing.get_mut(r) {
                 *until = t + ev.size;
             }
@@ -629,6 +653,9 @@ impl<W: Workload> Core<'_, W> {
         };
         if busy > t {
             return Ok(Some(busy));
+        }
+        if let Some(end) = self.detours.as_mut().and_then(|d| d.taken_until(r, t)) {
+            return Ok(Some(end));
         }
         let proto = match proto {
             Proto::BySize if to_self => Proto::Local,
@@ -895,6 +922,9 @@ impl<W: Workload> Core<'_, W> {
                 return Ok(None);
             }
             return Ok(Some(busy));
+        }
+        if let Some(end) = self.detours.as_mut().and_then(|d| d.taken_until(r, t)) {
+            return Ok(Some(end));
         }
         let s1 = ev.size.saturating_sub(1);
         let mut c = if from_self {

@@ -6,12 +6,14 @@
 
 pub mod batch;
 mod bigmem;
+pub mod collective_start;
 pub mod engine;
 pub mod error;
 pub mod first_touch;
 mod fxhash;
 pub mod matching;
 pub mod network;
+pub mod noise;
 pub mod params;
 pub mod placement;
 mod prefetch;

@@ -247,6 +247,21 @@ fn cli() -> Command {
                 .help("charge each rank's first sends the model's cold start (loggp.cold_start): auto does for --replay, a program from its start, and not for generated schedules, which the kernel measures warm"),
         )
         .arg(
+            Arg::new("noise")
+                .long("noise")
+                .default_value("auto")
+                .value_parser(["auto", "on", "off"])
+                .help("draw the node's detours (loggp.noise) where they hold a rank inside the library: auto does for --replay, whose traced computation holds its own, and not for generated schedules"),
+        )
+        .arg(
+            Arg::new("noise-seed")
+                .long("noise-seed")
+                .value_name("N")
+                .default_value("1")
+                .value_parser(clap::value_parser!(u64))
+                .help("seed of the detours' draws: one seed replays to one answer; several give the expected time and its spread"),
+        )
+        .arg(
             Arg::new("model")
                 .long("model")
                 .value_name("FILE")
@@ -367,6 +382,15 @@ fn build_params(m: &ArgMatches, unit: Unit, src: &mut Sources) -> Result<Params>
         Some("off") => p.cold_start = None,
         _ if !replaying => p.cold_start = None,
         _ => {}
+    }
+    match m.get_one::<String>("noise").map(String::as_str) {
+        Some("on") => {}
+        Some("off") => p.noise = None,
+        _ if !replaying => p.noise = None,
+        _ => {}
+    }
+    if let Some(nz) = p.noise.as_mut() {
+        nz.seed = m.get_one::<u64>("noise-seed").copied().unwrap_or(1);
     }
     Ok(p)
 }
@@ -523,6 +547,12 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
             }
             None => Default::default(),
         },
+        collective_start: match m.get_one::<String>("model") {
+            Some(path) => {
+                src.collective_start(path, m.get_one::<String>("library").map(String::as_str))?
+            }
+            None => Default::default(),
+        },
     };
     src.replay(dir, &opts)
 }
@@ -659,6 +689,9 @@ fn result_json(
             "cold_start": p.cold_start.map(|cs| json!({
                 "messages": cs.messages, "o_s": u(cs.o_s), "O_s": u(cs.big_o_s),
                 "o_r": u(cs.o_r), "O_r": u(cs.big_o_r), "max_bytes": cs.max_bytes,
+            })),
+            "noise": p.noise.as_ref().and_then(|nz| nz.summary_for(o.ranks)).map(|(from_p, lost)| json!({
+                "seed": p.noise.as_ref().map_or(0, |nz| nz.seed), "measured_p": from_p, "fraction": lost,
             })),
         },
         "makespan": u(o.makespan()),

@@ -171,6 +171,9 @@ pub struct Params {
     /// A message to oneself as measured (`loggp.self_message`): (bytes, ps of one
     /// call), sizes increasing; empty: the smallest messages' overheads and O.
     pub self_message: Vec<(u64, u64)>,
+    /// The node's detours a replay draws (`loggp.noise`; None: no noise, or a generated
+    /// schedule, whose collectives the kernels measure with the noise in them).
+    pub noise: Option<crate::noise::Noise>,
 }
 
 impl Params {
@@ -274,6 +277,7 @@ impl Default for Params {
             cold_start: None,
             regimes: Vec::new(),
             self_message: Vec::new(),
+            noise: None,
         }
     }
 }
@@ -460,6 +464,8 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
     p.cold_start = cold_start_from_model(loggp.get("cold_start"), path, &name)?;
     p.self_message = self_message_from_model(loggp.get("self_message"), path, &name)?;
+    let noise = crate::noise::from_entry(loggp.get("noise"), path, 1)?;
+    p.noise = (!noise.is_empty()).then_some(noise);
     Ok(p)
 }
 

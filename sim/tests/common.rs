@@ -29,6 +29,7 @@ pub fn params(gamma_ns: u64) -> Params {
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        noise: None,
     }
 }
 
@@ -161,6 +162,24 @@ pub fn write_at(kind: &str, name: &str, ranks: &[Vec<R>], t0: u64) -> TraceDir {
         let mut h = rank_header(rank as i32, ranks.len() as i32, t0, t0, recs.len(), b"");
         for r in recs {
             h.extend_from_slice(&record(*r, t0, t0));
+        }
+        std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
+    }
+    TraceDir(dir)
+}
+
+/// Writes each rank's records at their own (start, end) times in ns, the gaps between
+/// them the rank's computation, as rank files of a fresh temporary directory.
+pub fn write_timed(kind: &str, name: &str, ranks: &[Vec<(R, u64, u64)>]) -> TraceDir {
+    let dir = std::env::temp_dir().join(format!("commchar-{kind}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (rank, recs) in ranks.iter().enumerate() {
+        let t0 = recs.first().map_or(0, |r| r.1);
+        let t_end = recs.last().map_or(0, |r| r.2);
+        let mut h = rank_header(rank as i32, ranks.len() as i32, t0, t_end, recs.len(), b"");
+        for &(r, start, end) in recs {
+            h.extend_from_slice(&record(r, start, end));
         }
         std::fs::write(dir.join(format!("rank-{rank}.cctrace")), h).unwrap();
     }

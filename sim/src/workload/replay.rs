@@ -18,6 +18,7 @@ use super::collectives::{self, Collective};
 use super::phased::{write_goal_op, PhaseSchedule};
 use super::polling;
 use super::{Op, OpKind, Ready, Workload};
+use crate::collective_start::CollectiveStart;
 use crate::error::{input, usage, Result, SimError};
 use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
@@ -216,6 +217,8 @@ pub struct Options {
     pub misaligned_copy: MisalignedCopy,
     /// What a rank pays the first time it holds k requests (`loggp.request_growth`).
     pub request_growth: RequestGrowth,
+    /// What a communicator's first collectives cost (`loggp.collective_start`).
+    pub collective_start: CollectiveStart,
 }
 
 /// The CPU time of a local copy of a message: the model's O (ps/B) of the
@@ -263,6 +266,7 @@ impl Default for Options {
             replace_copy: ByteSteps::default(),
             misaligned_copy: MisalignedCopy::default(),
             request_growth: RequestGrowth::default(),
+            collective_start: CollectiveStart::default(),
         }
     }
 }
@@ -418,6 +422,10 @@ struct Comm {
     created: u32,
     /// Collective calls made on it so far (to name each instance).
     collectives: u32,
+    /// Its Bcast, Reduce, Barrier and Allreduce calls so far: together, and of each kind
+    /// (collective_start.rs).
+    counted: u64,
+    kinds: [u64; 4],
 }
 
 /// Names shared by all ranks while the trace is read.
@@ -620,6 +628,8 @@ impl Builder<'_> {
                 inter: false,
                 created: 0,
                 collectives: 0,
+                counted: 0,
+                kinds: [0; 4],
             },
         );
         st.comms.insert(
@@ -631,6 +641,8 @@ impl Builder<'_> {
                 inter: false,
                 created: 0,
                 collectives: 0,
+                counted: 0,
+                kinds: [0; 4],
             },
         );
         let mut measured = Measured {
@@ -973,6 +985,8 @@ impl Builder<'_> {
                 inter: inter.is_some(),
                 created: 0,
                 collectives: 0,
+                counted: 0,
+                kinds: [0; 4],
             },
         );
         Ok(())
@@ -1233,6 +1247,26 @@ impl Builder<'_> {
             cm.collectives += 1;
         }
         let p = c.members.len() as u32;
+        let kind = match rec.call {
+            call::BCAST => Some(0),
+            call::REDUCE => Some(1),
+            call::BARRIER => Some(2),
+            call::ALLREDUCE => Some(3),
+            _ => None,
+        };
+        if let (Some(kind), Some(cm)) = (kind, st.comms.get_mut(&rec.comm)) {
+            cm.counted += 1;
+            cm.kinds[kind] += 1;
+            let ps = self
+                .opts
+                .collective_start
+                .cost(p, kind, cm.counted, cm.kinds[kind]);
+            if ps > 0 && p > 1 {
+                // the library sets the communicator up in this call, before its messages
+                st.wait_step = None;
+                self.step(&[Op::calc(ps)], true)?;
+            }
+        }
         if p == 1 {
             // a rooted scatter or gather on one rank copies the root's block from its send
             // buffer to its receive buffer (its cold bytes are charged by the caller)

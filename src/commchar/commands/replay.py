@@ -45,6 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-start", choices=["on", "off"], default="on",
                         help="charge each rank's first sends the model's cold start (loggp.cold_start, "
                              "the coldstart probe's fit): a traced program starts cold (default on)")
+    parser.add_argument("--noise", choices=["on", "off"], default="on",
+                        help="draw the node's detours (loggp.noise, the noise probe's fit) where they hold a "
+                             "rank inside the library (default on, where the model has them)")
+    parser.add_argument("--noise-runs", type=int, default=5, metavar="K",
+                        help="seeds drawn under noise; the run of the median time is the answer (default 5)")
     parser.add_argument("--emit-goal", metavar="FILE", help="also write the expanded schedule as GOAL")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -77,7 +82,8 @@ def _request(args: argparse.Namespace, directory: Path, library: str | None) -> 
     return ReplayRequest(trace_dir=directory, model_path=args.model, library=library,
                          collectives=args.collectives, compute_scale=args.compute_scale,
                          topology=args.topology, congestion=args.congestion, emit_goal=args.emit_goal,
-                         other_as_compute=args.other_as_compute, cold_start=args.cold_start)
+                         other_as_compute=args.other_as_compute, cold_start=args.cold_start,
+                         noise=args.noise, noise_runs=args.noise_runs)
 
 
 def _show(doc: dict[str, Any], args: argparse.Namespace, console: Console) -> int:
@@ -98,6 +104,14 @@ def _cold(cold: dict[str, Any] | None) -> str:
     return "" if not cold else f", first {cold['messages']} sends a rank cold"
 
 
+def _noise(noise: dict[str, Any] | None) -> str:
+    if not noise:
+        return ""
+    spread = noise["makespans"]["loggps"]
+    return (f", noise of p={noise.get('measured_p')} ({100 * (noise.get('fraction') or 0):.2f}% of a rank), "
+            f"median of {noise['runs']} draws ({spread[0]:.1f}..{spread[-1]:.1f} us)")
+
+
 def _err(pct: float | None) -> str:
     return "" if pct is None else f"{pct:+.1f}%"
 
@@ -109,7 +123,8 @@ def render(doc: dict[str, Any], console: Console) -> None:
     where = f"trace {tr['id']}" if tr.get("id") is not None else tr["dir"]
     table = Table(title=f"{where}: p={tr['p']}, {tr['calls']} MPI calls; model {doc['model']['library']} "
                         f"(S = {_bytes(doc['model']['S'])}), collectives {doc['collectives']}, "
-                        f"compute x{doc['compute_scale']:g}{_cold(doc['model'].get('cold_start'))}",
+                        f"compute x{doc['compute_scale']:g}{_cold(doc['model'].get('cold_start'))}"
+                        f"{_noise(doc.get('noise'))}",
                   title_justify="left")
     for col in ("rank", "measured us", "LogGPS us", "error", "LogGP us", "error"):
         table.add_column(col, justify="right")

@@ -131,7 +131,7 @@ LOGGP_OVERHEADS_BELOW = 1 << 20
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes
 # below and above S), rndv's is S (thresholds.py); the others keep their own sizes.
-NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "barrier")
+NOT_CHOSEN = ("loggp", "rndv", "touch", "coldstart", "mbw", "noise", "collstart", "barrier")
 # The first-touch probe starts below its largest sizes (Operation.adaptive_sizes) and gets the
 # next larger one while the cost per byte it keeps (models/first_touch.py: fresh less resident,
 # per byte) moved by more than this (and DEVIATION_Z noise levels, the library's floor taken

@@ -69,6 +69,13 @@ OPERATIONS: dict[str, Operation] = {
         # measured at every p, like a collective; n is one message. It feeds the model's
         # concurrency section (models/concurrency.py): about 4 s a p at the default sizes.
         Operation("mbw", "collective", sizes=MBW_SIZES),
+        # Every rank reads the clock in a tight loop at once (cc_ops_noise.c): the detours
+        # the node takes from a rank while all work, for the model's noise (models/noise.py).
+        # Half a second a p; its barrier time is not fitted.
+        Operation("noise", "collective", unit="none"),
+        # A communicator's first collectives (cc_ops_collstart.c): twelve calls of each kind on a
+        # fresh communicator, in a fresh job, for the model's collective_start (models/collstart.py).
+        Operation("collstart", "collective", unit="none", fresh_process=True),
         Operation("barrier", "collective", unit="none"),
         Operation("bcast", "collective"),
         Operation("scatter", "collective", unit="per_rank"),

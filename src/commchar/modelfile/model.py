@@ -273,6 +273,12 @@ class ModelFile:
                or (given(entry.loggp_partial, None) or {}).get("first_touch"))
         return dict(raw) if raw is not None else None
 
+    def noise(self, library: str) -> dict[str, Any] | None:
+        """The detours a busy rank suffers ({by_p: [{p, rate_per_s, fraction, bins}]};
+        models/noise.py) from the loggp section, which the simulator reads it from, or None."""
+        raw = (given(self._entry(library).loggp, None) or {}).get("noise")
+        return dict(raw) if raw is not None else None
+
     def concurrency(self, library: str) -> dict[str, Any] | None:
         """The node's shared resource (G_node us/B, c_node us, ...; docs/models.md) or None."""
         raw = given(self._entry(library).concurrency, None)

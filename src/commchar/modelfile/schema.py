@@ -190,6 +190,10 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_cold_start(loggp["cold_start"], f"{path}.cold_start")
     if loggp.get("request_growth") is not None:
         _validate_request_growth(loggp["request_growth"], f"{path}.request_growth")
+    if loggp.get("noise") is not None:
+        _validate_noise(loggp["noise"], f"{path}.noise")
+    if loggp.get("collective_start") is not None:
+        _validate_collective_start(loggp["collective_start"], f"{path}.collective_start")
     for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
@@ -291,6 +295,64 @@ def _validate_request_growth(section: Any, path: str) -> None:
     for name in ("series", "max_requests"):
         if section.get(name) is not None:
             _bytes(section[name], f"{path}.{name}")
+
+
+def _validate_noise(section: Any, path: str) -> None:
+    """Detours per p: {by_p: [{p, bins: [[lower_us, rate_per_s, mean_us], ...], ...}]},
+    p increasing; lower bounds increasing, rates and lengths finite and >= 0."""
+    _mapping(section, path)
+    rows = section.get("by_p")
+    if not isinstance(rows, list) or not rows:
+        raise _fail(f"{path}.by_p", "expected a non-empty list of {p, bins}")
+    last_p = 0
+    for i, row in enumerate(rows):
+        where = f"{path}.by_p[{i}]"
+        _mapping(row, where)
+        p = row.get("p")
+        if not isinstance(p, int) or isinstance(p, bool) or p <= last_p:
+            raise _fail(f"{where}.p", "expected a whole number of ranks, increasing")
+        last_p = p
+        bins = row.get("bins")
+        if not isinstance(bins, list):
+            raise _fail(f"{where}.bins", "expected a list of [lower_us, rate_per_s, mean_us]")
+        lower = -1.0
+        for j, b in enumerate(bins):
+            if not (isinstance(b, list) and len(b) == 3):
+                raise _fail(f"{where}.bins[{j}]", "expected [lower_us, rate_per_s, mean_us]")
+            for k, name in enumerate(("lower_us", "rate_per_s", "mean_us")):
+                _number(b[k], f"{where}.bins[{j}].{name}", 0)
+            if b[0] <= lower:
+                raise _fail(f"{where}.bins[{j}].lower_us", "expected increasing lower bounds")
+            lower = b[0]
+
+
+def _validate_collective_start(section: Any, path: str) -> None:
+    """A communicator's first collectives: {by_p: [{p, shared, calls: [[k, us]], kinds: {kind:
+    [[k, us]]}}]}, p increasing, calls increasing."""
+    _mapping(section, path)
+    rows = section.get("by_p")
+    if not isinstance(rows, list) or not rows:
+        raise _fail(f"{path}.by_p", "expected a non-empty list of {p, shared, calls, kinds}")
+    last_p = 0
+    for i, row in enumerate(rows):
+        where = f"{path}.by_p[{i}]"
+        _mapping(row, where)
+        p = row.get("p")
+        if not isinstance(p, int) or isinstance(p, bool) or p <= last_p:
+            raise _fail(f"{where}.p", "expected a whole number of ranks, increasing")
+        last_p = p
+        if not isinstance(row.get("shared"), bool):
+            raise _fail(f"{where}.shared", "expected true or false")
+        calls = row.get("calls")
+        if not isinstance(calls, list):
+            raise _fail(f"{where}.calls", "expected a list of [call, us]")
+        _sized_pairs(calls, f"{where}.calls", "us")
+        kinds = row.get("kinds")
+        _mapping(kinds, f"{where}.kinds")
+        for kind, steps in kinds.items():
+            if kind not in ("bcast", "reduce", "barrier", "allreduce") or not isinstance(steps, list):
+                raise _fail(f"{where}.kinds.{kind}", "expected bcast, reduce, barrier or allreduce: [[call, us]]")
+            _sized_pairs(steps, f"{where}.kinds.{kind}", "us")
 
 
 def _validate_call_costs(section: Any, path: str) -> None:

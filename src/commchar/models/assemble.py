@@ -21,6 +21,8 @@ from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
 from commchar.models.misaligned_copy import OP as SKEW_OP
 from commchar.models.misaligned_copy import misaligned_copy_section
+from commchar.models.noise import OP as NOISE_OP, noise_section
+from commchar.models.collstart import OP as COLLSTART_OP, collective_start_section
 from commchar.models.fit_provenance import fit_provenance
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
@@ -443,7 +445,7 @@ def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalt
     operations: dict[str, OperationEntry] = {}
     estimators: dict[str, FittedOperation] = {}
     for op, pts in sorted(ops.items()):
-        if op in LOGGP_OPS or op in UNFITTED_OPS or op == CONCURRENCY_OP:
+        if op in LOGGP_OPS or op in UNFITTED_OPS or op in (CONCURRENCY_OP, NOISE_OP, COLLSTART_OP):
             continue
         try:
             if op in P2P_OPS:
@@ -509,6 +511,10 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
+    if ops.get(NOISE_OP):  # the detours a busy rank suffers (models/noise.py)
+        extras["noise"] = noise_section(ops[NOISE_OP], skipped, library)
+    if ops.get(COLLSTART_OP):  # a communicator's first collectives (models/collstart.py)
+        extras["collective_start"] = collective_start_section(ops[COLLSTART_OP], skipped, library)
     extras = {name: entry for name, entry in extras.items() if entry is not None}
     if extras:
         if loggp is not None:

@@ -71,6 +71,28 @@ def thresholds(e: Entity) -> list[Finding]:
             f"at 2 KiB {number(_at(cold, 's', 2048))} us to send and {number(_at(cold, 'r', 2048))} us "
             "to receive (the coldstart probe). A program of few messages runs slower than the "
             "warm parameters say; `commchar replay` charges it.")))
+    noise = _loggp_entry(e, "noise") or {}
+    rows = [r for r in noise.get("by_p") or [] if isinstance(r, dict) and r.get("bins")]
+    if rows:
+        worst = max(rows, key=lambda r: r.get("fraction") or 0.0)
+        longest = max((b for r in rows for b in r["bins"]), key=lambda b: b[2])
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: a busy rank loses {100 * (worst.get('fraction') or 0.0):.2f}% of its time to the node's "
+            f"detours at p = {worst['p']} ({worst.get('rate_per_s', 0):.0f} a second; the longest kind "
+            f"{number(longest[2])} us, {longest[1]:g} a second; the noise probe, p = "
+            f"{', '.join(str(r['p']) for r in rows)}). A tightly coupled program pays every rank's: "
+            "`commchar replay` draws them where they hold a rank inside the library.")))
+    start = _loggp_entry(e, "collective_start") or {}
+    steps = [(us, k, r["p"], r.get("shared")) for r in start.get("by_p") or [] if isinstance(r, dict)
+             for k, us in (r.get("calls") if r.get("shared") else
+                           [s for kind in (r.get("kinds") or {}).values() for s in kind]) or []]
+    if steps:
+        us, k, p, shared = max(steps)
+        which = "counting Bcast, Reduce, Barrier and Allreduce together" if shared else "counting its kind's"
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: a communicator's first collectives cost more than warm ones: call {k} ({which}) "
+            f"{number(us)} us more at p = {p} (the collstart probe). A program pays it once; "
+            "`commchar replay` charges it.")))
     skew = _loggp_entry(e, "misaligned_copy") or {}
     slower = [(row["ahead_us"] / row["aligned_us"], row["n"]) for row in skew.get("sizes") or []
               if isinstance(row, dict) and (row.get("aligned_us") or 0) > 0 and row.get("ahead_us")]

@@ -37,6 +37,7 @@ _MODEL_OP = {
     "scan": "scan", "exscan": "scan",
 }
 _MODELS = (("loggps", "LogGPS"), ("loggp", "LogGP"))
+MAX_NOISE_RUNS = 99
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class ReplayRequest:
     emit_goal: str | None = None
     other_as_compute: bool = False
     cold_start: str = "on"  # charge each rank's first sends the model's cold start (on | off)
+    noise: str = "on"  # draw the node's detours (loggp.noise) where the model has them (on | off)
+    noise_runs: int = 5  # seeds drawn under noise: the run of the median makespan is the answer
     label: str | None = None  # how errors name the trace ("trace 3"): its directory is temporary
 
 
@@ -139,6 +142,10 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
         raise UsageError(f"--collectives must be one of {', '.join(MODES)}, not '{req.collectives}'")
     if req.cold_start not in ("on", "off"):
         raise UsageError(f"--cold-start must be on or off, not '{req.cold_start}'")
+    if req.noise not in ("on", "off"):
+        raise UsageError(f"--noise must be on or off, not '{req.noise}'")
+    if not (isinstance(req.noise_runs, int) and 1 <= req.noise_runs <= MAX_NOISE_RUNS):
+        raise UsageError(f"--noise-runs must be a whole number from 1 to {MAX_NOISE_RUNS}, not {req.noise_runs}")
     if not (req.compute_scale >= 0 and req.compute_scale != float("inf")):
         raise UsageError(f"--compute-scale must be a non-negative number, not {req.compute_scale}")
     from commchar.modelfile import load
@@ -168,12 +175,30 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
 
             with outfile.output_path(req.emit_goal) as staged:  # the policy of every output file
                 sim.run([*argv, "--emit-goal", str(staged)], expect_json=False)
-        results["loggps"] = sim.run(argv)
-        results["loggp"] = sim.run([*argv, "--S", "inf"])
+        seeds: list[int | None] = (list(range(1, req.noise_runs + 1)) if req.noise == "on" and model.noise(library)
+                                   else [])
+        spread: dict[str, list[float]] = {}
+        for key, extra in (("loggps", []), ("loggp", ["--S", "inf"])):
+            results[key], spread[key] = _median_run([sim.run([*argv, *extra, *_noise_args(seed)])
+                                                     for seed in seeds or [None]])
     doc = _document(req, library, loggp, listed, rows, results)
+    doc["noise"] = ({"runs": len(seeds), **(results["loggps"]["params"].get("noise") or {}),
+                     "makespans": spread} if seeds else None)
     if node_warning:
         doc["warnings"].append(node_warning)
     return doc
+
+
+def _noise_args(seed: int | None) -> list[str]:
+    """The simulator's flags for one run: a seed of the detours' draws, or none drawn."""
+    return ["--noise", "off"] if seed is None else ["--noise-seed", str(seed)]
+
+
+def _median_run(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
+    """The run of the median makespan (the lower middle of an even count), as the measured
+    side is the run of the median time of its repeats, and every run's makespan."""
+    ordered = sorted(runs, key=lambda r: r["makespan"])
+    return ordered[(len(ordered) - 1) // 2], [r["makespan"] for r in ordered]
 
 
 def _node_resource(req: ReplayRequest, model: ModelFile, library: str) -> tuple[ReplayRequest, str | None]:

@@ -47,8 +47,9 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # the model the replay needs: LogGP(S) from loggp/rndv, the ping-pong's regimes, the
 # collectives the programs call (charged at the model's T(n, p)), the barrier before the loop,
 # the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py) and the skew probe (a
-# message landing ahead of its source in the page: models/misaligned_copy.py)
-MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,allreduce:sum,alltoall,barrier"
+# message landing ahead of its source in the page: models/misaligned_copy.py), and the node's
+# detours while every rank works (models/noise.py)
+MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,allreduce:sum,alltoall,barrier,noise"
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to
@@ -316,6 +317,15 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         predicted = loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
         row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
+    row["noise"] = doc.get("noise")
+    if doc.get("noise"):  # the same replay without the node's detours: what the noise model adds
+        with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
+            directory = extract_trace(store, result["trace_id"], tmp)
+            quiet = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name,
+                                         noise="off"))
+        predicted = loop_time(quiet["predictions"]["loggps"]["ranks"], "predicted") or 0.0
+        row["loggps_quiet_us"] = predicted / options.iterations
+        row["loggps_quiet_error_pct"] = _pct(row["loggps_quiet_us"], row["measured_us"])
     row["warnings"] = doc["warnings"]
     return row
 
@@ -436,7 +446,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
         entry["S"] = rows[0]["S"]
         entry["load_avg_1m"] = max(r["load_avg_1m"] for r in rows)
-        for key in ("probe_us", "probe_after_us", "probe_drift_pct"):
+        for key in ("probe_us", "probe_after_us", "probe_drift_pct", "loggps_quiet_error_pct"):
             values = [r[key] for r in rows if r.get(key) is not None]
             entry[key] = statistics.median(values) if values else None
         out.append(entry)

@@ -1,0 +1,298 @@
+//! The detours a busy node takes from a rank (`loggp.noise`, commchar.models.noise):
+//! interrupts, kernel threads, a hypervisor taking the core. A tightly coupled program
+//! pays every rank's: its partners wait for the one held up.
+//!
+//! A replay draws each rank's detours as a Poisson process in simulated time, from the
+//! model's bins (rate per rank and second, mean length) at the replay's rank count, and
+//! charges one where it holds the CPU of a rank that is inside the library: a send, a
+//! message's arrival, a forward or the library's own work waits for its end. A detour
+//! that starts during a traced computation is dropped: the computation's measured time
+//! already holds it.
+//!
+//! The draws are SplitMix64 (Steele, Lea and Flood, 2014) seeded from the seed and the
+//! rank: a fixed seed replays to the same answer on every platform, and several seeds
+//! give the expected time and its spread. It is ten lines, so the simulator keeps no
+//! random-number crate whose streams may change between its versions.
+
+use serde_json::Value;
+
+use crate::error::{input, Result};
+
+/// The model's detour bins per rank count measured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Noise {
+    /// (p, [(mean gap between detours ps, length ps)]), p increasing.
+    rows: Vec<(u32, Vec<(u64, u64)>)>,
+    /// The draws' seed.
+    pub seed: u64,
+}
+
+impl Noise {
+    /// From (p, [(rate per second, mean us)]) rows, p increasing.
+    pub fn from_rows(rows: Vec<(u32, Vec<(f64, f64)>)>, seed: u64) -> Noise {
+        let rows = rows
+            .into_iter()
+            .map(|(p, bins)| {
+                let bins = bins
+                    .into_iter()
+                    .filter(|&(rate, us)| rate > 0.0 && us > 0.0)
+                    .map(|(rate, us)| ((1e12 / rate).round() as u64, (us * 1e6).round() as u64))
+                    .filter(|&(gap, len)| gap > 0 && len > 0)
+                    .collect();
+                (p, bins)
+            })
+            .collect();
+        Noise { rows, seed }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.iter().all(|(_, bins)| bins.is_empty())
+    }
+
+    /// The bins of the largest p measured that is at most `ranks` (the smallest p
+    /// measured when every one is larger).
+    pub fn bins_for(&self, ranks: u32) -> &[(u64, u64)] {
+        let row = self
+            .rows
+            .iter()
+            .rev()
+            .find(|(p, _)| *p <= ranks)
+            .or(self.rows.first());
+        row.map_or(&[], |(_, bins)| bins.as_slice())
+    }
+
+    /// The p whose bins a replay of `ranks` draws from, and its fraction of time lost.
+    pub fn summary_for(&self, ranks: u32) -> Option<(u32, f64)> {
+        let row = self
+            .rows
+            .iter()
+            .rev()
+            .find(|(p, _)| *p <= ranks)
+            .or(self.rows.first())?;
+        let lost = row
+            .1
+            .iter()
+            .map(|&(gap, len)| len as f64 / gap as f64)
+            .sum();
+        Some((row.0, lost))
+    }
+}
+
+/// The noise of a model's `libraries.<lib>.loggp.noise` entry (`by_p`: [{p, bins:
+/// [[lower_us, rate_per_s, mean_us]]}]; None or null: none), read with the loggp section.
+pub fn from_entry(entry: Option<&Value>, path: &str, seed: u64) -> Result<Noise> {
+    let Some(entry) = entry.filter(|e| !e.is_null()) else {
+        return Ok(Noise {
+            rows: Vec::new(),
+            seed,
+        });
+    };
+    let bad = |what: &str| input(format!("{path}: loggp noise: {what}"));
+    let Some(rows) = entry.get("by_p").and_then(Value::as_array) else {
+        return bad("by_p is not a list");
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let p = row.get("p").and_then(Value::as_u64).filter(|&p| p >= 1);
+        let Some(p) = p.and_then(|p| u32::try_from(p).ok()) else {
+            return bad("a p that is not a whole number of ranks");
+        };
+        if out.last().is_some_and(|&(q, _)| q >= p) {
+            return bad("p not increasing");
+        }
+        let Some(bins) = row.get("bins").and_then(Value::as_array) else {
+            return bad("bins is not a list");
+        };
+        let mut parsed = Vec::with_capacity(bins.len());
+        for b in bins {
+            let nums: Option<Vec<f64>> = b
+                .as_array()
+                .filter(|a| a.len() == 3)
+                .map(|a| a.iter().filter_map(Value::as_f64).collect());
+            match nums {
+                Some(v) if v.len() == 3 && v.iter().all(|x| x.is_finite() && *x >= 0.0) => {
+                    parsed.push((v[1], v[2]))
+                }
+                _ => {
+                    return bad("a bin that is not [lower_us, rate_per_s, mean_us] of numbers >= 0")
+                }
+            }
+        }
+        out.push((p, parsed));
+    }
+    Ok(Noise::from_rows(out, seed))
+}
+
+/// SplitMix64's next output.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A uniform draw in [0, 1).
+fn unit(state: &mut u64) -> f64 {
+    (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RankDetours {
+    state: u64,
+    /// The next detour not yet consumed: its start and length (ps).
+    start: u64,
+    len: u64,
+}
+
+/// Every rank's detours of one run, drawn as the run reaches them.
+#[derive(Debug, Clone)]
+pub struct Detours {
+    ranks: Vec<RankDetours>,
+    /// (cumulative probability, length ps) of each bin.
+    bins: Vec<(f64, u64)>,
+    /// Detours per ps, all bins.
+    rate: f64,
+}
+
+impl Detours {
+    /// None when the model's bins at this rank count hold no detour.
+    pub fn new(noise: &Noise, ranks: usize) -> Option<Detours> {
+        let chosen = noise.bins_for(ranks as u32);
+        let rate: f64 = chosen.iter().map(|&(gap, _)| 1.0 / gap as f64).sum();
+        if rate.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return None;
+        }
+        let mut acc = 0.0;
+        let bins = chosen
+            .iter()
+            .map(|&(gap, len)| {
+                acc += 1.0 / gap as f64 / rate;
+                (acc, len)
+            })
+            .collect();
+        let mut d = Detours {
+            ranks: Vec::with_capacity(ranks),
+            bins,
+            rate,
+        };
+        for r in 0..ranks as u64 {
+            let mut state = noise.seed ^ r.wrapping_mul(0xD1B5_4A32_D192_ED03);
+            splitmix(&mut state); // decorrelates neighbouring seeds
+            let mut rd = RankDetours {
+                state,
+                start: 0,
+                len: 0,
+            };
+            Self::draw(&d.bins, d.rate, &mut rd);
+            d.ranks.push(rd);
+        }
+        Some(d)
+    }
+
+    /// The detour after the current one: an exponential gap from its start, a bin by its
+    /// share of the rate.
+    fn draw(bins: &[(f64, u64)], rate: f64, rd: &mut RankDetours) {
+        let gap = -(1.0 - unit(&mut rd.state)).ln() / rate;
+        rd.start = rd
+            .start
+            .saturating_add(gap.min(u64::MAX as f64 / 2.0) as u64);
+        let u = unit(&mut rd.state);
+        let at = bins
+            .partition_point(|&(cum, _)| cum <= u)
+            .min(bins.len() - 1);
+        rd.len = bins[at].1;
+    }
+
+    /// When rank `r`'s CPU is free again if a detour holds it at `t` (None: it is free);
+    /// the detours that started and ended before `t` are consumed (nothing needed the CPU).
+    pub fn taken_until(&mut self, r: usize, t: u64) -> Option<u64> {
+        let rd = &mut self.ranks[r];
+        while rd.start <= t {
+            let end = rd.start.saturating_add(rd.len);
+            Self::draw(&self.bins, self.rate, rd);
+            if end > t {
+                return Some(end);
+            }
+        }
+        None
+    }
+
+    /// Drops rank `r`'s detours that start before `t`: they fell in a traced computation.
+    pub fn skip_until(&mut self, r: usize, t: u64) {
+        let rd = &mut self.ranks[r];
+        while rd.start < t {
+            Self::draw(&self.bins, self.rate, rd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(rate_per_s: f64, us: f64, seed: u64) -> Noise {
+        Noise::from_rows(vec![(2, vec![(rate_per_s, us)])], seed)
+    }
+
+    #[test]
+    fn the_detours_drawn_hold_the_rate_and_the_time_lost_the_model_gives() {
+        let mut d = Detours::new(&noise(1000.0, 20.0, 7), 1).unwrap();
+        let second = 1_000_000_000_000u64;
+        let (mut count, mut lost, mut t) = (0u64, 0u64, 0u64);
+        while t < second {
+            match d.taken_until(0, t) {
+                Some(end) => {
+                    count += 1;
+                    lost += end - t;
+                    t = end;
+                }
+                None => t += 1_000_000, // a CPU activity every microsecond
+            }
+        }
+        // 1000 a second of 20 us: 2% of the time; each is met within a microsecond of its start
+        assert!((900..1100).contains(&count), "{count}");
+        let fraction = lost as f64 / second as f64;
+        assert!((0.017..0.021).contains(&fraction), "{fraction}");
+    }
+
+    #[test]
+    fn a_seed_replays_alike_and_another_differs() {
+        let starts = |seed| {
+            let mut d = Detours::new(&noise(1e4, 5.0, seed), 3).unwrap();
+            (0..50u64)
+                .map(|k| d.taken_until(1, k * 10_000_000))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(starts(1), starts(1));
+        assert_ne!(starts(1), starts(2));
+    }
+
+    #[test]
+    fn detours_in_a_computation_are_dropped_and_a_rank_count_takes_its_row() {
+        let mut d = Detours::new(&noise(1e6, 0.5, 3), 1).unwrap(); // one every us
+        d.skip_until(0, 1_000_000_000);
+        assert!(d.ranks[0].start >= 1_000_000_000);
+        let rows = Noise::from_rows(vec![(2, vec![(10.0, 1.0)]), (8, vec![(20.0, 2.0)])], 0);
+        assert_eq!(rows.bins_for(1), rows.bins_for(2));
+        assert_eq!(rows.bins_for(7)[0].1, 1_000_000);
+        assert_eq!(rows.bins_for(16)[0].1, 2_000_000);
+        assert!(Detours::new(&Noise::default(), 4).is_none());
+    }
+
+    #[test]
+    fn a_malformed_section_is_refused_in_one_line() {
+        for bad in [
+            r#"{"by_p": 3}"#,
+            r#"{"by_p": [{"p": 0, "bins": []}]}"#,
+            r#"{"by_p": [{"p": 4, "bins": []}, {"p": 2, "bins": []}]}"#,
+            r#"{"by_p": [{"p": 2, "bins": [[1, -1, 2]]}]}"#,
+        ] {
+            let e = from_entry(Some(&serde_json::from_str(bad).unwrap()), "m.json", 0).unwrap_err();
+            assert!(e.to_string().starts_with("m.json: loggp noise"), "{e}");
+        }
+        let good = r#"{"by_p": [{"p": 2, "bins": [[1, 100, 1.5]]}]}"#;
+        let ok = from_entry(Some(&serde_json::from_str(good).unwrap()), "m.json", 0).unwrap();
+        assert_eq!(ok.bins_for(2), &[(10_000_000_000, 1_500_000)]);
+    }
+}
