@@ -23,6 +23,17 @@ const char *cc_too_large(size_t n, size_t factor, char *why, size_t whylen)
     return NULL;
 }
 
+const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen)
+{
+    (void)variant;
+    (void)p;
+    if (n != 0) {
+        snprintf(why, whylen, "moves no data: the only size is 0");
+        return why;
+    }
+    return NULL;
+}
+
 const char *cc_size_any(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;

@@ -20,6 +20,8 @@ const char *cc_size_doubles(size_t n, int p, int variant, char *why, size_t whyl
 /* n a multiple of p; n * p bytes fit one call (n per peer) */
 const char *cc_size_multiple_of_p(size_t n, int p, int variant, char *why, size_t whylen);
 const char *cc_size_per_peer(size_t n, int p, int variant, char *why, size_t whylen);
+/* n 0 only: an operation that moves no data (a barrier, a probe) */
+const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen);
 /* buffers of slen and rlen bytes, every rank timed, checked_len bytes of rbuf verified */
 void cc_coll_buffers(cc_point *pt, size_t slen, size_t rlen, size_t checked_len);
 /* A message buffer of n bytes, every page touched, starting --buffer-offset bytes

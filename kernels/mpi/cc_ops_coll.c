@@ -13,17 +13,6 @@ static const char *const cc_reduction_variants[] = {"sum", "nop", NULL};
 
 /* ---- sizes ---------------------------------------------------------------- */
 
-static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    (void)p;
-    if (n != 0) {
-        snprintf(why, whylen, "moves no data: the only size is 0");
-        return why;
-    }
-    return NULL;
-}
-
 static const char *cc_size_doubles_per_rank(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;

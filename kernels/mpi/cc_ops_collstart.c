@@ -31,17 +31,6 @@ typedef struct {
     double ns[CC_CS_SERIES][CC_COLLSTART_CALLS];
 } cc_collstart_record;
 
-static const char *cc_collstart_check_size(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    (void)p;
-    if (n != 0) {
-        snprintf(why, whylen, "moves one double a call: the only size is 0");
-        return why;
-    }
-    return NULL;
-}
-
 /* the k-th call of a series: its kind alone, or the mixed series' turn */
 static void cc_collstart_call(int series, int k, MPI_Comm c, double *in, double *out)
 {
@@ -124,7 +113,7 @@ const cc_op cc_op_collstart = {
     .name = "collstart",
     .scope = CC_SCOPE_ALL,
     .phases = 1,
-    .check_size = cc_collstart_check_size,
+    .check_size = cc_size_zero,
     .setup = cc_collstart_setup,
     .run = cc_collstart_run,
     .extra = cc_collstart_extra,

@@ -33,17 +33,6 @@ typedef struct {
     int rested;                          /* slept a real-time throttling period first */
 } cc_noise_record;
 
-static const char *cc_noise_check_size(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant;
-    (void)p;
-    if (n != 0) {
-        snprintf(why, whylen, "moves no data: the only size is 0");
-        return why;
-    }
-    return NULL;
-}
-
 /* the bin of a gap of gap_ns >= 1 us: floor(log2(gap in us)), the last open */
 static int cc_noise_bin(int64_t gap_ns)
 {
@@ -157,7 +146,7 @@ const cc_op cc_op_noise = {
     .name = "noise",
     .scope = CC_SCOPE_ALL,
     .phases = 1,
-    .check_size = cc_noise_check_size,
+    .check_size = cc_size_zero,
     .setup = cc_noise_setup,
     .run = cc_noise_run,
     .extra = cc_noise_extra,

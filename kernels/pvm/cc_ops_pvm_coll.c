@@ -47,16 +47,6 @@ static const char *cc_pvm_size_any(size_t n, int p, int variant, char *why, size
     return cc_size_check(n, p, 1, why, whylen);
 }
 
-static const char *cc_size_zero(size_t n, int p, int variant, char *why, size_t whylen)
-{
-    (void)variant, (void)p;
-    if (n != 0) {
-        snprintf(why, whylen, "moves no data: the only size is 0");
-        return why;
-    }
-    return NULL;
-}
-
 static const char *cc_size_per_rank(size_t n, int p, int variant, char *why, size_t whylen)
 {
     (void)variant;

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::error::{input, Result};
 use crate::first_touch::{loggp_entry, model_json};
 use crate::params::{size_steps, Unit};
+use crate::request_growth::listed_cost;
 
 /// The collective kinds a library may count: Bcast, Reduce, Barrier, Allreduce.
 pub const KINDS: [&str; 4] = ["bcast", "reduce", "barrier", "allreduce"];
@@ -27,12 +28,6 @@ struct Row {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CollectiveStart {
     rows: Vec<Row>,
-}
-
-fn cost_in(steps: &[(u64, u64)], count: u64) -> u64 {
-    steps
-        .binary_search_by_key(&count, |&(k, _)| k)
-        .map_or(0, |i| steps[i].1)
 }
 
 impl CollectiveStart {
@@ -54,9 +49,9 @@ impl CollectiveStart {
             return 0;
         };
         if row.shared {
-            cost_in(&row.calls, shared)
+            listed_cost(&row.calls, shared)
         } else {
-            cost_in(&row.kinds[kind], own)
+            listed_cost(&row.kinds[kind], own)
         }
     }
 }

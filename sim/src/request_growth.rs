@@ -23,14 +23,19 @@ impl RequestGrowth {
 
     /// ps the first holding of `count` requests costs (0 where the model lists none).
     pub fn cost_at(&self, count: u64) -> u64 {
-        self.costs
-            .binary_search_by_key(&count, |&(k, _)| k)
-            .map_or(0, |i| self.costs[i].1)
+        listed_cost(&self.costs, count)
     }
 
     pub fn is_empty(&self) -> bool {
         self.costs.is_empty()
     }
+}
+
+/// The ps listed for `count` in (count, ps) steps, counts increasing; 0 where none is.
+pub(crate) fn listed_cost(steps: &[(u64, u64)], count: u64) -> u64 {
+    steps
+        .binary_search_by_key(&count, |&(k, _)| k)
+        .map_or(0, |i| steps[i].1)
 }
 
 /// `libraries.<lib>.loggp.request_growth.counts` ([count, us], counts increasing) of a

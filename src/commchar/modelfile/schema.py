@@ -297,13 +297,14 @@ def _validate_request_growth(section: Any, path: str) -> None:
             _bytes(section[name], f"{path}.{name}")
 
 
-def _validate_noise(section: Any, path: str) -> None:
-    """Detours per p: {by_p: [{p, bins: [[lower_us, rate_per_s, mean_us], ...], ...}]},
-    p increasing; lower bounds increasing, rates and lengths finite and >= 0."""
+def _rows_by_p(section: Any, path: str, fields: str) -> list[tuple[str, dict]]:
+    """A section's `by_p` rows, each an object whose p is a whole number of ranks, p
+    increasing: [(its path, the row)]."""
     _mapping(section, path)
     rows = section.get("by_p")
     if not isinstance(rows, list) or not rows:
-        raise _fail(f"{path}.by_p", "expected a non-empty list of {p, bins}")
+        raise _fail(f"{path}.by_p", f"expected a non-empty list of {{{fields}}}")
+    out = []
     last_p = 0
     for i, row in enumerate(rows):
         where = f"{path}.by_p[{i}]"
@@ -312,6 +313,14 @@ def _validate_noise(section: Any, path: str) -> None:
         if not isinstance(p, int) or isinstance(p, bool) or p <= last_p:
             raise _fail(f"{where}.p", "expected a whole number of ranks, increasing")
         last_p = p
+        out.append((where, row))
+    return out
+
+
+def _validate_noise(section: Any, path: str) -> None:
+    """Detours per p: {by_p: [{p, bins: [[lower_us, rate_per_s, mean_us], ...], ...}]},
+    p increasing; lower bounds increasing, rates and lengths finite and >= 0."""
+    for where, row in _rows_by_p(section, path, "p, bins"):
         bins = row.get("bins")
         if not isinstance(bins, list):
             raise _fail(f"{where}.bins", "expected a list of [lower_us, rate_per_s, mean_us]")
@@ -329,26 +338,14 @@ def _validate_noise(section: Any, path: str) -> None:
 def _validate_collective_start(section: Any, path: str) -> None:
     """A communicator's first collectives: {by_p: [{p, shared, calls: [[k, us]], kinds: {kind:
     [[k, us]]}}]}, p increasing, calls increasing."""
-    _mapping(section, path)
-    rows = section.get("by_p")
-    if not isinstance(rows, list) or not rows:
-        raise _fail(f"{path}.by_p", "expected a non-empty list of {p, shared, calls, kinds}")
-    last_p = 0
-    for i, row in enumerate(rows):
-        where = f"{path}.by_p[{i}]"
-        _mapping(row, where)
-        p = row.get("p")
-        if not isinstance(p, int) or isinstance(p, bool) or p <= last_p:
-            raise _fail(f"{where}.p", "expected a whole number of ranks, increasing")
-        last_p = p
+    for where, row in _rows_by_p(section, path, "p, shared, calls, kinds"):
         if not isinstance(row.get("shared"), bool):
             raise _fail(f"{where}.shared", "expected true or false")
         calls = row.get("calls")
         if not isinstance(calls, list):
             raise _fail(f"{where}.calls", "expected a list of [call, us]")
         _sized_pairs(calls, f"{where}.calls", "us")
-        kinds = row.get("kinds")
-        _mapping(kinds, f"{where}.kinds")
+        kinds = _mapping(row.get("kinds"), f"{where}.kinds")
         for kind, steps in kinds.items():
             if kind not in ("bcast", "reduce", "barrier", "allreduce") or not isinstance(steps, list):
                 raise _fail(f"{where}.kinds.{kind}", "expected bcast, reduce, barrier or allreduce: [[call, us]]")
