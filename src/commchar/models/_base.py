@@ -16,7 +16,7 @@ import functools
 import inspect
 from typing import Any, Callable
 
-from commchar.errors import ModelError, UsageError
+from commchar.errors import InputError, ModelError, UsageError
 
 
 class NotFittedError(ModelError):
@@ -102,3 +102,17 @@ class Estimator:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def fitted_section(estimator: Estimator, points: list[dict], skipped: list[str], what: str) -> dict | None:
+    """A model-file section from `estimator` fitted to `points`: its params_, with its
+    notes_ when it has any; None when the points cannot be fitted, and why in
+    `skipped` ("<what>: <reason>")."""
+    try:
+        estimator.fit(points)  # type: ignore[attr-defined]
+    except InputError as exc:
+        skipped.append(f"{what}: {exc}")
+        return None
+    notes = vars(estimator).get("notes_")
+    return dict(vars(estimator)["params_"]) | ({"notes": notes} if notes else {})
+

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
-from commchar.models._base import Estimator
+from commchar.models._base import Estimator, fitted_section
 
 OP = "collstart"
 KINDS = ("bcast", "reduce", "barrier", "allreduce")
@@ -100,8 +100,4 @@ class CollectiveStartModel(Estimator):
 
 def collective_start_section(points: list[dict], skipped: list[str], library: str) -> dict | None:
     """The loggp section's `collective_start` entry, or None (and why in skipped)."""
-    try:
-        return CollectiveStartModel().fit(points).params_
-    except InputError as exc:
-        skipped.append(f"{library} collective start: {exc}")
-        return None
+    return fitted_section(CollectiveStartModel(), points, skipped, f"{library} collective start")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from commchar.errors import InputError
-from commchar.models._base import Estimator
+from commchar.models._base import Estimator, fitted_section
 from commchar.models.excess import fit_excess, paired_times
 
 OP = "touch"
@@ -59,9 +59,4 @@ class FirstTouchModel(Estimator):
 
 def first_touch_section(points: list[dict], skipped: list[str], library: str) -> dict | None:
     """The loggp section's `first_touch` entry, or None (and why in skipped)."""
-    try:
-        model = FirstTouchModel().fit(points)
-    except InputError as exc:
-        skipped.append(f"{library} touch: {exc}")
-        return None
-    return model.params_ | ({"notes": model.notes_} if model.notes_ else {})
+    return fitted_section(FirstTouchModel(), points, skipped, f"{library} touch")

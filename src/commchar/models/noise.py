@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
-from commchar.models._base import Estimator
+from commchar.models._base import Estimator, fitted_section
 
 OP = "noise"
 
@@ -83,8 +83,4 @@ class NoiseModel(Estimator):
 
 def noise_section(points: list[dict], skipped: list[str], library: str) -> dict | None:
     """The loggp section's `noise` entry, or None (and why in skipped)."""
-    try:
-        return NoiseModel().fit(points).params_
-    except InputError as exc:
-        skipped.append(f"{library} noise: {exc}")
-        return None
+    return fitted_section(NoiseModel(), points, skipped, f"{library} noise")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
-from commchar.models._base import Estimator
+from commchar.models._base import Estimator, fitted_section
 
 OP = "coldstart"
 KEYS = ("request_post_us_rank0", "request_post_us_rank1")
@@ -80,9 +80,4 @@ class RequestGrowthModel(Estimator):
 
 def request_growth_section(points: list[dict], skipped: list[str], library: str) -> dict | None:
     """The loggp section's `request_growth` entry, or None (and why in skipped)."""
-    try:
-        model = RequestGrowthModel().fit(points)
-    except InputError as exc:
-        skipped.append(f"{library} request growth: {exc}")
-        return None
-    return model.params_ | ({"notes": model.notes_} if model.notes_ else {})
+    return fitted_section(RequestGrowthModel(), points, skipped, f"{library} request growth")
