@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::error::{input, Result};
 use crate::first_touch::{loggp_entry, model_json};
 use crate::params::{size_steps, Unit};
+use crate::per_p::{by_p_rows, row_for_ranks};
 use crate::request_growth::listed_cost;
 
 /// The collective kinds a library may count: Bcast, Reduce, Barrier, Allreduce.
@@ -39,13 +40,7 @@ impl CollectiveStart {
     /// communicator of `p` ranks where it is the `shared`-th call of the four kinds and the
     /// `own`-th of its kind.
     pub fn cost(&self, p: u32, kind: usize, shared: u64, own: u64) -> u64 {
-        let Some(row) = self
-            .rows
-            .iter()
-            .rev()
-            .find(|r| r.p <= p)
-            .or(self.rows.first())
-        else {
+        let Some(row) = row_for_ranks(&self.rows, p, |r| r.p) else {
             return 0;
         };
         if row.shared {
@@ -63,24 +58,15 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Colle
         return Ok(CollectiveStart::default());
     };
     let what = format!("{path}: loggp collective_start");
-    let Some(rows) = entry.get("by_p").and_then(Value::as_array) else {
-        return input(format!("{what}: by_p is not a list"));
-    };
     let steps = |v: Option<&Value>, name: &str| -> Result<Vec<(u64, u64)>> {
         size_steps(v, &format!("{what}.{name}"), "us")?
             .into_iter()
             .map(|(k, us)| Ok((k, Unit::Us.to_ps(us, "collective_start")?)))
             .collect()
     };
+    let rows = by_p_rows(entry, &what)?;
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let p = row.get("p").and_then(Value::as_u64).filter(|&p| p >= 1);
-        let Some(p) = p.and_then(|p| u32::try_from(p).ok()) else {
-            return input(format!("{what}: a p that is not a whole number of ranks"));
-        };
-        if out.last().is_some_and(|r| r.p >= p) {
-            return input(format!("{what}: p not increasing"));
-        }
+    for (p, row) in rows {
         let Some(shared) = row.get("shared").and_then(Value::as_bool) else {
             return input(format!("{what}: shared is not true or false"));
         };

@@ -644,7 +644,7 @@ impl<W: Workload> Core<'_, W> {
         ev: &Pending,
         proto: Proto,
     ) -> Result<Option<u64>> {
-        let (r, p) = (ev.rank as usize, &self.p);
+        let r = ev.rank as usize;
         let to_self = ev.peer == ev.rank;
         let busy = if to_self {
             self.free[r].o
@@ -654,9 +654,10 @@ impl<W: Workload> Core<'_, W> {
         if busy > t {
             return Ok(Some(busy));
         }
-        if let Some(end) = self.detours.as_mut().and_then(|d| d.taken_until(r, t)) {
+        if let Some(end) = self.taken(r, t) {
             return Ok(Some(end));
         }
+        let p = &self.p;
         let proto = match proto {
             Proto::BySize if to_self => Proto::Local,
             other => other,
@@ -902,7 +903,7 @@ impl<W: Workload> Core<'_, W> {
         ev: &Pending,
         proto: Proto,
     ) -> Result<Option<u64>> {
-        let (r, p) = (ev.rank as usize, &self.p);
+        let r = ev.rank as usize;
         if let Some(a) = self.acct.as_mut() {
             let slot = a.slot(ev.id);
             slot[1] = slot[1].min(t); // the first visit is the arrival
@@ -923,9 +924,10 @@ impl<W: Workload> Core<'_, W> {
             }
             return Ok(Some(busy));
         }
-        if let Some(end) = self.detours.as_mut().and_then(|d| d.taken_until(r, t)) {
+        if let Some(end) = self.taken(r, t) {
             return Ok(Some(end));
         }
+        let p = &self.p;
         let s1 = ev.size.saturating_sub(1);
         let mut c = if from_self {
             p.self_cost(ev.size)

@@ -15,6 +15,7 @@ pub mod matching;
 pub mod network;
 pub mod noise;
 pub mod params;
+mod per_p;
 pub mod placement;
 mod prefetch;
 pub mod queue;

@@ -515,6 +515,11 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
         }
         None => Default::default(),
     };
+    // what a replay charges beyond LogGP, each from the model's loggp section (none without one)
+    let (model, library) = (
+        m.get_one::<String>("model").map(String::as_str),
+        m.get_one::<String>("library").map(String::as_str),
+    );
     let opts = replay::Options {
         compute_scale: scale,
         other_as_compute: m.get_flag("other-as-compute"),
@@ -523,38 +528,18 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
         gamma: params.gamma,
         list_only: m.get_flag("list-signatures"),
         local_copy: replay::LocalCopy::from_params(params),
-        first_touch: match m.get_one::<String>("model") {
-            Some(path) => {
-                src.first_touch(path, m.get_one::<String>("library").map(String::as_str))?
-            }
-            None => Default::default(),
-        },
-        replace_copy: match m.get_one::<String>("model") {
-            Some(path) => {
-                src.replace_copy(path, m.get_one::<String>("library").map(String::as_str))?
-            }
-            None => Default::default(),
-        },
-        misaligned_copy: match m.get_one::<String>("model") {
-            Some(path) => {
-                src.misaligned_copy(path, m.get_one::<String>("library").map(String::as_str))?
-            }
-            None => Default::default(),
-        },
-        request_growth: match m.get_one::<String>("model") {
-            Some(path) => {
-                src.request_growth(path, m.get_one::<String>("library").map(String::as_str))?
-            }
-            None => Default::default(),
-        },
-        collective_start: match m.get_one::<String>("model") {
-            Some(path) => {
-                src.collective_start(path, m.get_one::<String>("library").map(String::as_str))?
-            }
-            None => Default::default(),
-        },
+        first_touch: from_model(model, |path| src.first_touch(path, library))?,
+        replace_copy: from_model(model, |path| src.replace_copy(path, library))?,
+        misaligned_copy: from_model(model, |path| src.misaligned_copy(path, library))?,
+        request_growth: from_model(model, |path| src.request_growth(path, library))?,
+        collective_start: from_model(model, |path| src.collective_start(path, library))?,
     };
     src.replay(dir, &opts)
+}
+
+/// `read` of the model file when one was given, else the section's default (nothing charged).
+fn from_model<T: Default>(model: Option<&str>, read: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+    model.map_or_else(|| Ok(T::default()), read)
 }
 
 /// `--list-signatures`: the collective calls a replay would price.

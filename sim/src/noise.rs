@@ -17,6 +17,7 @@
 use serde_json::Value;
 
 use crate::error::{input, Result};
+use crate::per_p::{by_p_rows, row_for_ranks};
 
 /// The model's detour bins per rank count measured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,29 +53,16 @@ impl Noise {
     /// The bins of the largest p measured that is at most `ranks` (the smallest p
     /// measured when every one is larger).
     pub fn bins_for(&self, ranks: u32) -> &[(u64, u64)] {
-        let row = self
-            .rows
-            .iter()
-            .rev()
-            .find(|(p, _)| *p <= ranks)
-            .or(self.rows.first());
-        row.map_or(&[], |(_, bins)| bins.as_slice())
+        row_for_ranks(&self.rows, ranks, |r| r.0).map_or(&[], |(_, bins)| bins.as_slice())
     }
 
     /// The p whose bins a replay of `ranks` draws from, and its fraction of time lost.
     pub fn summary_for(&self, ranks: u32) -> Option<(u32, f64)> {
-        let row = self
-            .rows
-            .iter()
-            .rev()
-            .find(|(p, _)| *p <= ranks)
-            .or(self.rows.first())?;
-        let lost = row
-            .1
-            .iter()
-            .map(|&(gap, len)| len as f64 / gap as f64)
-            .sum();
-        Some((row.0, lost))
+        let (p, bins) = row_for_ranks(&self.rows, ranks, |r| r.0)?;
+        Some((
+            *p,
+            bins.iter().map(|&(gap, len)| len as f64 / gap as f64).sum(),
+        ))
     }
 }
 
@@ -88,18 +76,9 @@ pub fn from_entry(entry: Option<&Value>, path: &str, seed: u64) -> Result<Noise>
         });
     };
     let bad = |what: &str| input(format!("{path}: loggp noise: {what}"));
-    let Some(rows) = entry.get("by_p").and_then(Value::as_array) else {
-        return bad("by_p is not a list");
-    };
+    let rows = by_p_rows(entry, &format!("{path}: loggp noise"))?;
     let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let p = row.get("p").and_then(Value::as_u64).filter(|&p| p >= 1);
-        let Some(p) = p.and_then(|p| u32::try_from(p).ok()) else {
-            return bad("a p that is not a whole number of ranks");
-        };
-        if out.last().is_some_and(|&(q, _)| q >= p) {
-            return bad("p not increasing");
-        }
+    for (p, row) in rows {
         let Some(bins) = row.get("bins").and_then(Value::as_array) else {
             return bad("bins is not a list");
         };

@@ -302,6 +302,9 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
         directory = extract_trace(store, result["trace_id"], tmp)
         doc = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name))
+        # the same trace without the node's detours: what the noise model adds
+        quiet = (replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name,
+                                      noise="off")) if doc.get("noise") else None)
     row: dict[str, Any] = {"program": program.name, "bytes": n, "p": options.np,
                            "iterations": options.iterations, "trace_id": result["trace_id"],
                            "S": doc["model"]["S"], "program_us": float(result["per_iteration_us"]),
@@ -318,11 +321,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         row[f"{key}_us"] = predicted / options.iterations
         row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
     row["noise"] = doc.get("noise")
-    if doc.get("noise"):  # the same replay without the node's detours: what the noise model adds
-        with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
-            directory = extract_trace(store, result["trace_id"], tmp)
-            quiet = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name,
-                                         noise="off"))
+    if quiet is not None:
         predicted = loop_time(quiet["predictions"]["loggps"]["ranks"], "predicted") or 0.0
         row["loggps_quiet_us"] = predicted / options.iterations
         row["loggps_quiet_error_pct"] = _pct(row["loggps_quiet_us"], row["measured_us"])
