@@ -17,6 +17,17 @@ relative error; per operation the median and worst error; over every point
 |error| and the share within 25%, against the targets (median <= 10%, worst
 <= 25%).
 
+Where the library has selection rules (commchar.simulate.selection: Open MPI,
+MPICH), each predicted point is also marked by whether any fitted p ran the
+algorithm the library runs there at that size; the summary then gives the
+points a fitted p ran apart from those no law of the fitted p can know (MPICH
+hands a bcast of 12 KiB or more on 12 ranks to the MPIR tree's ring, which
+none of p = 2 to 8 runs at those sizes).
+
+`--against DB2 [--against-run ID]` also sets every predicted point beside the
+same point (library, operation, variant, n, p) of a second store measured the
+same way: how far two measurements of the node agree, which no law can beat.
+
 `--laws loo` chooses the laws by leave-one-out cross-validation instead of by
 forward extrapolation (models.laws.LawSelector), for comparison. `--in-sample`
 fits the predicted p too: how closely laws of these forms can follow the
@@ -42,6 +53,8 @@ from commchar.models.assemble import apply_oversubscribed_policy  # noqa: E402
 from commchar.models.collective import CollectiveModel  # noqa: E402
 from commchar.models.inputs import read_store  # noqa: E402
 from commchar.models.laws import SELECTIONS  # noqa: E402
+from commchar.simulate.selection import rules_for  # noqa: E402
+from commchar.simulate.selection import decide as algorithm_at  # noqa: E402
 from commchar.vocabulary import COLLECTIVES, op_key  # noqa: E402
 
 TARGET_MEDIAN, TARGET_WORST, WITHIN = 0.10, 0.25, 0.25
@@ -53,7 +66,9 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
     in_sample), predict those at predict_np.
 
     Returns {"rows": [(library, key, n, p, predicted, measured, error)], "fitted_p": [...],
-    "skipped": [...]} with error = predicted / measured - 1 and fitted_p the p measured and fitted."""
+    "unseen": {(library, key, n, p): algorithm}, "skipped": [...]} with error = predicted /
+    measured - 1, fitted_p the p measured and fitted, and unseen the rows whose library runs an
+    algorithm there that it runs at no fitted p at that size (libraries with selection rules)."""
     usable = [pt for pt in points if pt.get("valid", True) and pt["op"] in COLLECTIVES]
     kept, _, _ = apply_oversubscribed_policy(usable, "exclude")
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -62,6 +77,7 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
     rows: list[tuple[str, str, int, int, float, float, float]] = []
     skipped: list[str] = []
     fitted_p: set[int] = set()
+    unseen: dict[tuple[str, str, int, int], str] = {}
     for (library, op), pts in sorted(groups.items()):
         train = [pt for pt in pts if pt["p"] in fit_np or (in_sample and pt["p"] in predict_np)]
         test = [pt for pt in pts if pt["p"] in predict_np]
@@ -81,7 +97,19 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
             predicted = float(model.predict([pt["n_bytes"]], pt["p"], pt["variant"])[0])
             rows.append((library, op_key(op, pt["variant"]), pt["n_bytes"], pt["p"], predicted, pt["t_us"],
                          predicted / pt["t_us"] - 1))
-    return {"rows": rows, "fitted_p": sorted(fitted_p), "skipped": sorted(set(skipped))}
+            algorithm = _unseen_algorithm(library, op, pt["n_bytes"], pt["p"], {q["p"] for q in train})
+            if algorithm:
+                unseen[rows[-1][:4]] = algorithm
+    return {"rows": rows, "fitted_p": sorted(fitted_p), "unseen": unseen, "skipped": sorted(set(skipped))}
+
+
+def _unseen_algorithm(library: str, op: str, n: int, p: int, fitted: set[int]) -> str | None:
+    """The library's algorithm at (n, p) when it runs it at none of the fitted p at size n;
+    None when one of them runs it, or the library has no selection rules."""
+    if rules_for(library) is None:
+        return None
+    here = algorithm_at(library, op, n, p).library_algorithm
+    return None if any(algorithm_at(library, op, n, q).library_algorithm == here for q in fitted) else here
 
 
 def summary(rows: list[tuple]) -> dict[str, Any]:
@@ -91,6 +119,14 @@ def summary(rows: list[tuple]) -> dict[str, Any]:
     return {"points": len(rows), "median": float(np.median(np.abs(errors))), "worst": float(worst[6]),
             "worst_at": f"{worst[1]} n={worst[2]} p={worst[3]}",
             "within": float(np.mean(np.abs(errors) <= WITHIN))}
+
+
+def agreement(rows: list[tuple], other: list[dict]) -> list[tuple]:
+    """The rows' points measured again in another store: rows shaped as evaluate's, with the
+    other store's time as the prediction (error = other / this - 1)."""
+    times = {(pt["library"], op_key(pt["op"], pt["variant"]), pt["n_bytes"], pt["p"]): pt["t_us"]
+             for pt in other if pt.get("valid", True) and pt["t_us"] > 0}
+    return [(*r[:4], times[r[:4]], r[5], times[r[:4]] / r[5] - 1) for r in rows if r[:4] in times]
 
 
 def _pct(x: float) -> str:
@@ -132,6 +168,15 @@ def print_report(result: dict[str, Any], predict_np: list[int], laws: str) -> in
     sized = [r for r in rows if r[2] > 0]
     if sized:
         print(_line("n > 0", summary(sized)))
+    unseen = result.get("unseen", {})
+    if unseen:
+        seen = [r for r in rows if r[:4] not in unseen]
+        if seen:
+            print(_line("an algorithm a fitted p ran", summary(seen)))
+        print(_line("an algorithm no fitted p ran at that size", summary([r for r in rows if r[:4] in unseen])))
+        for algorithm in sorted(set(unseen.values())):
+            where = sorted((k[1], k[2], k[3]) for k, a in unseen.items() if a == algorithm)
+            print(f"  {algorithm}: " + ", ".join(f"{key} n={n} p={p}" for key, n, p in where))
     met = overall["median"] <= TARGET_MEDIAN and abs(overall["worst"]) <= TARGET_WORST
     print(f"target (median <= {TARGET_MEDIAN:.0%}, worst <= {TARGET_WORST:.0%}): {'met' if met else 'not met'}")
     for note in result["skipped"]:
@@ -149,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="how laws in p are chosen (default: extrapolate, as commchar fit)")
     parser.add_argument("--in-sample", action="store_true",
                         help="fit the predicted p too (the floor under extrapolation)")
+    parser.add_argument("--against", metavar="DB2", help="a second store: its same points beside these")
+    parser.add_argument("--against-run", type=int, action="append", metavar="ID",
+                        help="run(s) of --against to use (default: all)")
     args = parser.parse_args(argv)
     try:
         fit_np, predict_np = parse_np(args.fit_np), parse_np(args.predict_np)
@@ -156,10 +204,18 @@ def main(argv: list[str] | None = None) -> int:
             raise CommcharError("--fit-np and --predict-np overlap: a held-out p must not be fitted")
         points, _, _ = read_store(args.db, args.run or [])
         result = evaluate(points, fit_np, predict_np, args.laws, args.in_sample)
+        other = read_store(args.against, args.against_run or [])[0] if args.against else None
     except CommcharError as exc:
         print(f"laws_extrapolation: {exc}", file=sys.stderr)
         return 2
-    return print_report(result, predict_np, args.laws)
+    status = print_report(result, predict_np, args.laws)
+    if other is not None and status == 0:
+        again = agreement(result["rows"], other)
+        if again:
+            print(_line(f"the same points in {args.against}", summary(again)))
+        else:
+            print(f"the same points in {args.against}: none measured there")
+    return status
 
 
 if __name__ == "__main__":

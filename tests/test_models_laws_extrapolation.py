@@ -202,3 +202,41 @@ def test_bench_predicts_held_out_p_from_the_fitted_ones(tmp_path, capsys):
     assert "fitted from p = 2,3,4,6,8, predicted at p = 12,16" in out and "all points: 38 points" in out
     floor = bench.evaluate(points, [2, 3, 4, 6, 8], [12, 16], in_sample=True)
     assert floor["fitted_p"] == [2, 3, 4, 6, 8, 12, 16]
+
+
+def _bcast_points(library: str, times: dict[int, float], n: int = 16384) -> list[dict]:
+    return [{"library": library, "op": "bcast", "variant": "", "p": p, "n_bytes": size,
+             "t_us": t * size / n, "valid": True, "oversubscribed": False}
+            for p, t in times.items() for size in (n, 2 * n, 4 * n)]
+
+
+def test_bench_sums_apart_the_points_whose_algorithm_no_fitted_p_ran(capsys):
+    # MPICH on one node: a bcast of 16-64 KiB runs release_gather at p = 2..8 and 16, the MPIR
+    # ring at p = 12 (ch4 composition gamma), which no fitted p ran at those sizes
+    bench = _bench()
+    times = {2: 3.6, 3: 3.7, 4: 4.4, 6: 4.8, 8: 4.8, 12: 27.5, 16: 5.5}
+    result = bench.evaluate(_bcast_points("mpich", times), [2, 3, 4, 6, 8], [12, 16])
+    assert set(result["unseen"]) == {("mpich", "bcast", n, 12) for n in (16384, 32768, 65536)}
+    assert set(result["unseen"].values()) == {"MPIR_Bcast_intra_scatter_ring_allgather"}
+    assert bench.print_report(result, [12, 16], "extrapolate") == 0
+    out = capsys.readouterr().out
+    assert "an algorithm a fitted p ran: 3 points" in out
+    assert "an algorithm no fitted p ran at that size: 3 points" in out
+    assert "MPIR_Bcast_intra_scatter_ring_allgather: bcast n=16384 p=12" in out
+    # a library without selection rules has no such split
+    plain = bench.evaluate(_bcast_points("lib", times), [2, 3, 4, 6, 8], [12, 16])
+    assert plain["unseen"] == {}
+    bench.print_report(plain, [12, 16], "extrapolate")
+    assert "no fitted p ran" not in capsys.readouterr().out
+
+
+def test_bench_sets_the_points_beside_a_second_store(tmp_path, capsys):
+    bench = _bench()
+    times = {2: 3.6, 3: 3.7, 4: 4.4, 6: 4.8, 8: 4.8, 12: 5.2, 16: 5.5}
+    result = bench.evaluate(_bcast_points("lib", times), [2, 3, 4, 6, 8], [12, 16])
+    other = _bcast_points("lib", {**times, 12: 5.2 * 1.1})
+    again = bench.agreement(result["rows"], other)
+    assert len(again) == len(result["rows"]) == 6
+    errors = sorted(round(r[6], 6) for r in again)
+    assert errors == [0.0] * 3 + [0.1] * 3
+    assert bench.agreement(result["rows"], _bcast_points("lib", {2: 1.0})) == []

@@ -57,9 +57,19 @@ def test_open_mpi_tuned_decisions(op, n, p, algorithm, library_algorithm):
 
 
 @pytest.mark.parametrize("op, n, p, nodes, algorithm, library_algorithm", [
-    # one node: ch4 generic.json sends allreduce/bcast/reduce/barrier to POSIX release_gather
+    # one node: ch4 generic.json sends allreduce/bcast/reduce/barrier to POSIX release_gather ...
     ("allreduce", 8, 2, 1, "allreduce:reduce_bcast", "MPIDI_POSIX_mpi_allreduce_release_gather"),
     ("bcast", MiB, 2, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
+    ("bcast", MiB, 6, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
+    # ... except a bcast of 8 or more ranks, which composition gamma hands to the MPIR tree
+    # from 12 KiB at other p, from 512 KiB at powers of two
+    ("bcast", 12 * KiB - 1, 12, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
+    ("bcast", 12 * KiB, 12, 1, "bcast:binomial", "MPIR_Bcast_intra_binomial"),
+    ("bcast", 16 * KiB, 12, 1, "bcast:scatter_allgather", "MPIR_Bcast_intra_scatter_ring_allgather"),
+    ("bcast", 256 * KiB, 16, 1, "bcast:binomial", "MPIDI_POSIX_mpi_bcast_release_gather"),
+    ("bcast", 512 * KiB, 16, 1, "bcast:scatter_allgather",
+     "MPIR_Bcast_intra_scatter_recursive_doubling_allgather"),
+    ("bcast", MiB, 8, 1, "bcast:scatter_allgather", "MPIR_Bcast_intra_scatter_ring_allgather"),
     # several nodes: the MPIR tree (mpir/generic.json): allreduce rd up to 8 B, then
     # reduce-scatter + allgather for MPI_SUM with count >= pof2
     ("allreduce", 8, 4, 2, "allreduce:recursive_doubling", "MPIR_Allreduce_intra_recursive_doubling"),

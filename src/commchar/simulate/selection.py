@@ -24,9 +24,12 @@ reductions (every reduction commchar measures is commutative).
   sends allreduce, bcast, reduce and barrier of a communicator inside one node
   to the POSIX module (maint/tuning/coll/ch4/posix_generic.json:
   release_gather, src/mpid/ch4/shm/posix/posix_coll_release_gather.h) once
-  MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls have been made; everything
-  else goes through the netmod to the MPIR tree
-  maint/tuning/coll/mpir/generic.json (v4.0.2). All ranks are assumed on one
+  MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls have been made, except a bcast
+  of 8 or more ranks from 12 KiB (512 KiB at a power of two), which the tree's
+  composition gamma hands to the netmod; that, and everything else, goes through
+  the netmod to the MPIR tree maint/tuning/coll/mpir/generic.json (v4.0.2; the
+  ch4 and MPIR trees of bcast, allreduce, reduce and barrier are the same in
+  v5.0.1). All ranks are assumed on one
   node (the machine commchar measured); `nodes > 1` follows the trees'
   multi-node branches.
 
@@ -274,9 +277,20 @@ def _pow2(p: int) -> bool:
     return p > 0 and p & (p - 1) == 0
 
 
+def _mpich_bcast_through_netmod(n: int, p: int) -> bool:
+    """ch4 generic.json's bcast on a communicator whose ranks share a node: from 8 ranks,
+    composition gamma (the netmod's bcast on the whole communicator, which runs the MPIR
+    tree) from 512 KiB at a power of two and from 12 KiB at any other p; below, and under
+    8 ranks, alpha and beta (the POSIX module's release_gather on the node's ranks)."""
+    if p < 8:
+        return False
+    return n >= (524288 if _pow2(p) else 12288)
+
+
 def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
     one_node = nodes <= 1
-    if op in ("allreduce", "bcast", "reduce", "barrier") and one_node and p > 1:
+    if op in ("allreduce", "bcast", "reduce", "barrier") and one_node and p > 1 \
+            and not (op == "bcast" and _mpich_bcast_through_netmod(n, p)):
         # release_gather: ranks write into (gather) and read from (release) one shared
         # buffer along a k-ary tree; the nearest simulator schedules are these
         nearest = {"allreduce": "allreduce:reduce_bcast", "bcast": "bcast:binomial", "reduce": "reduce:binomial",
@@ -284,12 +298,13 @@ def _mpich(op: str, n: int, p: int, nodes: int) -> tuple[str, str, bool, str]:
         return (f"MPIDI_POSIX_mpi_{op}_release_gather", nearest, False,
                 f"{_MPICH_CH4} -> {_MPICH_POSIX}")
     if op == "bcast":
+        source = f"{_MPICH_CH4} (gamma) -> {_MPICH_MPIR}" if one_node else _MPICH_MPIR
         if n <= 12288 or p < 8:
-            return "MPIR_Bcast_intra_binomial", "bcast:binomial", True, _MPICH_MPIR
+            return "MPIR_Bcast_intra_binomial", "bcast:binomial", True, source
         if _pow2(p) and n <= 524288:
             return ("MPIR_Bcast_intra_scatter_recursive_doubling_allgather", "bcast:scatter_allgather",
-                    False, _MPICH_MPIR)
-        return "MPIR_Bcast_intra_scatter_ring_allgather", "bcast:scatter_allgather", True, _MPICH_MPIR
+                    False, source)
+        return "MPIR_Bcast_intra_scatter_ring_allgather", "bcast:scatter_allgather", True, source
     if op == "allreduce":
         # built-in op (MPI_SUM): recursive doubling up to 8 B or fewer doubles than
         # the largest power of two <= p, else reduce-scatter + allgather
