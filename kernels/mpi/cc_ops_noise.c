@@ -64,19 +64,35 @@ static void cc_noise_loop(cc_noise_record *rec)
  * has kept its core busy for most of a second is stopped by the kernel's real-time
  * throttling (sched_rt_runtime_us of every sched_rt_period_us: 50 ms a second by
  * default): a detour its own long run causes, which a program of a few hundred
- * milliseconds never meets. Such a rank first sleeps one period, so that the loop
- * (shorter than the runtime) starts with its budget whole. Returns 1 when it slept. */
+ * milliseconds never meets. The kernel takes the runtime off a core's real-time account
+ * at the end of every period, so a rank that sleeps period - runtime within a period
+ * cannot overrun it there, and a loop that starts early in the next one (a sleep across
+ * its start) begins with the account empty. Such a rank sleeps twice that (100 ms by
+ * default; none when the runtime is unlimited, -1), so that the loop (shorter than the
+ * runtime) meets no throttling. Returns 1 when it slept. */
+static long cc_noise_sysctl(const char *path, long fallback)
+{
+    long value = fallback;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &value) != 1) value = fallback;
+        fclose(f);
+    }
+    return value;
+}
+
 static int cc_noise_rest(void)
 {
     const int policy = sched_getscheduler(0);
     if (policy != SCHED_FIFO && policy != SCHED_RR) return 0;
-    long period_us = 1000000;
-    FILE *f = fopen("/proc/sys/kernel/sched_rt_period_us", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &period_us) != 1 || period_us <= 0 || period_us > 10000000) period_us = 1000000;
-        fclose(f);
-    }
-    struct timespec nap = {period_us / 1000000, (period_us % 1000000) * 1000};
+    long period_us = cc_noise_sysctl("/proc/sys/kernel/sched_rt_period_us", 1000000);
+    if (period_us <= 0 || period_us > 10000000) period_us = 1000000;
+    const long runtime_us = cc_noise_sysctl("/proc/sys/kernel/sched_rt_runtime_us", 950000);
+    if (runtime_us < 0) return 0; /* unlimited: no throttling to wait out */
+    long rest_us = runtime_us < period_us ? 2 * (period_us - runtime_us) : 0;
+    if (rest_us > period_us) rest_us = period_us;
+    if (rest_us == 0) return 0;
+    struct timespec nap = {rest_us / 1000000, (rest_us % 1000000) * 1000};
     while (nanosleep(&nap, &nap) != 0) {
     }
     return 1;
