@@ -53,7 +53,7 @@ from commchar.models.assemble import apply_oversubscribed_policy  # noqa: E402
 from commchar.models.collective import CollectiveModel  # noqa: E402
 from commchar.models.inputs import read_store  # noqa: E402
 from commchar.models.laws import SELECTIONS  # noqa: E402
-from commchar.simulate.selection import rules_for  # noqa: E402
+from commchar.simulate.selection import OPERATIONS, rules_for  # noqa: E402
 from commchar.simulate.selection import decide as algorithm_at  # noqa: E402
 from commchar.vocabulary import COLLECTIVES, op_key  # noqa: E402
 
@@ -105,8 +105,9 @@ def evaluate(points: list[dict], fit_np: list[int], predict_np: list[int], laws:
 
 def _unseen_algorithm(library: str, op: str, n: int, p: int, fitted: set[int]) -> str | None:
     """The library's algorithm at (n, p) when it runs it at none of the fitted p at size n;
-    None when one of them runs it, or the library has no selection rules."""
-    if rules_for(library) is None:
+    None when one of them runs it, or the library or operation has no selection rules (a
+    nonblocking, persistent or neighbourhood collective)."""
+    if rules_for(library) is None or op not in OPERATIONS:
         return None
     here = algorithm_at(library, op, n, p).library_algorithm
     return None if any(algorithm_at(library, op, n, q).library_algorithm == here for q in fitted) else here

@@ -223,6 +223,9 @@ def test_bench_sums_apart_the_points_whose_algorithm_no_fitted_p_ran(capsys):
     assert "an algorithm a fitted p ran: 3 points" in out
     assert "an algorithm no fitted p ran at that size: 3 points" in out
     assert "MPIR_Bcast_intra_scatter_ring_allgather: bcast n=16384 p=12" in out
+    # an operation without selection rules (a nonblocking bcast) is not marked, nor does it stop the bench
+    ibcast = [{**pt, "op": "ibcast"} for pt in _bcast_points("mpich", times)]
+    assert bench.evaluate(ibcast, [2, 3, 4, 6, 8], [12, 16])["unseen"] == {}
     # a library without selection rules has no such split
     plain = bench.evaluate(_bcast_points("lib", times), [2, 3, 4, 6, 8], [12, 16])
     assert plain["unseen"] == {}

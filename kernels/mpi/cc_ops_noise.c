@@ -60,16 +60,7 @@ static void cc_noise_loop(cc_noise_record *rec)
     rec->summary[2] = (double)(prev - start) / 1e9;
 }
 
-/* A rank at real-time priority (chrt -f, as measurements run on a quiet machine) that
- * has kept its core busy for most of a second is stopped by the kernel's real-time
- * throttling (sched_rt_runtime_us of every sched_rt_period_us: 50 ms a second by
- * default): a detour its own long run causes, which a program of a few hundred
- * milliseconds never meets. The kernel takes the runtime off a core's real-time account
- * at the end of every period, so a rank that sleeps period - runtime within a period
- * cannot overrun it there, and a loop that starts early in the next one (a sleep across
- * its start) begins with the account empty. Such a rank sleeps twice that (100 ms by
- * default; none when the runtime is unlimited, -1), so that the loop (shorter than the
- * runtime) meets no throttling. Returns 1 when it slept. */
+/* A number from one /proc/sys file, or fallback when it cannot be read. */
 static long cc_noise_sysctl(const char *path, long fallback)
 {
     long value = fallback;
@@ -81,6 +72,16 @@ static long cc_noise_sysctl(const char *path, long fallback)
     return value;
 }
 
+/* A rank at real-time priority (chrt -f, as measurements run on a quiet machine) that
+ * has kept its core busy for most of a second is stopped by the kernel's real-time
+ * throttling (sched_rt_runtime_us of every sched_rt_period_us: 50 ms a second by
+ * default): a detour its own long run causes, which a program of a few hundred
+ * milliseconds never meets. The kernel takes the runtime off a core's real-time account
+ * at the end of every period, so a rank that sleeps period - runtime within a period
+ * cannot overrun it there, and a loop that starts early in the next one (a sleep across
+ * its start) begins with the account empty. Such a rank sleeps twice that (100 ms by
+ * default; none when the runtime is unlimited, -1), so that the loop (shorter than the
+ * runtime) meets no throttling. Returns 1 when it slept. */
 static int cc_noise_rest(void)
 {
     const int policy = sched_getscheduler(0);
