@@ -199,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against-run", type=int, action="append", metavar="ID",
                         help="run(s) of --against to use (default: all)")
     args = parser.parse_args(argv)
+    if args.against_run and not args.against:
+        parser.error("--against-run needs --against DB2")
     try:
         fit_np, predict_np = parse_np(args.fit_np), parse_np(args.predict_np)
         if set(fit_np) & set(predict_np):

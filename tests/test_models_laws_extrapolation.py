@@ -243,3 +243,10 @@ def test_bench_sets_the_points_beside_a_second_store(tmp_path, capsys):
     errors = sorted(round(r[6], 6) for r in again)
     assert errors == [0.0] * 3 + [0.1] * 3
     assert bench.agreement(result["rows"], _bcast_points("lib", {2: 1.0})) == []
+
+
+def test_bench_refuses_a_run_of_a_second_store_it_was_not_given(capsys):
+    with pytest.raises(SystemExit) as exc:
+        _bench().main(["--db", "x.db", "--against-run", "2"])
+    assert exc.value.code == 2
+    assert "--against-run needs --against DB2" in capsys.readouterr().err
