@@ -195,7 +195,7 @@ def test_every_operation_measured_and_verified(kernel):
     assert set(extra) >= {"o_s_us", "o_r_us", "gap_us"}
     assert len(extra["phase_reps"]) == 3 and min(extra["phase_reps"]) >= 5  # the stream's --min-reps
     rndv = next(pt for pt in points if pt["op"] == "rndv")
-    assert rndv["extra"]["delay_us"] == 500
+    assert rndv["extra"]["delay_us"] == 200
 
 
 @pytest.mark.parametrize(
@@ -357,6 +357,18 @@ def test_one_sided_and_nonblocking_operations_measured_and_verified(kernel):
         else:
             assert pt["sync"] == "none", where
             assert pt["extra"]["window"] == (64 if pt["variant"].endswith("_bw") else 1), where
+
+
+def test_a_window_holds_at_most_one_mib_and_two_messages(kernel):
+    # --window 64: whole at 16 KiB (1 MiB), 16 at 64 KiB, and never fewer than 2 (2 MiB at 1 MiB)
+    plan = "bw=16384,65536,1048576;bibw=65536;put:fence_bw=65536;acc:lock_bw=1048576"
+    done = _launch(kernel, 2, ["--plan", plan, *FAST])
+    assert done.returncode == 0, done.stderr
+    windows = {(pt["op"], pt["n_bytes"]): pt["extra"]["window"] for pt in _points(_records(done.stdout))}
+    assert windows == {("bw", 16384): 64, ("bw", 65536): 16, ("bw", 1048576): 2, ("bibw", 65536): 16,
+                       ("put", 65536): 16, ("acc", 1048576): 2}
+    for pt in _points(_records(done.stdout)):
+        assert pt["valid"], pt
 
 
 @pytest.mark.parametrize("fault, problem", [

@@ -33,7 +33,7 @@ const char cc_usage[] =
     "  --sync-window-factor F window = F x an estimate of one repetition (4)\n"
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw and bibw (64)\n"
-    "  --rndv-delay-us D      receiver delay of rndv (500)\n"
+    "  --rndv-delay-us D      receiver delay of rndv (200)\n"
     "  --loggp-overheads-below B\n"
     "                         LogGP's o_s and o_r phases only below B bytes; from B\n"
     "                         on, its gap alone (0: at every size) (0)\n"
@@ -196,7 +196,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->sync_window_factor = 4.0;
     opt->sync_window_us = 0.0;
     opt->window = 64;
-    opt->rndv_delay_us = 500.0;
+    opt->rndv_delay_us = 200.0;
     opt->cache_limit = CC_CACHE_LIMIT_DEFAULT;
     opt->llc_source = "";
     opt->buffer_offset = 16;

@@ -16,10 +16,6 @@
 #include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
-/* Bytes one pair's window may hold, as bw's: past it, a window of W long
- * messages only makes each sample (and the buffers) huge. */
-#define CC_MBW_WINDOW_BYTES ((size_t)4 << 20)
-
 static int cc_mbw_pairs(const cc_point *pt)
 {
     return pt->size / 2;
@@ -46,10 +42,7 @@ static const char *cc_mbw_check_size(size_t n, int p, int variant, char *why, si
 
 static void cc_mbw_setup(cc_point *pt)
 {
-    if (pt->n > 0 && (size_t)pt->window * pt->n > CC_MBW_WINDOW_BYTES) {
-        size_t fit = CC_MBW_WINDOW_BYTES / pt->n;
-        pt->window = fit < 2 ? 2 : (long)fit;
-    }
+    cc_window_fit(pt);
     const long w = pt->window;
     const int partner = cc_mbw_partner(pt), receives = partner >= 0 && !cc_mbw_sends(pt);
     pt->sbuf_len = pt->n;

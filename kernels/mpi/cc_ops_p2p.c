@@ -281,19 +281,6 @@ const cc_op cc_op_skew = {
 
 /* ---- bw, bibw: windows of W non-blocking sends -------------------------- */
 
-/* Bytes one window may hold. Past this, a window of W long messages only makes
- * each sample (and the buffer) huge: 64 x 4 MiB is 256 MiB and 0.1 s a sample,
- * while two messages in flight already keep the link streaming. */
-#define CC_WINDOW_BYTES ((size_t)4 << 20)
-
-static void cc_window_for_size(cc_point *pt)
-{
-    if (pt->n > 0 && (size_t)pt->window * pt->n > CC_WINDOW_BYTES) {
-        size_t fit = CC_WINDOW_BYTES / pt->n;
-        pt->window = fit < 2 ? 2 : (long)fit;
-    }
-}
-
 static void cc_window_extra(cc_point *pt, double main_median_us, cc_buf *json)
 {
     (void)main_median_us;
@@ -304,7 +291,7 @@ static void cc_window_extra(cc_point *pt, double main_median_us, cc_buf *json)
 
 static void cc_bw_setup(cc_point *pt)
 {
-    cc_window_for_size(pt);
+    cc_window_fit(pt);
     const long w = pt->window;
     const int receives = pt->rank == 1;
     cc_p2p_buffers(pt, receives ? (size_t)w * pt->n : 0, (int)w);
@@ -349,7 +336,7 @@ const cc_op cc_op_bw = {
 
 static void cc_bibw_setup(cc_point *pt)
 {
-    cc_window_for_size(pt);
+    cc_window_fit(pt);
     cc_p2p_buffers(pt, (size_t)pt->window * pt->n, (int)(2 * pt->window));
     pt->scale = 1.0 / (double)pt->window;
 }

@@ -19,8 +19,6 @@ enum { CC_RMA_FENCE, CC_RMA_PSCW, CC_RMA_LOCK, CC_RMA_FENCE_BW, CC_RMA_PSCW_BW, 
 static const char *const cc_rma_variants[] = {"fence", "pscw", "lock", "fence_bw", "pscw_bw", "lock_bw", NULL};
 enum { CC_PUT, CC_GET, CC_ACC };
 
-#define CC_RMA_WINDOW_BYTES ((size_t)4 << 20) /* as bw: W long messages need not exceed this */
-
 typedef struct cc_rma_state {
     MPI_Win win;
     MPI_Group peer;
@@ -71,10 +69,7 @@ static const char *cc_rma_doubles(size_t n, int p, int variant, char *why, size_
  * (cc_verify) lands where the check looks. */
 static void cc_rma_setup(cc_point *pt, int kind)
 {
-    if (pt->variant >= CC_RMA_FENCE_BW && pt->n > 0 && (size_t)pt->window * pt->n > CC_RMA_WINDOW_BYTES) {
-        size_t fit = CC_RMA_WINDOW_BYTES / pt->n;
-        pt->window = fit < 2 ? 2 : (long)fit;
-    }
+    if (pt->variant >= CC_RMA_FENCE_BW) cc_window_fit(pt);
     const long w = cc_rma_count(pt);
     cc_rma_state *st = cc_xmalloc(sizeof *st);
     st->winlen = pt->sbuf_len = pt->rbuf_len = (size_t)w * pt->n;

@@ -119,7 +119,7 @@ Z95 = 1.959964
 # tens of microseconds to milliseconds (docs/method.md "Which sizes").
 LONG_MIN_REPS = 6
 # ...and so may the rendezvous probe's points of every size: each of its repetitions lasts the
-# receiver's delay (500 us by default), eager or not, and the rule's rounds bisect S with 15 of
+# receiver's delay (200 us by default), eager or not, and the rule's rounds bisect S with 15 of
 # them a round (kernel-protocol.md, rndv).
 SLOW_AT_EVERY_SIZE = ("rndv",)
 # LogGP's o_s, O and o_r are fitted below the rendezvous threshold S (models/loggp.py), which no

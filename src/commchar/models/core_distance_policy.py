@@ -13,7 +13,7 @@ from commchar.core_distance import group_label, point_pairs, split
 # this many of the main state would remain: too few to fit
 MIN_KEPT = 4
 # operations whose answer no core distance moves, kept whole: rndv's points tell a send that
-# returns in microseconds from one that waits for a receiver 500 us late, and its refinement
+# returns in microseconds from one that waits for a receiver 200 us late, and its refinement
 # bisects the threshold, so every point carries a size no other point has
 EXEMPT = frozenset({"rndv"})
 

@@ -41,7 +41,7 @@ SLOPE_SERIES = (("pingpong", "send"),)
 JUMP_OPS = ("rndv",)
 # Fraction of the receiver's delay from which a send counts as waiting for it.
 RNDV_WAIT_FRACTION = 0.5
-# The delay of kernels old enough not to record it in their points (today's default is 500 us).
+# The delay of kernels old enough not to record it in their points (today's default is 200 us).
 DEFAULT_DELAY_US = 2000.0
 
 
