@@ -57,7 +57,7 @@ def test_rendezvous_threshold_is_the_library_knob_to_the_byte(tmp_path, library,
         points = store.points()
     assert any(p["refined"] for p in points) and not all(p["refined"] for p in points)
     model = fit_points(points)["libraries"][library]["loggp_partial"]
-    assert model["receiver_delay_us"] == 500.0  # recorded by the kernel in each point's extra
+    assert model["receiver_delay_us"] == 200.0  # recorded by the kernel in each point's extra
     assert (model["S"], model["S_interval"]) == (expected, [expected, expected + 1]), \
         sorted((p["n_bytes"], round(p["t_us"])) for p in points)
 
