@@ -20,7 +20,7 @@ warm-ups ended steady; then the median over the alternated pairs of the ratio
 second / first of the mean point time, and how far the two settings' medians
 lie apart (the median over points of |t_second - t_first| / t_first, and of its
 signed value, beside the same figure for two runs of the first setting: what
-the noise alone gives).
+the noise alone gives), and the point whose two medians lie farthest apart.
 
     chrt -f 10 python bench/warmup.py [--compare series|round] [--library mpich,openmpi] [--repeat 5]
 """
@@ -75,14 +75,30 @@ def mean_ms(points: list[dict], get) -> float:
     return 1e3 * statistics.mean(get(p) for p in points)
 
 
+def differences(a: list[dict], b: list[dict]) -> dict[tuple, float]:
+    """Per point, the relative difference of two runs' medians (a's less b's)."""
+    key = lambda p: (p["op"], p["variant"], p["n_bytes"])  # noqa: E731
+    other = {key(p): statistics.median(p["samples_us"]) for p in b}
+    return {key(p): (statistics.median(p["samples_us"]) - other[key(p)]) / other[key(p)]
+            for p in a if other.get(key(p), 0) > 0}
+
+
 def apart(a: list[dict], b: list[dict], signed: bool = False) -> float:
     """Median over points of the relative difference of two runs' medians (a's less b's;
     its absolute value unless `signed`)."""
-    key = lambda p: (p["op"], p["variant"], p["n_bytes"])  # noqa: E731
-    other = {key(p): statistics.median(p["samples_us"]) for p in b}
-    rel = [(statistics.median(p["samples_us"]) - other[key(p)]) / other[key(p)]
-           for p in a if other.get(key(p), 0) > 0]
+    rel = list(differences(a, b).values())
     return statistics.median(rel if signed else map(abs, rel))
+
+
+def farthest(pairs: list[tuple[list[dict], list[dict]]]) -> tuple[tuple, float]:
+    """The point whose two settings' medians lie farthest apart in the median pair (second less
+    first), and that difference: a median over points hides one point's cold start."""
+    per_point: dict[tuple, list[float]] = {}
+    for a, b in pairs:
+        for point, rel in differences(b, a).items():
+            per_point.setdefault(point, []).append(rel)
+    point = max(per_point, key=lambda k: abs(statistics.median(per_point[k])))
+    return point, statistics.median(per_point[point])
 
 
 def main() -> int:
@@ -114,6 +130,9 @@ def main() -> int:
               f" {statistics.median(ratios):.2f} (each {', '.join(f'{r:.2f}' for r in ratios)});"
               f" medians apart between settings {100 * between:.1f}% (second less first {100 * signed:+.1f}%),"
               f" between runs of the first {100 * within:.1f}%")
+        (op, variant, n), worst = farthest(pairs)
+        print(f"{library:8} farthest apart: {op}{':' + variant if variant else ''} at {n} B, second less first"
+              f" {100 * worst:+.1f}% (median of the pairs)")
     return 0
 
 

@@ -462,6 +462,17 @@ def test_warmup_series_floors_only_the_first_point_of_an_entry(kernel):
         assert pt["warmup"] >= 16  # two representative rounds of 8 calls at least
 
 
+def test_warmup_series_floors_a_later_point_whose_messages_reach_a_new_page(kernel):
+    # a message of 4 KiB reaches library buffer pages that messages of 64 B did not: the
+    # floor binds the first size of each 4 KiB step up to 64 KiB, and no larger size
+    done = _launch(kernel, 2, ["--plan", "pingpong:send=8,64,4096,4097,8192,131072,262144", *FAST,
+                               "--warmup-time", "2", "--warmup-min-time", "0.05"])
+    assert done.returncode == 0, done.stderr
+    floors = {pt["n_bytes"]: pt["extra"]["warmup_min_s"] for pt in _points(_records(done.stdout))}
+    assert floors == {8: pytest.approx(0.05), 64: 0.0, 4096: pytest.approx(0.05), 4097: 0.0,
+                      8192: pytest.approx(0.05), 131072: 0.0, 262144: 0.0}
+
+
 def test_warmup_round_time_lets_a_few_long_calls_compare(kernel):
     # a round of fewer than 8 calls compares once it lasts --warmup-round-time: a ping-pong of MiBs
     # (hundreds of microseconds a call) settles on single calls under a short one, and needs
