@@ -364,11 +364,11 @@ def test_a_window_holds_at_most_one_mib_and_two_messages(kernel):
     plan = "bw=16384,65536,1048576;bibw=65536;put:fence_bw=65536;acc:lock_bw=1048576"
     done = _launch(kernel, 2, ["--plan", plan, *FAST])
     assert done.returncode == 0, done.stderr
-    windows = {(pt["op"], pt["n_bytes"]): pt["extra"]["window"] for pt in _points(_records(done.stdout))}
+    points = _points(_records(done.stdout))
+    windows = {(pt["op"], pt["n_bytes"]): pt["extra"]["window"] for pt in points}
     assert windows == {("bw", 16384): 64, ("bw", 65536): 16, ("bw", 1048576): 2, ("bibw", 65536): 16,
                        ("put", 65536): 16, ("acc", 1048576): 2}
-    for pt in _points(_records(done.stdout)):
-        assert pt["valid"], pt
+    assert all(pt["valid"] for pt in points), points
 
 
 @pytest.mark.parametrize("fault, problem", [

@@ -117,7 +117,6 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                  * floor, unless its messages reach a page the entry's did not */
                 const size_t pages = cc_pages_reached(pt.n);
                 if (opt->warmup_series && warmed && pages <= pages_reached) lim.warmup_min_time = 0.0;
-                if (pages > pages_reached) pages_reached = pages;
                 pt.limits = &lim;
                 pt.op->setup(&pt);
                 const char *refused = cc_cache_setup(&pt, why, sizeof why);
@@ -129,7 +128,8 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                     continue;
                 }
                 cc_measure(&pt, &lim, &series);
-                warmed = 1;
+                warmed = 1; /* measured: its messages reached these pages (a refused point sent none) */
+                if (pages > pages_reached) pages_reached = pages;
                 valid = cc_verify(&pt, injected == CC_FAULT_CORRUPT, error, sizeof error);
                 if (pt.op->extra) pt.op->extra(&pt, series.median_us, &extra);
                 if (root) { /* how long the warm-up was, and whether it settled or hit --warmup-time */
