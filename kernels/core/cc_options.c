@@ -49,6 +49,9 @@ const char cc_usage[] =
     "                         point (on; off where they share cores)\n"
     "  --heap steady|as-is    steady: the library's temporaries are reused warm, never\n"
     "                         given back to the system and faulted in again (steady)\n"
+    "  --prewarm on|off       before the first point, 256 messages of 8 KiB around the\n"
+    "                         ranks' ring, so every point finds the library's eager\n"
+    "                         buffers touched (on; off for a plan of coldstart or collstart)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)
@@ -205,6 +208,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->recv_offset = -1;
     opt->core_distance = 1;
     opt->heap_steady = 1;
+    opt->prewarm = 1;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -270,6 +274,11 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 opt->core_distance = strcmp(value, "on") == 0;
             else
                 rc = cc_fail(err, errlen, "--core-distance: '%s' is not on or off", value);
+        } else if (strcmp(name, "--prewarm") == 0) {
+            if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)
+                opt->prewarm = strcmp(value, "on") == 0;
+            else
+                rc = cc_fail(err, errlen, "--prewarm: '%s' is not on or off", value);
         } else if (strcmp(name, "--heap") == 0) {
             if (strcmp(value, "steady") == 0 || strcmp(value, "as-is") == 0)
                 opt->heap_steady = strcmp(value, "steady") == 0;

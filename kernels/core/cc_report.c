@@ -66,6 +66,8 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_printf(b, "%ld", opt->recv_offset >= 0 ? opt->recv_offset : opt->buffer_offset);
     cc_buf_key(b, "core_distance");
     cc_buf_bool(b, opt->core_distance);
+    cc_buf_key(b, "prewarm");
+    cc_buf_bool(b, opt->prewarm);
     cc_buf_key(b, "heap");
     cc_buf_str(b, opt->heap_held ? "steady" : "as-is");
     if (opt->cache_cold) {

@@ -169,4 +169,5 @@ const cc_op cc_op_coldstart = {
     .check = cc_pair_check,
     .extra = cc_coldstart_extra,
     .cleanup = cc_coldstart_cleanup,
+    .first_traffic = 1,
 };

@@ -118,4 +118,5 @@ const cc_op cc_op_collstart = {
     .run = cc_collstart_run,
     .extra = cc_collstart_extra,
     .cleanup = cc_collstart_cleanup,
+    .first_traffic = 1,
 };

@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_measure.h"
 #include "cc_op_data.h"
 #include "cc_ops_mpi.h"
 
 enum { CC_NBC_PURE, CC_NBC_OVERLAP };
 static const char *const cc_nbc_variants[] = {"pure", "overlap", NULL};
-enum { CC_NBC_PROBE_WARM = 2, CC_NBC_PROBE_CALLS = 9 };
+enum { CC_NBC_PROBE_WARM = 2, CC_NBC_PROBE_ROUND = 16, CC_NBC_PROBE_CALLS = 9 };
 
 typedef void (*cc_nbc_start)(cc_point *pt, MPI_Request *req);
 
@@ -65,18 +66,38 @@ static int cc_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The computation's length: each rank's median pure time, the least over ranks
- * (on a loaded machine one descheduled rank's median can be a time slice). */
+/* The computation's length: each rank's median pure time over
+ * CC_NBC_PROBE_CALLS calls, each after a barrier, the least over ranks (on a
+ * loaded machine one descheduled rank's median can be a time slice).  Before
+ * them, pure calls back to back in rounds that double up to
+ * CC_NBC_PROBE_ROUND, at least CC_NBC_PROBE_WARM and for as long as the
+ * point's warm-up floor (the first point of a plan entry, or one whose
+ * messages reach a page the entry's did not: cc_run.c).  Such a point's first
+ * calls run cold (MPICH over UCX takes each eager message through the next of
+ * 64 FIFO elements, and a larger message touches a new page of each), and a
+ * control message after every call kept some elements cold for good: from two
+ * warm calls, then from 0.5 ms of calls each followed by an allreduce, an
+ * overlap point of 5794 B computed 4.5 to 7 us where the same job's pure calls
+ * took 1.1 (docs/kernel-protocol.md). */
 static void cc_nbc_probe(cc_point *pt, cc_nbc_start start)
 {
     double t[CC_NBC_PROBE_CALLS];
     MPI_Request req;
-    for (int i = 0; i < CC_NBC_PROBE_WARM + CC_NBC_PROBE_CALLS; i++) {
+    const int64_t floor_ns = (int64_t)(pt->limits->warmup_min_time * 1e9), began = cc_now_ns();
+    for (int round = 1, calls = 0, more = 1; more; round = round < CC_NBC_PROBE_ROUND ? 2 * round : round) {
+        for (int i = 0; i < round; i++, calls++) {
+            start(pt, &req);
+            CC_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
+        const int mine = calls < CC_NBC_PROBE_WARM || cc_now_ns() - began < floor_ns;
+        CC_MPI(MPI_Allreduce(&mine, &more, 1, MPI_INT, MPI_MAX, pt->ctl)); /* the same calls everywhere */
+    }
+    for (int i = 0; i < CC_NBC_PROBE_CALLS; i++) {
         CC_MPI(MPI_Barrier(pt->ctl));
         const int64_t t0 = cc_now_ns();
         start(pt, &req);
         CC_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        if (i >= CC_NBC_PROBE_WARM) t[i - CC_NBC_PROBE_WARM] = (double)(cc_now_ns() - t0);
+        t[i] = (double)(cc_now_ns() - t0);
     }
     qsort(t, CC_NBC_PROBE_CALLS, sizeof t[0], cc_cmp_double);
     double mine = t[CC_NBC_PROBE_CALLS / 2], least = 0.0;
