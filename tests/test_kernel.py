@@ -581,14 +581,18 @@ def test_the_header_says_how_the_heap_was_held(kernel):
     assert refused.returncode == 2 and "--heap: 'kept' is not steady or as-is" in refused.stdout
 
 
-def test_the_library_is_warmed_before_the_first_point_unless_a_point_measures_first_traffic(kernel):
-    warmed = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST]).stdout)
-    assert warmed[0]["options"]["prewarm"] is True
+def test_the_library_is_warmed_after_the_points_that_measure_first_traffic(kernel):
+    # a cold start is measured on the process's first messages: the pre-warm waits for the
+    # first point of another operation, which reports how long it took
+    done = _launch(kernel, 2, ["--plan", "coldstart=8;barrier=0;pingpong:send=8", *FAST])
+    assert done.returncode == 0, done.stderr
+    records = _records(done.stdout)
+    assert records[0]["options"]["prewarm"] is True
+    took = {pt["op"]: pt["extra"].get("prewarm_s") for pt in _points(records)}
+    assert took["coldstart"] is None and took["pingpong"] is None
+    assert 0 < took["barrier"] < 1.0, took
     off = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST, "--prewarm", "off"]).stdout)
-    assert off[0]["options"]["prewarm"] is False
-    # a cold start is measured on the process's first messages: nothing goes before them
-    cold = _records(_launch(kernel, 2, ["--plan", "coldstart=8;barrier=0", *FAST]).stdout)
-    assert cold[0]["options"]["prewarm"] is False
+    assert off[0]["options"]["prewarm"] is False and "prewarm_s" not in _points(off)[0]["extra"]
     refused = _launch(kernel, 2, ["--plan", "barrier=0", "--prewarm", "maybe"], timeout=60)
     assert refused.returncode == 2 and "--prewarm: 'maybe' is not on or off" in refused.stdout
 

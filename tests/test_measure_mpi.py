@@ -256,6 +256,10 @@ def test_oversubscribed_collectives_are_flagged(tmp_path, mpi_libraries):
         jobs = store.jobs()
     assert points and all(pt["oversubscribed"] and pt["p"] == p and pt["valid"] for pt in points)
     assert all(job["oversubscribed"] for job in jobs)
+    # ranks that share cores neither time a cache line between cores nor warm the library first
+    # (each of the pre-warm's exchanges would wait for a time slice)
+    assert all(job["kernel_options"]["core_distance"] is False and job["kernel_options"]["prewarm"] is False
+               for job in jobs), [job["kernel_options"] for job in jobs]
 
 
 def _stored_points(db) -> int:

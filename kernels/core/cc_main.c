@@ -5,7 +5,6 @@
 #include "cc_fault.h"
 #include "cc_heap.h"
 #include "cc_options.h"
-#include "cc_prewarm.h"
 #include "cc_report.h"
 #include "cc_run.h"
 
@@ -66,9 +65,7 @@ int main(int argc, char **argv)
     if (opt.core_distance) cc_core_distance_open(&distance, MPI_COMM_WORLD);
     env.core_distance = &distance;
 
-    opt.prewarm = cc_prewarm_wanted(&opt); /* what the header reports: whether it ran */
     cc_report_header(&env, &fault);
-    if (opt.prewarm) cc_prewarm(&env);
     size_t points = cc_run_plan(&env, &fault);
     if (env.world_rank == 0) {
         cc_buf out;

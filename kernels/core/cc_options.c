@@ -49,9 +49,9 @@ const char cc_usage[] =
     "                         point (on; off where they share cores)\n"
     "  --heap steady|as-is    steady: the library's temporaries are reused warm, never\n"
     "                         given back to the system and faulted in again (steady)\n"
-    "  --prewarm on|off       before the first point, 256 messages of 8 KiB around the\n"
-    "                         ranks' ring, so every point finds the library's eager\n"
-    "                         buffers touched (on; off for a plan of coldstart or collstart)\n"
+    "  --prewarm on|off       256 messages of 8 KiB around the ranks' ring before the\n"
+    "                         first point that is not coldstart or collstart, so every\n"
+    "                         point finds the library's eager buffers touched (on)\n"
     "Output: JSON Lines on rank 0's stdout (docs/kernel-protocol.md).\n";
 
 #define CC_MAX_SIZE ((size_t)1 << 40)

@@ -5,14 +5,6 @@
 
 #include "cc_errors.h"
 
-int cc_prewarm_wanted(const cc_options *opt)
-{
-    if (!opt->prewarm) return 0;
-    for (size_t e = 0; e < opt->nentries; e++)
-        if (opt->entries[e].op->first_traffic) return 0;
-    return 1;
-}
-
 /* CC_PREWARM_ROUNDS exchanges: each rank sends to `to` and receives from `from` */
 static void cc_prewarm_ring(MPI_Comm comm, int to, int from, unsigned char *out, unsigned char *in)
 {
@@ -21,10 +13,11 @@ static void cc_prewarm_ring(MPI_Comm comm, int to, int from, unsigned char *out,
                             from, CC_TAG_DATA, comm, MPI_STATUS_IGNORE));
 }
 
-void cc_prewarm(const cc_env *env)
+double cc_prewarm(const cc_env *env)
 {
+    const int64_t began = cc_now_ns();
     const int p = env->world_size, me = env->world_rank;
-    if (p < 2) return;
+    if (p < 2) return 0.0;
     unsigned char *out = cc_xmalloc(CC_PREWARM_BYTES), *in = cc_xmalloc(CC_PREWARM_BYTES);
     memset(out, me & 0xff, CC_PREWARM_BYTES);
     memset(in, 0, CC_PREWARM_BYTES);
@@ -33,4 +26,5 @@ void cc_prewarm(const cc_env *env)
     free(out);
     free(in);
     CC_MPI(MPI_Barrier(env->all_ctl));
+    return (double)(cc_now_ns() - began) * 1e-9;
 }

@@ -1,4 +1,4 @@
-/* The MPI library's eager path, warmed before the first point.
+/* The MPI library's eager path, warmed before a job's first point.
  *
  * A library moves eager messages through buffers it allocates once and reuses
  * in turn: MPICH over UCX takes each one through the next of the receiver's
@@ -7,13 +7,15 @@
  * for tens of calls, and where a control message followed every call (a
  * collective's start barrier, the overlap probe's timing) some elements stayed
  * cold past the point's warm-up: on 2 cores MPICH's first ialltoall overlap
- * point of 6 KiB computed 8.5 to 9.5 us against the pure call's 1.8 in 2 of 3
- * jobs, none of 9 after 8 KiB messages had gone first (docs/kernel-protocol.md,
- * "The eager path, warmed first").  cc_prewarm sends CC_PREWARM_ROUNDS
- * messages of CC_PREWARM_BYTES back to back around the ring of every rank and,
- * with more than 2 ranks, between ranks 0 and 1, before the first point.  A
- * plan that holds an operation measured as a process's first traffic
- * (cc_op.first_traffic: coldstart, collstart) is not warmed. */
+ * point of 6 KiB computed 8.5 to 11.4 us against the pure call's 1.8 to 2.7 in
+ * 2 of 3 jobs, none of 9 after 8 KiB messages had gone first
+ * (docs/kernel-protocol.md, step 0 of "Measurement procedure").  cc_prewarm
+ * sends CC_PREWARM_ROUNDS messages of CC_PREWARM_BYTES back to back around the
+ * ring of every rank and, with more than 2 ranks, between ranks 0 and 1.  The
+ * plan runs it (under --prewarm on) before its first point whose operation is
+ * not measured as a process's first traffic (cc_op.first_traffic: coldstart
+ * and collstart lead the jobs the runner gives them, and must find nothing
+ * warmed). */
 #ifndef CC_PREWARM_H
 #define CC_PREWARM_H
 
@@ -22,8 +24,7 @@
 #define CC_PREWARM_BYTES 8192
 #define CC_PREWARM_ROUNDS 256
 
-/* whether the run warms: --prewarm on and no entry's op measures first traffic */
-int cc_prewarm_wanted(const cc_options *opt);
-void cc_prewarm(const cc_env *env);
+/* every rank of the job, at the same place in the plan; the seconds it took */
+double cc_prewarm(const cc_env *env);
 
 #endif

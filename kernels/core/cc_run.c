@@ -7,6 +7,7 @@
 
 #include "cc_cache.h"
 #include "cc_measure.h"
+#include "cc_prewarm.h"
 #include "cc_report.h"
 
 /* Under --warmup series a later point of a plan entry keeps the time floor
@@ -70,8 +71,16 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
     cc_buf_init(&extra);
     size_t points = 0;
     int seed = 0;
+    int prewarm_pending = opt->prewarm;
     for (size_t e = 0; e < opt->nentries; e++) {
         const cc_entry *entry = &opt->entries[e];
+        /* the library's eager path, warmed once, after the points that measure a process's
+         * first traffic and before any other (cc_prewarm.h); its first point reports it */
+        double prewarm_s = -1.0;
+        if (prewarm_pending && !entry->op->first_traffic) {
+            prewarm_s = cc_prewarm(env);
+            prewarm_pending = 0;
+        }
         int warmed = 0; /* a point of this entry was measured: its connections and paths are set up */
         size_t pages_reached = 0; /* the most pages (cc_pages_reached) a point of this entry reached */
         for (size_t k = 0; k < entry->nsizes; k++) {
@@ -139,6 +148,11 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                     cc_buf_str(&extra, series.warmup_steady ? "steady" : "time");
                     cc_buf_key(&extra, "warmup_min_s");
                     cc_buf_num(&extra, lim.warmup_min_time);
+                    if (prewarm_s >= 0.0) {
+                        cc_buf_key(&extra, "prewarm_s");
+                        cc_buf_num(&extra, prewarm_s);
+                        prewarm_s = -1.0;
+                    }
                 }
                 if (root && series.windowed) cc_report_window(&extra, &series);
                 if (root && series.rank_median_us) { /* stragglers: each rank's own median */

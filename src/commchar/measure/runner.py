@@ -358,8 +358,9 @@ class _JobRunner:
                 *(["--recv-offset", str(o.recv_offset)] if o.recv_offset is not None else []),
                 *(["--heap", o.heap] if o.heap != "steady" else []),
                 *(["--loggp-overheads-below", str(o.loggp_overheads_below)] if o.loggp_overheads_below else []),
-                # ranks that share cores would time the scheduler, not the distance of two cores
-                *(["--core-distance", "off"] if oversubscribed else []),
+                # ranks that share cores would time the scheduler, not the distance of two cores, and
+                # the pre-warm's exchanges would wait a time slice each (0.7 s at p = 3 on 2 cores)
+                *(["--core-distance", "off", "--prewarm", "off"] if oversubscribed else []),
                 *(["--cache-limit", str(o.cache_limit)] if o.cache_limit is not None else [])] + (
                     ["--sync-window-factor", repr(o.sync_window_factor),
                      "--sync-window-us", repr(o.sync_window_us)] if o.sync == "window" else [])
