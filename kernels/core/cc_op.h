@@ -69,8 +69,8 @@ typedef struct cc_op {
      * --cache cold can move them (cc_cache.c); else why the buffers are bound
      * at set-up (a persistent request, a window): such a point is unsupported cold */
     const char *bound_buffers;
-    /* nonzero: measured as a process's first traffic (the runner gives the point a
-     * job of its own), so the kernel does not warm the library first (cc_prewarm.h) */
+    /* nonzero: measured as a process's first traffic (the runner puts the point
+     * first in its job), so the library is warmed only after it (cc_prewarm.h) */
     int first_traffic;
 } cc_op;
 

@@ -1,4 +1,4 @@
-/* The MPI library's eager path, warmed before a job's first point.
+/* The MPI library's eager path, warmed once a job, before its points.
  *
  * A library moves eager messages through buffers it allocates once and reuses
  * in turn: MPICH over UCX takes each one through the next of the receiver's

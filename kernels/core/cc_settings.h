@@ -44,7 +44,8 @@ typedef struct cc_options {
     long buffer_offset;      /* message buffers start this many bytes into a page (cc_buffer_alloc) */
     long recv_offset;        /* receive buffers start this many bytes into one; -1: buffer_offset */
     int core_distance;       /* time ranks 0 and 1's cache line around every point (cc_core_distance.h) */
-    int prewarm;             /* --prewarm on: the library's eager path warmed before the first point (cc_prewarm.h) */
+    int prewarm;             /* --prewarm on: the library's eager path warmed once, before the first point
+                              * that does not measure first traffic (cc_prewarm.h) */
     int heap_steady;         /* --heap steady: glibc's malloc thresholds fixed (cc_heap.h) */
     int heap_held;           /* the thresholds were set (0 under --heap as-is or without glibc) */
 } cc_options;

@@ -75,10 +75,10 @@ static int cc_cmp_double(const void *a, const void *b)
  * messages reach a page the entry's did not: cc_run.c).  Such a point's first
  * calls run cold (MPICH over UCX takes each eager message through the next of
  * 64 FIFO elements, and a larger message touches a new page of each), and a
- * control message after every call kept some elements cold for good: from two
- * warm calls, then from 0.5 ms of calls each followed by an allreduce, an
- * overlap point of 5794 B computed 4.5 to 7 us where the same job's pure calls
- * took 1.1 (docs/kernel-protocol.md). */
+ * control message after every call keeps some elements cold: after two warm
+ * calls, or after 0.5 ms of calls each followed by an allreduce, an overlap
+ * point of 5794 B computed 4.5 to 7 us where the same job's pure calls took
+ * 1.1 (docs/kernel-protocol.md). */
 static void cc_nbc_probe(cc_point *pt, cc_nbc_start start)
 {
     double t[CC_NBC_PROBE_CALLS];
