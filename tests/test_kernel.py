@@ -600,14 +600,23 @@ def test_the_library_is_warmed_after_the_points_that_measure_first_traffic(kerne
 def test_an_overlap_points_computation_lasts_as_long_as_the_pure_call(kernel):
     # the first point of a job, at a size whose eager messages reach new pages of the library's
     # buffers: MPICH's computed 8.5 to 11 us against the same job's 1.8 us pure calls in 2 of 3
-    # jobs when nothing warmed the buffers first; each of three jobs must now agree within 2x
+    # jobs when nothing warmed the buffers first; each of three jobs must now agree within 2x,
+    # where the host kept ranks 0 and 1's cores in one state through both points (their cache
+    # line's round trip within 1.5x: a point with the cores apart costs 2 to 4 times as much)
+    compared = []
     for _ in range(3):
         done = _launch(kernel, 2, ["--plan", "ialltoall:overlap=6144;ialltoall:pure=6144", "--precision", "0.05",
                                    "--max-time", "0.2"])
         assert done.returncode == 0, done.stderr
         overlap, pure = _points(_records(done.stdout))
+        trips = overlap["extra"]["core_rtt_ns"] + pure["extra"]["core_rtt_ns"]
+        if max(trips) > 1.5 * min(trips):
+            continue
         pure_us = summarize(pure["samples_us"])["t_us"]
-        assert overlap["extra"]["compute_us"] < 2.0 * pure_us, (overlap["extra"], pure_us)
+        compared.append((overlap["extra"]["compute_us"], pure_us))
+    if not compared:
+        pytest.skip("the host moved the ranks' cores during every job")
+    assert all(compute < 2.0 * pure_us for compute, pure_us in compared), compared
 
 
 def test_warmup_mode_must_be_series_or_point(kernel):
