@@ -71,12 +71,13 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
     cc_buf_init(&extra);
     size_t points = 0;
     int seed = 0;
+    /* the library's eager path, warmed once, after the points that measure a process's first
+     * traffic and before any other (cc_prewarm.h); the next measured point reports how long
+     * it took (-1: not yet run, or reported) */
     int prewarm_pending = opt->prewarm;
+    double prewarm_s = -1.0;
     for (size_t e = 0; e < opt->nentries; e++) {
         const cc_entry *entry = &opt->entries[e];
-        /* the library's eager path, warmed once, after the points that measure a process's
-         * first traffic and before any other (cc_prewarm.h); its first point reports it */
-        double prewarm_s = -1.0;
         if (prewarm_pending && !entry->op->first_traffic) {
             prewarm_s = cc_prewarm(env);
             prewarm_pending = 0;
