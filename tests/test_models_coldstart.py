@@ -62,6 +62,48 @@ def test_a_run_of_slow_first_sends_is_found_with_its_cost_per_size():
     assert p["max_bytes"] == 8192
 
 
+def test_only_the_sizes_with_a_cold_run_set_its_length_cost_and_bounds():
+    # MPICH on a grid: the smallest sizes fit the part of a cell touched at start and the
+    # rendezvous sizes leave their bytes in place, so most sizes show no run at all
+    rng = np.random.default_rng(8)
+    small, cold, rendezvous = (0, 1, 8, 32, 64), (128, 512, 2048, 8192), (16384, 65536, 262144)
+    points = (_points(rng, 0, lambda n: 0.0, sizes=small) + _points(rng, 64, lambda n: 2.0 + 0.0005 * n, sizes=cold)
+              + _points(rng, 0, lambda n: 0.0, sizes=rendezvous))
+    for pt in points:  # every first send pays the path's one-time cost: 9 us more
+        for rank in (0, 1):
+            pt["extra"][f"cold_send_us_rank{rank}"][0] += 9.0
+    p = ColdStartModel().fit(points).params_
+    assert p["messages"] == 64
+    assert p["min_bytes"] == 64 and p["max_bytes"] == 8192
+    assert p["o_s"] == pytest.approx(2.0, rel=0.1) and p["O_s"] == pytest.approx(0.0005, rel=0.1)
+    # the first send of each run costs half the mean (the synthetic run opens on its cheaper
+    # cost) and 9 us more: beyond a mean cold send, 9 - cost / 2
+    first = np.median([9.0 - (2.0 + 0.0005 * n) / 2 for n in cold])
+    assert p["first_us"] == pytest.approx(first, rel=0.1)
+
+
+def test_a_cold_send_costs_the_mean_of_its_run_not_its_typical_value():
+    # a run in which every fifth send costs 10 us more: a program pays them all
+    rng = np.random.default_rng(9)
+    points = _points(rng, 60, lambda n: 2.0, sizes=(512, 2048))
+    for pt in points:
+        for rank in (0, 1):
+            d = pt["extra"][f"cold_send_us_rank{rank}"]
+            for k in range(1, 60, 5):
+                d[k] += 10.0
+    assert ColdStartModel().fit(points).params_["o_s"] == pytest.approx(4.0, rel=0.1)
+
+
+def test_one_ranks_short_run_at_one_size_is_not_charged():
+    rng = np.random.default_rng(10)
+    points = _points(rng, 0, lambda n: 0.0)
+    d = points[1]["extra"]["cold_send_us_rank0"]
+    for k in range(6):
+        d[k] += 5.0
+    model = ColdStartModel().fit(points)
+    assert model.params_ is None and "not charged" in model.notes_[0]
+
+
 def test_the_receivers_part_comes_from_the_round_trips():
     rng = np.random.default_rng(6)
     model = ColdStartModel().fit(_points(rng, 64, lambda n: 3.0, per_receive=lambda n: 1.0 + 0.0002 * n))

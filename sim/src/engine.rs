@@ -668,10 +668,14 @@ impl<W: Workload> Core<'_, W> {
         } else {
             p.cost(ev.size)
         };
-        if let Some(cs) = p.cold_start.filter(|_| take_cold(&mut self.cold_sends, r)) {
-            c.o_s = c.o_s.saturating_add(cs.send(ev.size));
-        }
         let rendezvous = self.rendezvous_of(ev.size, proto);
+        if let Some(cs) = p.cold_start.filter(|cs| cs.covers(ev.size, rendezvous)) {
+            let first = self.cold_sends.get(r) == Some(&cs.messages);
+            if take_cold(&mut self.cold_sends, r) {
+                let extra = if first { cs.first } else { 0 };
+                c.o_s = c.o_s.saturating_add(cs.send(ev.size)).saturating_add(extra);
+            }
+        }
         // the sender copies, unless the receiver pulls the bytes or it sends to itself
         let pulled = rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver;
         let copies = !(to_self || pulled);
@@ -934,8 +938,10 @@ impl<W: Workload> Core<'_, W> {
         } else {
             p.cost(ev.size)
         };
+        let rendezvous = self.rendezvous_of(ev.size, proto);
         if let Some(cs) = p
             .cold_start
+            .filter(|cs| cs.covers(ev.size, rendezvous))
             .filter(|_| take_cold(&mut self.cold_receives, r))
         {
             c.o_r = c.o_r.saturating_add(cs.receive(ev.size));

@@ -102,11 +102,13 @@ pub struct MsgCost {
     pub big_o_r: Option<u64>,
 }
 
-/// Costs of the messages of at least `start` bytes (up to the next regime's start).
 /// A program's first messages (commchar.models.coldstart, loggp.cold_start): each
-/// rank's first `messages` sends occupy its CPU `o_s + O_s min(n, max_bytes)` longer
-/// before they leave, and its first `messages` receives `o_r + O_r min(n, max_bytes)`
-/// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first use).
+/// rank's first `messages` eager sends of more than `min_bytes` occupy its CPU
+/// `o_s + O_s min(n, max_bytes)` longer before they leave, the very first of them
+/// `first` more, and its first `messages` such receives `o_r + O_r min(n, max_bytes)`
+/// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first
+/// use, beyond the part of it every process touched at start; a rendezvous message
+/// leaves its bytes in place).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColdStart {
     pub messages: u32,
@@ -114,10 +116,18 @@ pub struct ColdStart {
     pub big_o_s: u64,
     pub o_r: u64,
     pub big_o_r: u64,
+    pub first: u64,
+    pub min_bytes: u64,
     pub max_bytes: u64,
 }
 
 impl ColdStart {
+    /// Whether a message of `size` bytes can be cold: more than `min_bytes`, and eager.
+    #[inline]
+    pub fn covers(&self, size: u64, rendezvous: bool) -> bool {
+        size > self.min_bytes && !rendezvous
+    }
+
     /// The extra cost (ps) of one cold send of `size` bytes.
     #[inline]
     pub fn send(&self, size: u64) -> u64 {
@@ -582,19 +592,26 @@ fn cold_start_from_model(
             },
         }
     };
-    let max_bytes = number("max_bytes", true)?;
-    if max_bytes.fract() != 0.0 {
-        return input(format!(
-            "{path}: loggp cold_start.max_bytes of '{name}' is not a whole number of bytes"
-        ));
-    }
+    let whole = |key: &str, required: bool| -> Result<u64> {
+        let x = number(key, required)?;
+        if x.fract() != 0.0 {
+            return input(format!(
+                "{path}: loggp cold_start.{key} of '{name}' is not a whole number of bytes"
+            ));
+        }
+        Ok(x as u64)
+    };
+    let max_bytes = whole("max_bytes", true)?;
+    let min_bytes = whole("min_bytes", false)?;
     Ok(Some(ColdStart {
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
         o_s: Unit::Us.to_ps(number("o_s", true)?, "cold_start.o_s")?,
         big_o_s: Unit::Us.to_ps(number("O_s", true)?, "cold_start.O_s")?,
         o_r: Unit::Us.to_ps(number("o_r", false)?, "cold_start.o_r")?,
         big_o_r: Unit::Us.to_ps(number("O_r", false)?, "cold_start.O_r")?,
-        max_bytes: max_bytes as u64,
+        first: Unit::Us.to_ps(number("first_us", false)?, "cold_start.first_us")?,
+        min_bytes,
+        max_bytes,
     }))
 }
 

@@ -430,6 +430,8 @@ fn a_ranks_first_sends_pay_the_cold_start_and_later_ones_do_not() {
         big_o_s: NS,
         o_r,
         big_o_r: 0,
+        first: 0,
+        min_bytes: 0,
         max_bytes: 512,
     };
     // the first two sends are cold: 2 us + 1 ns/B up to 512 B each, before they leave
@@ -461,6 +463,46 @@ fn a_ranks_first_sends_pay_the_cold_start_and_later_ones_do_not() {
         single(Some(cold(1000 * NS))),
         single(None) + (2000 + 512 + 1000) * NS
     );
+}
+
+#[test]
+fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_once_more() {
+    // rank 0 sends 64 B, 100 KiB (rendezvous) and then two 1000 B messages
+    let mut t = traces(2);
+    for size in [64, 100_000, 1000, 1000] {
+        t[0].send(SEND, 1, size, 7);
+        t[1].recv(0, size, 7);
+    }
+    let dir = write_trace("cold-start-sizes", &t);
+    let run = |cold_start| {
+        let p = Params {
+            cold_start,
+            big_g: 0,
+            ..params(8192, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &Options::default(), p).unwrap();
+        check_sums(&o);
+        o.finish[1]
+    };
+    let cold = ColdStart {
+        messages: 2,
+        o_s: 2000 * NS,
+        big_o_s: 0,
+        o_r: 0,
+        big_o_r: 0,
+        first: 5000 * NS,
+        min_bytes: 64,
+        max_bytes: 8192,
+    };
+    // only the two 1000 B sends are cold (neither the 64 B nor the rendezvous one takes
+    // up the count), and the first of them pays `first` too
+    assert_eq!(run(Some(cold)), run(None) + (2 * 2000 + 5000) * NS);
+    // with one cold message the second 1000 B send is warm
+    let one = ColdStart {
+        messages: 1,
+        ..cold
+    };
+    assert_eq!(run(Some(one)), run(None) + (2000 + 5000) * NS);
 }
 
 #[test]

@@ -266,8 +266,8 @@ def _sized_pairs(steps: list, path: str, value: str) -> None:
 
 
 def _validate_cold_start(section: Any, path: str) -> None:
-    """A program's first sends: {messages, o_s, O_s, o_r, O_r, max_bytes} (o_r, O_r optional);
-    messages 0 needs nothing else."""
+    """A program's first sends: {messages, o_s, O_s, o_r, O_r, first_us, min_bytes, max_bytes}
+    (o_r, O_r, first_us, min_bytes optional); messages 0 needs nothing else."""
     _mapping(section, path)
     messages = section.get("messages")
     if not isinstance(messages, int) or isinstance(messages, bool) or messages < 0:
@@ -276,9 +276,11 @@ def _validate_cold_start(section: Any, path: str) -> None:
         return
     for name in ("o_s", "O_s"):
         _number(section.get(name), f"{path}.{name}", 0)
-    for name in ("o_r", "O_r"):
+    for name in ("o_r", "O_r", "first_us"):
         if section.get(name) is not None:
             _number(section[name], f"{path}.{name}", 0)
+    if section.get("min_bytes") is not None:
+        _bytes(section["min_bytes"], f"{path}.min_bytes")
     _bytes(section.get("max_bytes"), f"{path}.max_bytes")
 
 

@@ -7,18 +7,26 @@ on first use) shows a run of slow sends and then the warm ones. Per rank and
 size the fit finds where that run ends (the split of the durations into a head
 and a tail that fits two levels best, in absolute deviations so one stall does
 not move it) and whether the head is slower than the tail beyond the tail's
-own scatter. Across sizes:
+own scatter. Only some sizes show a run: MPICH's smallest messages fit the part
+of a cell every process has touched at start (64 B here), and its rendezvous
+messages leave their bytes in place. The sizes with a run of at least MIN_RUN
+sends give:
 
-- messages: how many sends of a rank are cold (the median over ranks and sizes);
-- o_s + O_s n: what each of them costs its sender beyond a warm send (per size, the
-  interquartile mean of the ranks' first `messages` sends less their warm time;
+- messages: how many sends of a rank are cold (the median over their ranks);
+- min_bytes: the largest size probed below them without a run (0: none), so a
+  send of at most that many bytes is warm;
+- o_s + O_s n: what each cold send costs its sender beyond a warm one (per size,
+  the mean over the ranks' cold sends after the first, the highest 2% left out as
+  stalls: a program pays each, MPICH's cells alternating between two costs;
   fitted over n without negative terms);
+- first_us: what a rank's first send costs beyond that (the median over sizes and
+  ranks): a one-time cost of the path, paid once by every program;
 - o_r + O_r n: what each costs its receiver, from rank 0's round trips: half of
   what a cold round adds beyond its two sends' excess.
 
-No cold run at all, or one shorter than MIN_RUN sends (a first message's one-time
-cost), gives no parameters (params_ None): the simulator then charges a program's
-first sends like any other.
+No cold run at all, or one shorter than MIN_RUN sends at every size (a first
+message's one-time cost), gives no parameters (params_ None): the simulator then
+charges a program's first sends like any other.
 """
 
 from __future__ import annotations
@@ -28,7 +36,6 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import nnls
-from scipy.stats import trim_mean
 
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in
@@ -73,13 +80,21 @@ def cold_run(d: np.ndarray, sigmas: float = 3.0) -> tuple[int, float]:
     return (c, warm) if excess > sigmas * scatter and excess > 0.0 else (0, warm)
 
 
-def _robust_mean(pool: np.ndarray) -> float:
-    """The interquartile mean (the median of a handful): neither one stall nor one of
-    the two costs that alternate in MPICH's cold run decides it."""
+STALLS = 0.02  # the share of the highest cold costs taken for stalls, not the cells' cost
+
+
+def _paid_mean(pool: np.ndarray) -> float:
+    """The mean a program pays per cold message: every cost of the run (MPICH's cells
+    alternate between two), less the highest STALLS share (a timer tick or a page fault
+    of the kernel's own, which a probe of a few hundred sends meets once or twice); the
+    median of a handful."""
     pool = pool[np.isfinite(pool)]
     if pool.size == 0:
         return 0.0
-    return float(trim_mean(pool, 0.25) if pool.size >= 8 else np.median(pool))
+    if pool.size < 8:
+        return float(np.median(pool))
+    kept = np.sort(pool)[: pool.size - max(1, int(round(STALLS * pool.size)))]
+    return float(kept.mean())
 
 
 @dataclass
@@ -99,16 +114,24 @@ class _Probe:
 
 
 def _excess(probe: _Probe, messages: int) -> tuple[float, float | None]:
-    """(a cold send's cost to its sender, to its receiver) beyond warm ones, us, at one size.
-    The receiver's: half of what a cold round trip adds beyond its two sends' excess."""
+    """(a cold send's cost to its sender, to its receiver) beyond warm ones, us, at one size,
+    the ranks' first sends left to first_us. The receiver's: half of what a cold round trip
+    adds beyond its two sends' excess."""
     series, warm, rounds = probe.series, probe.warm, probe.rounds
-    send = _robust_mean(np.concatenate([d[:messages] - w for d, w in zip(series, warm)]))
+    send = _paid_mean(np.concatenate([d[1:messages] - w for d, w in zip(series, warm)]))
     if rounds is None or rounds.size <= messages or any(d.size < rounds.size for d in series):
         return round(send, 4), None
     warm_round = float(np.median(rounds[messages:]))
-    sends = sum(d[:messages] - w for d, w in zip(series, warm))
-    receive = _robust_mean(((rounds[:messages] - warm_round) - sends) / 2)
+    sends = np.sum([d[:messages] - w for d, w in zip(series, warm)], axis=0)
+    receive = _paid_mean(((rounds[1:messages] - warm_round) - sends[1:]) / 2)
     return round(send, 4), round(receive, 4)
+
+
+def _first(probes: list[_Probe], excess: list[tuple[float, float | None]]) -> float:
+    """A rank's first send's cost beyond a cold one's (us): the median over sizes and ranks."""
+    extra = [float(d[0] - w - send) for pr, (send, _) in zip(probes, excess)
+             for d, w in zip(pr.series, pr.warm) if d.size]
+    return round(max(float(np.median(extra)), 0.0), 4) if extra else 0.0
 
 
 def _affine_nonnegative(n: np.ndarray, cost: list[float]) -> tuple[float, float]:
@@ -124,8 +147,8 @@ def _affine_nonnegative(n: np.ndarray, cost: list[float]) -> tuple[float, float]
 class ColdStartModel(Estimator):
     """Cold-start parameters from `coldstart` point dicts.
 
-    Fitted: params_ ({messages, o_s, O_s, o_r, O_r, max_bytes}: a count, us, us/B, bytes;
-    None when no size shows a cold run), runs_ (per size: n, each rank's cold run length
+    Fitted: params_ ({messages, o_s, O_s, o_r, O_r, first_us, min_bytes, max_bytes}: a count,
+    us, us/B, us, us/B, us, bytes, bytes; None when no size shows a cold run), runs_ (per size: n, each rank's cold run length
     and warm send, and what a cold send costs its sender and its receiver), notes_.
     """
 
@@ -154,30 +177,41 @@ class ColdStartModel(Estimator):
         if not probes:
             raise InputError("ColdStartModel: no valid 'coldstart' points with their send durations")
         notes: list[str] = []
-        messages = int(round(float(np.median([c for pr in probes for c in pr.sends]))))
         params: dict[str, Any] | None = None
         excess: list[tuple[float, float | None]] | None = None
-        if 0 < messages < MIN_RUN:
-            first = [float(d[0] - w) for pr in probes for d, w in zip(pr.series, pr.warm) if d.size]
-            notes.append(f"only the first {messages} send(s) cost more ({min(first):.3g} to "
-                         f"{max(first):.3g} us beyond warm across sizes and ranks): a one-time cost "
-                         f"of the size's path, not a run of cold sends, so not charged")
-        elif messages > 0:
-            excess = [_excess(pr, messages) for pr in probes]
-            n = np.array([pr.n for pr in probes], dtype=float)
+        cold = [pr for pr in probes if max(pr.sends) >= MIN_RUN]
+        if sum(c >= MIN_RUN for pr in cold for c in pr.sends) < 2:
+            cold = []  # one rank's run at one size: too little to charge every program
+        if cold:
+            messages = max(int(round(float(np.median([c for pr in cold for c in pr.sends])))), MIN_RUN)
+            excess = [_excess(pr, messages) for pr in cold]
+            n = np.array([pr.n for pr in cold], dtype=float)
             o_s, big_o_s = _affine_nonnegative(n, [send for send, _ in excess])
             o_r, big_o_r = _affine_nonnegative(n, [receive or 0.0 for _, receive in excess])
+            smallest = min(pr.n for pr in cold)
+            warm_below = [pr.n for pr in probes if pr.n < smallest and max(pr.sends) < MIN_RUN]
             params = {"messages": messages, "o_s": o_s, "O_s": big_o_s, "o_r": o_r, "O_r": big_o_r,
+                      "first_us": _first(cold, excess), "min_bytes": max(warm_below, default=0),
                       "max_bytes": int(n.max())}
-            probed = min(d.size for pr in probes for d in pr.series)
+            probed = min(d.size for pr in cold for d in pr.series)
             if messages >= probed - _tail_min(probed):  # the split found no longer run
                 notes.append(f"the cold run lasts {messages} of the {probed} sends probed: "
                              "it may be longer")
             if all(receive is None for _, receive in excess):
                 notes.append("no round trips recorded: the receivers' part is taken as 0")
+            warm_sizes = sorted(pr.n for pr in probes if max(pr.sends) < MIN_RUN)
+            if warm_sizes:
+                notes.append(f"no cold run at {', '.join(map(str, warm_sizes))} B")
+        elif any(c for pr in probes for c in pr.sends):
+            first = [float(d[0] - w) for pr in probes for d, w in zip(pr.series, pr.warm) if d.size]
+            longest = max(c for pr in probes for c in pr.sends)
+            notes.append(f"only the first {longest} send(s) cost more ({min(first):.3g} to "
+                         f"{max(first):.3g} us beyond warm across sizes and ranks): a one-time cost "
+                         f"of the size's path, not a run of cold sends, so not charged")
         else:
             notes.append("no cold start: the first sends cost what warm ones do")
-        runs = [pr.summary(excess[i] if excess else None) for i, pr in enumerate(probes)]
+        excess_of = dict(zip(map(id, cold), excess or []))
+        runs = [pr.summary(excess_of.get(id(pr))) for pr in probes]
         self.params_ = params
         self.runs_ = runs
         self.notes_ = notes
