@@ -811,7 +811,37 @@ impl<W: Workload> Core<'_, W> {
             return Ok(None);
         }
         let join = self.joins.remove(&ev.peer).expect("just inserted");
-        let (last, cost) = (join.last, join.cost);
+        let (last, mut cost) = (join.last, join.cost);
+        if let Some(cs) = self.p.cold_start {
+            // T(n, p) was measured warm: each member's messages of the call (ceil(log2 p)
+            // each way, as every member hears from all in that many rounds) may still find
+            // cold cells, and the slowest member holds up the rest
+            let bytes = self.wl.join_bytes(ev.peer);
+            let rounds = ev.tag.max(2).next_power_of_two().trailing_zeros();
+            let rendezvous = bytes > self.p.eager_max;
+            let mut extra = 0u64;
+            if cs.covers(bytes, rendezvous) {
+                for &(rank, _) in &join.waiting {
+                    let r = rank as usize;
+                    let mut own = 0u64;
+                    for _ in 0..rounds {
+                        let first = self.cold_sends.get(r) == Some(&cs.messages);
+                        if take_cold(&mut self.cold_sends, r) {
+                            own = own.saturating_add(cs.send(bytes)).saturating_add(if first {
+                                cs.first
+                            } else {
+                                0
+                            });
+                        }
+                        if take_cold(&mut self.cold_receives, r) {
+                            own = own.saturating_add(cs.receive(bytes));
+                        }
+                    }
+                    extra = extra.max(own);
+                }
+            }
+            cost = cost.saturating_add(extra);
+        }
         for (rank, id) in join.waiting {
             let r = rank as usize;
             let start = self.free[r].o.max(last);

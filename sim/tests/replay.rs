@@ -658,6 +658,56 @@ fn charged(costs: &[(&'static str, u32, u64, f64)]) -> Options {
 }
 
 #[test]
+fn a_charged_collectives_messages_pay_the_cold_start_the_slowest_member_holding_all() {
+    // three allreduces of 1000 B at p = 3 (two rounds of messages a member), then one of
+    // 64 B; rank 0 has already used one cold send on a message of its own
+    let mut t = traces(3);
+    t[0].send(SEND, 1, 1000, 7);
+    t[1].recv(0, 1000, 7);
+    for rank in t.iter_mut() {
+        for bytes in [1000, 1000, 1000, 64] {
+            rank.call(
+                R {
+                    call: ALLREDUCE,
+                    bytes,
+                    bytes2: bytes,
+                    aux: 1,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+    }
+    let dir = write_trace("charged-cold", &t);
+    let opts = charged(&[("allreduce", 3, 1000, 5.0), ("allreduce", 3, 64, 5.0)]);
+    let run = |cold_start| {
+        let p = Params {
+            cold_start,
+            ..params(u64::MAX, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &opts, p).unwrap();
+        check_sums(&o);
+        o.finish[2]
+    };
+    let cold = ColdStart {
+        messages: 5,
+        o_s: 1000 * NS,
+        big_o_s: 0,
+        o_r: 100 * NS,
+        big_o_r: 0,
+        first: 0,
+        min_bytes: 64,
+        max_bytes: 8192,
+    };
+    // rank 1 reaches the first call 1.1 us later (rank 0's cold send, its own cold
+    // receive); then per call the costliest member: 2 sends and 2 receives (2.2 us), again
+    // (2.2 us), then rank 2's last send and receive (1.1 us: rank 0 has no send left, rank
+    // 1 no receive); the 64 B call pays nothing
+    let expected = 1100 + 2200 + 2200 + 1100;
+    assert_eq!(run(Some(cold)), run(None) + expected * NS);
+}
+
+#[test]
 fn charged_collective_waits_for_the_last_member() {
     let mut t = traces(3);
     for r in 0..3 {

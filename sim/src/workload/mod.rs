@@ -117,4 +117,10 @@ pub trait Workload {
     fn prefetch(&self, _rank: u32) {}
     /// Operations not yet completed (zero once the workload has finished).
     fn unfinished(&self) -> u64;
+    /// The most bytes a member sends in charged collective `instance` (0: unknown; what
+    /// its messages may pay of the model's cold start).
+    #[inline]
+    fn join_bytes(&self, _instance: u32) -> u64 {
+        0
+    }
 }

@@ -320,6 +320,8 @@ pub struct Replay {
     /// Receives and collectives (their own block) charged `loggp.misaligned_copy`: (how
     /// many, ps in all).
     pub misaligned: (u64, u64),
+    /// Per charged collective instance: the most bytes a member sends in it.
+    join_bytes: Vec<u64>,
     dir: String,
 }
 
@@ -434,6 +436,8 @@ struct Shared {
     comm_ids: HashMap<(u32, u32, Vec<u32>), u32>,
     tags: HashMap<(u32, i64), u32>,
     instances: HashMap<(u32, u32), u32>,
+    /// Per instance: the most bytes a member's call sends (cold start, engine.rs).
+    instance_bytes: Vec<u64>,
     other: BTreeMap<i32, u64>,
     /// MPI-IO calls (replayed as computation) by call id.
     io: BTreeMap<u16, u64>,
@@ -1339,6 +1343,11 @@ impl Builder<'_> {
             let cost = model_cost.saturating_add(staged);
             let next = self.shared.instances.len() as u32;
             let instance = *self.shared.instances.entry(key).or_insert(next);
+            let bytes = &mut self.shared.instance_bytes;
+            if bytes.len() <= instance as usize {
+                bytes.resize(instance as usize + 1, 0);
+            }
+            bytes[instance as usize] = bytes[instance as usize].max(rec.bytes);
             let join = Op {
                 kind: OpKind::Join,
                 peer: instance,
@@ -1504,6 +1513,7 @@ impl Replay {
             io_calls: extended::io_calls(&b.shared.io),
             calls: b.calls,
             misaligned,
+            join_bytes: b.shared.instance_bytes,
             dir: shown,
         })
     }
@@ -1618,6 +1628,9 @@ impl Workload for Replay {
         if self.op_range(s).contains(&(id as usize)) {
             self.settle(rank, out);
         }
+    }
+    fn join_bytes(&self, instance: u32) -> u64 {
+        self.join_bytes.get(instance as usize).copied().unwrap_or(0)
     }
     fn done(&mut self, rank: u32, id: u32, out: &mut Ready) {
         self.done_flag[id as usize] = true;
