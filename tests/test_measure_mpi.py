@@ -94,6 +94,9 @@ def test_coldstart_points_each_were_the_first_of_a_fresh_job_and_kept_every_cold
             for rank in ("request_post_us_rank0", "request_post_us_rank1"):
                 posts = p["extra"][rank]
                 assert len(posts) == 512 and all(t > 0 for t in posts), (lib.name, p["n_bytes"])
+            for rank in ("rendezvous_send_us_rank0", "rendezvous_send_us_rank1"):
+                rendezvous = p["extra"][rank]
+                assert len(rendezvous) == 3 and all(t > 0 for t in rendezvous), (lib.name, p["n_bytes"])
 
 
 def test_the_first_time_a_process_holds_nine_requests_mpich_allocates_more(full_run):

@@ -158,3 +158,24 @@ def test_fit_puts_the_cold_start_in_the_loggp_section():
     doc = fit_points(_loggp_points(rng) + _points(rng, 64, lambda n: 2.0 + 0.0005 * n))
     cold = doc["libraries"]["lib"]["loggp"]["cold_start"]
     assert cold["messages"] == 64 and cold["o_s"] == pytest.approx(2.0, rel=0.1)
+
+
+def test_the_pairs_first_rendezvous_sends_are_charged_even_without_a_cold_run():
+    # Open MPI-like eager sends (no run), and a first rendezvous send each way that costs
+    # 100 us (rank 0's) and 30 us (rank 1's) beyond the later ones
+    rng = np.random.default_rng(11)
+    points = _points(rng, 0, lambda n: 0.0)
+    for pt in points:
+        pt["extra"]["rendezvous_send_us_rank0"] = [107.0, 8.0, 7.0]
+        pt["extra"]["rendezvous_send_us_rank1"] = [37.0, 7.5, 7.0]
+    model = ColdStartModel().fit(points)
+    assert model.params_ is None
+    assert model.rendezvous_ == {"rendezvous_first_us": 100.0, "rendezvous_reverse_us": 30.0}
+    doc = fit_points(_loggp_points(rng) + points)
+    cold = doc["libraries"]["lib"]["loggp"]["cold_start"]
+    assert cold["messages"] == 0 and cold["rendezvous_first_us"] == 100.0
+
+
+def test_points_without_rendezvous_timings_give_none():
+    rng = np.random.default_rng(12)
+    assert ColdStartModel().fit(_points(rng, 64, lambda n: 2.0)).rendezvous_ is None

@@ -23,7 +23,14 @@
  * more (MPICH 4 and 5: the ninth costs a few hundred microseconds to a
  * millisecond, once per process); a program of many peers (an exchange posting
  * a receive and a send to each) pays it in its first exchange.  The fit
- * (commchar.models.request_growth) finds those counts and what each costs. */
+ * (commchar.models.request_growth) finds those counts and what each costs.
+ *
+ * Last, the pair's first rendezvous messages: rank 0 sends CC_COLD_RNDV_BYTES to rank
+ * 1 CC_COLD_RNDV_SENDS times, then rank 1 to rank 0 as often, each after a barrier
+ * (the receiver waiting), both buffers written before, each send timed.  MPICH over
+ * UCX pays for a pair's first rendezvous (150 to 250 us the first way, 30 to 60 the
+ * other), per pair of ranks, not once a process; the fit takes the first send less
+ * the later ones. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +43,14 @@
  * a 256-rank exchange holds */
 #define CC_COLD_REQUESTS 256
 
+/* larger than any eager limit of the libraries measured (MPICH's 8 KiB, Open MPI's 4) */
+#define CC_COLD_RNDV_BYTES 65536
+#define CC_COLD_RNDV_SENDS 3
+
 typedef struct {
     double send_ns[CC_COLD_SENDS];
+    /* this rank's rendezvous sends to the other, in order */
+    double rndv_ns[CC_COLD_RNDV_SENDS];
     /* rank 0: from its send's start to the end of its receive of the reply; less both
      * sends, what is left is the two messages' way and their receivers' work */
     double round_ns[CC_COLD_SENDS];
@@ -88,6 +101,30 @@ static void cc_cold_requests(cc_point *pt, cc_cold_record *rec)
     cc_free_pages(slots);
 }
 
+/* rank 0's rendezvous sends to rank 1, then rank 1's to rank 0, each timed */
+static void cc_cold_rendezvous(cc_point *pt, cc_cold_record *rec)
+{
+    const int peer = 1 - pt->rank;
+    unsigned char *out = cc_xalloc_pages(CC_COLD_RNDV_BYTES), *in = cc_xalloc_pages(CC_COLD_RNDV_BYTES);
+    memset(out, pt->rank + 1, CC_COLD_RNDV_BYTES);
+    memset(in, 0, CC_COLD_RNDV_BYTES);
+    for (int sender = 0; sender < 2; sender++) {
+        for (int k = 0; k < CC_COLD_RNDV_SENDS; k++) {
+            CC_MPI(MPI_Barrier(pt->comm));
+            if (pt->rank == sender) {
+                const int64_t t0 = cc_now_ns();
+                CC_MPI(MPI_Send(out, CC_COLD_RNDV_BYTES, MPI_BYTE, peer, CC_TAG_DATA, pt->comm));
+                rec->rndv_ns[k] = (double)(cc_now_ns() - t0);
+            } else {
+                CC_MPI(MPI_Recv(in, CC_COLD_RNDV_BYTES, MPI_BYTE, peer, CC_TAG_DATA, pt->comm,
+                                MPI_STATUS_IGNORE));
+            }
+        }
+    }
+    cc_free_pages(out);
+    cc_free_pages(in);
+}
+
 static void cc_coldstart_setup(cc_point *pt)
 {
     cc_pair_buffers(pt);
@@ -98,6 +135,7 @@ static void cc_coldstart_setup(cc_point *pt)
     CC_MPI(MPI_Barrier(pt->comm));
     cc_cold_exchange(pt, rec);
     cc_cold_requests(pt, rec);
+    cc_cold_rendezvous(pt, rec);
     pt->attached = rec;
 }
 
@@ -134,6 +172,7 @@ static void cc_coldstart_extra(cc_point *pt, double main_median_us, cc_buf *json
     if (pt->rank == 1) {
         CC_MPI(MPI_Send(own->send_ns, CC_COLD_SENDS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
         CC_MPI(MPI_Send(own->post_ns, 2 * CC_COLD_REQUESTS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
+        CC_MPI(MPI_Send(own->rndv_ns, CC_COLD_RNDV_SENDS, MPI_DOUBLE, 0, CC_TAG_DATA, pt->ctl));
         return;
     }
     cc_cold_record *peer = cc_xmalloc(sizeof *peer);
@@ -141,11 +180,15 @@ static void cc_coldstart_extra(cc_point *pt, double main_median_us, cc_buf *json
                     MPI_STATUS_IGNORE));
     CC_MPI(MPI_Recv(peer->post_ns, 2 * CC_COLD_REQUESTS, MPI_DOUBLE, 1, CC_TAG_DATA, pt->ctl,
                     MPI_STATUS_IGNORE));
+    CC_MPI(MPI_Recv(peer->rndv_ns, CC_COLD_RNDV_SENDS, MPI_DOUBLE, 1, CC_TAG_DATA, pt->ctl,
+                    MPI_STATUS_IGNORE));
     cc_cold_list(json, "cold_send_us_rank0", own->send_ns, CC_COLD_SENDS);
     cc_cold_list(json, "cold_send_us_rank1", peer->send_ns, CC_COLD_SENDS);
     cc_cold_list(json, "cold_round_us_rank0", own->round_ns, CC_COLD_SENDS);
     cc_cold_list(json, "request_post_us_rank0", own->post_ns, 2 * CC_COLD_REQUESTS);
     cc_cold_list(json, "request_post_us_rank1", peer->post_ns, 2 * CC_COLD_REQUESTS);
+    cc_cold_list(json, "rendezvous_send_us_rank0", own->rndv_ns, CC_COLD_RNDV_SENDS);
+    cc_cold_list(json, "rendezvous_send_us_rank1", peer->rndv_ns, CC_COLD_RNDV_SENDS);
     free(peer);
 }
 

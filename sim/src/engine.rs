@@ -257,6 +257,9 @@ struct Core<'a, W: Workload> {
     acct: Option<Box<Accounts>>,
     /// Charged collectives some member has reached, by instance.
     joins: FxHashMap<u32, JoinState>,
+    /// Pairs (sender << 32 | receiver) whose first rendezvous message has arrived
+    /// (the model's cold start charges it; empty without one).
+    rendezvous_pairs: FxHashMap<u64, ()>,
     /// Per rank: sends and receives left that pay the model's cold start (empty without one).
     cold_sends: Vec<u32>,
     cold_receives: Vec<u32>,
@@ -341,6 +344,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
             })
         }),
         joins: FxHashMap::default(),
+        rendezvous_pairs: FxHashMap::default(),
         cold_sends,
         cold_receives,
         held: 0,
@@ -969,6 +973,19 @@ impl<W: Workload> Core<'_, W> {
             p.cost(ev.size)
         };
         let rendezvous = self.rendezvous_of(ev.size, proto);
+        if let Some(cs) = p.cold_start.filter(|_| rendezvous && !from_self) {
+            // the pair's first rendezvous message, or the first the other way round
+            let (from, to) = (u64::from(ev.peer), u64::from(ev.rank));
+            if self.rendezvous_pairs.insert(from << 32 | to, ()).is_none() {
+                let back = self.rendezvous_pairs.contains_key(&(to << 32 | from));
+                let extra = if back {
+                    cs.rendezvous_reverse
+                } else {
+                    cs.rendezvous_first
+                };
+                c.o_r = c.o_r.saturating_add(extra);
+            }
+        }
         if let Some(cs) = p
             .cold_start
             .filter(|cs| cs.covers(ev.size, rendezvous))

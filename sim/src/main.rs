@@ -675,6 +675,7 @@ fn result_json(
                 "messages": cs.messages, "o_s": u(cs.o_s), "O_s": u(cs.big_o_s),
                 "o_r": u(cs.o_r), "O_r": u(cs.big_o_r), "first_us": u(cs.first),
                 "min_bytes": cs.min_bytes, "max_bytes": cs.max_bytes,
+                "rendezvous_first_us": u(cs.rendezvous_first), "rendezvous_reverse_us": u(cs.rendezvous_reverse),
             })),
             "noise": p.noise.as_ref().and_then(|nz| nz.summary_for(o.ranks)).map(|(from_p, lost)| json!({
                 "seed": p.noise.as_ref().map_or(0, |nz| nz.seed), "measured_p": from_p, "fraction": lost,

@@ -108,7 +108,9 @@ pub struct MsgCost {
 /// `first` more, and its first `messages` such receives `o_r + O_r min(n, max_bytes)`
 /// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first
 /// use, beyond the part of it every process touched at start; a rendezvous message
-/// leaves its bytes in place).
+/// leaves its bytes in place). A pair's first rendezvous message costs its receiver
+/// `rendezvous_first` more when it arrives, the first the other way `rendezvous_reverse`
+/// (MPICH over UCX sets up the pair's path for it), whatever `messages` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColdStart {
     pub messages: u32,
@@ -119,6 +121,8 @@ pub struct ColdStart {
     pub first: u64,
     pub min_bytes: u64,
     pub max_bytes: u64,
+    pub rendezvous_first: u64,
+    pub rendezvous_reverse: u64,
 }
 
 impl ColdStart {
@@ -578,9 +582,6 @@ fn cold_start_from_model(
             ))
         }
     };
-    if messages == 0 {
-        return Ok(None);
-    }
     let number = |key: &str, required: bool| -> Result<f64> {
         match cs.get(key) {
             None | Some(Value::Null) if !required => Ok(0.0),
@@ -601,6 +602,31 @@ fn cold_start_from_model(
         }
         Ok(x as u64)
     };
+    let rendezvous_first = Unit::Us.to_ps(
+        number("rendezvous_first_us", false)?,
+        "cold_start.rendezvous_first_us",
+    )?;
+    let rendezvous_reverse = Unit::Us.to_ps(
+        number("rendezvous_reverse_us", false)?,
+        "cold_start.rendezvous_reverse_us",
+    )?;
+    if messages == 0 {
+        if rendezvous_first == 0 && rendezvous_reverse == 0 {
+            return Ok(None);
+        }
+        return Ok(Some(ColdStart {
+            messages: 0,
+            o_s: 0,
+            big_o_s: 0,
+            o_r: 0,
+            big_o_r: 0,
+            first: 0,
+            min_bytes: 0,
+            max_bytes: 0,
+            rendezvous_first,
+            rendezvous_reverse,
+        }));
+    }
     let max_bytes = whole("max_bytes", true)?;
     let min_bytes = whole("min_bytes", false)?;
     Ok(Some(ColdStart {
@@ -612,6 +638,8 @@ fn cold_start_from_model(
         first: Unit::Us.to_ps(number("first_us", false)?, "cold_start.first_us")?,
         min_bytes,
         max_bytes,
+        rendezvous_first,
+        rendezvous_reverse,
     }))
 }
 

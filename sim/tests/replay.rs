@@ -433,6 +433,8 @@ fn a_ranks_first_sends_pay_the_cold_start_and_later_ones_do_not() {
         first: 0,
         min_bytes: 0,
         max_bytes: 512,
+        rendezvous_first: 0,
+        rendezvous_reverse: 0,
     };
     // the first two sends are cold: 2 us + 1 ns/B up to 512 B each, before they leave
     let senders = run(Some(cold(0)));
@@ -493,6 +495,8 @@ fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_onc
         first: 5000 * NS,
         min_bytes: 64,
         max_bytes: 8192,
+        rendezvous_first: 0,
+        rendezvous_reverse: 0,
     };
     // only the two 1000 B sends are cold (neither the 64 B nor the rendezvous one takes
     // up the count), and the first of them pays `first` too
@@ -503,6 +507,44 @@ fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_onc
         ..cold
     };
     assert_eq!(run(Some(one)), run(None) + (2000 + 5000) * NS);
+}
+
+#[test]
+fn a_pairs_first_rendezvous_messages_pay_once_each_way() {
+    // 0 -> 1 twice, then 1 -> 0 twice, 100 KiB each (rendezvous), each receive posted first
+    let mut t = traces(2);
+    for _ in 0..2 {
+        t[1].recv(0, 100_000, 7);
+        t[0].send(SEND, 1, 100_000, 7);
+    }
+    for _ in 0..2 {
+        t[0].recv(1, 100_000, 7);
+        t[1].send(SEND, 0, 100_000, 7);
+    }
+    let dir = write_trace("cold-rendezvous", &t);
+    let run = |cold_start| {
+        let p = Params {
+            cold_start,
+            ..params(8192, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &Options::default(), p).unwrap();
+        check_sums(&o);
+        o.finish[0]
+    };
+    let pair = ColdStart {
+        messages: 0,
+        o_s: 0,
+        big_o_s: 0,
+        o_r: 0,
+        big_o_r: 0,
+        first: 0,
+        min_bytes: 0,
+        max_bytes: 0,
+        rendezvous_first: 100_000 * NS,
+        rendezvous_reverse: 30_000 * NS,
+    };
+    // each way's first message pays once, on the path every later one waits for
+    assert_eq!(run(Some(pair)), run(None) + (100_000 + 30_000) * NS);
 }
 
 #[test]
@@ -698,6 +740,8 @@ fn a_charged_collectives_messages_pay_the_cold_start_the_slowest_member_holding_
         first: 0,
         min_bytes: 64,
         max_bytes: 8192,
+        rendezvous_first: 0,
+        rendezvous_reverse: 0,
     };
     // rank 1 reaches the first call 1.1 us later (rank 0's cold send, its own cold
     // receive); then per call the costliest member: 2 sends and 2 receives (2.2 us), again

@@ -266,12 +266,16 @@ def _sized_pairs(steps: list, path: str, value: str) -> None:
 
 
 def _validate_cold_start(section: Any, path: str) -> None:
-    """A program's first sends: {messages, o_s, O_s, o_r, O_r, first_us, min_bytes, max_bytes}
-    (o_r, O_r, first_us, min_bytes optional); messages 0 needs nothing else."""
+    """A program's first sends: {messages, o_s, O_s, o_r, O_r, first_us, min_bytes, max_bytes,
+    rendezvous_first_us, rendezvous_reverse_us} (o_r, O_r, first_us, min_bytes and the
+    rendezvous pair optional); messages 0 needs nothing else."""
     _mapping(section, path)
     messages = section.get("messages")
     if not isinstance(messages, int) or isinstance(messages, bool) or messages < 0:
         raise _fail(f"{path}.messages", "expected a whole number of sends >= 0")
+    for name in ("rendezvous_first_us", "rendezvous_reverse_us"):
+        if section.get(name) is not None:
+            _number(section[name], f"{path}.{name}", 0)
     if messages == 0:
         return
     for name in ("o_s", "O_s"):

@@ -661,4 +661,4 @@ def _cold_start(points: list[dict], skipped: list[str], library: str) -> dict | 
     except InputError as exc:
         skipped.append(f"{library} coldstart: {exc}")
         return None
-    return (model.params_ or {"messages": 0}) | {"notes": model.notes_}
+    return (model.params_ or {"messages": 0}) | (model.rendezvous_ or {}) | {"notes": model.notes_}

@@ -27,6 +27,12 @@ sends give:
 No cold run at all, or one shorter than MIN_RUN sends at every size (a first
 message's one-time cost), gives no parameters (params_ None): the simulator then
 charges a program's first sends like any other.
+
+Each point also timed the pair's first rendezvous messages (RENDEZVOUS_KEYS: rank
+0's sends to rank 1, then rank 1's to rank 0): rendezvous_first_us is what the
+first costs beyond the later ones (the median over the points), and
+rendezvous_reverse_us what the first the other way costs; both are charged,
+once per pair of ranks, whether or not the eager sends show a cold run.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from commchar.models._base import Estimator, number_in
 
 COLD_KEYS = ("cold_send_us_rank0", "cold_send_us_rank1")
 ROUND_KEY = "cold_round_us_rank0"  # rank 0's send start to its reply's arrival
+# the pair's first rendezvous sends, each way in turn (cc_ops_coldstart.c)
+RENDEZVOUS_KEYS = ("rendezvous_send_us_rank0", "rendezvous_send_us_rank1")
 # A shorter run is one first message (Open MPI's: 6 to 270 us across sizes in the probe,
 # 8 us in a traced program): a one-time cost of that size's path, not the run of cold
 # sends a program keeps meeting (MPICH's 64), and charging it misleads more than it helps.
@@ -134,6 +142,26 @@ def _first(probes: list[_Probe], excess: list[tuple[float, float | None]]) -> fl
     return round(max(float(np.median(extra)), 0.0), 4) if extra else 0.0
 
 
+def _rendezvous_first(points: list[dict]) -> dict[str, float] | None:
+    """{rendezvous_first_us, rendezvous_reverse_us}: each way's first rendezvous send less
+    the quickest later one, the median over the points; None without those timings."""
+    firsts: list[list[float]] = [[], []]
+    for pt in points:
+        extra = pt["extra"] if isinstance(pt.get("extra"), dict) else {}
+        for way, key in enumerate(RENDEZVOUS_KEYS):
+            sends = extra.get(key)
+            try:
+                d = np.asarray(sends, dtype=float) if isinstance(sends, list) else np.empty(0)
+            except (TypeError, ValueError):
+                continue
+            if d.size >= 2 and np.all(np.isfinite(d)):
+                firsts[way].append(float(d[0] - d[1:].min()))
+    if not firsts[0] or not firsts[1]:
+        return None
+    return {"rendezvous_first_us": round(max(float(np.median(firsts[0])), 0.0), 4),
+            "rendezvous_reverse_us": round(max(float(np.median(firsts[1])), 0.0), 4)}
+
+
 def _affine_nonnegative(n: np.ndarray, cost: list[float]) -> tuple[float, float]:
     """a + b n fitted to per-size costs with a, b >= 0 (rounded for the model file)."""
     y = np.maximum(np.asarray(cost, dtype=float), 0.0)
@@ -148,7 +176,9 @@ class ColdStartModel(Estimator):
     """Cold-start parameters from `coldstart` point dicts.
 
     Fitted: params_ ({messages, o_s, O_s, o_r, O_r, first_us, min_bytes, max_bytes}: a count,
-    us, us/B, us, us/B, us, bytes, bytes; None when no size shows a cold run), runs_ (per size: n, each rank's cold run length
+    us, us/B, us, us/B, us, bytes, bytes; None when no size shows a cold run), rendezvous_
+    ({rendezvous_first_us, rendezvous_reverse_us}, us; None when the points did not time
+    them), runs_ (per size: n, each rank's cold run length
     and warm send, and what a cold send costs its sender and its receiver), notes_.
     """
 
@@ -212,6 +242,8 @@ class ColdStartModel(Estimator):
             notes.append("no cold start: the first sends cost what warm ones do")
         excess_of = dict(zip(map(id, cold), excess or []))
         runs = [pr.summary(excess_of.get(id(pr))) for pr in probes]
+        self.rendezvous_ = _rendezvous_first([pt for pt in points if pt.get("op") == "coldstart"
+                                              and pt.get("valid", True)])
         self.params_ = params
         self.runs_ = runs
         self.notes_ = notes
