@@ -126,6 +126,22 @@ pub struct ColdStart {
 }
 
 impl ColdStart {
+    /// Only a pair's first rendezvous messages cost more (no cold run of eager sends).
+    pub fn rendezvous_only(rendezvous_first: u64, rendezvous_reverse: u64) -> ColdStart {
+        ColdStart {
+            messages: 0,
+            o_s: 0,
+            big_o_s: 0,
+            o_r: 0,
+            big_o_r: 0,
+            first: 0,
+            min_bytes: 0,
+            max_bytes: 0,
+            rendezvous_first,
+            rendezvous_reverse,
+        }
+    }
+
     /// Whether a message of `size` bytes can be cold: more than `min_bytes`, and eager.
     #[inline]
     pub fn covers(&self, size: u64, rendezvous: bool) -> bool {
@@ -614,18 +630,10 @@ fn cold_start_from_model(
         if rendezvous_first == 0 && rendezvous_reverse == 0 {
             return Ok(None);
         }
-        return Ok(Some(ColdStart {
-            messages: 0,
-            o_s: 0,
-            big_o_s: 0,
-            o_r: 0,
-            big_o_r: 0,
-            first: 0,
-            min_bytes: 0,
-            max_bytes: 0,
+        return Ok(Some(ColdStart::rendezvous_only(
             rendezvous_first,
             rendezvous_reverse,
-        }));
+        )));
     }
     let max_bytes = whole("max_bytes", true)?;
     let min_bytes = whole("min_bytes", false)?;

@@ -531,18 +531,7 @@ fn a_pairs_first_rendezvous_messages_pay_once_each_way() {
         check_sums(&o);
         o.finish[0]
     };
-    let pair = ColdStart {
-        messages: 0,
-        o_s: 0,
-        big_o_s: 0,
-        o_r: 0,
-        big_o_r: 0,
-        first: 0,
-        min_bytes: 0,
-        max_bytes: 0,
-        rendezvous_first: 100_000 * NS,
-        rendezvous_reverse: 30_000 * NS,
-    };
+    let pair = ColdStart::rendezvous_only(100_000 * NS, 30_000 * NS);
     // each way's first message pays once, on the path every later one waits for
     assert_eq!(run(Some(pair)), run(None) + (100_000 + 30_000) * NS);
 }
