@@ -179,3 +179,24 @@ def test_the_pairs_first_rendezvous_sends_are_charged_even_without_a_cold_run():
 def test_points_without_rendezvous_timings_give_none():
     rng = np.random.default_rng(12)
     assert ColdStartModel().fit(_points(rng, 64, lambda n: 2.0)).rendezvous_ is None
+
+
+def test_the_report_names_the_cold_run_its_bounds_and_the_pairs_first_rendezvous():
+    from commchar.report.adapters import ModelView
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import thresholds
+
+    def texts(cold: dict) -> list[str]:
+        view = ModelView("lib", {"operations": {}, "loggp_partial": {"cold_start": cold}}, "test")
+        return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))]
+
+    mpich = {"messages": 64, "o_s": 2.0, "O_s": 0.0005, "o_r": 0.3, "O_r": 0.0002, "first_us": 9.0,
+             "min_bytes": 64, "max_bytes": 8192, "rendezvous_first_us": 120.0, "rendezvous_reverse_us": 40.0}
+    (run,) = [t for t in texts(mpich) if "eager messages" in t]
+    assert "first 64 eager messages" in run and "none of 64 B or less" in run and "9 us more" in run
+    (pair,) = [t for t in texts(mpich) if "rendezvous message" in t]
+    assert "costs 120 us more, the first back 40 us" in pair
+    # Open MPI: no cold run, only the pair's first rendezvous
+    ompi = texts({"messages": 0, "rendezvous_first_us": 5.0, "rendezvous_reverse_us": 12.5})
+    assert not [t for t in ompi if "eager messages" in t]
+    assert [t for t in ompi if "costs 5 us more, the first back 12.5 us" in t]

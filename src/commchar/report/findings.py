@@ -64,13 +64,22 @@ def thresholds(e: Entity) -> list[Finding]:
             out.append(Finding("threshold", e.label, (
                 f"{e.label}: LogGPS thresholds {', '.join(named)} (s: longest single-packet message; "
                 "S: shortest message the sender cannot complete before the receiver posts its receive).")))
-    cold = _cold_start(e)
-    if cold:
+    cold = _loggp_entry(e, "cold_start") or {}  # a model has the LogGP section or its partial one
+    if cold.get("messages"):
+        small = f", none of {format_size(cold['min_bytes'])} or less" if cold.get("min_bytes") else ""
         out.append(Finding("threshold", e.label, (
-            f"{e.label}: each rank's first {cold['messages']} messages cost more than warm ones: "
-            f"at 2 KiB {number(_at(cold, 's', 2048))} us to send and {number(_at(cold, 'r', 2048))} us "
-            "to receive (the coldstart probe). A program of few messages runs slower than the "
-            "warm parameters say; `commchar replay` charges it.")))
+            f"{e.label}: each rank's first {cold['messages']} eager messages cost more than warm ones"
+            f"{small}: at 2 KiB {number(_at(cold, 's', 2048))} us to send and "
+            f"{number(_at(cold, 'r', 2048))} us to receive, the very first "
+            f"{number(float(cold.get('first_us') or 0.0))} us more (the coldstart probe). A program of "
+            "few messages runs slower than the warm parameters say; `commchar replay` charges it.")))
+    first, back = (float(cold.get(k) or 0.0) for k in ("rendezvous_first_us", "rendezvous_reverse_us"))
+    if first or back:
+        out.append(Finding("threshold", e.label, (
+            f"{e.label}: the first rendezvous message from one rank to another costs {number(first)} us "
+            f"more, the first back {number(back)} us (once per pair of ranks; the coldstart probe): "
+            "a program whose ranks meet many peers with large messages pays it for each; "
+            "`commchar replay` charges it.")))
     noise = _loggp_entry(e, "noise") or {}
     rows = [r for r in noise.get("by_p") or [] if isinstance(r, dict) and r.get("bins")]
     if rows:
@@ -122,11 +131,6 @@ def _at(cold: dict, side: str, n: int) -> float:
     """A cold message's extra cost at n bytes to its sender ('s') or receiver ('r'), us."""
     n = min(n, cold.get("max_bytes") or n)
     return float(cold.get(f"o_{side}") or 0.0) + float(cold.get(f"O_{side}") or 0.0) * n
-
-
-def _cold_start(e: Entity) -> dict | None:
-    cold = _loggp_entry(e, "cold_start")  # a model has the LogGP section or its partial one
-    return cold if cold and cold.get("messages") else None
 
 
 def _evidence(e: Entity, op: str) -> str:
