@@ -1003,7 +1003,6 @@ impl<W: Workload> Core<'_, W> {
             Some(a) => a.slot(ev.id)[0].saturating_sub(self.free[r].o),
             None => 0,
         };
-        let rendezvous = self.rendezvous_of(ev.size, proto);
         let per_byte = match Self::own_copy(net, &c, rendezvous) {
             // held back by the sender (`held_back`) until the rest is no longer than this
             Some(o_r) if !from_self => s1.saturating_mul(o_r),

@@ -209,9 +209,10 @@ class ColdStartModel(Estimator):
         notes: list[str] = []
         params: dict[str, Any] | None = None
         excess: list[tuple[float, float | None]] | None = None
-        cold = [pr for pr in probes if max(pr.sends) >= MIN_RUN]
-        if sum(c >= MIN_RUN for pr in cold for c in pr.sends) < 2:
-            cold = []  # one rank's run at one size: too little to charge every program
+        with_run = [max(pr.sends) >= MIN_RUN for pr in probes]
+        if sum(c >= MIN_RUN for pr in probes for c in pr.sends) < 2:
+            with_run = [False] * len(probes)  # one rank's run at one size: too little to charge
+        cold = [pr for pr, run in zip(probes, with_run) if run]
         if cold:
             messages = max(int(round(float(np.median([c for pr in cold for c in pr.sends])))), MIN_RUN)
             excess = [_excess(pr, messages) for pr in cold]
@@ -240,8 +241,8 @@ class ColdStartModel(Estimator):
                          f"of the size's path, not a run of cold sends, so not charged")
         else:
             notes.append("no cold start: the first sends cost what warm ones do")
-        excess_of = dict(zip(map(id, cold), excess or []))
-        runs = [pr.summary(excess_of.get(id(pr))) for pr in probes]
+        costs = iter(excess or [])
+        runs = [pr.summary(next(costs) if run else None) for pr, run in zip(probes, with_run)]
         self.rendezvous_ = _rendezvous_first([pt for pt in points if pt.get("op") == "coldstart"
                                               and pt.get("valid", True)])
         self.params_ = params
