@@ -28,7 +28,7 @@
  * Last, the pair's first rendezvous messages: rank 0 sends CC_COLD_RNDV_BYTES to rank
  * 1 CC_COLD_RNDV_SENDS times, then rank 1 to rank 0 as often, each after a barrier
  * (the receiver waiting), both buffers written before, each send timed.  MPICH over
- * UCX pays for a pair's first rendezvous (150 to 250 us the first way, 30 to 60 the
+ * UCX pays for a pair's first rendezvous (100 to 250 us the first way, 30 to 60 the
  * other), per pair of ranks, not once a process; the fit takes the first send less
  * the later ones. */
 #include <stdlib.h>
