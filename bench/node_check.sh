@@ -12,11 +12,11 @@
 # `prepare` needs the package registries and cargo; `run` needs Python 3.11+
 # with numpy, scipy and rich, a C compiler, and either the wheel in .dev/ or
 # an MPICH on PATH (--no-wheel).  The simulator is .dev/commchar-sim, else
-# sim/target/release/commchar-sim.  What comes back lies in --out (default
-# $OUT when set, else out/node-check): log.txt, model.json, predictions.txt,
-# app_accuracy.txt, laws.txt and store.db.gz (the store with its samples
-# emptied, and its traces dropped if it would still exceed 15 MB; app predict
-# has already run on them).
+# the newest build under sim/target (as commchar finds it).  What comes back
+# lies in --out (default $OUT when set, else out/node-check): log.txt,
+# model.json, predictions.txt, app_accuracy.txt, laws.txt and store.db.gz (the
+# store with its samples emptied, and its traces dropped if it would still
+# exceed 15 MB; app predict has already run on them).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +24,7 @@ DEV=$ROOT/.dev
 MPICH_VERSION=${MPICH_VERSION:-5.0.2}
 
 usage() {
-    sed -n '7,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '8,10p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
@@ -63,15 +63,10 @@ use_checkout() {
         chmod +x "$bin/commchar"
         export PATH=$bin:$PATH PYTHONPATH=$ROOT/src${PYTHONPATH:+:$PYTHONPATH}
     fi
-    if [ -z "${COMMCHAR_SIM:-}" ]; then
-        if [ -x "$DEV/commchar-sim" ] || [ -f "$DEV/commchar-sim" ]; then
-            chmod +x "$DEV/commchar-sim"
-            export COMMCHAR_SIM=$DEV/commchar-sim
-        elif [ -x "$ROOT/sim/target/release/commchar-sim" ]; then
-            export COMMCHAR_SIM=$ROOT/sim/target/release/commchar-sim
-        else
-            die "no simulator: .dev/commchar-sim or sim/target/release/commchar-sim (cargo build --release in sim/)"
-        fi
+    # the prepared simulator; else commchar finds the newest build under sim/target itself
+    if [ -z "${COMMCHAR_SIM:-}" ] && [ -f "$DEV/commchar-sim" ]; then
+        chmod +x "$DEV/commchar-sim"
+        export COMMCHAR_SIM=$DEV/commchar-sim
     fi
 }
 

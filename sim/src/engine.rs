@@ -13,6 +13,7 @@
 //! `run_accounted` also splits each rank's time into computation,
 //! communication and synchronization wait (docs/simulator.md, "Breakdown").
 
+use crate::cold_start::ColdState;
 use crate::error::{Result, SimError};
 use crate::fxhash::FxHashMap;
 use crate::matching::{Entry, Matcher};
@@ -257,31 +258,14 @@ struct Core<'a, W: Workload> {
     acct: Option<Box<Accounts>>,
     /// Charged collectives some member has reached, by instance.
     joins: FxHashMap<u32, JoinState>,
-    /// Pairs (sender << 32 | receiver) whose first rendezvous message has arrived
-    /// (the model's cold start charges it; empty without one).
-    rendezvous_pairs: FxHashMap<u64, ()>,
-    /// Per rank: sends and receives left that pay the model's cold start (empty without one).
-    cold_sends: Vec<u32>,
-    cold_receives: Vec<u32>,
+    /// What each rank still owes the model's cold start.
+    cold: ColdState,
     /// Messages the network holds whose arrivals are not queued yet.
     held: usize,
     /// Per rank: when its latest computation ends (empty unless `taken_in_calls`).
     computing: Vec<u64>,
     /// The node's detours, drawn per rank (a replay under a model with noise).
     detours: Option<Detours>,
-}
-
-/// Whether rank r's next send (or receive) is still cold, counting it if so; `left`
-/// is empty without a cold start, so a warm model pays one bounds check.
-#[inline]
-fn take_cold(left: &mut [u32], r: usize) -> bool {
-    match left.get_mut(r) {
-        Some(n) if *n > 0 => {
-            *n -= 1;
-            true
-        }
-        _ => false,
-    }
 }
 
 /// How many events ahead the rank records are prefetched.
@@ -309,11 +293,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         )));
     }
     let n = workload.ranks() as usize;
-    let cold_sends = match config.params.cold_start {
-        Some(cs) => vec![cs.messages; n],
-        None => Vec::new(),
-    };
-    let cold_receives = cold_sends.clone();
+    let cold = ColdState::new(config.params.cold_start, n);
     let computing = if config.params.taken_in_calls {
         vec![0; n]
     } else {
@@ -344,9 +324,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
             })
         }),
         joins: FxHashMap::default(),
-        rendezvous_pairs: FxHashMap::default(),
-        cold_sends,
-        cold_receives,
+        cold,
         held: 0,
         computing,
         detours,
@@ -673,13 +651,7 @@ impl<W: Workload> Core<'_, W> {
             p.cost(ev.size)
         };
         let rendezvous = self.rendezvous_of(ev.size, proto);
-        if let Some(cs) = p.cold_start.filter(|cs| cs.covers(ev.size, rendezvous)) {
-            let first = self.cold_sends.get(r) == Some(&cs.messages);
-            if take_cold(&mut self.cold_sends, r) {
-                let extra = if first { cs.first } else { 0 };
-                c.o_s = c.o_s.saturating_add(cs.send(ev.size)).saturating_add(extra);
-            }
-        }
+        c.o_s = c.o_s.saturating_add(self.cold.send(r, ev.size, rendezvous));
         // the sender copies, unless the receiver pulls the bytes or it sends to itself
         let pulled = rendezvous && p.rendezvous_copy == RendezvousCopy::Receiver;
         let copies = !(to_self || pulled);
@@ -816,34 +788,17 @@ impl<W: Workload> Core<'_, W> {
         }
         let join = self.joins.remove(&ev.peer).expect("just inserted");
         let (last, mut cost) = (join.last, join.cost);
-        if let Some(cs) = self.p.cold_start {
+        if self.p.cold_start.is_some() {
             // T(n, p) was measured warm: each member's messages of the call (ceil(log2 p)
             // each way, as every member hears from all in that many rounds) may still find
             // cold cells, and the slowest member holds up the rest
             let bytes = self.wl.join_bytes(ev.peer);
             let rounds = ev.tag.max(2).next_power_of_two().trailing_zeros();
             let rendezvous = bytes > self.p.eager_max;
-            let mut extra = 0u64;
-            if cs.covers(bytes, rendezvous) {
-                for &(rank, _) in &join.waiting {
-                    let r = rank as usize;
-                    let mut own = 0u64;
-                    for _ in 0..rounds {
-                        let first = self.cold_sends.get(r) == Some(&cs.messages);
-                        if take_cold(&mut self.cold_sends, r) {
-                            own = own.saturating_add(cs.send(bytes)).saturating_add(if first {
-                                cs.first
-                            } else {
-                                0
-                            });
-                        }
-                        if take_cold(&mut self.cold_receives, r) {
-                            own = own.saturating_add(cs.receive(bytes));
-                        }
-                    }
-                    extra = extra.max(own);
-                }
-            }
+            let cold = &mut self.cold;
+            let extra = join.waiting.iter().fold(0u64, |most, &(rank, _)| {
+                most.max(cold.collective(rank as usize, bytes, rendezvous, rounds))
+            });
             cost = cost.saturating_add(extra);
         }
         for (rank, id) in join.waiting {
@@ -973,26 +928,12 @@ impl<W: Workload> Core<'_, W> {
             p.cost(ev.size)
         };
         let rendezvous = self.rendezvous_of(ev.size, proto);
-        if let Some(cs) = p.cold_start.filter(|_| rendezvous && !from_self) {
-            // the pair's first rendezvous message, or the first the other way round
-            let (from, to) = (u64::from(ev.peer), u64::from(ev.rank));
-            if self.rendezvous_pairs.insert(from << 32 | to, ()).is_none() {
-                let back = self.rendezvous_pairs.contains_key(&(to << 32 | from));
-                let extra = if back {
-                    cs.rendezvous_reverse
-                } else {
-                    cs.rendezvous_first
-                };
-                c.o_r = c.o_r.saturating_add(extra);
-            }
+        if rendezvous && !from_self {
+            c.o_r = c.o_r.saturating_add(self.cold.rendezvous(ev.peer, ev.rank));
         }
-        if let Some(cs) = p
-            .cold_start
-            .filter(|cs| cs.covers(ev.size, rendezvous))
-            .filter(|_| take_cold(&mut self.cold_receives, r))
-        {
-            c.o_r = c.o_r.saturating_add(cs.receive(ev.size));
-        }
+        c.o_r = c
+            .o_r
+            .saturating_add(self.cold.receive(r, ev.size, rendezvous));
         let streamed = if from_self {
             0
         } else {

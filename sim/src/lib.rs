@@ -6,6 +6,7 @@
 
 pub mod batch;
 mod bigmem;
+pub mod cold_start;
 pub mod collective_start;
 pub mod engine;
 pub mod error;

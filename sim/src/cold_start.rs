@@ -1,0 +1,92 @@
+//! What each rank still owes the model's cold start (`loggp.cold_start`, params.rs
+//! `ColdStart`) while a replay runs: its eager sends and receives left in the cold run,
+//! and the pairs of ranks whose first rendezvous message has arrived. The engine asks
+//! it what a send, a receive or a charged collective's messages cost beyond warm ones.
+
+use crate::fxhash::FxHashSet;
+use crate::params::ColdStart;
+
+/// A replay's cold-start state; without a model cold start every answer is 0.
+#[derive(Debug, Default)]
+pub struct ColdState {
+    model: Option<ColdStart>,
+    /// Per rank: cold sends and receives left (empty without a cold start).
+    sends: Vec<u32>,
+    receives: Vec<u32>,
+    /// Pairs (sender << 32 | receiver) whose first rendezvous message has arrived.
+    rendezvous_pairs: FxHashSet<u64>,
+}
+
+/// Counts one of `left[r]` if any is left.
+#[inline]
+fn take(left: &mut [u32], r: usize) -> bool {
+    match left.get_mut(r) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+impl ColdState {
+    pub fn new(model: Option<ColdStart>, ranks: usize) -> ColdState {
+        let left = model.map_or_else(Vec::new, |cs| vec![cs.messages; ranks]);
+        ColdState {
+            model,
+            receives: left.clone(),
+            sends: left,
+            rendezvous_pairs: FxHashSet::default(),
+        }
+    }
+
+    /// ps rank r's send of `size` bytes costs beyond a warm one (counting it): a cold
+    /// send's, and `first` more for the rank's first.
+    #[inline]
+    pub fn send(&mut self, r: usize, size: u64, rendezvous: bool) -> u64 {
+        let Some(cs) = self.model.filter(|cs| cs.covers(size, rendezvous)) else {
+            return 0;
+        };
+        let first = self.sends.get(r) == Some(&cs.messages);
+        if !take(&mut self.sends, r) {
+            return 0;
+        }
+        cs.send(size)
+            .saturating_add(if first { cs.first } else { 0 })
+    }
+
+    /// ps rank r's receive of `size` bytes costs beyond a warm one (counting it).
+    #[inline]
+    pub fn receive(&mut self, r: usize, size: u64, rendezvous: bool) -> u64 {
+        match self.model.filter(|cs| cs.covers(size, rendezvous)) {
+            Some(cs) if take(&mut self.receives, r) => cs.receive(size),
+            _ => 0,
+        }
+    }
+
+    /// ps the arrival of a rendezvous message from `from` at `to` costs its receiver:
+    /// the pair's first, or the first the other way round.
+    pub fn rendezvous(&mut self, from: u32, to: u32) -> u64 {
+        let Some(cs) = self.model else {
+            return 0;
+        };
+        let (from, to) = (u64::from(from), u64::from(to));
+        if !self.rendezvous_pairs.insert(from << 32 | to) {
+            return 0;
+        }
+        if self.rendezvous_pairs.contains(&(to << 32 | from)) {
+            cs.rendezvous_reverse
+        } else {
+            cs.rendezvous_first
+        }
+    }
+
+    /// ps rank r's part in a charged collective of `bytes` a message costs beyond warm:
+    /// `rounds` sends and receives.
+    pub fn collective(&mut self, r: usize, bytes: u64, rendezvous: bool, rounds: u32) -> u64 {
+        (0..rounds).fold(0u64, |own, _| {
+            own.saturating_add(self.send(r, bytes, rendezvous))
+                .saturating_add(self.receive(r, bytes, rendezvous))
+        })
+    }
+}
