@@ -9,6 +9,8 @@ LogGPS no worse than LogGP) per row.
     python3 bench/validation.py --library mpich --programs ring_sendrecv --sizes 32K --repeat 5
     python3 bench/validation.py --precision 0.01 --max-time 1   (the model measured to 1%)
     python3 bench/validation.py --from-db v.db   (the last validation stored there, nothing run)
+    python3 bench/validation.py --from-db a.db b.db c.db   (their last validations pooled: the
+        median and spread over every repeat of all of them)
 """
 
 from __future__ import annotations
@@ -108,6 +110,29 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
     return ok
 
 
+def last_validation(db: str) -> dict | None:
+    """The result of the last validation stored in db (None: none there)."""
+    from commchar.store import Store
+    from commchar.validate.store import validations
+
+    with Store(db, readonly=True) as store:
+        found = validations(store)
+    return found[-1]["result"] if found else None
+
+
+def pooled(docs: list[dict]) -> dict:
+    """One validation of every repeat of several: their runs renumbered in order, the summary
+    (median, spread) over all of them."""
+    from commchar.validate.core import summarize
+
+    runs, offset = [], 0
+    for doc in docs:
+        runs += [run | {"repeat": run["repeat"] + offset} for run in doc["runs"]]
+        offset += doc["options"]["repeat"]
+    options = docs[0]["options"] | {"repeat": offset}
+    return {**docs[0], "options": options, "runs": runs, "summary": summarize(runs)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", default="mpich,openmpi")
@@ -116,22 +141,24 @@ def main() -> int:
     parser.add_argument("--sizes", default="256,4K,32K,256K")
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--programs", help="comma-separated (default: all)")
+    parser.add_argument("--launches", help="untraced runs of each program, their median measured (validate's default)")
     parser.add_argument("--precision", help="the model's measurement: CI target (validate's default)")
     parser.add_argument("--max-time", help="the model's measurement: most seconds a point (validate's default)")
     parser.add_argument("--db", help="keep everything in this store (default: a temporary one)")
-    parser.add_argument("--from-db", metavar="DB", help="print the last validation stored in DB, run nothing")
+    parser.add_argument("--from-db", metavar="DB", nargs="+",
+                        help="print the last validation stored in DB, run nothing; with several, their repeats "
+                             "pooled into one table")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/validation.md)")
     args = parser.parse_args()
     if args.from_db:
-        from commchar.store import Store
-        from commchar.validate.store import validations
-
-        with Store(args.from_db, readonly=True) as store:
-            found = validations(store)
-        if not found:
-            print(f"validation: no validation stored in {args.from_db}", file=sys.stderr)
-            return 2
-        return 0 if print_table(found[-1]["result"], args.markdown) else 1
+        docs = []
+        for db in args.from_db:
+            doc = last_validation(db)
+            if doc is None:
+                print(f"validation: no validation stored in {db}", file=sys.stderr)
+                return 2
+            docs.append(doc)
+        return 0 if print_table(pooled(docs) if len(docs) > 1 else docs[0], args.markdown) else 1
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         db = args.db or str(Path(tmp) / "validation.db")
         argv = [sys.executable, "-m", "commchar", "validate", "--db", db, "--library", args.library,
@@ -139,7 +166,8 @@ def main() -> int:
                 "--iterations", str(args.iterations), "--json"]
         if args.programs:
             argv += ["--programs", args.programs]
-        for flag, value in (("--precision", args.precision), ("--max-time", args.max_time)):
+        for flag, value in (("--precision", args.precision), ("--max-time", args.max_time),
+                            ("--launches", args.launches)):
             if value is not None:
                 argv += [flag, value]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)

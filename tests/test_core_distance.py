@@ -131,6 +131,23 @@ def test_a_validation_row_says_whether_its_loop_ran_in_the_models_state() -> Non
     assert _distance_row([{"per_iteration_us": 1.7, "core_rtt_ns": None}], model)["match"] == "unknown"
 
 
+def test_a_rows_measured_time_is_the_median_of_its_launches_in_the_models_state() -> None:
+    model = [(88.0 + i % 7, 90.0) for i in range(30)]
+    near, far = [88.0, 91.0], [470.0, 480.0]
+    launches = [{"per_iteration_us": 1.9, "core_rtt_ns": near, "kept": True},
+                {"per_iteration_us": 6.1, "core_rtt_ns": far},  # tried again: another state
+                {"per_iteration_us": 1.7, "core_rtt_ns": near, "kept": True},
+                {"per_iteration_us": 5.0, "core_rtt_ns": far, "kept": True},  # every attempt far
+                {"per_iteration_us": 1.6, "core_rtt_ns": near, "kept": True}]
+    row = _distance_row(launches, model)
+    assert row["launches_us"] == [1.9, 1.7, 5.0, 1.6] and row["runs"] == 5
+    assert row["match"] == "same" and row["measured_us"] == pytest.approx(1.7)  # the far launch left out
+    assert row["rtt_ns"] == near
+    apart = _distance_row([launches[3], {**launches[1], "kept": True}], model)
+    assert apart["match"] == "differs" and apart["measured_us"] == pytest.approx(5.55)  # all, in no state
+    assert _distance_row(launches, [])["measured_us"] == pytest.approx(1.8)  # no states: every launch
+
+
 @pytest.mark.mpi
 def test_the_kernel_times_the_ranks_cores_before_and_after_every_point(mpi_libraries, tmp_path) -> None:
     from commchar.store import Store

@@ -116,6 +116,7 @@ def test_the_probes_measured_again_are_those_of_the_chosen_programs() -> None:
     (["--sizes", "64,lots"], "--sizes"),
     (["--iterations", "0"], "--iterations"),
     (["--np", "0"], "--np"),
+    (["--launches", "0"], "--launches"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
     assert main(["validate", "--db", str(tmp_path / "v.db"), *argv]) == 2
@@ -161,12 +162,15 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
                 assert row["loggps_us"] == pytest.approx(row["loggp_us"])
             # the loop's cores timed before and after it, against the model's main state
             distance = row["core_distance"]
-            assert distance["match"] in ("same", "differs") and 1 <= distance["runs"] <= 4
+            # three launches (the default), each tried again while in another state
+            assert distance["match"] in ("same", "differs") and 3 <= distance["runs"] <= 12
             assert len(distance["attempts"]) == distance["runs"] and all(
                 len(a["core_rtt_ns"]) == 2 and a["per_iteration_us"] > 0 for a in distance["attempts"])
+            assert len(row["launches_us"]) == 3 and min(row["launches_us"]) <= row["measured_us"] \
+                <= max(row["launches_us"])
             assert distance["model_rtt_ns"] > 0
             if distance["match"] == "differs":  # only after every attempt ran in another state
-                assert distance["runs"] == 4
+                assert distance["runs"] == 12
         assert 1 <= len(run["model_core_distance"]["attempts"]) <= 4
         assert run["probe_run_id"] > run["model_run_id"]
         after = run["probe_core_distance"]

@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         f"{', '.join(p.name for p in PROGRAMS)})")
     parser.add_argument("--repeat", type=int, default=1,
                         help="do everything (model and programs) N times; the table gives the median and spread")
+    parser.add_argument("--launches", type=int, default=3,
+                        help="untraced runs of each program at each size; its measured time is their median "
+                             "(default 3)")
     parser.add_argument("--precision", type=float, default=0.02,
                         help="the model's measurement: relative CI half-width to reach (default 0.02)")
     parser.add_argument("--max-time", type=float, default=0.3,
@@ -63,6 +66,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         raise UsageError("--iterations must be between 1 and 1073741824")
     if not 1 <= args.repeat <= 100:
         raise UsageError("--repeat must be between 1 and 100")
+    if not 1 <= args.launches <= 100:
+        raise UsageError("--launches must be between 1 and 100")
     if not 0 < args.precision < 1:
         raise UsageError("--precision must be between 0 and 1 (0.02 means 2%)")
     if not (args.max_time > 0 and math.isfinite(args.max_time)):
@@ -75,7 +80,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     parse_sizes(args.model_sizes)  # refused here, before anything runs
     programs = [p.name for p in parse_programs(args.programs)]
     return ValidateOptions(programs=programs, sizes=list(dict.fromkeys(sizes)), np=args.np,
-                           iterations=args.iterations, repeat=args.repeat, precision=args.precision,
+                           iterations=args.iterations, repeat=args.repeat, launches=args.launches,
+                           precision=args.precision,
                            max_time=args.max_time, model_sizes=args.model_sizes,
                            probes_after=not args.no_probes_after)
 

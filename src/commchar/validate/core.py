@@ -83,6 +83,7 @@ class ValidateOptions:
     model_sizes: str = "0:1M"
     timeout: float = 300.0  # seconds a traced program may run
     distance_attempts: int = 4  # runs of a model or a program to find the host in one state
+    launches: int = 3  # untraced runs of each program; its measured time is their median
     probes_after: bool = True  # the probes measured again after the programs: how far the host moved
 
     def to_dict(self) -> dict[str, Any]:
@@ -278,6 +279,19 @@ def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
     return result, tried
 
 
+def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions,
+                 model_pairs: list[tuple[float, float]]) -> list[dict[str, Any]]:
+    """options.launches untraced runs, each by run_settled: every attempt's time and round
+    trips, the run each launch kept marked `kept`. One launch alone takes whichever speed the
+    host gives it, several percent from the next (docs/method.md, "Which sizes")."""
+    attempts: list[dict[str, Any]] = []
+    for _ in range(max(1, options.launches)):
+        _, tried = run_settled(argv, env, options, model_pairs)
+        tried[-1]["kept"] = True
+        attempts.extend(tried)
+    return attempts
+
+
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str, model_pairs: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
@@ -294,7 +308,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     try:
         # The measured time is the program's own, untraced: what a user runs. The traced run that
         # follows gives the trace to replay (and its loop time, which the tracer's cost inflates).
-        untraced, attempts = run_settled(job.argv, {**os.environ, **job.env_added}, options, model_pairs or [])
+        attempts = run_launches(job.argv, {**os.environ, **job.env_added}, options, model_pairs or [])
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
         raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
@@ -314,8 +328,9 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
     row["traced_us"] = measured / options.iterations
-    row["measured_us"] = float(untraced["per_iteration_us"])
     row["core_distance"] = _distance_row(attempts, model_pairs or [])
+    row["launches_us"] = row["core_distance"]["launches_us"]
+    row["measured_us"] = row["core_distance"]["measured_us"]
     for key in ("loggps", "loggp"):
         predicted = loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
@@ -330,17 +345,29 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
 
 
 def _distance_row(attempts: list[dict[str, Any]], model_pairs: list[tuple[float, float]]) -> dict[str, Any]:
-    """The row's core distance: the round trips of the run kept, the main state's round trip of
-    the model's points, whether the loop ran in that state ('same', 'differs', or 'unknown' where
-    either was not measured), and the runs it took."""
-    pair = attempts[-1]["core_rtt_ns"]
+    """The row's core distance and measured time over the launches kept (run_launches): the
+    round trips of the last launch in the model's state (else the last launch), the main
+    state's round trip of the model's points, whether the loop ran in that state ('same' where
+    a launch did, 'differs' where none did, 'unknown' where either side was not measured), the
+    runs it took, each launch's time, and the measured time: the median over the launches in
+    the model's state (every launch where none was)."""
     states = split(model_pairs)
-    if states is None or pair is None:
-        match = "unknown"
-    else:
-        match = "same" if same_state(model_pairs, (float(pair[0]), float(pair[1]))) else "differs"
-    return {"rtt_ns": pair, "model_rtt_ns": round(states.main_ns(), 1) if states else None, "match": match,
-            "runs": len(attempts), "attempts": attempts}
+    kept = [a for a in attempts if a.get("kept")] or attempts[-1:]
+
+    def match_of(attempt: dict[str, Any]) -> str:
+        pair = attempt["core_rtt_ns"]
+        if states is None or pair is None:
+            return "unknown"
+        return "same" if same_state(model_pairs, (float(pair[0]), float(pair[1]))) else "differs"
+
+    matches = [match_of(a) for a in kept]
+    in_state = [a for a, m in zip(kept, matches) if m != "differs"]
+    match = "same" if "same" in matches else "unknown" if in_state else "differs"
+    chosen = in_state or kept
+    return {"rtt_ns": chosen[-1]["core_rtt_ns"], "model_rtt_ns": round(states.main_ns(), 1) if states else None,
+            "match": match, "runs": len(attempts), "attempts": attempts,
+            "launches_us": [a["per_iteration_us"] for a in kept],
+            "measured_us": statistics.median(a["per_iteration_us"] for a in chosen)}
 
 
 def probe_time(points: list[dict], program: str, n: int, p: int) -> float | None:
