@@ -116,3 +116,31 @@ def test_only_exchanges_of_the_ping_pongs_core_state_are_taken():
     assert in_state_of(far, pingpongs) == []
     # no round trips on the ping-pongs (imported data): all taken
     assert in_state_of(far, [point("pingpong", "send", 1, None)]) == far
+
+
+def test_what_the_exchange_costs_beyond_the_model_is_kept_below_the_receivers_copy():
+    from commchar.modelfile.schema import _validate_exchange_excess
+    from commchar.models.receive_copy import exchange_excess
+
+    # 30 ns more than the model at the small sizes (two ranks through the same cells at once),
+    # and 50 ns more at 2 KiB, where O_r is fitted (its residual there is the fit's, not kept)
+    times = {n: t + (0.03 if n <= 64 else 0.05 if n == 2 * KIB else 0.0) for n, t in _exchange(4e-5).items()}
+    fitted = with_receive_copy(REGIMES, times, S)
+    excess = exchange_excess(fitted, exchange_table(fitted, times, S, 0.0), S, "mean")
+    assert excess["statistic"] == "mean"
+    by_n = dict(excess["steps"])
+    # the sizes whose bytes cost less than their regime's overheads; none where O_r is fitted
+    assert sorted(by_n) == [1, 16, 64, 1 * KIB]
+    assert by_n[1 * KIB] == pytest.approx(0.0, abs=0.01)
+    # (at 16 and 64 B the model's receiver copies the stream again, 5e-5 us a byte more)
+    assert [by_n[1], by_n[16], by_n[64]] == pytest.approx([0.03, 0.03 - 15 * 5e-5, 0.03 - 63 * 5e-5], abs=1e-4)
+    # an exchange quicker than the model costs nothing extra
+    quick = {n: t - 0.05 for n, t in _exchange(4e-5).items()}
+    steps = exchange_excess(REGIMES, exchange_table(REGIMES, quick, S, 0.0), S, "mean")["steps"]
+    assert [us for _, us in steps] == [0.0] * 4
+    assert exchange_excess(fitted, [], S, "mean") is None
+    _validate_exchange_excess(excess, "loggp.exchange_excess")
+    with pytest.raises(ModelError, match=r"exchange_excess\.steps"):
+        _validate_exchange_excess({"steps": [[64, 0.1], [16, 0.1]]}, "loggp.exchange_excess")
+    with pytest.raises(ModelError, match=r"exchange_excess\.steps"):
+        _validate_exchange_excess({"steps": "none"}, "loggp.exchange_excess")

@@ -408,9 +408,9 @@ def test_an_exchange_the_simulator_misses_is_a_red_finding() -> None:
 
     segments = [{"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]
 
-    def entity(rows: list[dict]) -> Entity:
+    def entity(rows: list[dict], excess: dict | None = None) -> Entity:
         loggp = {"L": 0, "o_s": 0.1, "o_r": 0.08, "g": 0.1, "G": 1e-4, "S": 8192,
-                 "receive_copy": {"statistic": "mean", "sizes": rows}}
+                 "receive_copy": {"statistic": "mean", "sizes": rows}, "exchange_excess": excess}
         model = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
                  "libraries": {"lib": {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments}},
                                        "loggp": loggp}}}
@@ -428,6 +428,11 @@ def test_an_exchange_the_simulator_misses_is_a_red_finding() -> None:
     # two sizes missed alike are both named
     (found,) = exchange_misses(entity([rows[0], rows[0] | {"n": 2}]))
     assert "misses 2 of the 2" in found.text
+    assert "inherit it (the model file's loggp.receive_copy)" in found.text
+    # a model that charges the excess to each Sendrecv says so; Isend/Irecv exchanges still miss
+    (found,) = exchange_misses(entity(rows, {"statistic": "mean", "steps": [[1, 0.06], [4096, 0.05]]}))
+    assert "charges each MPI_Sendrecv and MPI_Sendrecv_replace" in found.text
+    assert "exchanges by Isend and Irecv at these sizes inherit the miss" in found.text
 
 
 def test_the_report_opens_with_each_models_accuracy(small_db: Path) -> None:

@@ -18,6 +18,7 @@
 //! while the process runs.
 
 use crate::collective_start::{self, CollectiveStart};
+use crate::exchange_excess::{self, ExchangeExcess};
 use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
 use crate::placement::MisalignedCopy;
@@ -43,6 +44,7 @@ pub struct Sources {
     call_costs: HashMap<Key, CallCosts>,
     first_touch: HashMap<Key, ByteSteps>,
     replace_copy: HashMap<Key, ByteSteps>,
+    exchange_excess: HashMap<Key, ExchangeExcess>,
     request_growth: HashMap<Key, RequestGrowth>,
     collective_start: HashMap<Key, CollectiveStart>,
     misaligned_copy: HashMap<Key, MisalignedCopy>,
@@ -141,6 +143,14 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.replace_copy, Self::key(path, library), || {
             first_touch::steps_from_model(&text, path, library, "replace_copy")
+        })
+    }
+
+    /// What a simultaneous exchange costs beyond the model (`loggp.exchange_excess`).
+    pub fn exchange_excess(&mut self, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
+        let text = self.model_text(path)?;
+        memo(&mut self.exchange_excess, Self::key(path, library), || {
+            exchange_excess::from_model(&text, path, library)
         })
     }
 

@@ -10,6 +10,7 @@ pub mod cold_start;
 pub mod collective_start;
 pub mod engine;
 pub mod error;
+pub mod exchange_excess;
 pub mod first_touch;
 mod fxhash;
 pub mod matching;

@@ -530,6 +530,7 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
         local_copy: replay::LocalCopy::from_params(params),
         first_touch: from_model(model, |path| src.first_touch(path, library))?,
         replace_copy: from_model(model, |path| src.replace_copy(path, library))?,
+        exchange_excess: from_model(model, |path| src.exchange_excess(path, library))?,
         misaligned_copy: from_model(model, |path| src.misaligned_copy(path, library))?,
         request_growth: from_model(model, |path| src.request_growth(path, library))?,
         collective_start: from_model(model, |path| src.collective_start(path, library))?,

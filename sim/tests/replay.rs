@@ -5,6 +5,7 @@
 mod common;
 
 use commchar_sim::engine::{self, Config, Outcome};
+use commchar_sim::exchange_excess::ExchangeExcess;
 use commchar_sim::first_touch::ByteSteps;
 use commchar_sim::network::Network;
 use commchar_sim::params::{ColdStart, Params, Rendezvous, RendezvousCopy};
@@ -1393,6 +1394,37 @@ fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
     .unwrap();
     let plain = replay(&exchange_with(SENDRECV, 1000), &opts, pulled).unwrap();
     assert_eq!(small.finish, vec![plain.finish[0] + 1000; 2]);
+}
+
+#[test]
+fn a_sendrecv_both_ways_pays_the_measured_exchange_excess_of_its_size() {
+    let prm = params(0, Rendezvous::Handshake);
+    // measured: 40 ns beyond the model at 1000 B, nothing at 4 KiB; nothing above
+    let opts = Options {
+        exchange_excess: ExchangeExcess::from_steps(vec![(1000, 40 * NS), (4096, 0)]),
+        ..Options::default()
+    };
+    for call in [SENDRECV, SENDRECV_REPLACE] {
+        let plain = replay(&exchange_with(call, 1000), &Options::default(), prm.clone()).unwrap();
+        let o = replay(&exchange_with(call, 1000), &opts, prm.clone()).unwrap();
+        check_sums(&o);
+        // after the exchange, on each rank, as the library's time (communication)
+        assert_eq!(o.finish, vec![plain.finish[0] + 40 * NS; 2]);
+        for r in 0..2 {
+            let with = o.breakdown.as_ref().unwrap()[r];
+            let without = plain.breakdown.as_ref().unwrap()[r];
+            assert_eq!(with.comm, without.comm + 40 * NS);
+            assert_eq!(with.compute, without.compute);
+        }
+        let big = replay(&exchange_with(call, 12_000), &opts, prm.clone()).unwrap();
+        let big_plain = replay(
+            &exchange_with(call, 12_000),
+            &Options::default(),
+            prm.clone(),
+        )
+        .unwrap();
+        assert_eq!(big.finish, big_plain.finish);
+    }
 }
 
 /// A size field holding where its buffer lay in its page (tracer/cc_trace_format.h).

@@ -20,6 +20,7 @@ use super::polling;
 use super::{Op, OpKind, Ready, Workload};
 use crate::collective_start::CollectiveStart;
 use crate::error::{input, usage, Result, SimError};
+use crate::exchange_excess::ExchangeExcess;
 use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
 use crate::params::Params;
@@ -212,6 +213,9 @@ pub struct Options {
     /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv, by size, as measured
     /// (`loggp.replace_copy`); without steps the copy is `local_copy`'s.
     pub replace_copy: ByteSteps,
+    /// What a Sendrecv that both sends and receives costs beyond the model, by size
+    /// (`loggp.exchange_excess`); empty: nothing.
+    pub exchange_excess: ExchangeExcess,
     /// What a message costs whose destination lies in the slow class relative to its
     /// source in their pages (`loggp.misaligned_copy`); without steps nothing is charged.
     pub misaligned_copy: MisalignedCopy,
@@ -264,6 +268,7 @@ impl Default for Options {
             local_copy: LocalCopy::default(),
             first_touch: ByteSteps::default(),
             replace_copy: ByteSteps::default(),
+            exchange_excess: ExchangeExcess::default(),
             misaligned_copy: MisalignedCopy::default(),
             request_growth: RequestGrowth::default(),
             collective_start: CollectiveStart::default(),
@@ -1130,8 +1135,20 @@ impl Builder<'_> {
                     at = self.book_recv(st, peer, tag);
                     ops.push(Op::recv(peer, rec.bytes2, tag));
                 }
+                let both = ops.len() == 2;
                 if !ops.is_empty() {
                     self.step(&ops, true)?;
+                }
+                // both ways at once through the same cells: what the exchange took beyond
+                // the model where the kernel measured it (loggp.exchange_excess)
+                let excess = if both {
+                    self.opts.exchange_excess.cost(rec.bytes.max(rec.bytes2))
+                } else {
+                    0
+                };
+                if excess > 0 {
+                    st.wait_step = None;
+                    self.step(&[Op::copy(excess)], true)?;
                 }
                 self.charge_after(at, rec.places[1], rec.bytes2)?;
             }

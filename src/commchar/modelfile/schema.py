@@ -201,6 +201,18 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_self_message(loggp["self_message"], f"{path}.self_message")
     if loggp.get("receive_copy") is not None:
         _validate_receive_copy(loggp["receive_copy"], f"{path}.receive_copy")
+    if loggp.get("exchange_excess") is not None:
+        _validate_exchange_excess(loggp["exchange_excess"], f"{path}.exchange_excess")
+
+
+def _validate_exchange_excess(section: Any, path: str) -> None:
+    """What a simultaneous exchange costs beyond the model (models/receive_copy.py):
+    {statistic, steps ([n, us per exchange], n increasing)}."""
+    _mapping(section, path)
+    steps = section.get("steps")
+    if not isinstance(steps, list):
+        raise _fail(f"{path}.steps", "expected a list of [n, us]")
+    _sized_pairs(steps, f"{path}.steps", "us")
 
 
 def _validate_receive_copy(section: Any, path: str) -> None:

@@ -42,7 +42,8 @@ from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
-from commchar.models.receive_copy import OP as EXCHANGE_OP, exchange_table, exchange_times, in_state_of, with_receive_copy
+from commchar.models.receive_copy import (OP as EXCHANGE_OP, exchange_excess, exchange_table, exchange_times,
+                                         in_state_of, with_receive_copy)
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -571,8 +572,9 @@ def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: floa
 
 
 def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
-    """O_r in each eager size regime of the loggp section whose exchanges were measured, and
-    the exchanges beside the model's (`receive_copy`)."""
+    """O_r in each eager size regime of the loggp section whose exchanges were measured, the
+    exchanges beside the model's (`receive_copy`), and what they cost beyond it
+    (`exchange_excess`)."""
     for name, statistic in (("regimes", loggp.get("regimes_statistic", "median")), ("regimes_median", "median")):
         if not loggp.get(name):
             continue
@@ -581,6 +583,7 @@ def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
         sizes = exchange_table(loggp[name], times, loggp.get("S"), float(loggp.get("L") or 0.0))
         if name == "regimes" and sizes:  # what the simulator charges
             loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes}
+            loggp["exchange_excess"] = exchange_excess(loggp[name], sizes, loggp.get("S"), statistic)
 
 
 def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,

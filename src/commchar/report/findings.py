@@ -360,10 +360,15 @@ def exchange_misses(e: Entity) -> list[Finding]:
         return []
     where = "; ".join(f"n = {format_size(row['n'])}: replayed {format_time(row['model_us'])} vs measured "
                       f"{format_time(row['exchange_us'])} ({100 * err:+.0f}%)" for err, row in misses[:LISTED])
+    inherit = ("Replays of programs that exchange at these sizes inherit it (the model file's "
+               "loggp.receive_copy)." if not _loggp_entry(e, "exchange_excess") else
+               "A replay charges each MPI_Sendrecv and MPI_Sendrecv_replace what the exchange took beyond the "
+               "model (loggp.exchange_excess); exchanges by Isend and Irecv at these sizes inherit the miss "
+               "(the model file's loggp.receive_copy).")
     return [Finding("model", e.label, (
         f"{e.label}: the simulator's MPI_Sendrecv of two ranks at once (LogGPS, eager) misses {len(misses)} of "
         f"the {len(sizes)} exchange size(s) measured by more than {100 * MODEL_MISS:.0f}%; largest: {where}. "
-        "Replays of programs that exchange at these sizes inherit it (the model file's loggp.receive_copy)."))]
+        + inherit))]
 
 
 def comparison(entities: list[Entity]) -> list[Finding]:

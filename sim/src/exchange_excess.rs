@@ -1,0 +1,94 @@
+//! What a simultaneous exchange costs beyond the model (`loggp.exchange_excess`,
+//! commchar.models.receive_copy): two ranks sending and receiving at once through the
+//! same shared cells take longer than the model's X(n) at small eager sizes, which a
+//! ping-pong does not show. Per eager size measured, the exchange's time less X(n); the
+//! replay charges each MPI_Sendrecv and MPI_Sendrecv_replace that both sends and receives
+//! the excess of its size, linear between the measured sizes, the smallest's below them,
+//! and nothing above the largest (a rendezvous message, or one the probe did not send).
+
+use crate::error::Result;
+use crate::first_touch::{loggp_entry, model_json};
+use crate::params::{size_steps, Unit};
+
+/// (bytes, ps per exchange), sizes increasing; empty: free.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExchangeExcess {
+    steps: Vec<(u64, u64)>,
+}
+
+impl ExchangeExcess {
+    /// From measured (bytes, ps) steps, sizes increasing.
+    pub fn from_steps(steps: Vec<(u64, u64)>) -> ExchangeExcess {
+        ExchangeExcess { steps }
+    }
+
+    /// ps an exchange of `bytes` each way costs beyond the model.
+    pub fn cost(&self, bytes: u64) -> u64 {
+        let (Some(&(n0, t0)), Some(&(last, _))) = (self.steps.first(), self.steps.last()) else {
+            return 0;
+        };
+        if bytes > last {
+            return 0;
+        }
+        if bytes <= n0 {
+            return t0;
+        }
+        let i = self.steps.partition_point(|&(n, _)| n <= bytes);
+        let ((a, ta), (b, tb)) = (self.steps[i - 1], self.steps[i.min(self.steps.len() - 1)]);
+        if b == a {
+            return ta;
+        }
+        let at = ta as f64 + (tb as f64 - ta as f64) * (bytes - a) as f64 / (b - a) as f64;
+        at.max(0.0).round() as u64
+    }
+}
+
+/// `libraries.<lib>.loggp.exchange_excess.steps` ([bytes, us], sizes increasing) of a model
+/// file; free when the model has none.
+pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
+    let doc = model_json(text, path)?;
+    let Some(entry) = loggp_entry(&doc, library, "exchange_excess") else {
+        return Ok(ExchangeExcess::default());
+    };
+    let what = format!("{path}: loggp exchange_excess.steps");
+    let steps = size_steps(entry.get("steps"), &what, "us")?
+        .into_iter()
+        .map(|(n, us)| Ok((n, Unit::Us.to_ps(us, "exchange_excess")?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ExchangeExcess { steps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_between_sizes_flat_below_and_free_above() {
+        let e = ExchangeExcess::from_steps(vec![(1, 30_000), (256, 30_000), (512, 10_000)]);
+        assert_eq!(e.cost(0), 30_000);
+        assert_eq!(e.cost(100), 30_000);
+        assert_eq!(e.cost(384), 20_000);
+        assert_eq!(e.cost(512), 10_000);
+        assert_eq!(e.cost(513), 0);
+        assert_eq!(ExchangeExcess::default().cost(64), 0);
+    }
+
+    #[test]
+    fn read_from_a_model_and_refused_when_malformed() {
+        let model = |steps: &str| {
+            format!(
+                r#"{{"libraries": {{"mpich": {{"loggp": {{"exchange_excess": {{"steps": {steps}}}}}}}}}}}"#
+            )
+        };
+        let e = from_model(&model("[[1, 0.03], [8192, 0.0]]"), "m.json", None).unwrap();
+        assert_eq!(e.cost(1), 30_000);
+        assert_eq!(e.cost(8192), 0);
+        assert!(from_model(&model("[[8, 0.03], [4, 0.01]]"), "m.json", None).is_err());
+        assert!(from_model(&model("[[8, -1]]"), "m.json", None).is_err());
+        let none = r#"{"libraries": {"mpich": {"loggp": {}}}}"#;
+        assert_eq!(
+            from_model(none, "m.json", None).unwrap(),
+            ExchangeExcess::default()
+        );
+    }
+}
