@@ -260,15 +260,14 @@ def _minority(states: States | None) -> int:
 
 
 def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
-                model_pairs: list[tuple[float, float]]) -> tuple[dict, list[dict[str, Any]]]:
+                model_pairs: list[tuple[float, float]]) -> list[dict[str, Any]]:
     """The untraced run, again while the host held the ranks in another state than the main
     state of the model's points (core_distance.same_state), at most options.distance_attempts
-    times: the first run in the model's state (else the last), and every attempt's time and
-    round trips."""
+    times: every attempt's time and round trips, the last the one kept (the first in the
+    model's state, else the last tried)."""
     from commchar.apps.sweep import run_once
 
     tried: list[dict[str, Any]] = []
-    result: dict = {}
     for _ in range(max(1, options.distance_attempts)):
         result = run_once([*argv, "--core-distance"], env, options.timeout)
         pair = rtt_pair(result)
@@ -276,7 +275,7 @@ def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
                       "core_rtt_ns": list(pair) if pair else None})
         if not model_pairs or pair is None or same_state(model_pairs, pair):
             break
-    return result, tried
+    return tried
 
 
 def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions,
@@ -286,7 +285,7 @@ def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions,
     host gives it, several percent from the next (docs/method.md, "Which sizes")."""
     attempts: list[dict[str, Any]] = []
     for _ in range(max(1, options.launches)):
-        _, tried = run_settled(argv, env, options, model_pairs)
+        tried = run_settled(argv, env, options, model_pairs)
         tried[-1]["kept"] = True
         attempts.extend(tried)
     return attempts
