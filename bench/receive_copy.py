@@ -23,13 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def _models(db: str, run_id: int, library: str, directory: Path) -> dict[str, Path]:
-    """The validation's model of run_id fitted again: {"O_r": as fitted, "none": without O_r}."""
+def _models(db: str, run_ids: list[int], library: str, directory: Path) -> dict[str, Path]:
+    """The validation's model of its runs fitted again: {"O_r": as fitted, "none": without O_r}."""
     from commchar.modelfile import save
-    from commchar.validate.core import fit_run
+    from commchar.validate.core import fit_runs
 
+    run_id = "-".join(map(str, run_ids))
     fitted = directory / f"run{run_id}.json"
-    save(fit_run(db, run_id)[0], fitted)
+    save(fit_runs(db, run_ids)[0], fitted)
     doc = json.loads(fitted.read_text())
     for key in ("regimes", "regimes_median"):
         for regime in doc["libraries"][library]["loggp"].get(key) or []:
@@ -80,7 +81,8 @@ def main() -> int:
     errors: dict[tuple[str, str, int], dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-rc-models-") as tmp:
         for run in result["runs"]:
-            models = _models(args.from_db, run["model_run_id"], run["library"], Path(tmp))
+            models = _models(args.from_db, run.get("model_run_ids") or [run["model_run_id"]], run["library"],
+                             Path(tmp))
             for row in run["rows"]:
                 if (wanted and row["program"] not in wanted) or not _in_state(row, result["runs"]):
                     continue

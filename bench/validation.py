@@ -142,6 +142,7 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--programs", help="comma-separated (default: all)")
     parser.add_argument("--launches", help="untraced runs of each program, their median measured (validate's default)")
+    parser.add_argument("--model-launches", help="runs of the model, each point their median (validate's default)")
     parser.add_argument("--precision", help="the model's measurement: CI target (validate's default)")
     parser.add_argument("--max-time", help="the model's measurement: most seconds a point (validate's default)")
     parser.add_argument("--db", help="keep everything in this store (default: a temporary one)")
@@ -167,7 +168,7 @@ def main() -> int:
         if args.programs:
             argv += ["--programs", args.programs]
         for flag, value in (("--precision", args.precision), ("--max-time", args.max_time),
-                            ("--launches", args.launches)):
+                            ("--launches", args.launches), ("--model-launches", args.model_launches)):
             if value is not None:
                 argv += [flag, value]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)

@@ -15,7 +15,7 @@ from commchar.cli import main
 from commchar.measure.build import LOOPS
 from commchar.store import Store
 from commchar.validate import PROGRAMS, ValidateOptions, summarize
-from commchar.validate.core import probe_ops, steps_per_library
+from commchar.validate.core import median_points, probe_ops, steps_per_library
 from commchar.validate.store import validations
 
 from _apps import run_app
@@ -67,6 +67,26 @@ def test_master_worker_and_halo_run_on_more_ranks(one_built_library) -> None:
         assert result["verified"] and result["p"] == 3, name
 
 
+def test_the_models_points_are_each_the_median_of_its_runs() -> None:
+    def point(run: int, op: str, n: int, mean: float, valid: bool = True) -> dict:
+        return {"library": "lib", "op": op, "variant": "send", "n_bytes": n, "p": 2, "sync": "barrier",
+                "t_us": mean - 0.01, "t_mean_us": mean, "valid": valid, "run_id": run}
+
+    points = [point(1, "pingpong", 64, 0.5), point(2, "pingpong", 64, 0.9), point(3, "pingpong", 64, 0.6),
+              point(1, "pingpong", 4096, 2.0), point(2, "pingpong", 4096, 1.0),  # even: the lower middle
+              point(1, "exchange", 64, 0.3), point(2, "exchange", 64, 9.0, valid=False),
+              point(3, "exchange", 64, 0.4),
+              point(2, "pingpong", 8300, 5.0)]  # one run's refinement alone
+    kept = {(pt["op"], pt["n_bytes"]): pt for pt in median_points(points)}
+    assert len(kept) == 4
+    assert kept[("pingpong", 64)]["run_id"] == 3  # 0.6 of 0.5, 0.6, 0.9
+    assert kept[("pingpong", 4096)]["run_id"] == 2
+    assert kept[("exchange", 64)]["run_id"] == 1  # of the valid ones, 0.3 and 0.4
+    assert kept[("pingpong", 8300)]["t_mean_us"] == 5.0
+    # a point is kept whole, as its run measured it
+    assert kept[("pingpong", 64)] is points[2]
+
+
 def test_summary_is_the_median_and_spread_over_runs() -> None:
     def row(repeat: int, measured: float, gps: float, gp: float) -> dict:
         return {"library": "lib", "program": "ring_sendrecv", "bytes": 64, "p": 2, "S": 1024.0,
@@ -106,8 +126,10 @@ def test_the_probes_measured_again_are_those_of_the_chosen_programs() -> None:
     assert probe_ops(ValidateOptions(programs=["halo2d", "master_worker"])) == []
     assert probe_ops(ValidateOptions(probes_after=False)) == []
     sizes = len(ValidateOptions().sizes)
-    assert steps_per_library(ValidateOptions(repeat=2)) == 2 * (2 + len(PROGRAMS) * sizes + 1)
-    assert steps_per_library(ValidateOptions(repeat=2, probes_after=False)) == 2 * (2 + len(PROGRAMS) * sizes)
+    # three runs of the model and its fit, the cases, the probes again
+    assert steps_per_library(ValidateOptions(repeat=2)) == 2 * (4 + len(PROGRAMS) * sizes + 1)
+    assert steps_per_library(ValidateOptions(repeat=2, probes_after=False)) == 2 * (4 + len(PROGRAMS) * sizes)
+    assert steps_per_library(ValidateOptions(model_launches=1)) == 2 + len(PROGRAMS) * sizes + 1
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -117,6 +139,7 @@ def test_the_probes_measured_again_are_those_of_the_chosen_programs() -> None:
     (["--iterations", "0"], "--iterations"),
     (["--np", "0"], "--np"),
     (["--launches", "0"], "--launches"),
+    (["--model-launches", "0"], "--model-launches"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
     assert main(["validate", "--db", str(tmp_path / "v.db"), *argv]) == 2
@@ -171,8 +194,12 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
             assert distance["model_rtt_ns"] > 0
             if distance["match"] == "differs":  # only after every attempt ran in another state
                 assert distance["runs"] == 12
-        assert 1 <= len(run["model_core_distance"]["attempts"]) <= 4
-        assert run["probe_run_id"] > run["model_run_id"]
+        # three runs of the model, each tried again while its points span two states
+        kept = run["model_run_ids"]
+        assert len(kept) == 3 and kept[0] == run["model_run_id"] and kept == sorted(kept)
+        assert 3 <= len(run["model_core_distance"]["attempts"]) <= 12
+        assert {a["run_id"] for a in run["model_core_distance"]["attempts"]} >= set(kept)
+        assert run["probe_run_id"] > max(kept)
         after = run["probe_core_distance"]
         assert after["match"] in ("same", "differs") and 1 <= after["runs"] <= 4
         assert after["match"] == "same" or after["runs"] == 4

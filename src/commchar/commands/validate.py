@@ -48,6 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--launches", type=int, default=3,
                         help="untraced runs of each program at each size; its measured time is their median "
                              "(default 3)")
+    parser.add_argument("--model-launches", type=int, default=3,
+                        help="runs of the model's measurement; each point is the median of its runs' "
+                             "(default 3)")
     parser.add_argument("--precision", type=float, default=0.02,
                         help="the model's measurement: relative CI half-width to reach (default 0.02)")
     parser.add_argument("--max-time", type=float, default=0.3,
@@ -68,6 +71,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         raise UsageError("--repeat must be between 1 and 100")
     if not 1 <= args.launches <= 100:
         raise UsageError("--launches must be between 1 and 100")
+    if not 1 <= args.model_launches <= 100:
+        raise UsageError("--model-launches must be between 1 and 100")
     if not 0 < args.precision < 1:
         raise UsageError("--precision must be between 0 and 1 (0.02 means 2%)")
     if not (args.max_time > 0 and math.isfinite(args.max_time)):
@@ -81,6 +86,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     programs = [p.name for p in parse_programs(args.programs)]
     return ValidateOptions(programs=programs, sizes=list(dict.fromkeys(sizes)), np=args.np,
                            iterations=args.iterations, repeat=args.repeat, launches=args.launches,
+                           model_launches=args.model_launches,
                            precision=args.precision,
                            max_time=args.max_time, model_sizes=args.model_sizes,
                            probes_after=not args.no_probes_after)

@@ -84,6 +84,7 @@ class ValidateOptions:
     timeout: float = 300.0  # seconds a traced program may run
     distance_attempts: int = 4  # runs of a model or a program to find the host in one state
     launches: int = 3  # untraced runs of each program; its measured time is their median
+    model_launches: int = 3  # runs of the model's measurement; each point the median of its runs'
     probes_after: bool = True  # the probes measured again after the programs: how far the host moved
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,9 +101,10 @@ class Observer:
 
 
 def steps_per_library(options: ValidateOptions) -> int:
-    """Model measurement, fit, one step per (program, size) case and the probes measured again
-    (options.probes_after), per repeat."""
-    return options.repeat * (2 + len(cases(options)) + (1 if probe_ops(options) else 0))
+    """The model's measurements (options.model_launches), its fit, one step per (program,
+    size) case and the probes measured again (options.probes_after), per repeat."""
+    return options.repeat * (max(1, options.model_launches) + 1 + len(cases(options))
+                             + (1 if probe_ops(options) else 0))
 
 
 def cases(options: ValidateOptions) -> list[tuple[Program, int]]:
@@ -114,12 +116,12 @@ def _pct(predicted: float, measured: float) -> float | None:
     return 100.0 * (predicted - measured) / measured if measured > 0 else None
 
 
-def measure_model(store: Store, library: Library, options: ValidateOptions, directory: Path,
-                  observer: Observer) -> tuple[int, str, list[dict]]:
-    """Measures the operations the replay needs (point-to-point at p = 2, collectives at 2 and
-    np), fits them: (run id, model file, the measured points)."""
+def measure_model_run(store: Store, library: Library, options: ValidateOptions,
+                      observer: Observer) -> tuple[int, list[dict]]:
+    """Measures the operations the replay needs once (point-to-point at p = 2, collectives at 2
+    and np): (run id, the measured points)."""
     from commchar.measure.runner import SweepOptions
-    from commchar.modelfile import save
+    from commchar.models.inputs import read_store
 
     # point-to-point operations are measured between two ranks, collectives at np as well
     sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
@@ -131,25 +133,54 @@ def measure_model(store: Store, library: Library, options: ValidateOptions, dire
                                f"({result.launch_error or 'nothing stored'})")
     store.set_run_status(run_id, "complete")
     observer.done()
-    observer.step(f"{library.name}: fitting run {run_id}")
-    model, points = fit_run(store.path, run_id)
+    return run_id, read_store(store.path, [run_id])[0]
+
+
+def fit_model(store: Store, library: Library, run_ids: list[int], directory: Path,
+              observer: Observer) -> tuple[str, list[dict]]:
+    """The model of the runs (fit_runs), saved: (model file, the points it was fitted to)."""
+    from commchar.modelfile import save
+
+    observer.step(f"{library.name}: fitting run(s) {', '.join(map(str, run_ids))}")
+    model, points = fit_runs(store.path, run_ids)
     fitted = model.libraries.get(library.name)
     if fitted is None or not isinstance(fitted.loggp, dict):
         raise MeasurementError(f"validate: the model of {library.name} has no loggp section "
                                "(its loggp and rndv measurements failed)")
-    path = directory / f"model-{library.name}-run{run_id}.json"
+    path = directory / f"model-{library.name}-run{'-'.join(map(str, run_ids))}.json"
     save(model, path)
     observer.done()
-    return run_id, str(path), points
+    return str(path), points
 
 
-def fit_run(db: str | Path, run_id: int) -> tuple[ModelDocument, list[dict]]:
-    """The model document of one stored run (the rndv probe's receiver delay from its jobs'
-    kernel options), and the run's points."""
+def median_points(points: list[dict]) -> list[dict]:
+    """Of several runs' points, per (library, op, variant, n, p, sync), the point whose mean
+    (t_mean_us, else t_us) is the median over the runs (the lower middle one of an even
+    number): a run takes whichever speed the host gives it, as a program's launch does. The
+    valid points only, where a key has any. A key one run measured alone (a size its
+    refinement chose) keeps that point."""
+    groups: dict[tuple, list[dict]] = {}
+    for pt in points:
+        key = (pt["library"], pt["op"], pt.get("variant") or "", pt["n_bytes"], pt["p"], pt.get("sync"))
+        groups.setdefault(key, []).append(pt)
+    out = []
+    for every in groups.values():
+        pool = [pt for pt in every if pt.get("valid", True)] or every
+        pool.sort(key=lambda pt: float(pt.get("t_mean_us") or pt["t_us"]))
+        out.append(pool[(len(pool) - 1) // 2])
+    return out
+
+
+def fit_runs(db: str | Path, run_ids: list[int]) -> tuple[ModelDocument, list[dict]]:
+    """The model document of stored runs of one measurement (the rndv probe's receiver delay
+    from their jobs' kernel options), each point the median of the runs' (median_points), and
+    those points."""
     from commchar.models.document_fit import fit_document
     from commchar.models.inputs import read_store
 
-    points, failures, facts = read_store(db, [run_id])
+    points, failures, facts = read_store(db, run_ids)
+    if len(run_ids) > 1:
+        points = median_points(points)
     delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
               for job in facts.get("jobs", [])
               if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
@@ -229,30 +260,35 @@ def _measured_run(store: Store, library: Library, sweep: SweepOptions, observer:
 
 
 def measure_model_settled(store: Store, library: Library, options: ValidateOptions, directory: Path,
-                          observer: Observer) -> tuple[int, str, list[dict], dict[str, Any]]:
-    """measure_model, again while its points span two states of the host (core_distance.py), at
-    most options.distance_attempts times: the model of the fewest points in its minority state,
-    and what each attempt found."""
-    best: tuple[int, str, list[dict], States | None] | None = None
+                          observer: Observer) -> tuple[list[int], str, list[dict], dict[str, Any]]:
+    """The model of options.model_launches runs, each point the median of the runs'
+    (fit_runs). Each run is measured again while its points span two states of the host
+    (core_distance.py), at most options.distance_attempts times, and the attempt of the fewest
+    points in its minority state kept: (the runs kept, the model file, its points, what each
+    attempt found)."""
+    kept: list[int] = []
     tried: list[dict[str, Any]] = []
-    for attempt in range(max(1, options.distance_attempts)):
-        if attempt:
-            observer.more(2)  # measuring and fitting once more
-        run_id, path, points = measure_model(store, library, options, directory, observer)
-        states = split(point_pairs(points))
-        tried.append({"run_id": run_id, **(states.to_dict() if states else {"measured": False})})
-        minority = _minority(states)
-        if best is None or minority < _minority(best[3]):
-            best = (run_id, path, points, states)
-        if minority == 0:
-            break
-    assert best is not None
-    run_id, path, points, states = best
-    record: dict[str, Any] = {"run_id": run_id, "attempts": tried}
+    for _ in range(max(1, options.model_launches)):
+        best: tuple[int, States | None] | None = None
+        for attempt in range(max(1, options.distance_attempts)):
+            if attempt:
+                observer.more(1)  # measuring once more
+            run_id, points = measure_model_run(store, library, options, observer)
+            states = split(point_pairs(points))
+            tried.append({"run_id": run_id, **(states.to_dict() if states else {"measured": False})})
+            if best is None or _minority(states) < _minority(best[1]):
+                best = (run_id, states)
+            if _minority(states) == 0:
+                break
+        assert best is not None
+        kept.append(best[0])
+    path, points = fit_model(store, library, kept, directory, observer)
+    states = split(point_pairs(points))
+    record: dict[str, Any] = {"run_id": kept[0], "run_ids": kept, "attempts": tried}
     if states is not None:
         record.update(rtt_ns=round(states.main_ns(), 1), minority_points=_minority(states))
     record["pairs"] = point_pairs(points)
-    return run_id, path, points, record
+    return kept, path, points, record
 
 
 def _minority(states: States | None) -> int:
@@ -400,7 +436,7 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
     with tempfile.TemporaryDirectory(prefix="commchar-validate-models-") as tmp:
         for repeat in range(options.repeat):
             for library in libraries:  # alternated, so the machine's drift lands on each alike
-                run_id, model_path, points, model_distance = measure_model_settled(
+                run_ids, model_path, points, model_distance = measure_model_settled(
                     store, library, options, Path(tmp), observer)
                 from commchar.modelfile import load
 
@@ -421,7 +457,8 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     observer.done()
                 after = measure_probes(store, library, options, observer, model_distance["pairs"])
                 add_drift(rows, after, options.np)
-                runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_id,
+                runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_ids[0],
+                             "model_run_ids": run_ids,
                              "probe_run_id": after[0] if after else None,
                              "probe_core_distance": after[2] if after else None,
                              "model_core_distance": {k: v for k, v in model_distance.items() if k != "pairs"},
