@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""The receiver's own copy (loggp.regimes[].O_r, models/receive_copy.py) on the same
-measurements: every row of a stored validation replayed twice, with the model as fitted
-and with O_r taken out of it (LogGOPSim's receiver), against the program's measured time
-and the kernel's probe of the same operation. Nothing is measured; the models are fitted
-again from the validation's own runs.
+"""One part of the model on the same measurements: every row of a stored validation
+replayed twice, with the model as `commchar validate` fits it and without the part,
+against the program's measured time and the kernel's probe of the same operation.
+Nothing is measured; the models are fitted again from the validation's own runs.
+
+    --compare O_r              the receiver's own copy (loggp.regimes[].O_r,
+                               models/receive_copy.py) against LogGOPSim's receiver
+    --compare exchange_excess  what a small exchange costs beyond the model
+                               (loggp.exchange_excess) against nothing
+    --compare model_runs       each point the median of the model's runs against
+                               the model of its first run alone
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
-    python3 bench/receive_copy.py --from-db v.db [--programs ring_sendrecv,halo2d]
+    python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
 """
 
 from __future__ import annotations
@@ -23,21 +29,32 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def _models(db: str, run_ids: list[int], library: str, directory: Path) -> dict[str, Path]:
-    """The validation's model of its runs fitted again: {"O_r": as fitted, "none": without O_r}."""
+COMPARED = ("O_r", "exchange_excess", "model_runs")
+
+
+def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
+    """The validation's model of its runs fitted again, with the part (`with`) and without it
+    (`without`)."""
     from commchar.modelfile import save
     from commchar.validate.core import fit_runs
 
-    run_id = "-".join(map(str, run_ids))
-    fitted = directory / f"run{run_id}.json"
+    name = "-".join(map(str, run_ids))
+    fitted = directory / f"run{name}.json"
     save(fit_runs(db, run_ids)[0], fitted)
+    without = directory / f"run{name}-without-{compare}.json"
+    if compare == "model_runs":
+        save(fit_runs(db, run_ids[:1])[0], without)
+        return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
-    for key in ("regimes", "regimes_median"):
-        for regime in doc["libraries"][library]["loggp"].get(key) or []:
-            regime.pop("O_r", None)
-    plain = directory / f"run{run_id}-none.json"
-    plain.write_text(json.dumps(doc))
-    return {"O_r": fitted, "none": plain}
+    loggp = doc["libraries"][library]["loggp"]
+    if compare == "O_r":
+        for key in ("regimes", "regimes_median"):
+            for regime in loggp.get(key) or []:
+                regime.pop("O_r", None)
+    else:
+        loggp.pop(compare, None)
+    without.write_text(json.dumps(doc))
+    return {"with": fitted, "without": without}
 
 
 def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int) -> float:
@@ -66,6 +83,7 @@ def _in_state(row: dict[str, Any], runs: list[dict[str, Any]]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from-db", metavar="DB", required=True, help="a store holding a validation")
+    parser.add_argument("--compare", choices=COMPARED, default="O_r", help="the part of the model (default O_r)")
     parser.add_argument("--programs", help="comma-separated (default: every program of the validation)")
     args = parser.parse_args()
     from commchar.store import Store
@@ -74,7 +92,7 @@ def main() -> int:
     with Store(args.from_db, readonly=True) as store:
         found = validations(store)
     if not found:
-        print(f"receive_copy: no validation stored in {args.from_db}", file=sys.stderr)
+        print(f"model_ab: no validation stored in {args.from_db}", file=sys.stderr)
         return 2
     result = found[-1]["result"]
     wanted = set(args.programs.split(",")) if args.programs else None
@@ -82,7 +100,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-rc-models-") as tmp:
         for run in result["runs"]:
             models = _models(args.from_db, run.get("model_run_ids") or [run["model_run_id"]], run["library"],
-                             Path(tmp))
+                             Path(tmp), args.compare)
             for row in run["rows"]:
                 if (wanted and row["program"] not in wanted) or not _in_state(row, result["runs"]):
                     continue
@@ -93,10 +111,10 @@ def main() -> int:
                     if row.get("probe_us"):
                         cell.setdefault(f"{name}/probe", []).append(100.0 * (t - row["probe_us"]) / row["probe_us"])
     print(f"LogGPS error (%), median over the {result['options']['repeat']} run(s) of one validation that "
-          "its table counts (smallest..largest): the model as fitted (O_r) and without O_r (none), against "
-          "the program's time and against the kernel's probe of the same operation")
-    print(f"{'library':8s} {'program':15s} {'bytes':>7s} {'O_r':>22s} {'none':>22s} {'O_r/probe':>10s} "
-          f"{'none/probe':>10s}")
+          f"its table counts (smallest..largest): the model as fitted (with) and without {args.compare}, "
+          "against the program's time and against the kernel's probe of the same operation")
+    print(f"{'library':8s} {'program':15s} {'bytes':>7s} {'with':>22s} {'without':>22s} {'with/probe':>10s} "
+          f"{'without/probe':>13s}")
 
     def cell_text(values: list[float] | None, wide: bool) -> str:
         if not values:
@@ -106,14 +124,20 @@ def main() -> int:
 
     moved: list[tuple[float, float]] = []
     for (library, program, n), cell in errors.items():
-        print(f"{library:8s} {program:15s} {n:7d} {cell_text(cell.get('O_r'), True):>22s} "
-              f"{cell_text(cell.get('none'), True):>22s} {cell_text(cell.get('O_r/probe'), False):>10s} "
-              f"{cell_text(cell.get('none/probe'), False):>10s}")
-        if cell.get("O_r") != cell.get("none"):
-            moved.append((abs(statistics.median(cell["O_r"])), abs(statistics.median(cell["none"]))))
+        print(f"{library:8s} {program:15s} {n:7d} {cell_text(cell.get('with'), True):>22s} "
+              f"{cell_text(cell.get('without'), True):>22s} {cell_text(cell.get('with/probe'), False):>10s} "
+              f"{cell_text(cell.get('without/probe'), False):>13s}")
+        if cell.get("with") != cell.get("without"):
+            moved.append((abs(statistics.median(cell["with"])), abs(statistics.median(cell["without"]))))
     within = [sum(1 for pair in moved if pair[i] <= 10.0) for i in (0, 1)]
-    print(f"{len(moved)} of {len(errors)} rows moved; of those, within 10%: {within[0]} with O_r, "
+    print(f"{len(moved)} of {len(errors)} rows moved; of those, within 10%: {within[0]} with {args.compare}, "
           f"{within[1]} without")
+    cells = list(errors.values())
+    for name in ("with", "without"):
+        rows = sum(1 for c in cells if c.get(name) and abs(statistics.median(c[name])) <= 10.0)
+        repeats = sum(1 for c in cells for e in c.get(name) or [] if abs(e) <= 10.0)
+        print(f"{name} {args.compare}: {rows} of {len(cells)} rows within 10% (median of their repeats), "
+              f"{repeats} of {sum(len(c.get(name) or []) for c in cells)} repeats")
     return 0
 
 
