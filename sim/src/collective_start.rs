@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::error::{input, Result};
 use crate::first_touch::{loggp_entry, model_json};
-use crate::params::{size_steps, Unit};
+use crate::params::us_steps;
 use crate::per_p::{by_p_rows, row_for_ranks};
 use crate::request_growth::listed_cost;
 
@@ -58,12 +58,8 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Colle
         return Ok(CollectiveStart::default());
     };
     let what = format!("{path}: loggp collective_start");
-    let steps = |v: Option<&Value>, name: &str| -> Result<Vec<(u64, u64)>> {
-        size_steps(v, &format!("{what}.{name}"), "us")?
-            .into_iter()
-            .map(|(k, us)| Ok((k, Unit::Us.to_ps(us, "collective_start")?)))
-            .collect()
-    };
+    let steps =
+        |v: Option<&Value>, name: &str| us_steps(v, &format!("{what}.{name}"), "collective_start");
     let rows = by_p_rows(entry, &what)?;
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     for (p, row) in rows {

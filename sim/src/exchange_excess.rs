@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json};
-use crate::params::{size_steps, Unit};
+use crate::params::us_steps;
 
 /// (bytes, ps per exchange), sizes increasing; empty: free.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,11 +51,9 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Excha
         return Ok(ExchangeExcess::default());
     };
     let what = format!("{path}: loggp exchange_excess.steps");
-    let steps = size_steps(entry.get("steps"), &what, "us")?
-        .into_iter()
-        .map(|(n, us)| Ok((n, Unit::Us.to_ps(us, "exchange_excess")?)))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(ExchangeExcess { steps })
+    Ok(ExchangeExcess {
+        steps: us_steps(entry.get("steps"), &what, "exchange_excess")?,
+    })
 }
 
 #[cfg(test)]

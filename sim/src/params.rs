@@ -545,9 +545,15 @@ fn self_message_from_model(
     name: &str,
 ) -> Result<Vec<(u64, u64)>> {
     let what = format!("{path}: loggp self_message.steps of '{name}'");
-    size_steps(section.and_then(|s| s.get("steps")), &what, "us")?
+    us_steps(section.and_then(|s| s.get("steps")), &what, "self_message")
+}
+
+/// A model's list of `[n, us]` steps (`what` names it in messages, `name` the quantity) in
+/// picoseconds, n increasing: absent or null is empty.
+pub(crate) fn us_steps(steps: Option<&Value>, what: &str, name: &str) -> Result<Vec<(u64, u64)>> {
+    size_steps(steps, what, "us")?
         .into_iter()
-        .map(|(n, us)| Ok((n, Unit::Us.to_ps(us, "self_message")?)))
+        .map(|(n, us)| Ok((n, Unit::Us.to_ps(us, name)?)))
         .collect()
 }
 

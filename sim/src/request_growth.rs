@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json};
-use crate::params::{size_steps, Unit};
+use crate::params::us_steps;
 
 /// The counts of requests held whose first holding costs more, and what (ps).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,10 +47,7 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Reque
         return Ok(RequestGrowth::default());
     };
     let what = format!("{path}: loggp request_growth.counts");
-    let costs = size_steps(entry.get("counts"), &what, "us")?
-        .into_iter()
-        .map(|(k, us)| Ok((k, Unit::Us.to_ps(us, "request_growth")?)))
-        .collect::<Result<Vec<_>>>()?;
+    let costs = us_steps(entry.get("counts"), &what, "request_growth")?;
     Ok(RequestGrowth { costs })
 }
 

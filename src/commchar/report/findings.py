@@ -366,7 +366,7 @@ def exchange_misses(e: Entity) -> list[Finding]:
                "model (loggp.exchange_excess); exchanges by Isend and Irecv at these sizes inherit the miss "
                "(the model file's loggp.receive_copy).")
     return [Finding("model", e.label, (
-        f"{e.label}: the simulator's MPI_Sendrecv of two ranks at once (LogGPS, eager) misses {len(misses)} of "
+        f"{e.label}: the simulator's exchange of two ranks at once (LogGPS, eager, X(n)) misses {len(misses)} of "
         f"the {len(sizes)} exchange size(s) measured by more than {100 * MODEL_MISS:.0f}%; largest: {where}. "
         + inherit))]
 

@@ -284,7 +284,7 @@ def measure_model_settled(store: Store, library: Library, options: ValidateOptio
         kept.append(best[0])
     path, points = fit_model(store, library, kept, directory, observer)
     states = split(point_pairs(points))
-    record: dict[str, Any] = {"run_id": kept[0], "run_ids": kept, "attempts": tried}
+    record: dict[str, Any] = {"run_id": kept[0], "attempts": tried}
     if states is not None:
         record.update(rtt_ns=round(states.main_ns(), 1), minority_points=_minority(states))
     record["pairs"] = point_pairs(points)
@@ -363,9 +363,11 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
     row["traced_us"] = measured / options.iterations
-    row["core_distance"] = _distance_row(attempts, model_pairs or [])
-    row["launches_us"] = row["core_distance"]["launches_us"]
-    row["measured_us"] = row["core_distance"]["measured_us"]
+    distance = _distance_row(attempts, model_pairs or [])
+    # each held once in the row: the launches' times and their median beside the core distance
+    row["launches_us"] = distance.pop("launches_us")
+    row["measured_us"] = distance.pop("measured_us")
+    row["core_distance"] = distance
     for key in ("loggps", "loggp"):
         predicted = loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
