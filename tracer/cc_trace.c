@@ -273,6 +273,9 @@ int MPI_Finalize(void)
 {
     uint64_t t_own = cct_now();
     cct_all_traced();
+    /* the program's buffers, before the tracer's own calls below add theirs */
+    int buffers_floor = 0;
+    cct_buffer_footprint(&cct.header.buffer_bytes, &buffers_floor);
     if (cct.on) cct_measure_self(t_own);
     CCT_ENTER(1, PMPI_Finalize());
     uint64_t t0 = cct_now();
@@ -285,7 +288,7 @@ int MPI_Finalize(void)
     if (cct_flush_buffer() == 0) {
         cct.header.t_finalize_ns = t_own; /* where the program reached MPI_Finalize */
         cct.header.records = cct.written;
-        cct.header.flags = CC_TRACE_FINALIZED;
+        cct.header.flags = CC_TRACE_FINALIZED | (buffers_floor ? CC_TRACE_BUFFERS_FLOOR : 0u);
         if (cct_write_all(cct.fd, &cct.header, sizeof cct.header, 0) != 0)
             cct_warn("finalizing the trace header failed", strerror(errno));
     } else {

@@ -145,9 +145,15 @@ static inline uint64_t cct_bytes(int count, MPI_Datatype type)
 
 /* The high bits of a size field: where its buffer lies in its page (cc_trace_format.h);
  * nothing for an empty message, whose buffer no copy reads. */
+/* a message buffer the rank used (cc_trace_footprint.c), and the bytes of all of
+ * them; *floor: more buffers than the tracer follows, so at least that many bytes */
+void cct_buffer_seen(const void *buf, uint64_t bytes);
+void cct_buffer_footprint(uint64_t *bytes, int *floor);
+
 static inline uint64_t cct_page(const void *buf, uint64_t bytes)
 {
     if (!bytes || !buf) return 0;
+    cct_buffer_seen(buf, bytes);
     uint64_t place = CC_PAGE_KNOWN | ((uintptr_t)buf % CC_PAGE_SPAN);
     return place << CC_SIZE_BITS;
 }

@@ -10,7 +10,7 @@
 #define CC_TRACE_HEADER_BYTES 256
 #define CC_TRACE_RECORD_BYTES 64
 
-enum cc_trace_flag { CC_TRACE_FINALIZED = 1u };
+enum cc_trace_flag { CC_TRACE_FINALIZED = 1u, CC_TRACE_BUFFERS_FLOOR = 2u };
 /* CC_REC_COLD: the receive buffer (at least CC_COLD_MIN_BYTES) had bytes in pages not
  * resident at the call's entry (mincore): their count is the u64 at offset 48 (req) of a
  * blocking call, at offset 56 (aux, aux2) of an Irecv, whose req is its request */
@@ -159,7 +159,10 @@ typedef struct {
     char library[64];
     uint32_t complete_gap_ps; /* ...and per COMPLETE record a wait or test writes; 0: unknown */
     uint32_t collective_gap_ps; /* ...and per blocking collective's wrapper; 0: unknown */
-    char reserved1[64];
+    /* the bytes of the distinct message buffers the rank's placed calls used
+     * (cc_trace_footprint.c); 0: unknown.  CC_TRACE_BUFFERS_FLOOR: at least that */
+    uint64_t buffer_bytes;
+    char reserved1[56];
 } cc_trace_header;
 
 typedef struct {

@@ -93,19 +93,22 @@ const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen)
 {
     const cc_options *opt = pt->env->opt;
     memset(&pt->rot, 0, sizeof pt->rot);
-    if (!opt->cache_cold) return NULL;
+    if (!opt->cache_cold && !pt->rotate_slots) return NULL;
+    /* cold: every buffer on a page of its own; a warm rotation keeps the offset
+     * warm buffers have (cc_buffer_alloc), so only the number of buffers differs */
+    const size_t offset = opt->cache_cold ? 0 : (size_t)opt->buffer_offset;
     /* one slot holds both buffers, each on pages of its own */
-    const size_t rbuf_at = cc_round_pages(pt->sbuf_len);
-    const size_t stride = rbuf_at + cc_round_pages(pt->rbuf_len);
-    const size_t slots = cc_cache_slots(opt, stride);
+    const size_t rbuf_at = cc_round_pages(pt->sbuf_len + offset);
+    const size_t stride = rbuf_at + cc_round_pages(pt->rbuf_len + offset);
+    const size_t slots = opt->cache_cold ? cc_cache_slots(opt, stride) : pt->rotate_slots;
     /* the largest region of any participant decides, so all agree */
     unsigned long long mine = stride > opt->cache_limit / slots ? ~0ULL : (unsigned long long)(slots * stride);
     unsigned long long most = 0;
     CC_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, pt->ctl));
     if (most > opt->cache_limit) {
         snprintf(why, whylen,
-                 "--cache cold: %zu slots of %zu bytes (send and receive buffers) exceed --cache-limit %zu bytes",
-                 slots, stride, opt->cache_limit);
+                 "%s: %zu slots of %zu bytes (send and receive buffers) exceed --cache-limit %zu bytes",
+                 opt->cache_cold ? "--cache cold" : "buffer rotation", slots, stride, opt->cache_limit);
         return why;
     }
     pt->rot.region = cc_xalloc_pages(slots * stride);
@@ -116,6 +119,7 @@ const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen)
     pt->rot.own_rbuf = pt->rbuf;
     pt->rot.stride = stride;
     pt->rot.rbuf_at = rbuf_at;
+    pt->rot.offset = offset;
     pt->rot.slots = slots;
     pt->rot.slot = slots - 1; /* the first cc_cache_next takes slot 0 */
     pt->rot.region_bytes = slots * stride;
@@ -127,8 +131,9 @@ void cc_cache_next(cc_point *pt)
 {
     if (!pt->rot.region) return;
     pt->rot.slot = pt->rot.slot + 1 == pt->rot.slots ? 0 : pt->rot.slot + 1;
-    pt->sbuf = pt->rot.region + pt->rot.slot * pt->rot.stride;
-    pt->rbuf = pt->sbuf + pt->rot.rbuf_at;
+    unsigned char *slot = pt->rot.region + pt->rot.slot * pt->rot.stride;
+    pt->sbuf = slot + pt->rot.offset;
+    pt->rbuf = slot + pt->rot.rbuf_at + pt->rot.offset;
 }
 
 void cc_cache_release(cc_point *pt)

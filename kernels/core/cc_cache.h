@@ -2,7 +2,9 @@
  * buffers move to one slot of a region at least twice the last-level cache,
  * and every repetition takes the next slot, so none finds its data in cache
  * (IMB's -off_cache does the same).  The ops never know: they read pt->sbuf
- * and pt->rbuf, which point into the slot in use. */
+ * and pt->rbuf, which point into the slot in use.  An op that asks for it
+ * (pt->rotate_slots, the footprint probe) rotates the same way, warm, over
+ * the slots it names. */
 #ifndef CC_CACHE_H
 #define CC_CACHE_H
 
@@ -26,7 +28,7 @@ size_t cc_round_pages(size_t len);
 size_t cc_cache_slots(const cc_options *opt, size_t stride);
 
 /* After op->setup, on every participant (it talks on pt->ctl): take the
- * region.  Returns NULL, or why the point cannot be measured cold (written
+ * region.  Returns NULL, or why the point cannot be measured with it (written
  * into why); the answer is the same on every participant. */
 const char *cc_cache_setup(cc_point *pt, char *why, size_t whylen);
 /* the next slot's buffers in pt->sbuf and pt->rbuf; nothing when warm */

@@ -104,11 +104,16 @@ typedef struct cc_point {
     int inject_late;  /* tests: the last rank starts some windowed repetitions late */
     void *attached;
     int attached_len;
-    /* --cache cold: the region whose slots sbuf and rbuf rotate over (cc_cache.c);
-     * region NULL when warm */
+    /* set by an op's setup: rotate sbuf and rbuf over this many slots of warm
+     * memory, each buffer --buffer-offset bytes into its pages, so a rank cycles
+     * through that many pairs of buffers as a program with many does (0: none;
+     * --cache cold's region takes precedence) */
+    size_t rotate_slots;
+    /* --cache cold, or rotate_slots: the region whose slots sbuf and rbuf rotate
+     * over (cc_cache.c); region NULL when neither */
     struct cc_rotation {
         unsigned char *region, *own_sbuf, *own_rbuf;
-        size_t stride, rbuf_at, slots, slot;
+        size_t stride, rbuf_at, offset, slots, slot;
         size_t region_bytes; /* kept after release, for the point's report */
     } rot;
 } cc_point;

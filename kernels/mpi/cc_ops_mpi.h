@@ -45,5 +45,6 @@ extern const cc_op cc_op_touch;
 extern const cc_op cc_op_skew;
 /* both ranks of a pair exchange at once: Sendrecv and Sendrecv_replace (cc_ops_exchange.c) */
 extern const cc_op cc_op_exchange;
+extern const cc_op cc_op_footprint; /* the exchange over many buffer pairs (cc_ops_exchange.c) */
 
 #endif

@@ -24,6 +24,7 @@ READS_VERSIONS = (1, 2)
 HEADER_BYTES = 256
 RECORD_BYTES = 64
 FLAG_FINALIZED = 1
+FLAG_BUFFERS_FLOOR = 2  # buffer_bytes is a floor: more buffers than the tracer follows
 REC_NONBLOCKING = 1
 REC_ERROR = 2
 REC_COLD = 4  # cold bytes counted: at offset 48 (req) of a blocking call, 56 (aux, aux2) of an Irecv
@@ -55,7 +56,8 @@ HEADER_DTYPE = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("record_bytes", "<u4"), ("rank", "<i4"),
     ("size", "<i4"), ("t_init_ns", "<u8"), ("t_finalize_ns", "<u8"), ("records", "<u8"),
     ("flags", "<u4"), ("record_gap_ps", "<u4"), ("host", "S64"), ("library", "S64"),
-    ("complete_gap_ps", "<u4"), ("collective_gap_ps", "<u4"), ("reserved1", "V64"),
+    ("complete_gap_ps", "<u4"), ("collective_gap_ps", "<u4"), ("buffer_bytes", "<u8"),
+    ("reserved1", "V56"),
 ])
 RECORD_DTYPE = np.dtype([
     ("call", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
@@ -104,6 +106,10 @@ class RankTrace:
     record_gap_ps: int = 0  # the tracer's own time per call outside the spans (0: unknown)
     complete_gap_ps: int = 0  # ...and per COMPLETE record (0: unknown)
     collective_gap_ps: int = 0  # ...and per blocking collective's wrapper (0: unknown)
+    # the bytes of the distinct message buffers the rank's placed calls used (0: unknown);
+    # buffers_floor: more buffers than the tracer follows, so at least that many
+    buffer_bytes: int = 0
+    buffers_floor: bool = False
     # per record, where the buffers of bytes and bytes2 lay in their pages (-1: not recorded)
     places: np.ndarray | None = None
 
@@ -295,6 +301,7 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         records=records, problem=problem, record_gap_ps=int(header["record_gap_ps"]),
         complete_gap_ps=int(header["complete_gap_ps"]),
         collective_gap_ps=int(header["collective_gap_ps"]), places=places,
+        buffer_bytes=int(header["buffer_bytes"]), buffers_floor=bool(header["flags"] & FLAG_BUFFERS_FLOOR),
     )
 
 
