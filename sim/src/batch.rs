@@ -18,6 +18,7 @@
 //! while the process runs.
 
 use crate::collective_start::{self, CollectiveStart};
+use crate::copy_footprint::{self, CopyFootprint};
 use crate::exchange_excess::{self, ExchangeExcess};
 use crate::first_touch::{self, ByteSteps};
 use crate::params::{self, CallCosts, Params};
@@ -45,6 +46,7 @@ pub struct Sources {
     first_touch: HashMap<Key, ByteSteps>,
     replace_copy: HashMap<Key, ByteSteps>,
     exchange_excess: HashMap<Key, ExchangeExcess>,
+    copy_footprint: HashMap<Key, CopyFootprint>,
     request_growth: HashMap<Key, RequestGrowth>,
     collective_start: HashMap<Key, CollectiveStart>,
     misaligned_copy: HashMap<Key, MisalignedCopy>,
@@ -151,6 +153,14 @@ impl Sources {
         let text = self.model_text(path)?;
         memo(&mut self.exchange_excess, Self::key(path, library), || {
             exchange_excess::from_model(&text, path, library)
+        })
+    }
+
+    /// What a received byte costs once a rank's buffers outgrow its caches (`loggp.copy_footprint`).
+    pub fn copy_footprint(&mut self, path: &str, library: Option<&str>) -> Result<CopyFootprint> {
+        let text = self.model_text(path)?;
+        memo(&mut self.copy_footprint, Self::key(path, library), || {
+            copy_footprint::from_model(&text, path, library)
         })
     }
 

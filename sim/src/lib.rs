@@ -8,6 +8,7 @@ pub mod batch;
 mod bigmem;
 pub mod cold_start;
 pub mod collective_start;
+pub mod copy_footprint;
 pub mod engine;
 pub mod error;
 pub mod exchange_excess;

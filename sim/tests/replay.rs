@@ -4,6 +4,7 @@
 
 mod common;
 
+use commchar_sim::copy_footprint::CopyFootprint;
 use commchar_sim::engine::{self, Config, Outcome};
 use commchar_sim::exchange_excess::ExchangeExcess;
 use commchar_sim::first_touch::ByteSteps;
@@ -1771,4 +1772,112 @@ fn a_reduction_copying_its_own_block_ahead_in_the_page_pays_the_misaligned_copy(
         let r = replay(&reduction(one, None), o, eager.clone()).unwrap();
         assert_eq!(r.finish, plain.finish, "{one:?}");
     }
+}
+
+/// Every rank's header says its message buffers spanned `bytes` (buffer_bytes, offset 192).
+fn with_buffer_bytes(dir: TraceDir, ranks: usize, bytes: u64) -> TraceDir {
+    for r in 0..ranks {
+        let path = dir.0.join(format!("rank-{r}.cctrace"));
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[192..200].copy_from_slice(&bytes.to_le_bytes());
+        std::fs::write(&path, raw).unwrap();
+    }
+    dir
+}
+
+/// Nothing below 512 KiB of buffers, 6 ps a received byte from 2 MiB.
+fn footprint() -> Options {
+    Options {
+        copy_footprint: CopyFootprint::from_sizes(vec![(
+            1 << 16,
+            vec![(1 << 19, 0.0), (1 << 21, 6.0)],
+        )]),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn a_rank_whose_buffers_outgrow_the_caches_pays_each_received_byte_more() {
+    let prm = params(0, Rendezvous::Handshake);
+    let n = 100_000;
+    let plain = replay(&exchange_with(SENDRECV, n), &footprint(), prm.clone()).unwrap();
+    let spread = with_buffer_bytes(exchange_with(SENDRECV, n), 2, 1 << 21);
+    let o = replay(&spread, &footprint(), prm.clone()).unwrap();
+    check_sums(&o);
+    // 6 ps x 100 000 B after the exchange, on each rank, as the library's time
+    assert_eq!(o.finish, vec![plain.finish[0] + 600 * NS; 2]);
+    for r in 0..2 {
+        let (with, without) = (
+            o.breakdown.as_ref().unwrap()[r],
+            plain.breakdown.as_ref().unwrap()[r],
+        );
+        assert_eq!(with.comm, without.comm + 600 * NS);
+        assert_eq!(with.compute, without.compute);
+    }
+    // buffers within the first step's, or a model without the key: nothing
+    let small = with_buffer_bytes(exchange_with(SENDRECV, n), 2, 1 << 18);
+    assert_eq!(
+        replay(&small, &footprint(), prm.clone()).unwrap().finish,
+        plain.finish
+    );
+    assert_eq!(
+        replay(&spread, &Options::default(), prm).unwrap().finish,
+        plain.finish
+    );
+}
+
+#[test]
+fn a_non_blocking_receive_pays_it_after_the_wait_that_completed_it() {
+    let prm = params(u64::MAX, Rendezvous::Handshake);
+    let trace = |name: &str| {
+        let mut t = traces(2);
+        t[0].send(SEND, 1, 50_000, 1).send(SEND, 1, 50_000, 2);
+        for (tag, req) in [(1, 21), (2, 22)] {
+            t[1].call(
+                R {
+                    call: IRECV,
+                    peer: 0,
+                    tag,
+                    bytes2: 50_000,
+                    req,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        t[1].call(
+            R {
+                call: WAITALL,
+                aux: 2,
+                ..R::default()
+            },
+            0,
+        );
+        for (tag, req) in [(1, 21), (2, 22)] {
+            t[1].call(
+                R {
+                    call: COMPLETE,
+                    req,
+                    aux: 0,
+                    aux2: tag,
+                    bytes2: 50_000,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        write_trace(name, &t)
+    };
+    let plain = replay(&trace("footprint-wait-plain"), &footprint(), prm.clone()).unwrap();
+    let spread = with_buffer_bytes(trace("footprint-wait-spread"), 2, 1 << 21);
+    let o = replay(&spread, &footprint(), prm).unwrap();
+    check_sums(&o);
+    // both receives, 2 x 50 000 B at 6 ps, after the Waitall on the receiver only
+    assert_eq!(o.finish[1], plain.finish[1] + 600 * NS);
+    assert_eq!(o.finish[0], plain.finish[0]);
+    // counted for the replay's document: two messages, 600 ns in all
+    assert_eq!(
+        Replay::load(&spread, &footprint()).unwrap().footprint,
+        (2, 600 * NS)
+    );
 }

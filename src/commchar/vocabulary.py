@@ -31,7 +31,7 @@ AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
 # PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
 PVM_P2P_OPS = ("pack",)
 P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS + RMA_OPS
-LOGGP_OPS = ("loggp", "rndv", "coldstart", "touch", "skew")  # probes of the model file's loggp section
+LOGGP_OPS = ("loggp", "rndv", "coldstart", "touch", "skew", "footprint")  # probes of the model file's loggp section
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
 NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap
@@ -42,6 +42,8 @@ COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
 EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace, to oneself
+# footprint's: the exchange cycling through 1 (the others' baseline), 4, 16 or 64 pairs of buffers
+FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64")
 REDUCTION_VARIANTS = ("sum", "nop")
 
 # A key without a variant asks for the default variant (docs/model-format.md):

@@ -19,6 +19,7 @@ use super::phased::{write_goal_op, PhaseSchedule};
 use super::polling;
 use super::{Op, OpKind, Ready, Workload};
 use crate::collective_start::CollectiveStart;
+use crate::copy_footprint::CopyFootprint;
 use crate::error::{input, usage, Result, SimError};
 use crate::exchange_excess::ExchangeExcess;
 use crate::first_touch::{self, ByteSteps};
@@ -219,6 +220,9 @@ pub struct Options {
     /// What a message costs whose destination lies in the slow class relative to its
     /// source in their pages (`loggp.misaligned_copy`); without steps nothing is charged.
     pub misaligned_copy: MisalignedCopy,
+    /// What a received byte costs once the rank's buffers outgrow its caches, by the bytes
+    /// of buffers it used (`loggp.copy_footprint`); empty: nothing.
+    pub copy_footprint: CopyFootprint,
     /// What a rank pays the first time it holds k requests (`loggp.request_growth`).
     pub request_growth: RequestGrowth,
     /// What a communicator's first collectives cost (`loggp.collective_start`).
@@ -270,6 +274,7 @@ impl Default for Options {
             replace_copy: ByteSteps::default(),
             exchange_excess: ExchangeExcess::default(),
             misaligned_copy: MisalignedCopy::default(),
+            copy_footprint: CopyFootprint::default(),
             request_growth: RequestGrowth::default(),
             collective_start: CollectiveStart::default(),
         }
@@ -285,6 +290,8 @@ pub struct Measured {
     pub marks: Vec<(i32, u64)>,
     pub host: String,
     pub library: String,
+    /// The bytes of the distinct message buffers the rank used (0: the trace does not say).
+    pub buffer_bytes: u64,
 }
 
 /// A step: starts ops[first_op .. next step's first_op], waits for
@@ -325,6 +332,9 @@ pub struct Replay {
     /// Receives and collectives (their own block) charged `loggp.misaligned_copy`: (how
     /// many, ps in all).
     pub misaligned: (u64, u64),
+    /// Messages received by ranks whose buffers outgrow their caches, charged
+    /// `loggp.copy_footprint`: (how many, ps in all).
+    pub footprint: (u64, u64),
     /// Per charged collective instance: the most bytes a member sends in it.
     join_bytes: Vec<u64>,
     dir: String,
@@ -475,6 +485,8 @@ struct Builder<'a> {
     book: Option<Book>,
     /// Collectives charged a misaligned copy of the rank's own block: (how many, ps in all).
     local_misaligned: (u64, u64),
+    /// Receives charged `loggp.copy_footprint`: (how many, ps in all).
+    footprint: (u64, u64),
 }
 
 /// A receive whose copy may be misaligned: (its channel and index there, once known;
@@ -505,6 +517,11 @@ struct RankState {
     placed_recvs: HashMap<u32, PlacedRecv>,
     /// ...those the open Wait*/Test* step completed: charged after it.
     wait_charges: Vec<((Channel, u32), u16, u64)>,
+    /// The bytes of the rank's message buffers (the trace header's buffer_bytes), by which
+    /// its receives are charged `loggp.copy_footprint`, and the receives the open
+    /// Wait*/Test* step completed (how many, ps beyond the model), charged after it.
+    buffer_bytes: u64,
+    footprint_waited: (u64, u64),
     /// Consecutive TEST_RUN records read and not yet accounted (polling::Runs).
     polling: polling::Runs,
     /// A communicator being created: (new id, parent id, expected size, members).
@@ -620,6 +637,8 @@ impl Builder<'_> {
             wait_step: None,
             placed_recvs: HashMap::new(),
             wait_charges: Vec::new(),
+            buffer_bytes: h.buffer_bytes,
+            footprint_waited: (0, 0),
             polling: polling::Runs::default(),
             creating: None,
             creating_inter: None,
@@ -659,6 +678,7 @@ impl Builder<'_> {
             marks: Vec::new(),
             host: h.host.clone(),
             library: h.library.clone(),
+            buffer_bytes: h.buffer_bytes,
         };
         let mut buf = [0u8; RECORD_BYTES];
         for i in 0..count {
@@ -1048,6 +1068,8 @@ impl Builder<'_> {
                 let (peer, tag) = self.peer_tag(st, rec.comm, src, tag)?;
                 let at = self.book_recv(st, peer, tag);
                 self.step(&[Op::recv(peer, rec.bytes2, tag)], true)?;
+                let ps = self.footprint_ps(st, rec.bytes2);
+                self.charge_footprint(st, 1, ps)?;
                 self.charge_after(at, rec.places[1], rec.bytes2)?;
             }
             call::ISEND..=call::IRSEND => {
@@ -1150,6 +1172,10 @@ impl Builder<'_> {
                     st.wait_step = None;
                     self.step(&[Op::copy(excess)], true)?;
                 }
+                if rec.aux != PEER_NULL {
+                    let ps = self.footprint_ps(st, rec.bytes2);
+                    self.charge_footprint(st, 1, ps)?;
+                }
                 self.charge_after(at, rec.places[1], rec.bytes2)?;
             }
         }
@@ -1194,9 +1220,31 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// What a receive of `bytes` costs beyond the model where the rank's buffers outgrow
+    /// its caches (`loggp.copy_footprint`).
+    fn footprint_ps(&self, st: &RankState, bytes: u64) -> u64 {
+        self.opts.copy_footprint.cost(st.buffer_bytes, bytes)
+    }
+
+    /// After `messages` receives (a blocking one, or the requests a Wait*/Test* completed):
+    /// `ps` they cost beyond the model, as the library's time.
+    fn charge_footprint(&mut self, st: &mut RankState, messages: u64, ps: u64) -> Result<()> {
+        if ps > 0 {
+            st.wait_step = None;
+            self.step(&[Op::copy(ps)], true)?;
+            self.footprint = (
+                self.footprint.0 + messages,
+                self.footprint.1.saturating_add(ps),
+            );
+        }
+        Ok(())
+    }
+
     /// After a Wait*/Test* step: the operations that charge the copies of the receives it
     /// completed.
     fn charge_waited(&mut self, st: &mut RankState) -> Result<()> {
+        let (messages, ps) = std::mem::take(&mut st.footprint_waited);
+        self.charge_footprint(st, messages, ps)?;
         if st.wait_charges.is_empty() {
             return Ok(());
         }
@@ -1240,6 +1288,14 @@ impl Builder<'_> {
         }
         if let Some((Some(at), place, bytes)) = placed {
             st.wait_charges.push((at, place, bytes));
+        }
+        let o = self.ops[op as usize];
+        if o.kind == OpKind::Recv && rec.flags & REC_CANCELLED == 0 {
+            let ps = self.footprint_ps(st, o.size);
+            if ps > 0 {
+                let (messages, sum) = st.footprint_waited;
+                st.footprint_waited = (messages + 1, sum.saturating_add(ps));
+            }
         }
         let step = match st.wait_step {
             Some(s) => s,
@@ -1475,6 +1531,7 @@ impl Replay {
             calls: 0,
             book: (!opts.misaligned_copy.steps.steps.is_empty()).then(Book::default),
             local_misaligned: (0, 0),
+            footprint: (0, 0),
         };
         let mut rank_steps = Vec::with_capacity(size as usize + 1);
         let mut measured = Vec::with_capacity(size as usize);
@@ -1530,6 +1587,7 @@ impl Replay {
             io_calls: extended::io_calls(&b.shared.io),
             calls: b.calls,
             misaligned,
+            footprint: b.footprint,
             join_bytes: b.shared.instance_bytes,
             dir: shown,
         })

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from commchar.errors import UsageError
-from commchar.simulate.replay import MODES, ReplayRequest, misaligned_note, replay
+from commchar.simulate.replay import MODES, ReplayRequest, charge_notes, replay
 
 NAME = "replay"
 HELP = "predict a traced program's time from a model file, LogGPS against LogGP, with each rank's breakdown"
@@ -159,7 +159,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
             coll.add_row(s["call"], str(s["p"]), str(s["n"]), str(s["calls"]), s["mode"], s["algorithm"] or "default",
                          "" if s["cost_us"] is None else f"{s['cost_us']:.2f}")
         console.print(coll)
-    if note := misaligned_note(doc):
+    for note in charge_notes(doc):
         console.print(note, markup=False)
     for warning in doc["warnings"]:
         console.print(f"warning: {warning}", markup=False)

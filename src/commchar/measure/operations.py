@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commchar.errors import UsageError
-from commchar.vocabulary import EXCHANGE_VARIANTS, NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS, SEND_MODES, op_key
+from commchar.vocabulary import (EXCHANGE_VARIANTS, FOOTPRINT_VARIANTS, NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS,
+                                 SEND_MODES, op_key)
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -126,6 +127,13 @@ OPERATIONS: dict[str, Operation] = {
         # pays for its relative alignment, below and above where the libraries copy once.
         Operation("skew", "loggp", ("aligned", "ahead"), sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
                   min_bytes=1),
+        # The exchange with each rank cycling through 4, 16 or 64 pairs of buffers, one pair a
+        # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the
+        # caches (2, 8 and 32 MiB a rank at 256 KiB), for the model's copy_footprint
+        # (models/copy_footprint.py), against the same loop over one pair (x1) measured
+        # beside them. Sizes given below 64 KiB are measured at 64 KiB: smaller buffers span
+        # little memory.
+        Operation("footprint", "loggp", FOOTPRINT_VARIANTS, sizes=(256 * KiB,), min_bytes=64 * KiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;
         # am_cost: single calls; am_loss: variants are the injected loss rate.

@@ -203,6 +203,29 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
         _validate_receive_copy(loggp["receive_copy"], f"{path}.receive_copy")
     if loggp.get("exchange_excess") is not None:
         _validate_exchange_excess(loggp["exchange_excess"], f"{path}.exchange_excess")
+    if loggp.get("copy_footprint") is not None:
+        _validate_copy_footprint(loggp["copy_footprint"], f"{path}.copy_footprint")
+
+
+def _validate_copy_footprint(section: Any, path: str) -> None:
+    """What a copy costs a byte once a rank's buffers span F bytes (models/copy_footprint.py):
+    {statistic, by_size ([{n, steps: [[F, us per byte], F increasing, at least one]}], n
+    increasing, at least one), sizes (informational)}."""
+    _mapping(section, path)
+    by_size = section.get("by_size")
+    if not isinstance(by_size, list) or not by_size:
+        raise _fail(f"{path}.by_size", "expected a non-empty list of {n, steps}")
+    previous = -1.0
+    for i, entry in enumerate(by_size):
+        _mapping(entry, f"{path}.by_size[{i}]")
+        n = _bytes(entry.get("n"), f"{path}.by_size[{i}].n")
+        if n <= previous:
+            raise _fail(f"{path}.by_size[{i}].n", "sizes must increase")
+        previous = n
+        steps = entry.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise _fail(f"{path}.by_size[{i}].steps", "expected a non-empty list of [footprint bytes, us per byte]")
+        _sized_pairs(steps, f"{path}.by_size[{i}].steps", "us per byte")
 
 
 def _validate_exchange_excess(section: Any, path: str) -> None:

@@ -19,6 +19,9 @@ from commchar.errors import InputError, UsageError
 from commchar.models.coldstart import ColdStartModel
 from commchar.models.first_touch import OP as FIRST_TOUCH_OP
 from commchar.models.first_touch import first_touch_section
+from commchar.models.copy_footprint import BASE_OP as FOOTPRINT_BASE_OP
+from commchar.models.copy_footprint import OP as FOOTPRINT_OP
+from commchar.models.copy_footprint import copy_footprint_section
 from commchar.models.misaligned_copy import OP as SKEW_OP
 from commchar.models.misaligned_copy import misaligned_copy_section
 from commchar.models.noise import OP as NOISE_OP, noise_section
@@ -512,6 +515,9 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
+    if ops.get(FOOTPRINT_OP):  # copies once the buffers outgrow the caches (models/copy_footprint.py)
+        extras["copy_footprint"] = copy_footprint_section(ops[FOOTPRINT_OP], ops.get(FOOTPRINT_BASE_OP, []),
+                                                          skipped, library)
     if ops.get(NOISE_OP):  # the detours a busy rank suffers (models/noise.py)
         extras["noise"] = noise_section(ops[NOISE_OP], skipped, library)
     if ops.get(COLLSTART_OP):  # a communicator's first collectives (models/collstart.py)

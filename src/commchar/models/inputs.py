@@ -155,6 +155,10 @@ def normalise(raw: dict, where: str, sample_key: str | None = None) -> dict:
         "sync": str(raw.get("sync") or "").strip(),
         "refined": _flag(raw.get("refined"), "refined", where, False),
     }
+    # the bytes a rank's buffers rotated over (--cache cold, the footprint probe)
+    region = raw.get("cache_region_bytes")
+    if region not in (None, "", 0):
+        point["cache_region_bytes"] = int(_number(region, "cache_region_bytes", where, integer=True))
     # a stored point records the transient its mean leaves out in extra (statistics.py)
     known = spread(raw | {"t_us": t_us, "transient": extra.get("transient_samples")})
     # a JSON export may already carry the derived fields (a re-fit of normalised points)

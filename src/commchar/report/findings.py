@@ -25,6 +25,7 @@ VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
 MODEL_MISS = 0.10     # a measured point the model misses by more than this is a red finding
 LISTED = 3            # examples named per finding
 SKEW_RATIO = 1.5      # a misaligned message this many times the aligned one's time is a finding
+FOOTPRINT_RATIO = 1.2  # an exchange over many buffers this many times the one-pair one's is a finding
 
 
 @dataclass
@@ -114,7 +115,26 @@ def thresholds(e: Entity) -> list[Finding]:
             f"({SKEW_RATIO:g} times or more from {format_size(first)}; the skew probe): allocate message "
             "buffers 64-byte aligned (posix_memalign), so that no destination lies a few bytes ahead of "
             "its source. `commchar replay` charges it to each message its trace shows so placed.")))
+    out += _footprint(e)
     return out
+
+
+def _footprint(e: Entity) -> list[Finding]:
+    """Copies once a rank's buffers outgrow the caches (the footprint probe), at its largest size."""
+    rows = [r for r in (_loggp_entry(e, "copy_footprint") or {}).get("sizes") or []
+            if isinstance(r, dict) and (r.get("one_pair_us") or 0) > 0 and r.get("footprint_us")]
+    if not rows:
+        return []
+    n = max(r["n"] for r in rows)
+    at = sorted((r["footprint_bytes"], r["footprint_us"] / r["one_pair_us"]) for r in rows if r["n"] == n)
+    if max(ratio for _, ratio in at) < FOOTPRINT_RATIO:
+        return []
+    listed = "; ".join(f"{format_size(f)}: {ratio:.2f} times" for f, ratio in at)
+    return [Finding("threshold", e.label, (
+        f"{e.label}: an exchange of {format_size(n)} costs more when each rank cycles through many buffers "
+        f"than when it uses one pair (a rank's buffers spanning {listed} as much; the footprint probe). "
+        "A program whose message buffers outgrow the caches pays it on every copy; `commchar replay` "
+        "charges each rank by the buffers its trace shows it used."))]
 
 
 def _loggp_entry(e: Entity, name: str) -> dict | None:

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from commchar.report.adapters import trace_predictions
 from commchar.report.figures import COLORS, FigureSpec, plain
-from commchar.simulate.replay import misaligned_note
+from commchar.simulate.replay import charge_notes
 from commchar.tables import Table
 
 PARTS = (("compute", "computation"), ("communication", "communication"), ("sync_wait", "synchronization wait"))
@@ -47,7 +47,7 @@ def prediction_table(row: dict[str, Any]) -> Table:
     notes = [f"LogGPS: the fitted rendezvous threshold S = {int(s)} B; LogGP: every message eager. Times in us; "
              "measured is each rank's MPI_Init-to-MPI_Finalize time from the trace." if s is not None else
              "The model has no S: LogGPS and LogGP coincide. Times in us."]
-    notes += [note] if (note := misaligned_note(doc)) else []
+    notes += charge_notes(doc)
     notes += doc.get("warnings", [])
     return Table(f"replay-{row['id']}", f"Measured and predicted: {_title(row)}",
                  ["rank", "measured", "LogGPS", "error", "LogGP", "error"], rows, notes)

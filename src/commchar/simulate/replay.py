@@ -23,6 +23,7 @@ from commchar.modelfile import ModelFile
 from commchar.simulate import selection
 from commchar.simulate.binary import Session
 from commchar.simulate.calibration import gamma_us
+from commchar.vocabulary import format_size
 
 FORMAT = "commchar-replay"
 MODES = ("charged", "expanded")
@@ -225,15 +226,26 @@ def _io_note(replay: dict[str, Any]) -> list[str]:
     return [f"MPI-IO replayed as computation (its measured time): {named}"]
 
 
-def misaligned_note(doc: dict[str, Any]) -> str | None:
-    """What a replay document says of the misaligned copies it charged, or None for none."""
+def charge_notes(doc: dict[str, Any]) -> list[str]:
+    """What a replay document says of the copies it charged beyond the model's messages:
+    misaligned ones, and those of ranks whose buffers outgrow their caches."""
+    notes = []
     count = (doc.get("misaligned_copies") or {}).get("messages") or 0
-    if not count:
-        return None
-    return (f"{count} cop{'ies' if count != 1 else 'y'} (a message received, a collective's own block) "
+    if count:
+        notes.append(
+            f"{count} cop{'ies' if count != 1 else 'y'} (a message received, a collective's own block) "
             f"landed a few bytes ahead of where {'they' if count != 1 else 'it'} left in the page "
             f"(loggp.misaligned_copy): {doc['misaligned_copies']['time']:.1f} us charged in all; message "
             "buffers allocated 64-byte aligned (posix_memalign) never pay it")
+    count = (doc.get("footprint_copies") or {}).get("messages") or 0
+    if count:
+        spans = doc.get("measured", {}).get("buffer_bytes") or []
+        largest = format_size(max(spans)) if spans else "?"
+        notes.append(
+            f"{count} message{'s' if count != 1 else ''} received by ranks whose message buffers span up to "
+            f"{largest} paid what a copy costs beyond a warm one there (loggp.copy_footprint): "
+            f"{doc['footprint_copies']['time']:.1f} us charged in all")
+    return notes
 
 
 def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed: dict[str, Any],
@@ -260,7 +272,10 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "warnings": [r["warning"] for r in rows if r["warning"]] + _io_note(first["replay"]),
         # receives whose buffer lay in the model's slow class ahead of the send buffer they matched
         "misaligned_copies": first["replay"].get("misaligned_copies") or {"messages": 0, "time": 0.0},
+        # receives of ranks whose buffers outgrow their caches (the header's buffer_bytes)
+        "footprint_copies": first["replay"].get("footprint_copies") or {"messages": 0, "time": 0.0},
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,
+                     "buffer_bytes": [int(m.get("buffer_bytes") or 0) for m in measured],
                      "phases": [[ph["time"] for ph in m["phases"]] for m in measured]},
         "predictions": {},
     }

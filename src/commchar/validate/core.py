@@ -47,9 +47,10 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # the model the replay needs: LogGP(S) from loggp/rndv, the ping-pong's regimes, the
 # collectives the programs call (charged at the model's T(n, p)), the barrier before the loop,
 # the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py) and the skew probe (a
-# message landing ahead of its source in the page: models/misaligned_copy.py), and the node's
-# detours while every rank works (models/noise.py)
-MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,allreduce:sum,alltoall,barrier,noise"
+# message landing ahead of its source in the page: models/misaligned_copy.py), the exchange
+# over many buffers (copies once the buffers outgrow the caches: models/copy_footprint.py),
+# and the node's detours while every rank works (models/noise.py)
+MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,footprint,allreduce:sum,alltoall,barrier,noise"
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to

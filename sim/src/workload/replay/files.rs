@@ -24,6 +24,8 @@ pub(super) struct Header {
     pub complete_gap_ps: u32,
     /// ...and per blocking collective's wrapper (ps; 0 unknown: the wrapper's).
     pub collective_gap_ps: u32,
+    /// The bytes of the distinct message buffers the rank used (0 unknown).
+    pub buffer_bytes: u64,
     pub host: String,
     pub library: String,
 }
@@ -168,6 +170,7 @@ pub(super) fn read_header<R: Read>(shown: &str, len: u64, file: &mut R) -> Resul
         library: c_string(&h[120..184]),
         complete_gap_ps: u32_at(&h, 184),
         collective_gap_ps: u32_at(&h, 188),
+        buffer_bytes: u64_at(&h, 192),
     };
     let body = len - HEADER_BYTES as u64;
     let held = body / RECORD_BYTES as u64;

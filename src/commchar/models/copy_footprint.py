@@ -1,0 +1,95 @@
+"""What a copy costs when a rank's message buffers outgrow its caches, from the kernel's
+`footprint` points (cc_ops_exchange.c): the `exchange:sendrecv` exchange with each rank
+cycling through 4, 16 or 64 pairs of buffers, the next pair each call, against the same
+loop over one pair (`footprint:x1`, measured beside them; `exchange:sendrecv` at the same
+size where a run lacks it), whose buffers stay in cache.
+
+A program that sends from and receives into many buffers (a 2-D halo's four
+neighbours, a solver's blocks) copies each message from and into memory a whole cycle
+of its traffic away: on this guest's AMD EPYC (1 MiB of L2 a core, 32 MiB of L3) an
+exchange of 256 KiB costs about 8% more when each rank cycles through 2 MiB, about 20%
+more through 8 MiB and 2.7 times as much through 32 MiB, where the buffers of both
+ranks no longer fit the L3 (docs/models.md, "When the buffers outgrow the caches").
+
+Per probe size n, the model keeps what a copy of n bytes costs per byte beyond the
+one-pair exchange's when a rank's buffers span F bytes (the point's
+`cache_region_bytes`), its mean:
+
+    c_n(F) = (t_footprint(n, F) - t_one_pair(n)) / n,   c_n(2n) = 0
+
+(the one pair's two buffers span 2n). Each size keeps its own curve: the
+probe's sizes meet different footprints, and nothing is assumed of how the size moves
+the cost of one. Per size, the steps are the increasing least-squares fit (scipy's isotonic regression) of its
+points, 0 at 2n held: more memory never copies faster, and one noisy point is pooled
+with its neighbour instead of raising every larger footprint. The tracer records the
+bytes of distinct message buffers each rank used (the trace header's buffer_bytes); the
+simulator charges each message of s bytes a rank of footprint F receives c_s(F) s, c_s
+linear in log2 F between a size's steps (nothing below 2s, the last step's above them)
+and linear in log2 s between the two sizes measured around s (the nearest one's beyond
+them; sim/src/copy_footprint.rs). The model's own cost of s bytes, fitted from probes
+whose buffers span 2s, is where c_s is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+OP = "footprint"
+ONE_PAIR = "x1"  # footprint's own baseline: the same loop over one pair of buffers
+BASE_OP, BASE_VARIANT = "exchange", "sendrecv"  # the baseline where a run lacks x1
+
+
+def _mean(pt: dict) -> float | None:
+    """A valid point's mean time (the statistic a program pays), else its median."""
+    if not pt.get("valid", True):
+        return None
+    t = pt.get("t_mean_us")
+    if not isinstance(t, (int, float)) or not math.isfinite(t):
+        t = pt.get("t_us")
+    return float(t) if isinstance(t, (int, float)) and math.isfinite(t) and t > 0 else None
+
+
+def copy_footprint_section(points: list[dict], exchange_points: list[dict], skipped: list[str],
+                           library: str) -> dict[str, Any] | None:
+    """The loggp section's `copy_footprint` entry, or None (and why in skipped)."""
+    base: dict[int, list[float]] = {}
+    for wanted, candidates in ((ONE_PAIR, points), (BASE_VARIANT, exchange_points)):
+        found: dict[int, list[float]] = {}
+        for pt in candidates:
+            t = _mean(pt)
+            if pt.get("variant") == wanted and t is not None and isinstance(pt.get("n_bytes"), int):
+                found.setdefault(pt["n_bytes"], []).append(t)
+        for n, times in found.items():
+            base.setdefault(n, times)  # x1 where measured, else the exchange
+    rows: list[dict[str, Any]] = []
+    by_size: dict[int, dict[int, list[float]]] = {}  # n -> footprint -> us per byte beyond
+    for pt in points:
+        t, n, footprint = _mean(pt), pt.get("n_bytes"), pt.get("cache_region_bytes")
+        if pt.get("op") != OP or pt.get("variant") == ONE_PAIR or t is None or not isinstance(n, int) or n <= 0:
+            continue
+        if n not in base or not isinstance(footprint, int) or footprint <= 2 * n:
+            continue
+        one_pair = float(np.median(base[n]))
+        by_size.setdefault(n, {}).setdefault(footprint, []).append((t - one_pair) / n)
+        rows.append({"n": n, "variant": pt.get("variant"), "footprint_bytes": footprint,
+                     "footprint_us": round(t, 3), "one_pair_us": round(one_pair, 3)})
+    if not by_size:
+        skipped.append(f"{library} footprint: no valid point beside a valid footprint:x1 or exchange:sendrecv of"
+                       " its size")
+        return None
+    from scipy.optimize import isotonic_regression  # scipy takes a while to import: only here
+
+    sizes = []
+    for n, found in sorted(by_size.items()):
+        footprints = sorted(found)
+        # the one-pair exchange's own buffers first, held at 0 by its weight
+        values = np.array([0.0] + [float(np.median(found[f])) for f in footprints])
+        weights = np.array([1e9] + [1.0] * len(footprints))
+        fitted = np.maximum(isotonic_regression(values, weights=weights, increasing=True).x, 0.0)
+        sizes.append({"n": n, "steps": [[2 * n, 0.0]] + [[f, float(f"{v:.6g}")]
+                                                        for f, v in zip(footprints, fitted[1:])]})
+    return {"statistic": "mean", "by_size": sizes,
+            "sizes": sorted(rows, key=lambda r: (r["n"], r["footprint_bytes"]))}

@@ -1,0 +1,163 @@
+"""Copies once a rank's message buffers outgrow its caches (commchar.models.copy_footprint)
+from `footprint` points: the fit, its model-file field and the report's finding; and under
+real mpirun the kernel's probe and the tracer's buffer_bytes, which the replay charges by."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+
+import pytest
+
+from commchar.cli import main
+from commchar.modelfile.model import ModelError
+from commchar.modelfile.schema import _validate_copy_footprint
+from commchar.models.copy_footprint import copy_footprint_section
+from commchar.report.adapters import ModelView
+from commchar.report.dataset import Entity
+from commchar.report.findings import thresholds
+from commchar.store import Store
+from commchar.store.traces import extract_trace, traces
+from commchar.trace import read_trace
+
+KIB, MIB = 1024, 1024 * 1024
+N = 256 * KIB
+STRIDE = 2 * (N + 4096)  # one pair of buffers, each on pages of its own past its offset
+FOOTPRINTS = {"x4": 4 * STRIDE, "x16": 16 * STRIDE, "x64": 64 * STRIDE}
+
+
+def _points(times: dict[str, float], exchange: float = 20.0) -> tuple[list[dict], list[dict]]:
+    """The footprint points of `times` (us by variant) at 256 KiB, and the one-pair exchange."""
+    footprint = [{"op": "footprint", "variant": v, "n_bytes": N, "t_us": t, "t_mean_us": t, "valid": True,
+                  "cache_region_bytes": FOOTPRINTS[v]} for v, t in times.items()]
+    pair = [{"op": "exchange", "variant": "sendrecv", "n_bytes": N, "t_us": exchange, "t_mean_us": exchange,
+             "valid": True}]
+    return footprint, pair
+
+
+def _finding(section: dict | None) -> list[str]:
+    view = ModelView("lib", {"operations": {}, "loggp_partial": {"copy_footprint": section}}, "test")
+    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
+            if "cycles through many buffers" in f.text]
+
+
+def test_the_cost_per_byte_by_footprint_and_its_finding():
+    skipped: list[str] = []
+    section = copy_footprint_section(*_points({"x4": 21.6, "x16": 24.0, "x64": 54.0}), skipped, "lib")
+    assert skipped == [] and section is not None and section["statistic"] == "mean"
+    (size,) = section["by_size"]
+    # 0 at the one-pair exchange's own buffers, then (t - 20 us) / n at each footprint
+    assert size["n"] == N and size["steps"][0] == [2 * N, 0.0]
+    assert [f for f, _ in size["steps"][1:]] == sorted(FOOTPRINTS.values())
+    for (f, per_byte), t in zip(size["steps"][1:], (21.6, 24.0, 54.0)):
+        assert per_byte * N == pytest.approx(t - 20.0, rel=1e-4)
+    assert [row["variant"] for row in section["sizes"]] == ["x4", "x16", "x64"]
+    _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
+    (text,) = _finding(section)
+    assert "an exchange of 256 KiB" in text and "2.70 times" in text and "1.08 times" in text
+    assert "`commchar replay` charges" in text
+    # a machine whose caches hold every probe's buffers says nothing
+    assert _finding(copy_footprint_section(*_points({"x4": 20.1, "x16": 20.4, "x64": 21.0}), [], "lib")) == []
+
+
+def test_a_noisy_point_is_pooled_with_its_neighbour_not_carried_to_every_larger_footprint():
+    # 8 MiB measured quicker than 2 MiB: the increasing fit pools the two, and 32 MiB keeps its own
+    section = copy_footprint_section(*_points({"x4": 24.0, "x16": 22.0, "x64": 54.0}), [], "lib")
+    assert section is not None
+    values = [v for _, v in section["by_size"][0]["steps"]]
+    assert values[0] == 0.0 and values == sorted(values)
+    assert values[1] == pytest.approx(values[2], rel=1e-6)
+    assert values[1] * N == pytest.approx(3.0, rel=1e-4)
+    assert values[3] * N == pytest.approx(34.0, rel=1e-4)
+    # a point quicker than the one-pair exchange costs nothing, never less
+    quicker = copy_footprint_section(*_points({"x4": 19.0}), [], "lib")
+    assert quicker is not None and quicker["by_size"][0]["steps"] == [[2 * N, 0.0], [FOOTPRINTS["x4"], 0.0]]
+
+
+def test_each_size_keeps_its_own_curve():
+    footprint, pair = [], []
+    for n, base, extra in ((64 * KIB, 6.0, 1.0), (N, 20.0, 2.0)):
+        pair.append({"op": "exchange", "variant": "sendrecv", "n_bytes": n, "t_us": base, "t_mean_us": base,
+                     "valid": True})
+        for k, variant in ((4, "x4"), (16, "x16"), (64, "x64")):
+            t = base + extra * k / 4
+            footprint.append({"op": "footprint", "variant": variant, "n_bytes": n, "t_us": t, "t_mean_us": t,
+                              "valid": True, "cache_region_bytes": 2 * k * n})
+    section = copy_footprint_section(footprint, pair, [], "lib")
+    assert section is not None
+    assert [size["n"] for size in section["by_size"]] == [64 * KIB, N]
+    for size, extra in zip(section["by_size"], (1.0, 2.0)):
+        n = size["n"]
+        assert size["steps"] == [[2 * n, 0.0]] + [[2 * k * n, pytest.approx(extra * k / 4 / n, rel=1e-4)]
+                                                  for k in (4, 16, 64)]
+
+
+@pytest.mark.parametrize("by_size", [[], [{"n": 8, "steps": [[2 * MIB, 1e-6], [MIB, 2e-6]]}],
+                                     [{"n": 8, "steps": [[MIB, -1e-6]]}], [{"n": 8, "steps": []}],
+                                     [{"n": 8, "steps": [[MIB, 0.0]]}, {"n": 4, "steps": [[MIB, 0.0]]}], "x"])
+def test_a_malformed_section_is_refused(by_size):
+    with pytest.raises(ModelError, match="copy_footprint.by_size"):
+        _validate_copy_footprint({"statistic": "mean", "by_size": by_size}, "libraries.lib.loggp.copy_footprint")
+
+
+def test_the_one_pair_loop_measured_beside_them_is_the_baseline():
+    footprint, pair = _points({"x4": 21.6}, exchange=25.0)  # the exchange measured in another state
+    footprint.append({"op": "footprint", "variant": "x1", "n_bytes": N, "t_us": 20.0, "t_mean_us": 20.0,
+                      "valid": True, "cache_region_bytes": STRIDE})
+    section = copy_footprint_section(footprint, pair, [], "lib")
+    assert section is not None and [row["variant"] for row in section["sizes"]] == ["x4"]
+    assert section["sizes"][0]["one_pair_us"] == 20.0
+    assert section["by_size"][0]["steps"][1][1] * N == pytest.approx(1.6, rel=1e-4)
+
+
+def test_without_the_one_pair_exchange_there_is_no_section():
+    footprint, _ = _points({"x4": 21.6})
+    skipped: list[str] = []
+    assert copy_footprint_section(footprint, [], skipped, "lib") is None
+    assert "exchange:sendrecv" in skipped[0]
+
+
+@pytest.mark.mpi
+def test_a_real_run_cycles_through_the_buffers_and_the_model_keeps_the_cost(mpi_libraries, tmp_path, capsys):
+    library = mpi_libraries[0]
+    db, model = tmp_path / "s.db", tmp_path / "model.json"
+    assert main(["run", "--db", str(db), "--library", library.name, "--np", "2", "--ops",
+                 "footprint,exchange:sendrecv", "--sizes", "64K", "--max-time", "0.05", "--precision", "0.1",
+                 "--no-refine"]) == 0
+    assert main(["fit", "--db", str(db), "-o", str(model)]) == 0
+    capsys.readouterr()
+    lib = json.loads(model.read_text())["libraries"][library.name]
+    section = (lib.get("loggp") or lib["loggp_partial"])["copy_footprint"]
+    # each variant verified, its rank cycling through 4, 16 and 64 pairs of 64 KiB buffers,
+    # against the same loop over one pair
+    stride = 2 * (64 * KIB + 4096)
+    assert [(row["variant"], row["footprint_bytes"]) for row in section["sizes"]] == [
+        ("x4", 4 * stride), ("x16", 16 * stride), ("x64", 64 * stride)]
+    assert all(row["footprint_us"] > 0 and row["one_pair_us"] > 0 for row in section["sizes"])
+    assert "footprint:x4" not in lib["operations"]  # a probe of the LogGP section, not a curve
+    with closing(sqlite3.connect(db)) as conn:
+        one_pair = conn.execute("SELECT cache_region_bytes, valid FROM points WHERE op = 'footprint'"
+                                " AND variant = 'x1'").fetchall()
+    assert one_pair == [(stride, 1)]
+
+
+def test_the_tracer_counts_each_message_buffer_once(one_built_library, tmp_path):
+    """halo2d on a 1 x 2 grid: four receive and four send buffers of n bytes a rank, used
+    every iteration; the header's buffer_bytes holds them once each (and the few bytes of
+    the program's own reductions)."""
+    library, folder = one_built_library
+    n = 64 * KIB
+    db = tmp_path / "t.db"
+    result = subprocess.run([sys.executable, "-m", "commchar", "trace", "--db", str(db), "--library", library.name,
+                             "--np", "2", "--", str(folder / "halo2d"), "--bytes", str(n), "--iterations", "50"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        (row,) = traces(store)
+        directory = extract_trace(store, row["id"], tmp_path / "extracted")
+    for rank in read_trace(directory).ranks:
+        assert 8 * n <= rank.buffer_bytes < 8 * n + 4096, rank.buffer_bytes
+        assert not rank.buffers_floor
