@@ -10,6 +10,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                (loggp.exchange_excess) against nothing
     --compare model_runs       each point the median of the model's runs against
                                the model of its first run alone
+    --compare copy_footprint   what a copy costs once a rank's buffers outgrow the
+                               caches (loggp.copy_footprint) against nothing
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs")
+COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
