@@ -62,8 +62,8 @@ def copy_footprint_section(points: list[dict], exchange_points: list[dict], skip
             t = _mean(pt)
             if pt.get("variant") == wanted and t is not None and isinstance(pt.get("n_bytes"), int):
                 found.setdefault(pt["n_bytes"], []).append(t)
-        for n, times in found.items():
-            base.setdefault(n, times)  # x1 where measured, else the exchange
+        for size, times in found.items():
+            base.setdefault(size, times)  # x1 where measured, else the exchange
     rows: list[dict[str, Any]] = []
     by_size: dict[int, dict[int, list[float]]] = {}  # n -> footprint -> us per byte beyond
     for pt in points:
