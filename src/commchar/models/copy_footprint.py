@@ -32,24 +32,15 @@ whose buffers span 2s, is where c_s is 0.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from commchar.models.excess import point_time
+
 OP = "footprint"
 ONE_PAIR = "x1"  # footprint's own baseline: the same loop over one pair of buffers
 BASE_OP, BASE_VARIANT = "exchange", "sendrecv"  # the baseline where a run lacks x1
-
-
-def _mean(pt: dict) -> float | None:
-    """A valid point's mean time (the statistic a program pays), else its median."""
-    if not pt.get("valid", True):
-        return None
-    t = pt.get("t_mean_us")
-    if not isinstance(t, (int, float)) or not math.isfinite(t):
-        t = pt.get("t_us")
-    return float(t) if isinstance(t, (int, float)) and math.isfinite(t) and t > 0 else None
 
 
 def copy_footprint_section(points: list[dict], exchange_points: list[dict], skipped: list[str],
@@ -59,7 +50,7 @@ def copy_footprint_section(points: list[dict], exchange_points: list[dict], skip
     for wanted, candidates in ((ONE_PAIR, points), (BASE_VARIANT, exchange_points)):
         found: dict[int, list[float]] = {}
         for pt in candidates:
-            t = _mean(pt)
+            t = point_time(pt, "t_mean_us")
             if pt.get("variant") == wanted and t is not None and isinstance(pt.get("n_bytes"), int):
                 found.setdefault(pt["n_bytes"], []).append(t)
         for size, times in found.items():
@@ -67,7 +58,7 @@ def copy_footprint_section(points: list[dict], exchange_points: list[dict], skip
     rows: list[dict[str, Any]] = []
     by_size: dict[int, dict[int, list[float]]] = {}  # n -> footprint -> us per byte beyond
     for pt in points:
-        t, n, footprint = _mean(pt), pt.get("n_bytes"), pt.get("cache_region_bytes")
+        t, n, footprint = point_time(pt, "t_mean_us"), pt.get("n_bytes"), pt.get("cache_region_bytes")
         if pt.get("op") != OP or pt.get("variant") == ONE_PAIR or t is None or not isinstance(n, int) or n <= 0:
             continue
         if n not in base or not isinstance(footprint, int) or footprint <= 2 * n:

@@ -24,20 +24,28 @@ import numpy as np
 from commchar.errors import InputError
 
 
+def point_time(pt: dict, time_key: str = "t_us") -> float | None:
+    """A valid point's time_key (else its t_us, the median) when that is a number > 0, else None."""
+    if not pt.get("valid", True):
+        return None
+    t = pt.get(time_key)
+    if not isinstance(t, (int, float)) or not np.isfinite(t):
+        t = pt.get("t_us")
+    return float(t) if isinstance(t, (int, float)) and np.isfinite(t) and t > 0 else None
+
+
 def paired_points(points: list[dict], op: str, slow: str, fast: str, time_key: str = "t_us"
                   ) -> dict[int, dict[str, tuple[float, dict]]]:
     """{n: {variant: (time, point)}} of the valid points of `op` in the two variants (time:
     time_key, else t_us), sizes > 0 only."""
     by_size: dict[int, dict[str, tuple[float, dict]]] = {}
     for pt in points:
-        if pt.get("op") != op or not pt.get("valid", True) or pt.get("variant") not in (slow, fast):
+        if pt.get("op") != op or pt.get("variant") not in (slow, fast):
             continue
-        t, n = pt.get(time_key), pt.get("n_bytes")
-        if not isinstance(t, (int, float)) or not np.isfinite(t):
-            t = pt.get("t_us")
-        if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0 or not isinstance(n, int) or n <= 0:
+        t, n = point_time(pt, time_key), pt.get("n_bytes")
+        if t is None or not isinstance(n, int) or n <= 0:
             continue
-        by_size.setdefault(n, {})[pt["variant"]] = (float(t), pt)
+        by_size.setdefault(n, {})[pt["variant"]] = (t, pt)
     return by_size
 
 
