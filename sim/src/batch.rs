@@ -58,17 +58,35 @@ pub struct Sources {
     trace: Option<(String, TraceFiles)>,
 }
 
-fn memo<T: Clone>(
+/// `read` of the model file at `path` for `library`: its text read once per process
+/// (`texts`), the section parsed once per (path, library) (`map`).
+fn section<T: Clone>(
+    texts: &mut HashMap<String, Rc<str>>,
     map: &mut HashMap<Key, T>,
-    key: Key,
-    parse: impl FnOnce() -> Result<T>,
+    path: &str,
+    library: Option<&str>,
+    read: impl FnOnce(&str, &str, Option<&str>) -> Result<T>,
 ) -> Result<T> {
+    let key = (path.to_string(), library.map(str::to_string));
     if let Some(v) = map.get(&key) {
         return Ok(v.clone());
     }
-    let v = parse()?;
+    let text = model_text(texts, path)?;
+    let v = read(&text, path, library)?;
     map.insert(key, v.clone());
     Ok(v)
+}
+
+/// The text of the model file at `path`, read once.
+fn model_text(texts: &mut HashMap<String, Rc<str>>, path: &str) -> Result<Rc<str>> {
+    if let Some(t) = texts.get(path) {
+        return Ok(t.clone());
+    }
+    let text: Rc<str> = std::fs::read_to_string(path)
+        .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?
+        .into();
+    texts.insert(path.to_string(), text.clone());
+    Ok(text)
 }
 
 impl Sources {
@@ -82,50 +100,51 @@ impl Sources {
 
     /// The text of the model file at `path`.
     pub fn model_text(&mut self, path: &str) -> Result<Rc<str>> {
-        if let Some(t) = self.texts.get(path) {
-            return Ok(t.clone());
-        }
-        let text: Rc<str> = std::fs::read_to_string(path)
-            .map_err(|e| SimError::Input(format!("cannot read model {path}: {e}")))?
-            .into();
-        self.texts.insert(path.to_string(), text.clone());
-        Ok(text)
-    }
-
-    fn key(path: &str, library: Option<&str>) -> Key {
-        (path.to_string(), library.map(str::to_string))
+        model_text(&mut self.texts, path)
     }
 
     /// The model's parameters (`params::from_model`).
     pub fn params(&mut self, path: &str, library: Option<&str>) -> Result<Params> {
-        let text = self.model_text(path)?;
-        memo(&mut self.params, Self::key(path, library), || {
-            params::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.params,
+            path,
+            library,
+            params::from_model,
+        )
     }
 
     /// The model's per-call collective costs (`params::call_costs_from_model`).
     pub fn call_costs(&mut self, path: &str, library: Option<&str>) -> Result<CallCosts> {
-        let text = self.model_text(path)?;
-        memo(&mut self.call_costs, Self::key(path, library), || {
-            params::call_costs_from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.call_costs,
+            path,
+            library,
+            params::call_costs_from_model,
+        )
     }
 
     /// The model's first-touch costs (`first_touch::from_model`).
     pub fn first_touch(&mut self, path: &str, library: Option<&str>) -> Result<ByteSteps> {
-        let text = self.model_text(path)?;
-        memo(&mut self.first_touch, Self::key(path, library), || {
-            first_touch::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.first_touch,
+            path,
+            library,
+            first_touch::from_model,
+        )
     }
 
     /// What a rank pays the first time it holds k requests (`loggp.request_growth`).
     pub fn request_growth(&mut self, path: &str, library: Option<&str>) -> Result<RequestGrowth> {
-        let text = self.model_text(path)?;
-        memo(&mut self.request_growth, Self::key(path, library), || {
-            request_growth::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.request_growth,
+            path,
+            library,
+            request_growth::from_model,
+        )
     }
 
     /// What a communicator's first collectives cost (`loggp.collective_start`).
@@ -134,58 +153,81 @@ impl Sources {
         path: &str,
         library: Option<&str>,
     ) -> Result<CollectiveStart> {
-        let text = self.model_text(path)?;
-        memo(&mut self.collective_start, Self::key(path, library), || {
-            collective_start::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.collective_start,
+            path,
+            library,
+            collective_start::from_model,
+        )
     }
 
     /// What MPI_Sendrecv_replace costs beyond MPI_Sendrecv (`loggp.replace_copy`).
     pub fn replace_copy(&mut self, path: &str, library: Option<&str>) -> Result<ByteSteps> {
-        let text = self.model_text(path)?;
-        memo(&mut self.replace_copy, Self::key(path, library), || {
-            first_touch::steps_from_model(&text, path, library, "replace_copy")
-        })
+        section(
+            &mut self.texts,
+            &mut self.replace_copy,
+            path,
+            library,
+            |text, path, library| {
+                first_touch::steps_from_model(text, path, library, "replace_copy")
+            },
+        )
     }
 
     /// What a simultaneous exchange costs beyond the model (`loggp.exchange_excess`).
     pub fn exchange_excess(&mut self, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
-        let text = self.model_text(path)?;
-        memo(&mut self.exchange_excess, Self::key(path, library), || {
-            exchange_excess::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.exchange_excess,
+            path,
+            library,
+            exchange_excess::from_model,
+        )
     }
 
     /// What a received byte costs once a rank's buffers outgrow its caches (`loggp.copy_footprint`).
     pub fn copy_footprint(&mut self, path: &str, library: Option<&str>) -> Result<CopyFootprint> {
-        let text = self.model_text(path)?;
-        memo(&mut self.copy_footprint, Self::key(path, library), || {
-            copy_footprint::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.copy_footprint,
+            path,
+            library,
+            copy_footprint::from_model,
+        )
     }
 
     /// What a misaligned copy costs (`loggp.misaligned_copy`, `placement::MisalignedCopy`).
     pub fn misaligned_copy(&mut self, path: &str, library: Option<&str>) -> Result<MisalignedCopy> {
-        let text = self.model_text(path)?;
-        memo(&mut self.misaligned_copy, Self::key(path, library), || {
-            MisalignedCopy::from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.misaligned_copy,
+            path,
+            library,
+            MisalignedCopy::from_model,
+        )
     }
 
     /// The node's copy gap of the model's concurrency section (`params::node_gap_from_model`).
     pub fn node_gap(&mut self, path: &str, library: Option<&str>) -> Result<Option<f64>> {
-        let text = self.model_text(path)?;
-        memo(&mut self.node_gap, Self::key(path, library), || {
-            params::node_gap_from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.node_gap,
+            path,
+            library,
+            params::node_gap_from_model,
+        )
     }
 
     /// The node's cost per message of the model's concurrency section (`params::node_cost_from_model`).
     pub fn node_cost(&mut self, path: &str, library: Option<&str>) -> Result<f64> {
-        let text = self.model_text(path)?;
-        memo(&mut self.node_cost, Self::key(path, library), || {
-            params::node_cost_from_model(&text, path, library)
-        })
+        section(
+            &mut self.texts,
+            &mut self.node_cost,
+            path,
+            library,
+            params::node_cost_from_model,
+        )
     }
 
     /// The replay of the trace directory `dir` under `opts`: in batch mode a copy
