@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """What a copy pays once a rank's message buffers outgrow its caches: the kernel's
 `footprint` probe (the exchange with each rank cycling through 4, 16 or 64 pairs of
-buffers) against the same loop over one pair (`footprint:x1`), measured side by side.
+buffers, with the other rank and with itself) against the same loop over one pair
+(`footprint:x1`, `footprint:self_x1`), measured side by side.
 
 Runs `commchar run --ops footprint` --rounds times, the libraries alternated, and prints
-per library, size and variant the bytes a rank cycled through and the time's ratio to the
+per library, path (peer or self), size and variant the bytes a rank cycled through and the time's ratio to the
 one-pair loop of the same run: the median over the rounds and the range. Nothing is
 fitted; `commchar fit` of the same store gives the model's `copy_footprint`.
 
@@ -51,17 +52,21 @@ def main() -> int:
         with closing(sqlite3.connect(db)) as conn:
             rows = conn.execute("SELECT run_id, library, variant, n_bytes, t_mean_us, cache_region_bytes FROM points"
                                 " WHERE op = 'footprint' AND valid = 1").fetchall()
-    one_pair = {(run, lib, n): t for run, lib, variant, n, t, _ in rows if variant == "x1"}
-    ratios: dict[tuple[str, int, int], list[float]] = {}
+    # each path against its own one-pair loop: between ranks x1, to oneself self_x1
+    path = {variant: variant.rpartition("x")[0] for _, _, variant, _, _, _ in rows}
+    one_pairs = ("x1", "self_x1")
+    one_pair = {(run, lib, path[v], n): t for run, lib, v, n, t, _ in rows if v in one_pairs}
+    ratios: dict[tuple[str, str, int, int], list[float]] = {}
     for run, lib, variant, n, t, region in rows:
-        if variant != "x1" and (run, lib, n) in one_pair:
-            ratios.setdefault((lib, n, int(variant[1:])), []).append(t / one_pair[(run, lib, n)])
-    print(f"{'library':8s} {'bytes':>8s} {'pairs':>5s} {'a rank spans':>13s} {'time / one pair':>16s} "
+        base = one_pair.get((run, lib, path[variant], n))
+        if variant not in one_pairs and base:
+            ratios.setdefault((lib, path[variant], n, int(variant.rpartition("x")[2])), []).append(t / base)
+    print(f"{'library':8s} {'path':>5s} {'bytes':>8s} {'pairs':>5s} {'a rank spans':>13s} {'time / one pair':>16s} "
           f"{'range':>13s}")
-    for (lib, n, pairs), found in sorted(ratios.items()):
-        spans = next(region for _, l2, v, n2, _, region in rows if l2 == lib and n2 == n and v == f"x{pairs}")
-        print(f"{lib:8s} {n:8d} {pairs:5d} {spans / 2**20:9.1f} MiB {statistics.median(found):16.2f} "
-              f"{min(found):6.2f}..{max(found):.2f}")
+    for (lib, to, n, pairs), found in sorted(ratios.items()):
+        spans = next(region for _, l2, v, n2, _, region in rows if l2 == lib and n2 == n and v == f"{to}x{pairs}")
+        print(f"{lib:8s} {'self' if to else 'peer':>5s} {n:8d} {pairs:5d} {spans / 2**20:9.1f} MiB "
+              f"{statistics.median(found):16.2f} {min(found):6.2f}..{max(found):.2f}")
     print(f"{args.rounds} round(s), {time.monotonic() - started:.0f} s")
     return 0
 

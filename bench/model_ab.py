@@ -12,6 +12,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                the model of its first run alone
     --compare copy_footprint   what a copy costs once a rank's buffers outgrow the
                                caches (loggp.copy_footprint) against nothing
+    --compare self_footprint   messages to oneself charged their own footprint curves
+                               (copy_footprint.self_by_size) against the others'
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -31,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint")
+COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -53,6 +55,8 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         for key in ("regimes", "regimes_median"):
             for regime in loggp.get(key) or []:
                 regime.pop("O_r", None)
+    elif compare == "self_footprint":
+        (loggp.get("copy_footprint") or {}).pop("self_by_size", None)
     else:
         loggp.pop(compare, None)
     without.write_text(json.dumps(doc))

@@ -113,6 +113,33 @@ def test_the_one_pair_loop_measured_beside_them_is_the_baseline():
     assert section["by_size"][0]["steps"][1][1] * N == pytest.approx(1.6, rel=1e-4)
 
 
+def test_messages_to_oneself_keep_curves_of_their_own():
+    # the self variants against self_x1, the others against x1: neither path's points move
+    # the other's curve
+    footprint, pair = _points({"x4": 21.6, "x16": 24.0}, exchange=25.0)
+    for variant, t in (("x1", 20.0), ("self_x1", 5.0), ("self_x4", 5.4), ("self_x16", 6.0)):
+        footprint.append({"op": "footprint", "variant": variant, "n_bytes": N, "t_us": t, "t_mean_us": t,
+                          "valid": True, "cache_region_bytes": FOOTPRINTS.get(variant[5:], STRIDE)})
+    section = copy_footprint_section(footprint, pair, [], "lib")
+    assert section is not None
+    (between,), (to_self,) = section["by_size"], section["self_by_size"]
+    assert [v * N for _, v in between["steps"][1:]] == [pytest.approx(1.6, rel=1e-4), pytest.approx(4.0, rel=1e-4)]
+    assert [v * N for _, v in to_self["steps"][1:]] == [pytest.approx(0.4, rel=1e-4), pytest.approx(1.0, rel=1e-4)]
+    assert [row["variant"] for row in section["sizes"]] == ["x4", "x16", "self_x4", "self_x16"]
+    assert section["sizes"][2]["one_pair_us"] == 5.0
+    _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
+    # the exchange to oneself stands in where the run lacks self_x1
+    without = [pt for pt in footprint if pt["variant"] != "self_x1"]
+    self_exchange = {"op": "exchange", "variant": "self", "n_bytes": N, "t_us": 5.2, "t_mean_us": 5.2, "valid": True}
+    section = copy_footprint_section(without, [*pair, self_exchange], [], "lib")
+    assert section is not None and section["self_by_size"][0]["steps"][1][1] * N == pytest.approx(0.2, rel=1e-4)
+    # self points alone, with no baseline of their own: no self curves, the others' stand
+    section = copy_footprint_section(without, pair, [], "lib")
+    assert section is not None and "self_by_size" not in section and section["by_size"] == [between]
+    with pytest.raises(ModelError, match="copy_footprint.self_by_size"):
+        _validate_copy_footprint({**section, "self_by_size": []}, "libraries.lib.loggp.copy_footprint")
+
+
 def test_without_the_one_pair_exchange_there_is_no_section():
     footprint, _ = _points({"x4": 21.6})
     skipped: list[str] = []
@@ -121,9 +148,12 @@ def test_without_the_one_pair_exchange_there_is_no_section():
 
 
 @pytest.mark.mpi
-def test_a_real_run_cycles_through_the_buffers_and_the_model_keeps_the_cost(mpi_libraries, tmp_path, capsys):
+def test_a_real_run_cycles_through_the_buffers_and_the_model_keeps_the_cost(mpi_libraries, tmp_path, capsys,
+                                                                             monkeypatch):
     library = mpi_libraries[0]
     db, model = tmp_path / "s.db", tmp_path / "model.json"
+    # one self point corrupted: verified like the others, and left out of the curves
+    monkeypatch.setenv("COMMCHAR_INJECT_FAULT", "corrupt@footprint:self_x16:65536")
     assert main(["run", "--db", str(db), "--library", library.name, "--np", "2", "--ops",
                  "footprint,exchange:sendrecv", "--sizes", "64K", "--max-time", "0.05", "--precision", "0.1",
                  "--no-refine"]) == 0
@@ -135,13 +165,16 @@ def test_a_real_run_cycles_through_the_buffers_and_the_model_keeps_the_cost(mpi_
     # against the same loop over one pair
     stride = 2 * (64 * KIB + 4096)
     assert [(row["variant"], row["footprint_bytes"]) for row in section["sizes"]] == [
-        ("x4", 4 * stride), ("x16", 16 * stride), ("x64", 64 * stride)]
+        ("x4", 4 * stride), ("x16", 16 * stride), ("x64", 64 * stride), ("self_x4", 4 * stride),
+        ("self_x64", 64 * stride)]
+    assert [f for f, _ in section["self_by_size"][0]["steps"]] == [2 * 64 * KIB, 4 * stride, 64 * stride]
     assert all(row["footprint_us"] > 0 and row["one_pair_us"] > 0 for row in section["sizes"])
     assert "footprint:x4" not in lib["operations"]  # a probe of the LogGP section, not a curve
     with closing(sqlite3.connect(db)) as conn:
         one_pair = conn.execute("SELECT cache_region_bytes, valid FROM points WHERE op = 'footprint'"
-                                " AND variant = 'x1'").fetchall()
-    assert one_pair == [(stride, 1)]
+                                " AND variant IN ('x1', 'self_x1') ORDER BY variant").fetchall()
+        corrupted = conn.execute("SELECT valid FROM points WHERE op = 'footprint' AND variant = 'self_x16'").fetchall()
+    assert one_pair == [(stride, 1), (stride, 1)] and corrupted == [(0,)]
 
 
 def test_the_tracer_counts_each_message_buffer_once(one_built_library, tmp_path):

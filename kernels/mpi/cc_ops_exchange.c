@@ -17,7 +17,10 @@
  * pair, the others' baseline measured beside them.  The point reports the
  * bytes a rank cycles through (`cache_region_bytes`); the model's
  * `loggp.copy_footprint` (models/copy_footprint.py) is what it costs beyond
- * x1 per byte. */
+ * x1 per byte.  Variants self_xK run the same loop with each rank sending to
+ * itself (the library's self path, as exchange:self), against self_x1: a
+ * copy within one process meets the footprint differently from one between
+ * two (`copy_footprint.self_by_size`). */
 #include <string.h>
 
 #include "cc_measure.h"
@@ -34,20 +37,32 @@ static void cc_exchange_setup(cc_point *pt)
     pt->scale = 1.0; /* one exchange */
 }
 
+/* what goes out: this rank's pattern; to itself, the receive buffer poisoned
+ * so that a copy which never happened is caught */
+static void cc_sendrecv_fill(cc_point *pt, int to_self)
+{
+    cc_pair_fill(pt);
+    if (to_self) cc_poison_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
+}
+
+/* what came back: the peer's pattern, or this rank's own when it sent to itself */
+static int cc_sendrecv_check(const cc_point *pt, int to_self, char *err, size_t errlen)
+{
+    if (!to_self) return cc_pair_check(pt, err, errlen);
+    return cc_check_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
+}
+
 /* replace: the buffer that goes out holds this rank's pattern and comes back
  * holding the peer's (the one verified repetition) */
 static void cc_exchange_fill(cc_point *pt)
 {
-    cc_pair_fill(pt);
+    cc_sendrecv_fill(pt, pt->variant == CC_EX_SELF);
     if (pt->variant == CC_EX_REPLACE) cc_fill_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
-    if (pt->variant == CC_EX_SELF) cc_poison_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
 }
 
-/* what came back: the peer's pattern, or this rank's own for self */
 static int cc_exchange_check(const cc_point *pt, char *err, size_t errlen)
 {
-    if (pt->variant != CC_EX_SELF) return cc_pair_check(pt, err, errlen);
-    return cc_check_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
+    return cc_sendrecv_check(pt, pt->variant == CC_EX_SELF, err, errlen);
 }
 
 /* count MPI_Sendrecv's of sbuf into rbuf with peer */
@@ -78,20 +93,39 @@ static void cc_exchange_cleanup(cc_point *pt)
     pt->sbuf = pt->rbuf = NULL;
 }
 
-/* the pairs of buffers each variant cycles through */
-static const char *const cc_footprint_variants[] = {"x1", "x4", "x16", "x64", NULL};
-static const size_t cc_footprint_pairs[] = {1, 4, 16, 64};
+/* the pairs of buffers each variant cycles through: to the other rank, then
+ * to itself */
+static const char *const cc_footprint_variants[] = {"x1",      "x4",      "x16",      "x64",
+                                                    "self_x1", "self_x4", "self_x16", "self_x64", NULL};
+enum { CC_FOOTPRINT_SIZES = 4 };
+static const size_t cc_footprint_pairs[CC_FOOTPRINT_SIZES] = {1, 4, 16, 64};
+
+static int cc_footprint_self(const cc_point *pt)
+{
+    return pt->variant >= CC_FOOTPRINT_SIZES;
+}
 
 static void cc_footprint_setup(cc_point *pt)
 {
     cc_exchange_setup(pt);
-    pt->rotate_slots = cc_footprint_pairs[pt->variant]; /* cc_cache.c moves sbuf and rbuf */
+    /* cc_cache.c moves sbuf and rbuf */
+    pt->rotate_slots = cc_footprint_pairs[pt->variant % CC_FOOTPRINT_SIZES];
+}
+
+static void cc_footprint_fill(cc_point *pt)
+{
+    cc_sendrecv_fill(pt, cc_footprint_self(pt));
+}
+
+static int cc_footprint_check(const cc_point *pt, char *err, size_t errlen)
+{
+    return cc_sendrecv_check(pt, cc_footprint_self(pt), err, errlen);
 }
 
 /* one buffer pair a call: batches are 1 while buffers rotate (cc_measure.c) */
 static void cc_footprint_run(cc_point *pt, long count)
 {
-    cc_sendrecv_run(pt, count, 1 - pt->rank);
+    cc_sendrecv_run(pt, count, cc_footprint_self(pt) ? pt->rank : 1 - pt->rank);
 }
 
 const cc_op cc_op_footprint = {
@@ -102,8 +136,8 @@ const cc_op cc_op_footprint = {
     .check_size = cc_p2p_check_size,
     .setup = cc_footprint_setup,
     .run = cc_footprint_run,
-    .fill = cc_pair_fill,
-    .check = cc_pair_check,
+    .fill = cc_footprint_fill,
+    .check = cc_footprint_check,
     .cleanup = cc_exchange_cleanup,
 };
 

@@ -1785,15 +1785,21 @@ fn with_buffer_bytes(dir: TraceDir, ranks: usize, bytes: u64) -> TraceDir {
     dir
 }
 
-/// Nothing below 512 KiB of buffers, 6 ps a received byte from 2 MiB.
-fn footprint() -> Options {
+/// Nothing below 512 KiB of buffers, 6 ps a received byte from 2 MiB; to oneself, 2 ps
+/// (`with_self`) or the same.
+fn footprint_with(with_self: bool) -> Options {
+    let curve = |ps: f64| vec![(1 << 16, vec![(1 << 19, 0.0), (1 << 21, ps)])];
     Options {
-        copy_footprint: CopyFootprint::from_sizes(vec![(
-            1 << 16,
-            vec![(1 << 19, 0.0), (1 << 21, 6.0)],
-        )]),
+        copy_footprint: CopyFootprint::from_sizes(
+            curve(6.0),
+            if with_self { curve(2.0) } else { Vec::new() },
+        ),
         ..Options::default()
     }
+}
+
+fn footprint() -> Options {
+    footprint_with(false)
 }
 
 #[test]
@@ -1823,6 +1829,40 @@ fn a_rank_whose_buffers_outgrow_the_caches_pays_each_received_byte_more() {
     assert_eq!(
         replay(&spread, &Options::default(), prm).unwrap().finish,
         plain.finish
+    );
+}
+
+#[test]
+fn a_message_to_oneself_pays_the_self_paths_curve() {
+    let prm = params(0, Rendezvous::Handshake);
+    let n = 100_000;
+    let to_self = || {
+        let mut t = traces(2);
+        for r in 0..2 {
+            t[r as usize].call(exchange_record(SENDRECV, r, n), 0);
+        }
+        t
+    };
+    let plain = replay(
+        &write_trace("footprint-self-plain", &to_self()),
+        &footprint(),
+        prm.clone(),
+    )
+    .unwrap();
+    let spread = with_buffer_bytes(write_trace("footprint-self-spread", &to_self()), 2, 1 << 21);
+    // 2 ps x 100 000 B with the self curve; the others' 6 ps in a model without one
+    for (with_self, ns) in [(true, 200), (false, 600)] {
+        let o = replay(&spread, &footprint_with(with_self), prm.clone()).unwrap();
+        check_sums(&o);
+        assert_eq!(o.finish, vec![plain.finish[0] + ns * NS; 2], "{with_self}");
+    }
+    // between ranks, the self curve changes nothing
+    let between = with_buffer_bytes(exchange_with(SENDRECV, n), 2, 1 << 21);
+    assert_eq!(
+        replay(&between, &footprint_with(true), prm.clone())
+            .unwrap()
+            .finish,
+        replay(&between, &footprint(), prm).unwrap().finish
     );
 }
 

@@ -42,8 +42,9 @@ COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
 EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace, to oneself
-# footprint's: the exchange cycling through 1 (the others' baseline), 4, 16 or 64 pairs of buffers
-FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64")
+# footprint's: the exchange cycling through 1 (the others' baseline), 4, 16 or 64 pairs of buffers,
+# with the other rank (xK) and with itself (self_xK)
+FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64", "self_x1", "self_x4", "self_x16", "self_x64")
 REDUCTION_VARIANTS = ("sum", "nop")
 
 # A key without a variant asks for the default variant (docs/model-format.md):

@@ -1068,7 +1068,7 @@ impl Builder<'_> {
                 let (peer, tag) = self.peer_tag(st, rec.comm, src, tag)?;
                 let at = self.book_recv(st, peer, tag);
                 self.step(&[Op::recv(peer, rec.bytes2, tag)], true)?;
-                let ps = self.footprint_ps(st, rec.bytes2);
+                let ps = self.footprint_ps(st, rec.bytes2, peer);
                 self.charge_footprint(st, 1, ps)?;
                 self.charge_after(at, rec.places[1], rec.bytes2)?;
             }
@@ -1148,13 +1148,14 @@ impl Builder<'_> {
                     self.book_send(st, peer, tag, rec.places[0]);
                     ops.push(Op::send(peer, rec.bytes, tag));
                 }
-                let mut at = None;
+                let (mut at, mut source) = (None, None);
                 if rec.aux != PEER_NULL {
                     if rec.aux == PEER_ANY || rec.aux2 == TAG_ANY {
                         return st.err("a Sendrecv with a wildcard receive cannot be replayed (the trace lacks its actual source)");
                     }
                     let (peer, tag) = self.peer_tag(st, rec.comm, rec.aux, rec.aux2)?;
                     at = self.book_recv(st, peer, tag);
+                    source = Some(peer);
                     ops.push(Op::recv(peer, rec.bytes2, tag));
                 }
                 let both = ops.len() == 2;
@@ -1172,8 +1173,8 @@ impl Builder<'_> {
                     st.wait_step = None;
                     self.step(&[Op::copy(excess)], true)?;
                 }
-                if rec.aux != PEER_NULL {
-                    let ps = self.footprint_ps(st, rec.bytes2);
+                if let Some(source) = source {
+                    let ps = self.footprint_ps(st, rec.bytes2, source);
                     self.charge_footprint(st, 1, ps)?;
                 }
                 self.charge_after(at, rec.places[1], rec.bytes2)?;
@@ -1220,10 +1221,12 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// What a receive of `bytes` costs beyond the model where the rank's buffers outgrow
-    /// its caches (`loggp.copy_footprint`).
-    fn footprint_ps(&self, st: &RankState, bytes: u64) -> u64 {
-        self.opts.copy_footprint.cost(st.buffer_bytes, bytes)
+    /// What a receive of `bytes` from `source` costs beyond the model where the rank's
+    /// buffers outgrow its caches (`loggp.copy_footprint`; from itself, its self path's).
+    fn footprint_ps(&self, st: &RankState, bytes: u64, source: u32) -> u64 {
+        self.opts
+            .copy_footprint
+            .cost(st.buffer_bytes, bytes, source == st.rank)
     }
 
     /// After `messages` receives (a blocking one, or the requests a Wait*/Test* completed):
@@ -1291,7 +1294,7 @@ impl Builder<'_> {
         }
         let o = self.ops[op as usize];
         if o.kind == OpKind::Recv && rec.flags & REC_CANCELLED == 0 {
-            let ps = self.footprint_ps(st, o.size);
+            let ps = self.footprint_ps(st, o.size, o.peer);
             if ps > 0 {
                 let (messages, sum) = st.footprint_waited;
                 st.footprint_waited = (messages + 1, sum.saturating_add(ps));

@@ -131,8 +131,8 @@ OPERATIONS: dict[str, Operation] = {
         # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the
         # caches (2, 8 and 32 MiB a rank at 256 KiB), for the model's copy_footprint
         # (models/copy_footprint.py), against the same loop over one pair (x1) measured
-        # beside them. Sizes given below 64 KiB are measured at 64 KiB: smaller buffers span
-        # little memory.
+        # beside them; the self_ variants the same with each rank sending to itself.
+        # Sizes given below 64 KiB are measured at 64 KiB: smaller buffers span little memory.
         Operation("footprint", "loggp", FOOTPRINT_VARIANTS, sizes=(256 * KiB,), min_bytes=64 * KiB),
         # The active-message layer (am/), after the SP-2 Active Messages study.
         # am_rtt: n is 4 bytes per argument word; am_pipe: 1 MiB in requests of n;

@@ -210,22 +210,28 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
 def _validate_copy_footprint(section: Any, path: str) -> None:
     """What a copy costs a byte once a rank's buffers span F bytes (models/copy_footprint.py):
     {statistic, by_size ([{n, steps: [[F, us per byte], F increasing, at least one]}], n
-    increasing, at least one), sizes (informational)}."""
+    increasing, at least one), self_by_size (optional, the same for messages to oneself),
+    sizes (informational)}."""
     _mapping(section, path)
-    by_size = section.get("by_size")
+    _footprint_curves(section.get("by_size"), f"{path}.by_size")
+    if section.get("self_by_size") is not None:
+        _footprint_curves(section["self_by_size"], f"{path}.self_by_size")
+
+
+def _footprint_curves(by_size: Any, path: str) -> None:
     if not isinstance(by_size, list) or not by_size:
-        raise _fail(f"{path}.by_size", "expected a non-empty list of {n, steps}")
+        raise _fail(path, "expected a non-empty list of {n, steps}")
     previous = -1.0
     for i, entry in enumerate(by_size):
-        _mapping(entry, f"{path}.by_size[{i}]")
-        n = _bytes(entry.get("n"), f"{path}.by_size[{i}].n")
+        _mapping(entry, f"{path}[{i}]")
+        n = _bytes(entry.get("n"), f"{path}[{i}].n")
         if n <= previous:
-            raise _fail(f"{path}.by_size[{i}].n", "sizes must increase")
+            raise _fail(f"{path}[{i}].n", "sizes must increase")
         previous = n
         steps = entry.get("steps")
         if not isinstance(steps, list) or not steps:
-            raise _fail(f"{path}.by_size[{i}].steps", "expected a non-empty list of [footprint bytes, us per byte]")
-        _sized_pairs(steps, f"{path}.by_size[{i}].steps", "us per byte")
+            raise _fail(f"{path}[{i}].steps", "expected a non-empty list of [footprint bytes, us per byte]")
+        _sized_pairs(steps, f"{path}[{i}].steps", "us per byte")
 
 
 def _validate_exchange_excess(section: Any, path: str) -> None:

@@ -28,6 +28,12 @@ linear in log2 F between a size's steps (nothing below 2s, the last step's above
 and linear in log2 s between the two sizes measured around s (the nearest one's beyond
 them; sim/src/copy_footprint.rs). The model's own cost of s bytes, fitted from probes
 whose buffers span 2s, is where c_s is 0.
+
+A message a rank sends itself takes the library's self path, a copy within one process
+that meets the footprint otherwise: the probe's self variants (`self_x4` ... `self_x64`,
+each rank sending to itself) against `self_x1` (`exchange:self` where a run lacks it)
+give the same curves for it (`self_by_size`), and the replay charges self messages by
+those where the model has them, by the others' where it does not.
 """
 
 from __future__ import annotations
@@ -39,38 +45,48 @@ import numpy as np
 from commchar.models.excess import point_time
 
 OP = "footprint"
-ONE_PAIR = "x1"  # footprint's own baseline: the same loop over one pair of buffers
-BASE_OP, BASE_VARIANT = "exchange", "sendrecv"  # the baseline where a run lacks x1
+SELF = "self_"  # the variants whose ranks send to themselves (the library's self path)
+# per path: the variants' prefix, the model key, footprint's own baseline (the same loop
+# over one pair of buffers) and the exchange variant that stands in where a run lacks it
+PATHS = (("", "by_size", "x1", "sendrecv"), (SELF, "self_by_size", SELF + "x1", "self"))
+BASE_OP = "exchange"
 
 
-def copy_footprint_section(points: list[dict], exchange_points: list[dict], skipped: list[str],
-                           library: str) -> dict[str, Any] | None:
-    """The loggp section's `copy_footprint` entry, or None (and why in skipped)."""
+def _baseline(points: list[dict], exchange_points: list[dict], one_pair: str, exchange: str) -> dict[int, list[float]]:
+    """Per size, the one-pair loop's means: footprint's own where measured, else the exchange's."""
     base: dict[int, list[float]] = {}
-    for wanted, candidates in ((ONE_PAIR, points), (BASE_VARIANT, exchange_points)):
+    for wanted, candidates in ((one_pair, points), (exchange, exchange_points)):
         found: dict[int, list[float]] = {}
         for pt in candidates:
             t = point_time(pt, "t_mean_us")
             if pt.get("variant") == wanted and t is not None and isinstance(pt.get("n_bytes"), int):
                 found.setdefault(pt["n_bytes"], []).append(t)
         for size, times in found.items():
-            base.setdefault(size, times)  # x1 where measured, else the exchange
+            base.setdefault(size, times)
+    return base
+
+
+def _curves(points: list[dict], exchange_points: list[dict], prefix: str, one_pair: str,
+            exchange: str) -> tuple[list[dict], list[dict]]:
+    """One path's curves (by_size) and the rows they were fitted from."""
+    base = _baseline(points, exchange_points, one_pair, exchange)
     rows: list[dict[str, Any]] = []
     by_size: dict[int, dict[int, list[float]]] = {}  # n -> footprint -> us per byte beyond
     for pt in points:
         t, n, footprint = point_time(pt, "t_mean_us"), pt.get("n_bytes"), pt.get("cache_region_bytes")
-        if pt.get("op") != OP or pt.get("variant") == ONE_PAIR or t is None or not isinstance(n, int) or n <= 0:
+        variant = str(pt.get("variant") or "")
+        if pt.get("op") != OP or variant == one_pair or variant.startswith(SELF) != bool(prefix):
             continue
-        if n not in base or not isinstance(footprint, int) or footprint <= 2 * n:
+        if t is None or not isinstance(n, int) or n <= 0 or n not in base:
             continue
-        one_pair = float(np.median(base[n]))
-        by_size.setdefault(n, {}).setdefault(footprint, []).append((t - one_pair) / n)
-        rows.append({"n": n, "variant": pt.get("variant"), "footprint_bytes": footprint,
-                     "footprint_us": round(t, 3), "one_pair_us": round(one_pair, 3)})
+        if not isinstance(footprint, int) or footprint <= 2 * n:
+            continue
+        one_pair_us = float(np.median(base[n]))
+        by_size.setdefault(n, {}).setdefault(footprint, []).append((t - one_pair_us) / n)
+        rows.append({"n": n, "variant": variant, "footprint_bytes": footprint,
+                     "footprint_us": round(t, 3), "one_pair_us": round(one_pair_us, 3)})
     if not by_size:
-        skipped.append(f"{library} footprint: no valid point beside a valid footprint:x1 or exchange:sendrecv of"
-                       " its size")
-        return None
+        return [], rows
     from scipy.optimize import isotonic_regression  # scipy takes a while to import: only here
 
     sizes = []
@@ -82,5 +98,22 @@ def copy_footprint_section(points: list[dict], exchange_points: list[dict], skip
         fitted = np.maximum(isotonic_regression(values, weights=weights, increasing=True).x, 0.0)
         sizes.append({"n": n, "steps": [[2 * n, 0.0]] + [[f, float(f"{v:.6g}")]
                                                         for f, v in zip(footprints, fitted[1:])]})
-    return {"statistic": "mean", "by_size": sizes,
-            "sizes": sorted(rows, key=lambda r: (r["n"], r["footprint_bytes"]))}
+    return sizes, rows
+
+
+def copy_footprint_section(points: list[dict], exchange_points: list[dict], skipped: list[str],
+                           library: str) -> dict[str, Any] | None:
+    """The loggp section's `copy_footprint` entry, or None (and why in skipped)."""
+    section: dict[str, Any] = {"statistic": "mean"}
+    rows: list[dict[str, Any]] = []
+    for prefix, key, one_pair, exchange in PATHS:
+        sizes, found = _curves(points, exchange_points, prefix, one_pair, exchange)
+        if sizes:
+            section[key] = sizes
+            rows += found
+    if "by_size" not in section:
+        skipped.append(f"{library} footprint: no valid point beside a valid footprint:x1 or exchange:sendrecv of"
+                       " its size")
+        return None
+    section["sizes"] = sorted(rows, key=lambda r: (r["variant"].startswith(SELF), r["n"], r["footprint_bytes"]))
+    return section
