@@ -126,6 +126,9 @@ def test_messages_to_oneself_keep_curves_of_their_own():
     assert [v * N for _, v in between["steps"][1:]] == [pytest.approx(1.6, rel=1e-4), pytest.approx(4.0, rel=1e-4)]
     assert [v * N for _, v in to_self["steps"][1:]] == [pytest.approx(0.4, rel=1e-4), pytest.approx(1.0, rel=1e-4)]
     assert [row["variant"] for row in section["sizes"]] == ["x4", "x16", "self_x4", "self_x16"]
+    (text,) = _finding(section)
+    assert "spanning 2.031 MiB: 1.08 times; 8.125 MiB: 1.20 times as much" in text
+    assert "a rank's messages to itself: 2.031 MiB: 1.08 times; 8.125 MiB: 1.20 times." in text
     assert section["sizes"][2]["one_pair_us"] == 5.0
     _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
     # the exchange to oneself stands in where the run lacks self_x1

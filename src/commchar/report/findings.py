@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from commchar.core_distance import group_label, point_pairs, split
+from commchar.models.copy_footprint import SELF as FOOTPRINT_SELF
 from commchar.report.adapters import best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -120,21 +121,30 @@ def thresholds(e: Entity) -> list[Finding]:
 
 
 def _footprint(e: Entity) -> list[Finding]:
-    """Copies once a rank's buffers outgrow the caches (the footprint probe), at its largest size."""
+    """Copies once a rank's buffers outgrow the caches (the footprint probe), at its largest size,
+    between ranks and, where measured, to oneself."""
     rows = [r for r in (_loggp_entry(e, "copy_footprint") or {}).get("sizes") or []
             if isinstance(r, dict) and (r.get("one_pair_us") or 0) > 0 and r.get("footprint_us")]
     if not rows:
         return []
     n = max(r["n"] for r in rows)
-    at = sorted((r["footprint_bytes"], r["footprint_us"] / r["one_pair_us"]) for r in rows if r["n"] == n)
-    if max(ratio for _, ratio in at) < FOOTPRINT_RATIO:
+    paths: dict[bool, list[tuple[int, float]]] = {}  # to oneself or not -> (footprint, ratio)
+    for r in rows:
+        if r["n"] == n:
+            paths.setdefault(str(r.get("variant") or "").startswith(FOOTPRINT_SELF), []).append(
+                (r["footprint_bytes"], r["footprint_us"] / r["one_pair_us"]))
+    if False not in paths or max(ratio for at in paths.values() for _, ratio in at) < FOOTPRINT_RATIO:
         return []
-    listed = "; ".join(f"{format_size(f)}: {ratio:.2f} times" for f, ratio in at)
+
+    def listed(at: list[tuple[int, float]]) -> str:
+        return "; ".join(f"{format_size(f)}: {ratio:.2f} times" for f, ratio in sorted(at))
+
+    to_self = f"; a rank's messages to itself: {listed(paths[True])}" if True in paths else ""
     return [Finding("threshold", e.label, (
-        f"{e.label}: an exchange of {format_size(n)} costs more when each rank cycles through many buffers "
-        f"than when it uses one pair (a rank's buffers spanning {listed} as much; the footprint probe). "
-        "A program whose message buffers outgrow the caches pays it on every copy; `commchar replay` "
-        "charges each rank by the buffers its trace shows it used."))]
+        f"{e.label}: an exchange of {format_size(n)} costs more when each rank cycles through many buffers than "
+        f"when it uses one pair (a rank's buffers spanning {listed(paths[False])} as much; the footprint probe)"
+        f"{to_self}. A program whose message buffers outgrow the caches pays it on every "
+        "copy; `commchar replay` charges each rank by the buffers its trace shows it used."))]
 
 
 def _loggp_entry(e: Entity, name: str) -> dict | None:
