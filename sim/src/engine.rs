@@ -796,9 +796,27 @@ impl<W: Workload> Core<'_, W> {
             let rounds = ev.tag.max(2).next_power_of_two().trailing_zeros();
             let rendezvous = bytes > self.p.eager_max;
             let cold = &mut self.cold;
-            let extra = join.waiting.iter().fold(0u64, |most, &(rank, _)| {
-                most.max(cold.collective(rank as usize, bytes, rendezvous, rounds))
-            });
+            let extra = if rendezvous {
+                // rendezvous messages: also the first one of each pair the rounds join,
+                // the members in rank order, partners 2^k apart (recursive doubling)
+                let mut members: Vec<u32> = join.waiting.iter().map(|&(rank, _)| rank).collect();
+                members.sort_unstable();
+                members.iter().enumerate().fold(0u64, |most, (i, &rank)| {
+                    let pairs = (0..rounds)
+                        .filter_map(|k| members.get(i ^ (1usize << k)))
+                        .fold(0u64, |own, &partner| {
+                            own.saturating_add(cold.rendezvous(partner, rank))
+                        });
+                    most.max(
+                        cold.collective(rank as usize, bytes, rendezvous, rounds)
+                            .saturating_add(pairs),
+                    )
+                })
+            } else {
+                join.waiting.iter().fold(0u64, |most, &(rank, _)| {
+                    most.max(cold.collective(rank as usize, bytes, rendezvous, rounds))
+                })
+            };
             cost = cost.saturating_add(extra);
         }
         for (rank, id) in join.waiting {

@@ -32,6 +32,7 @@ const SENDRECV_REPLACE: u16 = 12;
 const WAITALL: u16 = 14;
 const BARRIER: u16 = 23;
 const BCAST: u16 = 24;
+const SCATTER: u16 = 25;
 const ALLREDUCE: u16 = 34;
 const COMM_SPLIT: u16 = 39;
 const PCONTROL: u16 = 43;
@@ -740,6 +741,43 @@ fn a_charged_collectives_messages_pay_the_cold_start_the_slowest_member_holding_
     // 1 no receive); the 64 B call pays nothing
     let expected = 1100 + 2200 + 2200 + 1100;
     assert_eq!(run(Some(cold)), run(None) + expected * NS);
+}
+
+#[test]
+fn a_charged_collectives_rendezvous_messages_pay_each_pairs_first() {
+    // two scatters of 64 KiB a member at p = 2, rendezvous: the first pays the pair's first
+    // rendezvous message (the slowest member's), the second nothing; a later point-to-point
+    // rendezvous message between the two pays nothing more
+    let mut t = traces(2);
+    for rank in t.iter_mut() {
+        for _ in 0..2 {
+            rank.call(
+                R {
+                    call: SCATTER,
+                    bytes: 131_072,
+                    bytes2: 65_536,
+                    aux: 0,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+    }
+    t[0].send(SEND, 1, 65_536, 7);
+    t[1].recv(0, 65_536, 7);
+    let dir = write_trace("charged-cold-rendezvous", &t);
+    let opts = charged(&[("scatter", 2, 131_072, 20.0)]);
+    let run = |cold_start| {
+        let p = Params {
+            cold_start,
+            ..params(8192, Rendezvous::Handshake)
+        };
+        let o = replay(&dir, &opts, p).unwrap();
+        check_sums(&o);
+        o.finish[1]
+    };
+    let pair = ColdStart::rendezvous_only(100_000 * NS, 30_000 * NS);
+    assert_eq!(run(Some(pair)), run(None) + 100_000 * NS);
 }
 
 #[test]
