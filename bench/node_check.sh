@@ -8,6 +8,7 @@
 #   bash bench/node_check.sh prepare          # here: .dev/ gets MPICH's wheel and the simulator
 #   bash bench/node_check.sh run [--out DIR]  # on the node (../shared/node16.md), ~7 minutes at 16 cores
 #   bash bench/node_check.sh run --small --no-wheel --out /tmp/nc   # the same steps at p <= 3, ~2 minutes
+#   bash bench/node_check.sh run --here --no-wheel --out /tmp/nc    # a 2-core machine: p <= 2, both libraries
 #
 # `prepare` needs the package registries and cargo; `run` needs Python 3.11+
 # with numpy, scipy and rich, a C compiler, and either the wheel in .dev/ or
@@ -24,7 +25,7 @@ DEV=$ROOT/.dev
 MPICH_VERSION=${MPICH_VERSION:-5.0.2}
 
 usage() {
-    sed -n '8,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '8,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
@@ -124,17 +125,19 @@ EOF
 }
 
 run() {
-    local small=0 wheel=1
+    local small=0 here=0 wheel=1
     OUTDIR=${OUT:-$ROOT/out/node-check}
     while [ $# -gt 0 ]; do
         case $1 in
             --small) small=1 ;;
+            --here) here=1 ;;
             --no-wheel) wheel=0 ;;
             --out) [ $# -ge 2 ] || die "--out needs a folder"; OUTDIR=$2; shift ;;
-            *) die "unknown option $1 (options: --small, --no-wheel, --out DIR)" ;;
+            *) die "unknown option $1 (options: --small, --here, --no-wheel, --out DIR)" ;;
         esac
         shift
     done
+    [ "$small" = 1 ] && [ "$here" = 1 ] && die "--small and --here are two different runs: give one"
     [ -L "$OUTDIR" ] && die "$OUTDIR is a symbolic link; give a folder of its own"
     mkdir -p "$OUTDIR" || die "cannot create $OUTDIR"
     [ -d "$OUTDIR" ] || die "$OUTDIR is not a folder"
@@ -145,33 +148,41 @@ run() {
     cd "$ROOT"
     export COLUMNS=${COLUMNS:-160} # the prediction tables are wide
 
-    local nproc_ coll_np app_np gauss_np sizes p2 touch max big from_p
+    local nproc_ coll_np app_np gauss_np sizes gauss_sizes p2 touch max big from_p lib=mpich laws=1
     nproc_=$(nproc)
     if [ "$small" = 1 ]; then
         coll_np=2,3; app_np=1,2,3; gauss_np=2,3; sizes=64,128; p2=0:64K; touch=64K:256K:x4; max=0:64K; big=""; from_p=2
+    elif [ "$here" = 1 ]; then
+        # both of this machine's libraries at p <= 2, Jacobi from communication-bound (N = 128)
+        # to computation-bound (N = 2048); no laws in p from one p
+        coll_np=2; app_np=1,2; gauss_np=2; sizes=128,512,2048; gauss_sizes=256,1024; p2=0:4M; touch=64K:64M:x4
+        max=0:1M; big=""; from_p=1; lib=mpich,openmpi; laws=0
     else
         coll_np=2,3,4,6,8,12,16; app_np=1,4,8,12,16; gauss_np=4,8,12,16; sizes=768,1536,3072; p2=0:4M; touch=64K:64M:x4; max=0:1M
         big=4M:128M; from_p=4
     fi
+    gauss_sizes=${gauss_sizes:-${sizes%,*}}
     echo "node_check: $nproc_ cores, $(command -v mpiexec), store $DB, results in $OUTDIR" | tee -a "$OUTDIR/log.txt"
 
     FAILED=0
     step - commchar build
     [ "$FAILED" = 0 ] || die "commchar build failed (log: $OUTDIR/log.txt)"
-    step - commchar run --db "$DB" --library mpich --np 2 --max-time 0.2 --sizes "$p2" \
+    step - commchar run --db "$DB" --library "$lib" --np 2 --max-time 0.2 --sizes "$p2" \
         --ops pingpong,loggp,rndv,bw,bibw,coldstart,exchange
-    step - commchar run --db "$DB" --library mpich --np 2 --ops touch --sizes "$touch" --max-time 0.2 --no-refine
-    step - commchar run --db "$DB" --library mpich --np "$coll_np" --max-time 0.2 --sizes "$max" \
+    step - commchar run --db "$DB" --library "$lib" --np 2 --ops touch --sizes "$touch" --max-time 0.2 --no-refine
+    step - commchar run --db "$DB" --library "$lib" --np "$coll_np" --max-time 0.2 --sizes "$max" \
         --ops noise,collstart,mbw,barrier,bcast,scatter,gather,allgather,alltoall,reduce,allreduce,reduce_scatter
     if [ -n "$big" ]; then
         step - commchar run --db "$DB" --library mpich --np 4,8,12,16 --ops scatter,bcast --sizes "$big" --max-time 0.2
     fi
-    step - commchar app jacobi --db "$DB" --library mpich --np "$app_np" --sizes "$sizes"
-    step - commchar app gauss --db "$DB" --library mpich --np "$gauss_np" --sizes "${sizes%,*}"
+    step - commchar app jacobi --db "$DB" --library "$lib" --np "$app_np" --sizes "$sizes"
+    step - commchar app gauss --db "$DB" --library "$lib" --np "$gauss_np" --sizes "$gauss_sizes"
     step - commchar fit --db "$DB" -o "$OUTDIR/model.json"
     step predictions.txt commchar app predict --db "$DB" --model "$OUTDIR/model.json"
     step app_accuracy.txt python3 bench/app_accuracy.py --db "$DB" --model model.json --from-p "$from_p"
-    if [ "$small" = 1 ] && [ "$nproc_" -lt 3 ]; then
+    if [ "$laws" = 0 ]; then
+        echo "== laws in p: skipped, one p" | tee -a "$OUTDIR/log.txt"
+    elif [ "$small" = 1 ] && [ "$nproc_" -lt 3 ]; then
         echo "== laws in p: skipped, p = 3 is oversubscribed on $nproc_ cores" | tee -a "$OUTDIR/log.txt"
     elif [ "$small" = 1 ]; then
         step laws.txt python3 bench/laws_extrapolation.py --db "$DB" --fit-np 2 --predict-np 3
