@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "cc_core_distance.h"
 #include "cc_errors.h"
 #include "cc_json.h"
 
@@ -51,6 +52,22 @@ _Noreturn void app_usage(const char *usage, const char *fmt, ...) CC_PRINTF(2, 3
  * of kernels/common/cc_parse.h ("--n: 'x' is not a whole number in [1, 65536]") */
 long app_parse_long(const char *usage, const char *flag, const char *text, long lo, long hi);
 double app_parse_double(const char *usage, const char *flag, const char *text);
+
+/* --core-distance: ranks 0 and 1's cache line timed just before the timed
+ * region and just after it (cc_core_distance.h, through the PMPI names, so a
+ * tracer sees none of it), reported as the result's core_rtt_ns: which state
+ * of the host's cores the run was measured in. */
+typedef struct app_distance {
+    int asked;
+    cc_core_distance probe;
+    double before_ns, after_ns;
+} app_distance;
+/* collective: opens the probe and times the line when asked */
+void app_distance_begin(app_distance *d, int asked);
+/* collective: times the line again and closes the probe */
+void app_distance_end(app_distance *d);
+/* "core_rtt_ns":[before,after] into the result line, when both were measured */
+void app_distance_json(cc_buf *line, const app_distance *d);
 
 /* Opens the result line with the fields both applications report: app, p,
  * the library's version, then the phases' and the elapsed times (maximum over

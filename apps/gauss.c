@@ -1,6 +1,6 @@
 /* Gaussian elimination with MPI, after the LogGPS study (Ino, Fujimoto, Hagihara).
  *
- *   gauss --n N [--fragment BYTES]
+ *   gauss --n N [--fragment BYTES] [--core-distance]
  *
  * Rows are distributed cyclically (row i on rank i % p), each rank building
  * its own rows of the system: a[i][j] = 1 + (7i + 13j) % 10 / 10 off the
@@ -25,7 +25,7 @@
 
 #include "app_common.h"
 
-static const char usage[] = "usage: gauss --n N [--fragment BYTES]\n";
+static const char usage[] = "usage: gauss --n N [--fragment BYTES] [--core-distance]\n";
 
 enum { PIVOT_TAG = 1, SOLUTION_TAG = 2 };
 
@@ -74,8 +74,14 @@ int main(int argc, char **argv)
     CC_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     CC_MPI(MPI_Comm_size(MPI_COMM_WORLD, &p));
     long n = 0, fragment_bytes = 0;
+    int core_distance = 0;
     for (int i = 1; i < argc; i += 2) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--core-distance") == 0) {
+            core_distance = 1;
+            i--; /* a flag without a value */
+            continue;
+        }
         if (strcmp(argv[i], "--n") == 0)
             n = app_parse_long(usage, argv[i], value, 1, 1L << 16);
         else if (strcmp(argv[i], "--fragment") == 0)
@@ -97,6 +103,8 @@ int main(int argc, char **argv)
     double *x = cc_xmalloc((size_t)n * sizeof *x);
     for (long r = 0; r < mine; r++)
         build_row(rank + r * p, n, rows + r * width, rows + r * width + n);
+    app_distance distance;
+    app_distance_begin(&distance, core_distance);
     CC_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     app_clock clock;
@@ -144,6 +152,7 @@ int main(int argc, char **argv)
             if (rank + r * p < k) partial[r] -= rows[r * width + k] * x[k];
     }
     double elapsed = app_clock_stop(&clock);
+    app_distance_end(&distance);
 
     if (fault == APP_FAULT_WRONG) x[n - 1] += 1e-3;
     double worst[2] = {0.0, 0.0}, most[2]; /* residual, error against x* */
@@ -174,6 +183,7 @@ int main(int argc, char **argv)
         cc_buf_num(&line, most[0]);
         cc_buf_key(&line, "max_error");
         cc_buf_num(&line, most[1]);
+        app_distance_json(&line, &distance);
         app_result_emit(&line, verified);
     } else {
         cc_buf_free(&line);

@@ -1,6 +1,7 @@
 /* Jacobi's method with MPI, timed by phase as in Markowsky's pSeries study.
  *
  *   jacobi --n N [--exchange allgather|direct|butterfly] [--iterations K] [--tolerance T]
+ *          [--core-distance]
  *
  * The system: a[i][j] = 1 + (7i + 13j) % 10 / 10 off the diagonal, a[i][i] =
  * 2N (strictly diagonally dominant, so the iteration converges), and the known
@@ -30,7 +31,7 @@
 
 static const char usage[] =
     "usage: jacobi --n N [--exchange allgather|direct|butterfly] [--iterations K]"
-    " [--tolerance T] [--max-iterations M]\n";
+    " [--tolerance T] [--max-iterations M] [--core-distance]\n";
 
 typedef enum { EXCHANGE_ALLGATHER, EXCHANGE_DIRECT, EXCHANGE_BUTTERFLY } exchange_kind;
 static const char *const exchange_names[] = {"allgather", "direct", "butterfly"};
@@ -39,6 +40,7 @@ typedef struct options {
     long n, iterations, max_iterations;
     double tolerance;
     exchange_kind exchange;
+    int core_distance;
 } options;
 
 static double coefficient(long i, long j, long n)
@@ -54,6 +56,10 @@ static options parse(int argc, char **argv, int p)
                  .exchange = EXCHANGE_ALLGATHER};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(flag, "--core-distance") == 0) {
+            o.core_distance = 1;
+            continue; /* a flag without a value */
+        }
         if (strcmp(flag, "--n") == 0)
             o.n = app_parse_long(usage, flag, value, 1, 1L << 16);
         else if (strcmp(flag, "--iterations") == 0)
@@ -149,6 +155,8 @@ int main(int argc, char **argv)
             x[i] = 0.0;
         }
     }
+    app_distance distance;
+    app_distance_begin(&distance, o.core_distance);
     CC_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     app_clock clock;
@@ -180,6 +188,7 @@ int main(int argc, char **argv)
         if (fault == APP_FAULT_CRASH && rank == 0) cc_die("injected crash (COMMCHAR_APP_FAULT)");
     }
     double elapsed = app_clock_stop(&clock);
+    app_distance_end(&distance);
 
     if (fault == APP_FAULT_WRONG) x[0] += 1.0;
     double error = 0.0;
@@ -202,6 +211,7 @@ int main(int argc, char **argv)
         cc_buf_num(&line, change);
         cc_buf_key(&line, "max_error");
         cc_buf_num(&line, error);
+        app_distance_json(&line, &distance);
         app_result_emit(&line, verified);
     } else {
         cc_buf_free(&line);

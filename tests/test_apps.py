@@ -44,6 +44,35 @@ def test_both_programs_verify_their_answers(built_apps, p: int) -> None:
 
 
 @pytest.mark.mpi
+def test_a_run_says_where_ranks_0_and_1s_cores_were_and_its_trace_does_not_show_the_probe(
+        one_built_library, tmp_path: Path) -> None:
+    library, directory = one_built_library
+    for app, args in (("jacobi", ["--n", "32"]), ("gauss", ["--n", "16", "--core-distance", "--fragment", "64"])):
+        argv = [str(directory / app), *args, *(["--core-distance"] if app == "jacobi" else [])]
+        result = run_app(library, 2, argv)
+        before, after = result["core_rtt_ns"]
+        assert result["verified"] and before > 0 and after > 0, result
+        # one rank has no other to time a line with: nothing said
+        assert "core_rtt_ns" not in run_app(library, 1, argv)
+    # the probe goes through the PMPI names: the tracer sees the program's own calls only
+    db = tmp_path / "t.db"
+    done = subprocess.run([sys.executable, "-m", "commchar", "trace", "--db", str(db), "--library", library.name,
+                           "--np", "2", "--", str(directory / "jacobi"), "--n", "32", "--core-distance"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+    from commchar.store.traces import extract_trace, traces
+    from commchar.trace import read_trace
+    from commchar.trace.format import CALL_NAMES
+
+    with Store(db) as store:
+        (row,) = traces(store)
+        calls = {CALL_NAMES[int(c)] for rank in read_trace(extract_trace(store, row["id"], tmp_path / "x")).ranks
+                 for c in rank.records["call"]}
+    assert "Allgather" in calls and not calls & {"Comm_split", "Comm_split_type", "Win_allocate_shared", "Win_free"}
+
+
+@pytest.mark.mpi
 def test_a_wrong_answer_or_bad_input_fails_clearly(one_built_library) -> None:
     library, directory = one_built_library
     with pytest.raises(CaseFailed) as wrong:
@@ -187,6 +216,29 @@ def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Pa
     assert any(f.slug == f"apps-gauss-breakdown-{library}" for f in report.figures)
 
 
+def test_a_case_is_predicted_from_its_runs_in_the_models_state_of_the_cores() -> None:
+    from commchar.apps.estimate import ModelChoice, chosen_run
+    from commchar.core_distance import split
+
+    def model(rtt: float | None) -> ModelChoice:
+        record = split([(rtt, rtt * 1.01)] * 50).to_dict() if rtt else None
+        return ModelChoice("m.json", "lib", "m.json@0:charged", None, record)
+
+    runs = [(1, 1.0, [330.0, 320.0]), (2, 2.0, [330.0, 325.0]), (3, 3.0, [66.0, 67.0]), (4, 4.0, [67.0, 66.0]),
+            (5, 5.0, [66.0, 67.0])]
+    case = {"trace": {"ids": [r[0] for r in runs], "median": 3},
+            "results": [{"trace_id": t, "elapsed_s": e, "core_rtt_ns": rtt} for t, e, rtt in runs]}
+    # the median of the runs in the model's state, not of all
+    assert chosen_run(case, model(66.0)) == (4, "same")
+    assert chosen_run(case, model(325.0)) == (1, "same")
+    # no run in the model's state: the case's median, said to be another state's
+    assert chosen_run(case, model(880.0)) == (3, "other")
+    # the model or the runs do not say: the case's median
+    assert chosen_run(case, model(None)) == (3, "unknown")
+    unsaid = {**case, "results": [{"trace_id": t, "elapsed_s": e} for t, e, _ in runs]}
+    assert chosen_run(unsaid, model(66.0)) == (3, "unknown")
+
+
 def test_jacobi_section_computes_the_studys_quantities(tmp_path: Path) -> None:
     """Speedup T(1)/T(p), efficiency speedup/p and overhead communication/elapsed, from the
     stored medians; the prediction's error against the traced time (no MPI needed)."""
@@ -315,9 +367,12 @@ def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, c
     with Store(db) as store:
         cases = {c["config"]: c for c in store.app_runs()}
     connection = sqlite3.connect(db)
+    def spoil(case: dict, sql: str) -> None:  # every run's trace: the prediction may take any
+        for trace_id in case["trace"]["ids"]:
+            connection.execute(sql, (trace_id,))
+
     with connection:
-        connection.execute("UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?",
-                           (cases["direct"]["trace"]["median"],))
+        spoil(cases["direct"], "UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?")
     capsys.readouterr()
     assert main(["app", "predict", "--db", str(db), "--model", str(model), "--again"]) == 0
     out = capsys.readouterr().out
@@ -328,15 +383,14 @@ def test_a_case_that_cannot_be_predicted_is_listed_and_the_others_go_on(p3_db, c
     assert "corrupt" in out
     # a trace whose rank files are gone from the store (its phases left): one line too
     with connection:
-        connection.execute("DELETE FROM trace_ranks WHERE trace_id = ?", (cases["allgather"]["trace"]["median"],))
+        spoil(cases["allgather"], "DELETE FROM trace_ranks WHERE trace_id = ?")
     assert main(["app", "predict", "--db", str(db), "--model", str(model), "--again"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "1 cases predicted" in out and "2 could not be" in out and "has no rank files" in out
     # no case predictable at all: one line, a failing exit
     with connection:
         for case in cases.values():
-            connection.execute("UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?",
-                               (case["trace"]["median"],))
+            spoil(case, "UPDATE trace_ranks SET file_zlib = zeroblob(16) WHERE trace_id = ?")
     connection.close()
     other = model.parent / "other.json"  # another model file: nothing predicted from it before
     other.write_text(model.read_text())

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from commchar.core_distance import rtt_pair, same_state, split
+from commchar.core_distance import in_recorded_main, rtt_pair, same_state, split
 from commchar.models.core_distance_policy import MIN_KEPT, keep_one_state
 from commchar.models.document_fit import fit_document
 from commchar.validate.core import _distance_row
@@ -81,6 +81,24 @@ def test_a_measurement_is_in_the_main_state_of_a_reference_or_not() -> None:
     assert not same_state(reference, (860.0, 850.0))     # further apart than anything measured
     assert not same_state(reference, (460.0, 860.0))     # moved during the loop
     assert same_state([], (88.0, 92.0))
+
+
+def test_a_run_is_in_the_main_state_of_a_model_files_record_or_not() -> None:
+    # as a fit records it (States.to_dict): most points near, a few far apart
+    record = split([(65.0 + i % 5, 66.0) for i in range(300)] + [(320.0, 330.0)] * 6).to_dict()
+    assert in_recorded_main(record, (66.0, 68.0))
+    assert in_recorded_main(record, (80.0, 85.0))         # within the step of the main state's range
+    assert not in_recorded_main(record, (325.0, 330.0))   # the minority state
+    assert not in_recorded_main(record, (900.0, 880.0))   # beyond anything the model saw
+    assert not in_recorded_main(record, (66.0, 330.0))    # moved during the run
+    # one state recorded: a far run is another state
+    alone = split([(65.0, 66.0)] * 20).to_dict()
+    assert in_recorded_main(alone, (66.0, 70.0)) and not in_recorded_main(alone, (330.0, 320.0))
+    # nothing to say: no record, no pair, a malformed record
+    assert in_recorded_main(None, (66.0, 68.0)) is None
+    assert in_recorded_main(record, None) is None
+    assert in_recorded_main({"states": [{"rtt_ns": "x"}], "main": 0}, (66.0, 68.0)) is None
+    assert in_recorded_main({"states": [], "main": 0}, (66.0, 68.0)) is None
 
 
 def _with_distance(points: list[dict], rtt: float) -> list[dict]:

@@ -21,27 +21,27 @@ void cc_core_distance_open(cc_core_distance *pl, MPI_Comm comm)
     pl->win = MPI_WIN_NULL;
     pl->side = -1;
     int rank;
-    CC_MPI(MPI_Comm_rank(comm, &rank));
+    CC_MPI(PMPI_Comm_rank(comm, &rank));
     MPI_Comm two;
-    CC_MPI(MPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &two));
+    CC_MPI(PMPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &two));
     if (two == MPI_COMM_NULL) return;
-    CC_MPI(MPI_Comm_split_type(two, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &pl->node));
-    CC_MPI(MPI_Comm_free(&two));
+    CC_MPI(PMPI_Comm_split_type(two, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &pl->node));
+    CC_MPI(PMPI_Comm_free(&two));
     int size;
-    CC_MPI(MPI_Comm_size(pl->node, &size));
+    CC_MPI(PMPI_Comm_size(pl->node, &size));
     if (size != 2) { /* ranks 0 and 1 on different hosts: no line to share */
-        CC_MPI(MPI_Comm_free(&pl->node));
+        CC_MPI(PMPI_Comm_free(&pl->node));
         return;
     }
-    CC_MPI(MPI_Comm_rank(pl->node, &pl->side));
+    CC_MPI(PMPI_Comm_rank(pl->node, &pl->side));
     void *base = NULL;
-    CC_MPI(MPI_Win_allocate_shared(pl->side == 0 ? 128 : 0, 1, MPI_INFO_NULL, pl->node, &base, &pl->win));
+    CC_MPI(PMPI_Win_allocate_shared(pl->side == 0 ? 128 : 0, 1, MPI_INFO_NULL, pl->node, &base, &pl->win));
     MPI_Aint bytes;
     int unit;
-    CC_MPI(MPI_Win_shared_query(pl->win, 0, &bytes, &unit, &base));
+    CC_MPI(PMPI_Win_shared_query(pl->win, 0, &bytes, &unit, &base));
     pl->line = (_Atomic long *)base;
     if (pl->side == 0) atomic_store(pl->line, 0);
-    CC_MPI(MPI_Barrier(pl->node));
+    CC_MPI(PMPI_Barrier(pl->node));
 }
 
 /* wait until the line holds `value` */
@@ -92,8 +92,8 @@ double cc_core_distance_rtt_ns(cc_core_distance *pl)
 void cc_core_distance_close(cc_core_distance *pl)
 {
     if (pl->side >= 0) { /* a line was shared; one never opened ({.side = -1}) has nothing to free */
-        CC_MPI(MPI_Win_free(&pl->win));
-        CC_MPI(MPI_Comm_free(&pl->node));
+        CC_MPI(PMPI_Win_free(&pl->win));
+        CC_MPI(PMPI_Comm_free(&pl->node));
     }
     pl->side = -1;
 }

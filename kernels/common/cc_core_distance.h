@@ -8,7 +8,9 @@
  * measured in (docs/method.md, "Where the ranks' cores are").
  *
  * Shared by the kernel and the applications; MPI only to find the other rank
- * on the node and share one cache line with it (MPI_Win_allocate_shared). */
+ * on the node and share one cache line with it (MPI_Win_allocate_shared),
+ * through the PMPI names, so that a tool wrapping the MPI calls (commchar's
+ * tracer) sees none of it: a traced program's own calls stay the trace. */
 #ifndef CC_CORE_DISTANCE_H
 #define CC_CORE_DISTANCE_H
 

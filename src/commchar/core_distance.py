@@ -140,6 +140,27 @@ def in_main_state_of(reference: Iterable[tuple[float, float]], pairs: list[tuple
     return [states.state_of(pair) == target for pair in pairs]
 
 
+def in_recorded_main(record: Mapping[str, Any] | None, pair: tuple[float, float] | None) -> bool | None:
+    """Whether both ends of `pair` lie in the main state of a recorded split (States.to_dict, as a
+    model file's provenance.core_distance[library] keeps it); None when the record or the pair is
+    missing or malformed. Each recorded state stands for its measurements: its median as many
+    times as it had them, and the two ends of its range."""
+    if pair is None or not isinstance(record, Mapping):
+        return None
+    states, main = record.get("states"), record.get("main")
+    if not isinstance(states, list) or not isinstance(main, int) or not 0 <= main < len(states):
+        return None
+    reference: list[tuple[float, float]] = []
+    try:
+        for state in states:
+            low, high = (float(v) for v in state["range_ns"])
+            median, count = float(state["rtt_ns"]), int(state["measurements"])
+            reference += [(low, low), (high, high)] + [(median, median)] * max(count, 1)
+    except (TypeError, ValueError, KeyError):
+        return None
+    return same_state(reference, pair)
+
+
 def group_label(op: str, variant: str, p: int) -> str:
     """How the fit's record names an operation whose points outside the main state it left out
     (`provenance.core_distance[library].left_out_by_operation`)."""

@@ -1,5 +1,6 @@
 """Predict stored application runs from a model file: the trace of each case's
-median run replayed through `commchar replay`'s machinery
+median run (of those made with the ranks' cores in the model's state, where the runs
+and the model say: chosen_run) replayed through `commchar replay`'s machinery
 (commchar.simulate.replay) under LogGPS (the model's rendezvous threshold S)
 and under LogGP (every message eager).
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from commchar.core_distance import in_recorded_main, rtt_pair
 from commchar.errors import CommcharError, ModelError
 from commchar.modelfile import load
 from commchar.simulate.replay import ReplayRequest, replay
@@ -38,6 +40,9 @@ class ModelChoice:
     library: str
     key: str  # name, content digest and collectives mode: a changed file or mode is a new model
     rendezvous_min: float | None  # the model's S in bytes, None when it has none
+    # where ranks 0 and 1's cores were while the model's points were measured (the fit's
+    # provenance.core_distance record of the library), None when not recorded
+    cores: dict | None = None
 
     @classmethod
     def open(cls, path: str, library: str, collectives: str = "charged") -> "ModelChoice":
@@ -48,8 +53,24 @@ class ModelChoice:
         loggp = model.loggp(library) or {}
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
         s = loggp.get("S")
+        cores = (model.provenance.get("core_distance") or {}).get(library)
         return cls(str(path), library, f"{Path(path).name}@{digest}:{collectives}",
-                   float(s) if s is not None else None)
+                   float(s) if s is not None else None, cores if isinstance(cores, dict) else None)
+
+
+def chosen_run(case: dict, model: ModelChoice) -> tuple[int, str]:
+    """The trace a case is predicted from, and where its run's cores were against the model's
+    points: the run of median time among those made in the model's state of the cores ("same"),
+    else the case's median run ("other" when no run was in that state, "unknown" when the runs
+    or the model do not say; commchar.core_distance). A time measured in another state is, in
+    effect, another machine's."""
+    median = case["trace"]["median"]
+    runs = [r for r in case.get("results") or [] if isinstance(r, dict) and "trace_id" in r]
+    found = [(r, in_recorded_main(model.cores, rtt_pair(r))) for r in runs]
+    same = sorted((r for r, state in found if state), key=lambda r: r["elapsed_s"])
+    if same:
+        return same[(len(same) - 1) // 2]["trace_id"], "same"
+    return median, "other" if any(state is False for _, state in found) else "unknown"
 
 
 def message_sizes(directory: Path) -> np.ndarray:
@@ -67,9 +88,10 @@ def predict_case(store: Store, case: dict, model: ModelChoice,
     if "median" not in trace:
         raise ModelError(f"case {case['id']} ({case['app']} {case['config']} N={case['n']}) has "
                          "no trace: it was run with --no-trace")
+    trace_id, cores = chosen_run(case, model)
     with tempfile.TemporaryDirectory(prefix="commchar-app-predict-") as directory:
         try:
-            extract_trace(store, trace["median"], directory)
+            extract_trace(store, trace_id, directory)
             sizes = message_sizes(Path(directory))
             doc = replay(ReplayRequest(trace_dir=Path(directory), model_path=model.path,
                                        library=model.library, collectives=collectives))
@@ -82,7 +104,7 @@ def predict_case(store: Store, case: dict, model: ModelChoice,
                 "S": model.rendezvous_min, "at_least_S": over}
     modes = sorted({row["mode"] for row in doc["signatures"]})
     return {name: {**summarize(doc["predictions"][name], doc["measured"]), "messages": messages,
-                   "trace_id": trace["median"], "collectives": modes, "warnings": doc["warnings"]}
+                   "trace_id": trace_id, "cores": cores, "collectives": modes, "warnings": doc["warnings"]}
             for name in MODELS}
 
 

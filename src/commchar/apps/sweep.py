@@ -74,10 +74,14 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
                 work.append((library, case))
     observer.planned(len(work) * options.reps, result.skipped)
     for library, case in work:
-        program = [str(ensure_built(APPS, library) / case.app), *case.args]
         spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
                           dict(case.env))
         oversubscribed = is_oversubscribed(spec, case.p)
+        # ranks 0 and 1 on cores of their own: each run also says where those cores were
+        # (core_rtt_ns), and the prediction takes the runs made in its model's state
+        # (estimate.chosen_run); ranks sharing cores would time the scheduler
+        distance = ["--core-distance"] if case.p >= 2 and not oversubscribed else []
+        program = [str(ensure_built(APPS, library) / case.app), *case.args, *distance]
         observer.case_started(library.name, case, oversubscribed)
         results: list[dict] = []
         job = program_command(library, spec, case.p, program)

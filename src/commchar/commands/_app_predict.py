@@ -76,13 +76,13 @@ def _lib(cases: list[dict], app_run_id: int) -> str:
 def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]],
            failed: dict[int, str]) -> Table:
     headers = ["library", "config", "N", "p", "measured ms", "LogGPS ms", "err", "LogGP ms", "err", "msgs ≥ S",
-               "slowest rank: comp/comm/wait ms"]
+               "cores", "slowest rank: comp/comm/wait ms"]
     rows = []
     for case in sorted(cases, key=lambda c: (c["library"], c["p"], c["n"], c["config"])):
         cells = [case["library"], case["config"], str(case["n"]),
                  f"{case['p']}{'*' if case['oversubscribed'] else ''}"]
         if case["id"] in failed:  # an older prediction of it is not shown as this call's
-            rows.append(cells + ["–"] * 6 + [f"not predicted: {failed[case['id']]}"])
+            rows.append(cells + ["–"] * 7 + [f"not predicted: {failed[case['id']]}"])
             continue
         by_model = predictions[case["id"]]
         gps, gp = by_model.get("loggps"), by_model.get("loggp")
@@ -95,10 +95,14 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]],
                       f"{100 * (pred['predicted_s'] - measured) / measured:+.1f}%"] if pred else ["–", "–"]
         messages = anchor["messages"]
         cells.append(f"{messages['at_least_S']}/{messages['count']}")
+        cells.append(anchor.get("cores") if anchor.get("cores") in ("same", "other") else "–")
         slowest = max(anchor["ranks"], key=lambda r: r["total_s"])
         cells.append(f"{slowest['computation_s'] * 1e3:.1f}/{slowest['communication_s'] * 1e3:.1f}/"
                      f"{slowest['wait_s'] * 1e3:.1f}")
         rows.append(cells)
     notes = ["* oversubscribed: more ranks than cores"] if any(c["oversubscribed"] for c in cases) else []
+    if any(predictions.get(c["id"], {}).get("loggps", {}).get("cores") == "other" for c in cases):
+        notes.append("cores other: no run of the case had ranks 0 and 1's cores where the model's points had them"
+                     " (its median run is predicted, as on another machine)")
     return Table(f"app-predict-{app}", f"{app}: measured and predicted time of the timed phases (slowest rank)",
-                 headers, rows, notes=notes, right=frozenset(range(2, len(headers) - 1)))
+                 headers, rows, notes=notes, right=frozenset(range(2, len(headers) - 2)))
