@@ -17,6 +17,7 @@ from typing import Any
 from commchar.errors import CommcharError, InputError
 from commchar.modelfile import ModelDocument, ModelFile, load, parse_expr
 from commchar.models import metrics as fit_metrics
+from commchar.models.copy_footprint import SELF as FOOTPRINT_SELF
 from commchar.models.laws import best_known_class, class_named
 from commchar.models.loggp import unknown_parameters
 from commchar.models.metrics import UNITS, aggregate_factor
@@ -28,7 +29,7 @@ from commchar.vocabulary import default_key, unit_system
 # store or modelfile: the thresholds' words (describe, SLOPE, is_pinned), an operation's
 # best-known complexity (best_known_class, class_named), the metrics' one definition
 # (fit_metrics, UNITS, aggregate_factor), a series' label (library_label), the expression
-# parser (parse_expr).
+# parser (parse_expr), the footprint probe's prefix of its variants to oneself (FOOTPRINT_SELF).
 
 
 @dataclass

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from commchar.core_distance import group_label, point_pairs, split
-from commchar.models.copy_footprint import SELF as FOOTPRINT_SELF
-from commchar.report.adapters import best_known_class, class_named, describe
+from commchar.report.adapters import FOOTPRINT_SELF, best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
 from commchar.report.dataset import Entity
