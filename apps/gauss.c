@@ -75,12 +75,11 @@ int main(int argc, char **argv)
     CC_MPI(MPI_Comm_size(MPI_COMM_WORLD, &p));
     long n = 0, fragment_bytes = 0;
     int core_distance = 0;
-    for (int i = 1; i < argc; i += 2) {
+    for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--core-distance") == 0) {
             core_distance = 1;
-            i--; /* a flag without a value */
-            continue;
+            continue; /* a flag without a value */
         }
         if (strcmp(argv[i], "--n") == 0)
             n = app_parse_long(usage, argv[i], value, 1, 1L << 16);
@@ -88,6 +87,7 @@ int main(int argc, char **argv)
             fragment_bytes = app_parse_long(usage, argv[i], value, 8, 1L << 30);
         else
             app_usage(usage, "unknown option '%s'", argv[i]);
+        i++;
     }
     if (n == 0) app_usage(usage, "--n is required");
     if (fragment_bytes % 8 != 0)

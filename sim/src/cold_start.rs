@@ -81,12 +81,33 @@ impl ColdState {
         }
     }
 
-    /// ps rank r's part in a charged collective of `bytes` a message costs beyond warm:
-    /// `rounds` sends and receives.
-    pub fn collective(&mut self, r: usize, bytes: u64, rendezvous: bool, rounds: u32) -> u64 {
-        (0..rounds).fold(0u64, |own, _| {
-            own.saturating_add(self.send(r, bytes, rendezvous))
-                .saturating_add(self.receive(r, bytes, rendezvous))
-        })
+    /// ps a charged collective of `bytes` a message costs beyond warm, its costliest member's:
+    /// each member's `rounds` sends and receives and, when they are rendezvous, the first
+    /// message of each pair the rounds join (the members in rank order, partners 2^k apart,
+    /// as recursive doubling pairs them).
+    pub fn collective(
+        &mut self,
+        members: &mut [u32],
+        bytes: u64,
+        rendezvous: bool,
+        rounds: u32,
+    ) -> u64 {
+        if rendezvous {
+            members.sort_unstable();
+        }
+        let mut most = 0;
+        for (i, &rank) in members.iter().enumerate() {
+            let mut own = 0u64;
+            for k in 0..rounds {
+                own = own
+                    .saturating_add(self.send(rank as usize, bytes, rendezvous))
+                    .saturating_add(self.receive(rank as usize, bytes, rendezvous));
+                if let Some(&partner) = members.get(i ^ (1usize << k)).filter(|_| rendezvous) {
+                    own = own.saturating_add(self.rendezvous(partner, rank));
+                }
+            }
+            most = most.max(own);
+        }
+        most
     }
 }

@@ -791,32 +791,15 @@ impl<W: Workload> Core<'_, W> {
         if self.p.cold_start.is_some() {
             // T(n, p) was measured warm: each member's messages of the call (ceil(log2 p)
             // each way, as every member hears from all in that many rounds) may still find
-            // cold cells, and the slowest member holds up the rest
+            // cold cells or a pair's first rendezvous, and the slowest member holds up the
+            // rest (cold_start.rs)
             let bytes = self.wl.join_bytes(ev.peer);
             let rounds = ev.tag.max(2).next_power_of_two().trailing_zeros();
             let rendezvous = bytes > self.p.eager_max;
-            let cold = &mut self.cold;
-            let extra = if rendezvous {
-                // rendezvous messages: also the first one of each pair the rounds join,
-                // the members in rank order, partners 2^k apart (recursive doubling)
-                let mut members: Vec<u32> = join.waiting.iter().map(|&(rank, _)| rank).collect();
-                members.sort_unstable();
-                members.iter().enumerate().fold(0u64, |most, (i, &rank)| {
-                    let pairs = (0..rounds)
-                        .filter_map(|k| members.get(i ^ (1usize << k)))
-                        .fold(0u64, |own, &partner| {
-                            own.saturating_add(cold.rendezvous(partner, rank))
-                        });
-                    most.max(
-                        cold.collective(rank as usize, bytes, rendezvous, rounds)
-                            .saturating_add(pairs),
-                    )
-                })
-            } else {
-                join.waiting.iter().fold(0u64, |most, &(rank, _)| {
-                    most.max(cold.collective(rank as usize, bytes, rendezvous, rounds))
-                })
-            };
+            let mut members: Vec<u32> = join.waiting.iter().map(|&(rank, _)| rank).collect();
+            let extra = self
+                .cold
+                .collective(&mut members, bytes, rendezvous, rounds);
             cost = cost.saturating_add(extra);
         }
         for (rank, id) in join.waiting {
