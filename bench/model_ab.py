@@ -14,6 +14,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                caches (loggp.copy_footprint) against nothing
     --compare self_footprint   messages to oneself charged their own footprint curves
                                (copy_footprint.self_by_size) against the others'
+    --compare cold_start       a program's first sends and each pair's first rendezvous
+                               (loggp.cold_start) against a program warm from its start
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint")
+COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:

@@ -15,7 +15,7 @@ from commchar.cli import main
 from commchar.measure.build import LOOPS
 from commchar.store import Store
 from commchar.validate import PROGRAMS, ValidateOptions, summarize
-from commchar.validate.core import median_points, probe_ops, steps_per_library
+from commchar.validate.core import fit_runs, median_points, probe_ops, steps_per_library
 from commchar.validate.store import validations
 
 from _apps import run_app
@@ -196,6 +196,11 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
                 assert distance["runs"] == 12
         # three runs of the model, each tried again while its points span two states
         kept = run["model_run_ids"]
+        # the programs are timed from their first message: the model knows what a program's
+        # first sends and a pair's first rendezvous message cost
+        (model, _) = fit_runs(db, kept)
+        cold = model.libraries[run["library"]].loggp["cold_start"]
+        assert cold["messages"] >= 0 and cold["rendezvous_first_us"] is not None
         assert len(kept) == 3 and kept[0] == run["model_run_id"] and kept == sorted(kept)
         assert 3 <= len(run["model_core_distance"]["attempts"]) <= 12
         assert {a["run_id"] for a in run["model_core_distance"]["attempts"]} >= set(kept)

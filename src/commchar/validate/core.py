@@ -49,8 +49,11 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # the exchanges (Sendrecv_replace's extra copy: models/replace_copy.py) and the skew probe (a
 # message landing ahead of its source in the page: models/misaligned_copy.py), the exchange
 # over many buffers (copies once the buffers outgrow the caches: models/copy_footprint.py),
-# and the node's detours while every rank works (models/noise.py)
-MODEL_OPS = "pingpong:send,exchange,loggp,rndv,skew,footprint,allreduce:sum,alltoall,barrier,noise"
+# a program's first sends, a pair's first rendezvous and the first time a rank holds k
+# requests (each program is timed from its first message: models/coldstart.py,
+# models/request_growth.py), and the node's detours while every rank works (models/noise.py)
+MODEL_OPS = ("pingpong:send,exchange,loggp,rndv,coldstart,skew,footprint,allreduce:sum,alltoall,barrier,"
+             "noise")
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to
