@@ -48,12 +48,16 @@ demo: setup
 	$(BIN)/commchar report -o report.html
 
 # The applications (docs/apps.md): Jacobi and Gaussian elimination swept under the
-# tracer, a point-to-point model of this machine, both predicted, one report.
+# tracer, a model of this machine (APP_MODEL_OPS), both predicted, one report.
 APPS_DB ?= apps.db
+# what the replay of the two programs charges: point-to-point with its threshold, a program's
+# first sends and first requests, exchanges, first touch, buffers beyond the caches, the node's
+# detours, a communicator's first collectives and the collectives they call
+APP_MODEL_OPS ?= pingpong,loggp,rndv,coldstart,exchange,touch,footprint,noise,collstart,barrier,bcast,scatter,allgather,allreduce,reduce
 apps: setup
 	$(BIN)/commchar app jacobi --db $(APPS_DB) --np 1,2,4
 	$(BIN)/commchar app gauss --db $(APPS_DB) --np 2
-	$(BIN)/commchar run --db $(APPS_DB) --np 2 --ops pingpong,loggp,rndv
+	$(BIN)/commchar run --db $(APPS_DB) --np 2 --ops $(APP_MODEL_OPS)
 	$(BIN)/commchar fit --db $(APPS_DB) -o $(APPS_DB:.db=-model.json)
 	$(BIN)/commchar app predict --db $(APPS_DB) --model $(APPS_DB:.db=-model.json)
 	$(BIN)/commchar report --db $(APPS_DB) -o report.html

@@ -129,18 +129,45 @@ def test_what_the_exchange_costs_beyond_the_model_is_kept_below_the_receivers_co
     excess = exchange_excess(fitted, exchange_table(fitted, times, S, 0.0), S, "mean")
     assert excess["statistic"] == "mean"
     by_n = dict(excess["steps"])
-    # the sizes whose bytes cost less than their regime's overheads; none where O_r is fitted
-    assert sorted(by_n) == [1, 16, 64, 1 * KIB]
+    # the sizes whose bytes cost less than their regime's overheads keep theirs; where O_r is
+    # fitted, 0 (2 KiB's 50 ns is the fit's residual), so nothing leaks between the sizes
+    assert sorted(by_n) == [1, 16, 64, 1 * KIB, 2 * KIB, 4 * KIB, 8 * KIB]
     assert by_n[1 * KIB] == pytest.approx(0.0, abs=0.01)
+    assert by_n[2 * KIB] == by_n[4 * KIB] == by_n[8 * KIB] == 0.0
     # (at 16 and 64 B the model's receiver copies the stream again, 5e-5 us a byte more)
     assert [by_n[1], by_n[16], by_n[64]] == pytest.approx([0.03, 0.03 - 15 * 5e-5, 0.03 - 63 * 5e-5], abs=1e-4)
     # an exchange quicker than the model costs nothing extra
     quick = {n: t - 0.05 for n, t in _exchange(4e-5).items()}
     steps = exchange_excess(REGIMES, exchange_table(REGIMES, quick, S, 0.0), S, "mean")["steps"]
-    assert [us for _, us in steps] == [0.0] * 4
+    assert [us for _, us in steps] == [0.0] * 7
     assert exchange_excess(fitted, [], S, "mean") is None
     _validate_exchange_excess(excess, "loggp.exchange_excess")
     with pytest.raises(ModelError, match=r"exchange_excess\.steps"):
         _validate_exchange_excess({"steps": [[64, 0.1], [16, 0.1]]}, "loggp.exchange_excess")
     with pytest.raises(ModelError, match=r"exchange_excess\.steps"):
         _validate_exchange_excess({"steps": "none"}, "loggp.exchange_excess")
+
+
+def test_a_rendezvous_exchange_is_kept_at_its_own_probe():
+    from commchar.models.receive_copy import exchange_excess, rendezvous_table
+
+    L = 0.2
+    times = _exchange(4e-5)
+    rendezvous_regime = REGIMES[2]
+
+    def charged(n: int) -> float:  # each rank's request, the other's pull, the ack
+        r = rendezvous_regime
+        return r["o_s"] + r["o_r"] + 2 * L + (n - 1) * max(r["O"], r["G"])
+
+    # 0.6 us beyond the model at 16 KiB, less than it at 64 KiB
+    times[16 * KIB] = charged(16 * KIB) + 0.6
+    times[64 * KIB] = charged(64 * KIB) - 0.3
+    rows = rendezvous_table(REGIMES, times, S, L)
+    assert [row["n"] for row in rows] == [16 * KIB, 64 * KIB]
+    assert rows[0]["model_us"] == pytest.approx(charged(16 * KIB), abs=1e-4)
+    fitted = with_receive_copy(REGIMES, times, S)
+    steps = dict(exchange_excess(fitted, exchange_table(fitted, times, S, L), S, "mean", rows)["steps"])
+    assert steps[16 * KIB] == pytest.approx(0.6, abs=1e-3)
+    assert steps[64 * KIB] == 0.0  # a quicker exchange is not made quicker
+    # everything eager at S = None: no rendezvous size
+    assert rendezvous_table(REGIMES, times, None, L) == []

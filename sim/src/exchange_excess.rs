@@ -1,10 +1,12 @@
 //! What a simultaneous exchange costs beyond the model (`loggp.exchange_excess`,
 //! commchar.models.receive_copy): two ranks sending and receiving at once through the
 //! same shared cells take longer than the model's X(n) at small eager sizes, which a
-//! ping-pong does not show. Per eager size measured, the exchange's time less X(n); the
-//! replay charges each MPI_Sendrecv and MPI_Sendrecv_replace that both sends and receives
-//! the excess of its size, linear between the measured sizes, the smallest's below them,
-//! and nothing above the largest (a rendezvous message, or one the probe did not send).
+//! ping-pong does not show, and a rendezvous exchange may take longer than the
+//! rendezvous rule. Per size measured, the exchange's time less the model's (0 where the
+//! model was fitted to it); the replay charges each MPI_Sendrecv and MPI_Sendrecv_replace
+//! that both sends and receives the excess of its size, linear between the measured
+//! sizes, the smallest's below them, and nothing above the largest (one the probe did not
+//! send).
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json};

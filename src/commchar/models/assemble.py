@@ -46,7 +46,7 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.receive_copy import (OP as EXCHANGE_OP, exchange_excess, exchange_table, exchange_times,
-                                         in_state_of, with_receive_copy)
+                                         in_state_of, rendezvous_table, with_receive_copy)
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -586,10 +586,17 @@ def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
             continue
         times = exchange_times(exchange, statistic)
         loggp[name] = with_receive_copy(loggp[name], times, loggp.get("S"))
-        sizes = exchange_table(loggp[name], times, loggp.get("S"), float(loggp.get("L") or 0.0))
-        if name == "regimes" and sizes:  # what the simulator charges
+        L = float(loggp.get("L") or 0.0)
+        sizes = exchange_table(loggp[name], times, loggp.get("S"), L)
+        if name != "regimes":
+            continue
+        if sizes:
             loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes}
-            loggp["exchange_excess"] = exchange_excess(loggp[name], sizes, loggp.get("S"), statistic)
+        # what the simulator charges
+        excess = exchange_excess(loggp[name], sizes, loggp.get("S"), statistic,
+                                 rendezvous_table(loggp[name], times, loggp.get("S"), L))
+        if excess is not None:
+            loggp["exchange_excess"] = excess
 
 
 def _fit_libraries(points: list[dict], units: str, penalty: float, oversubscribed: str,
