@@ -166,8 +166,17 @@ def test_a_rendezvous_exchange_is_kept_at_its_own_probe():
     assert [row["n"] for row in rows] == [16 * KIB, 64 * KIB]
     assert rows[0]["model_us"] == pytest.approx(charged(16 * KIB), abs=1e-4)
     fitted = with_receive_copy(REGIMES, times, S)
-    steps = dict(exchange_excess(fitted, exchange_table(fitted, times, S, L), S, "mean", rows)["steps"])
+    excess = exchange_excess(fitted, exchange_table(fitted, times, S, L), S, "mean", rows)
+    # kept apart from the eager steps: a replay whose model sends those sizes eagerly (LogGP)
+    # charges its own exchange there, not this one's excess
+    assert max(n for n, _ in excess["steps"]) <= S
+    steps = dict(excess["rendezvous"])
     assert steps[16 * KIB] == pytest.approx(0.6, abs=1e-3)
     assert steps[64 * KIB] == 0.0  # a quicker exchange is not made quicker
+    assert "rendezvous" not in exchange_excess(fitted, exchange_table(fitted, times, S, L), S, "mean", [])
+    from commchar.modelfile.schema import _validate_exchange_excess
+    _validate_exchange_excess(excess, "loggp.exchange_excess")
+    with pytest.raises(ModelError, match=r"exchange_excess\.rendezvous"):
+        _validate_exchange_excess(excess | {"rendezvous": [[64, 0.1], [16, 0.1]]}, "loggp.exchange_excess")
     # everything eager at S = None: no rendezvous size
     assert rendezvous_table(REGIMES, times, None, L) == []

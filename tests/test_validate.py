@@ -103,6 +103,21 @@ def test_summary_is_the_median_and_spread_over_runs() -> None:
     assert entry["loggp_error_range"] == pytest.approx([-50.0, 25.0])
     assert entry["loggp_error_pct"] == pytest.approx(0.0) and entry["load_avg_1m"] == 1.5
     assert entry["probe_drift_pct"] is None
+    assert entry["loggps_draw_span_pct"] is None  # replayed without the node's detours
+
+
+def test_a_predictions_resolution_is_the_span_of_its_noise_draws() -> None:
+    def row(draws: list[float]) -> dict:
+        return {"library": "lib", "program": "pingpong_loop", "bytes": 64, "p": 2, "S": 1024.0,
+                "measured_us": 1.0, "loggps_us": 1.0, "loggp_us": 1.0, "load_avg_1m": 0.5,
+                "loggps_error_pct": 0.0, "loggp_error_pct": 0.0,
+                "noise": {"makespans": {"loggps": draws, "loggp": draws}}}
+
+    # each repeat's span over its median: 2%, 4% and 0%; their median kept
+    runs = [{"rows": [row([99.0, 100.0, 101.0])]}, {"rows": [row([98.0, 100.0, 102.0])]},
+            {"rows": [row([100.0, 100.0, 100.0])]}]
+    (entry,) = summarize(runs)
+    assert entry["loggps_draw_span_pct"] == pytest.approx(2.0)
 
 
 def test_the_drift_is_the_median_of_the_runs_that_measured_it() -> None:

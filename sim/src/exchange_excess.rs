@@ -15,46 +15,71 @@ use crate::params::us_steps;
 /// (bytes, ps per exchange), sizes increasing; empty: free.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExchangeExcess {
+    /// Eager sizes: what the exchange took beyond X(n).
     steps: Vec<(u64, u64)>,
+    /// Rendezvous sizes: what it took beyond the rendezvous rule.
+    rendezvous: Vec<(u64, u64)>,
 }
 
 impl ExchangeExcess {
-    /// From measured (bytes, ps) steps, sizes increasing.
-    pub fn from_steps(steps: Vec<(u64, u64)>) -> ExchangeExcess {
-        ExchangeExcess { steps }
+    /// From measured (bytes, ps) steps of eager and of rendezvous sizes, sizes increasing.
+    pub fn from_steps(steps: Vec<(u64, u64)>, rendezvous: Vec<(u64, u64)>) -> ExchangeExcess {
+        ExchangeExcess { steps, rendezvous }
     }
 
-    /// ps an exchange of `bytes` each way costs beyond the model.
-    pub fn cost(&self, bytes: u64) -> u64 {
-        let (Some(&(n0, t0)), Some(&(last, _))) = (self.steps.first(), self.steps.last()) else {
-            return 0;
-        };
-        if bytes > last {
-            return 0;
-        }
-        if bytes <= n0 {
-            return t0;
-        }
-        let i = self.steps.partition_point(|&(n, _)| n <= bytes);
-        let ((a, ta), (b, tb)) = (self.steps[i - 1], self.steps[i.min(self.steps.len() - 1)]);
-        if b == a {
-            return ta;
-        }
-        let at = ta as f64 + (tb as f64 - ta as f64) * (bytes - a) as f64 / (b - a) as f64;
-        at.max(0.0).round() as u64
+    /// ps an exchange of `bytes` each way costs beyond the model, its messages eager under
+    /// the replay's model (`rendezvous` false) or rendezvous ones.
+    pub fn cost(&self, bytes: u64, rendezvous: bool) -> u64 {
+        interpolated(
+            if rendezvous {
+                &self.rendezvous
+            } else {
+                &self.steps
+            },
+            bytes,
+        )
     }
 }
 
-/// `libraries.<lib>.loggp.exchange_excess.steps` ([bytes, us], sizes increasing) of a model
-/// file; free when the model has none.
+/// The step at `bytes`: linear between sizes, the smallest's below them, 0 above the largest.
+fn interpolated(steps: &[(u64, u64)], bytes: u64) -> u64 {
+    let (Some(&(n0, t0)), Some(&(last, _))) = (steps.first(), steps.last()) else {
+        return 0;
+    };
+    if bytes > last {
+        return 0;
+    }
+    if bytes <= n0 {
+        return t0;
+    }
+    let i = steps.partition_point(|&(n, _)| n <= bytes);
+    let ((a, ta), (b, tb)) = (steps[i - 1], steps[i.min(steps.len() - 1)]);
+    if b == a {
+        return ta;
+    }
+    let at = ta as f64 + (tb as f64 - ta as f64) * (bytes - a) as f64 / (b - a) as f64;
+    at.max(0.0).round() as u64
+}
+
+/// `libraries.<lib>.loggp.exchange_excess.steps` and `.rendezvous` ([bytes, us], sizes
+/// increasing) of a model file; free when the model has none.
 pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
     let doc = model_json(text, path)?;
     let Some(entry) = loggp_entry(&doc, library, "exchange_excess") else {
         return Ok(ExchangeExcess::default());
     };
     let what = format!("{path}: loggp exchange_excess.steps");
+    let rendezvous = match entry.get("rendezvous") {
+        None | Some(serde_json::Value::Null) => Vec::new(),
+        some => us_steps(
+            some,
+            &format!("{path}: loggp exchange_excess.rendezvous"),
+            "exchange_excess",
+        )?,
+    };
     Ok(ExchangeExcess {
         steps: us_steps(entry.get("steps"), &what, "exchange_excess")?,
+        rendezvous,
     })
 }
 
@@ -64,13 +89,21 @@ mod tests {
 
     #[test]
     fn linear_between_sizes_flat_below_and_free_above() {
-        let e = ExchangeExcess::from_steps(vec![(1, 30_000), (256, 30_000), (512, 10_000)]);
-        assert_eq!(e.cost(0), 30_000);
-        assert_eq!(e.cost(100), 30_000);
-        assert_eq!(e.cost(384), 20_000);
-        assert_eq!(e.cost(512), 10_000);
-        assert_eq!(e.cost(513), 0);
-        assert_eq!(ExchangeExcess::default().cost(64), 0);
+        let e = ExchangeExcess::from_steps(
+            vec![(1, 30_000), (256, 30_000), (512, 10_000)],
+            vec![(4096, 500_000), (32768, 100_000)],
+        );
+        assert_eq!(e.cost(0, false), 30_000);
+        assert_eq!(e.cost(100, false), 30_000);
+        assert_eq!(e.cost(384, false), 20_000);
+        assert_eq!(e.cost(512, false), 10_000);
+        assert_eq!(e.cost(513, false), 0);
+        assert_eq!(ExchangeExcess::default().cost(64, false), 0);
+        // a rendezvous message takes the rendezvous steps, an eager one never does
+        assert_eq!(e.cost(1024, true), 500_000);
+        assert_eq!(e.cost(18432, true), 300_000);
+        assert_eq!(e.cost(65536, true), 0);
+        assert_eq!(e.cost(4096, false), 0);
     }
 
     #[test]
@@ -81,8 +114,16 @@ mod tests {
             )
         };
         let e = from_model(&model("[[1, 0.03], [8192, 0.0]]"), "m.json", None).unwrap();
-        assert_eq!(e.cost(1), 30_000);
-        assert_eq!(e.cost(8192), 0);
+        assert_eq!(e.cost(1, false), 30_000);
+        assert_eq!(e.cost(8192, false), 0);
+        assert_eq!(e.cost(16384, true), 0);
+        let both = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [[1, 0.03]], "rendezvous": [[16384, 0.2]]}}}}}"#;
+        assert_eq!(
+            from_model(both, "m.json", None).unwrap().cost(16384, true),
+            200_000
+        );
+        let bad = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [], "rendezvous": [[8, -1]]}}}}}"#;
+        assert!(from_model(bad, "m.json", None).is_err());
         assert!(from_model(&model("[[8, 0.03], [4, 0.01]]"), "m.json", None).is_err());
         assert!(from_model(&model("[[8, -1]]"), "m.json", None).is_err());
         let none = r#"{"libraries": {"mpich": {"loggp": {}}}}"#;

@@ -536,7 +536,9 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
         request_growth: from_model(model, |path| src.request_growth(path, library))?,
         collective_start: from_model(model, |path| src.collective_start(path, library))?,
     };
-    src.replay(dir, &opts)
+    let mut replay = src.replay(dir, &opts)?;
+    replay.price_exchanges(params.eager_max);
+    Ok(replay)
 }
 
 /// `read` of the model file when one was given, else the section's default (nothing charged).

@@ -129,6 +129,7 @@ pub fn replay_dir(
     params: Params,
 ) -> Result<Outcome, commchar_sim::SimError> {
     let mut r = commchar_sim::workload::replay::Replay::load(dir, opts)?;
+    r.price_exchanges(params.eager_max); // as `--replay` does
     let net = Net::ideal(Network::new(
         topology::parse("full", r.measured.len() as u32)?,
         0,

@@ -1437,12 +1437,12 @@ fn sendrecv_replace_pays_the_measured_copy_when_the_model_has_one() {
 
 #[test]
 fn a_sendrecv_both_ways_pays_the_measured_exchange_excess_of_its_size() {
-    let prm = params(0, Rendezvous::Handshake);
     // measured: 40 ns beyond the model at 1000 B, nothing at 4 KiB; nothing above
     let opts = Options {
-        exchange_excess: ExchangeExcess::from_steps(vec![(1000, 40 * NS), (4096, 0)]),
+        exchange_excess: ExchangeExcess::from_steps(vec![(1000, 40 * NS), (4096, 0)], vec![]),
         ..Options::default()
     };
+    let prm = params(u64::MAX, Rendezvous::Handshake);
     for call in [SENDRECV, SENDRECV_REPLACE] {
         let plain = replay(&exchange_with(call, 1000), &Options::default(), prm.clone()).unwrap();
         let o = replay(&exchange_with(call, 1000), &opts, prm.clone()).unwrap();
@@ -1464,6 +1464,123 @@ fn a_sendrecv_both_ways_pays_the_measured_exchange_excess_of_its_size() {
         .unwrap();
         assert_eq!(big.finish, big_plain.finish);
     }
+}
+
+#[test]
+fn a_rendezvous_exchange_pays_its_own_excess_and_an_eager_one_the_eager_steps() {
+    // 40 ns beyond X(n) at 1000 B eager; 300 ns beyond the rendezvous rule at 12 000 B
+    let opts = Options {
+        exchange_excess: ExchangeExcess::from_steps(
+            vec![(1000, 40 * NS)],
+            vec![(12_000, 300 * NS)],
+        ),
+        ..Options::default()
+    };
+    for (eager_max, paid) in [(0, 300 * NS), (u64::MAX, 0)] {
+        let prm = params(eager_max, Rendezvous::Handshake);
+        for call in [SENDRECV, SENDRECV_REPLACE] {
+            let plain = replay(
+                &exchange_with(call, 12_000),
+                &Options::default(),
+                prm.clone(),
+            )
+            .unwrap();
+            let o = replay(&exchange_with(call, 12_000), &opts, prm.clone()).unwrap();
+            check_sums(&o);
+            // a rendezvous exchange (S = 0) pays the rendezvous step; sent eagerly (LogGP)
+            // it pays none: the eager steps end at 1000 B
+            assert_eq!(o.finish, vec![plain.finish[0] + paid; 2]);
+        }
+    }
+}
+
+/// Each rank: Irecv `n` bytes from the other, Isend `n` bytes to it, Waitall.
+fn nonblocking_exchange(n: u64) -> TraceDir {
+    let mut t = traces(2);
+    for r in 0..2i32 {
+        let other = 1 - r;
+        t[r as usize]
+            .call(
+                R {
+                    call: IRECV,
+                    peer: other,
+                    tag: 4,
+                    bytes2: n,
+                    req: 1,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(
+                R {
+                    call: ISEND,
+                    peer: other,
+                    tag: 4,
+                    bytes: n,
+                    req: 2,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(
+                R {
+                    call: WAITALL,
+                    aux: 2,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(
+                R {
+                    call: COMPLETE,
+                    req: 1,
+                    aux: other,
+                    aux2: 4,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(
+                R {
+                    call: COMPLETE,
+                    req: 2,
+                    ..R::default()
+                },
+                0,
+            );
+    }
+    write_trace(&format!("nonblocking-exchange-{n}"), &t)
+}
+
+#[test]
+fn a_waitall_completing_a_receive_from_a_rank_and_a_send_to_it_pays_the_rendezvous_excess() {
+    let opts = Options {
+        exchange_excess: ExchangeExcess::from_steps(
+            vec![(1000, 40 * NS)],
+            vec![(12_000, 300 * NS)],
+        ),
+        ..Options::default()
+    };
+    let rendezvous = params(0, Rendezvous::Handshake);
+    let plain = replay(
+        &nonblocking_exchange(12_000),
+        &Options::default(),
+        rendezvous.clone(),
+    )
+    .unwrap();
+    let o = replay(&nonblocking_exchange(12_000), &opts, rendezvous).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish, vec![plain.finish[0] + 300 * NS; 2]);
+    // an eager exchange by Isend and Irecv pays nothing: the eager excess is the Sendrecv's
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    let plain = replay(
+        &nonblocking_exchange(1000),
+        &Options::default(),
+        eager.clone(),
+    )
+    .unwrap();
+    let o = replay(&nonblocking_exchange(1000), &opts, eager).unwrap();
+    assert_eq!(o.finish, plain.finish);
 }
 
 /// A size field holding where its buffer lay in its page (tracer/cc_trace_format.h).

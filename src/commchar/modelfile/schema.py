@@ -236,12 +236,16 @@ def _footprint_curves(by_size: Any, path: str) -> None:
 
 def _validate_exchange_excess(section: Any, path: str) -> None:
     """What a simultaneous exchange costs beyond the model (models/receive_copy.py):
-    {statistic, steps ([n, us per exchange], n increasing)}."""
+    {statistic, steps ([n, us per exchange], n increasing: eager sizes), rendezvous
+    (optional, the same for rendezvous sizes)}."""
     _mapping(section, path)
-    steps = section.get("steps")
-    if not isinstance(steps, list):
-        raise _fail(f"{path}.steps", "expected a list of [n, us]")
-    _sized_pairs(steps, f"{path}.steps", "us")
+    for key, required in (("steps", True), ("rendezvous", False)):
+        steps = section.get(key)
+        if steps is None and not required:
+            continue
+        if not isinstance(steps, list):
+            raise _fail(f"{path}.{key}", "expected a list of [n, us]")
+        _sized_pairs(steps, f"{path}.{key}", "us")
 
 
 def _validate_receive_copy(section: Any, path: str) -> None:

@@ -170,13 +170,14 @@ def rendezvous_table(regimes: list[dict[str, Any]], times: dict[int, float], S: 
 def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], S: float | None,
                     statistic: str, rendezvous: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
     """`loggp.exchange_excess` from the rows of exchange_table and rendezvous_table:
-    {statistic, steps: [[n, us]]}, per size measured, what the exchange took beyond the
-    model, at least 0; None where no size was measured. At the eager sizes O_r is fitted at,
-    0: the model meets those exchanges in least squares, and their residuals, clamped, would
-    only add; below them (whose bytes cost less than the regime's overheads) the exchange's
-    own fixed cost decides. A rendezvous exchange is the model's LogGOPSim rule, which no
-    exchange was fitted to: the excess keeps the model at its own probe there (Open MPI's
-    exchange of 4 KiB took 2.6 to 3.9 us against 2.3 to 3.1 in its models)."""
+    {statistic, steps: [[n, us]], rendezvous: [[n, us]]}, per size measured, what the exchange
+    took beyond the model, at least 0; None where no size was measured. `steps`, the eager
+    sizes: below those O_r is fitted at (whose bytes cost less than the regime's overheads)
+    the exchange's own fixed cost decides; at those, 0: the model meets the exchanges in
+    least squares, and their residuals, clamped, would only add. `rendezvous` (only where a
+    rendezvous size was measured): the exchange beyond the model's rendezvous rule, which no
+    exchange was fitted to (Open MPI's exchange of 4 KiB took 2.6 to 3.9 us against 2.3 to 3.1
+    in its models)."""
     by_n = {int(row["n"]): row for row in table}
     steps = []
     for regime, eager in zip(regimes, _eager_by_regime(regimes, {n: 1.0 for n in by_n}, S)):
@@ -186,6 +187,8 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
             row = by_n[n]
             beyond = max(float(row["exchange_us"]) - float(row["model_us"]), 0.0)
             steps.append([n, round(beyond if (n - 1) * per_byte < fixed else 0.0, 4)])
-    for row in rendezvous or []:
-        steps.append([int(row["n"]), round(max(float(row["exchange_us"]) - float(row["model_us"]), 0.0), 4)])
-    return {"statistic": statistic, "steps": sorted(steps)} if steps else None
+    pulled = [[int(row["n"]), round(max(float(row["exchange_us"]) - float(row["model_us"]), 0.0), 4)]
+              for row in rendezvous or []]
+    if not steps and not pulled:
+        return None
+    return {"statistic": statistic, "steps": sorted(steps)} | ({"rendezvous": sorted(pulled)} if pulled else {})

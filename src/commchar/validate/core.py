@@ -517,5 +517,16 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for key in ("probe_us", "probe_after_us", "probe_drift_pct", "loggps_quiet_error_pct"):
             values = [r[key] for r in rows if r.get(key) is not None]
             entry[key] = statistics.median(values) if values else None
+        spans = [span for span in map(draw_span_pct, rows) if span is not None]
+        entry["loggps_draw_span_pct"] = statistics.median(spans) if spans else None
         out.append(entry)
     return out
+
+
+def draw_span_pct(row: dict[str, Any]) -> float | None:
+    """How far apart the LogGPS replay's noise draws lay (largest less smallest time, in % of
+    their median; None: no draws): the resolution of a prediction that is their median."""
+    draws = ((row.get("noise") or {}).get("makespans") or {}).get("loggps") or []
+    if len(draws) < 2 or statistics.median(draws) <= 0:
+        return None
+    return 100.0 * (max(draws) - min(draws)) / statistics.median(draws)
