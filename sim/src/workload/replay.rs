@@ -1342,9 +1342,9 @@ impl Builder<'_> {
             st.wait_charges.push((at, place, bytes));
         }
         let o = self.ops[op as usize];
-        let to_other = o.peer != st.rank && o.peer != ANY;
-        if rec.flags & REC_CANCELLED == 0 && to_other && o.kind != OpKind::Calc {
-            st.exchanged.push((o.peer, o.size, o.kind != OpKind::Recv));
+        let message = o.kind.is_send() || o.kind == OpKind::Recv;
+        if rec.flags & REC_CANCELLED == 0 && message && o.peer != st.rank && o.peer != ANY {
+            st.exchanged.push((o.peer, o.size, o.kind.is_send()));
         }
         if o.kind == OpKind::Recv && rec.flags & REC_CANCELLED == 0 {
             let ps = self.footprint_ps(st, o.size, o.peer);
