@@ -1292,8 +1292,8 @@ impl Builder<'_> {
     /// After an exchange of `bytes` each way: what it costs beyond the model, as the library's
     /// time, priced once the replay's S is known (Replay::price_exchanges): the rendezvous
     /// step when its messages are rendezvous ones, else the eager step (`eager_too`: a
-    /// Sendrecv's; an exchange by Isend and Irecv pays none there: the halo's, measured at
-    /// 256 B, came out within 4% without it, where a Sendrecv's excess would add 10%).
+    /// Sendrecv's; an exchange by Isend and Irecv pays none there: that excess is the
+    /// Sendrecv call's own, and would add a tenth to the halo of 256 B).
     fn exchange_excess(&mut self, st: &mut RankState, bytes: u64, eager_too: bool) -> Result<()> {
         let excess = &self.opts.exchange_excess;
         let eager = if eager_too {
