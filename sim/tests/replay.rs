@@ -1466,16 +1466,20 @@ fn a_sendrecv_both_ways_pays_the_measured_exchange_excess_of_its_size() {
     }
 }
 
-#[test]
-fn a_rendezvous_exchange_pays_its_own_excess_and_an_eager_one_the_eager_steps() {
-    // 40 ns beyond X(n) at 1000 B eager; 300 ns beyond the rendezvous rule at 12 000 B
-    let opts = Options {
+/// 40 ns beyond X(n) at 1000 B eager; 300 ns beyond the rendezvous rule at 12 000 B.
+fn exchange_excesses() -> Options {
+    Options {
         exchange_excess: ExchangeExcess::from_steps(
             vec![(1000, 40 * NS)],
             vec![(12_000, 300 * NS)],
         ),
         ..Options::default()
-    };
+    }
+}
+
+#[test]
+fn a_rendezvous_exchange_pays_its_own_excess_and_an_eager_one_the_eager_steps() {
+    let opts = exchange_excesses();
     for (eager_max, paid) in [(0, 300 * NS), (u64::MAX, 0)] {
         let prm = params(eager_max, Rendezvous::Handshake);
         for call in [SENDRECV, SENDRECV_REPLACE] {
@@ -1554,13 +1558,7 @@ fn nonblocking_exchange(n: u64) -> TraceDir {
 
 #[test]
 fn a_waitall_completing_a_receive_from_a_rank_and_a_send_to_it_pays_the_rendezvous_excess() {
-    let opts = Options {
-        exchange_excess: ExchangeExcess::from_steps(
-            vec![(1000, 40 * NS)],
-            vec![(12_000, 300 * NS)],
-        ),
-        ..Options::default()
-    };
+    let opts = exchange_excesses();
     let rendezvous = params(0, Rendezvous::Handshake);
     let plain = replay(
         &nonblocking_exchange(12_000),

@@ -337,9 +337,9 @@ pub struct Replay {
     /// Messages received by ranks whose buffers outgrow their caches, charged
     /// `loggp.copy_footprint`: (how many, ps in all).
     pub footprint: (u64, u64),
-    /// The exchanges charged `loggp.exchange_excess`: (op, bytes, eager ps, rendezvous ps),
-    /// priced by the replay's S (price_exchanges).
-    exchanges: Vec<(u32, u64, u64, u64)>,
+    /// The exchanges charged `loggp.exchange_excess`, priced by the replay's S
+    /// (price_exchanges).
+    exchanges: Vec<ExchangeCharge>,
     /// Per charged collective instance: the most bytes a member sends in it.
     join_bytes: Vec<u64>,
     dir: String,
@@ -492,9 +492,13 @@ struct Builder<'a> {
     local_misaligned: (u64, u64),
     /// Receives charged `loggp.copy_footprint`: (how many, ps in all).
     footprint: (u64, u64),
-    /// Exchanges charged `loggp.exchange_excess`: (op, bytes, eager ps, rendezvous ps).
-    exchanges: Vec<(u32, u64, u64, u64)>,
+    /// Exchanges charged `loggp.exchange_excess`.
+    exchanges: Vec<ExchangeCharge>,
 }
+
+/// An exchange's excess op: (op, bytes each way, ps if its messages are eager under the
+/// replay's model, ps if they are rendezvous ones).
+type ExchangeCharge = (u32, u64, u64, u64);
 
 /// The exchanges among the messages one Wait*/Test* step completed with other ranks,
 /// (peer, bytes, whether a send): each receive from a rank paired with a send to it, in

@@ -184,11 +184,13 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
         for n in eager:
-            row = by_n[n]
-            beyond = max(float(row["exchange_us"]) - float(row["model_us"]), 0.0)
-            steps.append([n, round(beyond if (n - 1) * per_byte < fixed else 0.0, 4)])
-    pulled = [[int(row["n"]), round(max(float(row["exchange_us"]) - float(row["model_us"]), 0.0), 4)]
-              for row in rendezvous or []]
+            steps.append([n, _beyond(by_n[n]) if (n - 1) * per_byte < fixed else 0.0])
+    pulled = [[int(row["n"]), _beyond(row)] for row in rendezvous or []]
     if not steps and not pulled:
         return None
     return {"statistic": statistic, "steps": sorted(steps)} | ({"rendezvous": sorted(pulled)} if pulled else {})
+
+
+def _beyond(row: dict[str, Any]) -> float:
+    """What a row's exchange took beyond the model's, at least 0 (us, to 0.1 ns)."""
+    return round(max(float(row["exchange_us"]) - float(row["model_us"]), 0.0), 4)
