@@ -14,13 +14,13 @@
  * a program that sends from and receives into many buffers does (a 2-D halo's
  * four neighbours, a solver's blocks): the same copies, from and into memory
  * a whole cycle of traffic away in the caches.  x1 is the same loop over one
- * pair, the others' baseline measured beside them.  The point reports the
- * bytes a rank cycles through (`cache_region_bytes`); the model's
+ * pair, the others' baseline where a run lacks exchange:sendrecv.  The point
+ * reports the bytes a rank cycles through (`cache_region_bytes`); the model's
  * `loggp.copy_footprint` (models/copy_footprint.py) is what it costs beyond
- * x1 per byte.  Variants self_xK run the same loop with each rank sending to
- * itself (the library's self path, as exchange:self), against self_x1: a
- * copy within one process meets the footprint differently from one between
- * two (`copy_footprint.self_by_size`). */
+ * the one-pair exchange per byte.  Variants self_xK run the same loop with
+ * each rank sending to itself (the library's self path, as exchange:self,
+ * self_x1 standing in for it): a copy within one process meets the footprint
+ * differently from one between two (`copy_footprint.self_by_size`). */
 #include <string.h>
 
 #include "cc_measure.h"

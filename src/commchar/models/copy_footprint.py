@@ -1,8 +1,9 @@
 """What a copy costs when a rank's message buffers outgrow its caches, from the kernel's
 `footprint` points (cc_ops_exchange.c): the `exchange:sendrecv` exchange with each rank
 cycling through 4, 16 or 64 pairs of buffers, the next pair each call, against the same
-loop over one pair (`footprint:x1`, measured beside them; `exchange:sendrecv` at the same
-size where a run lacks it), whose buffers stay in cache.
+exchange over one pair, whose buffers stay in cache: the `exchange:sendrecv` probe the
+model's own cost of the exchange is fitted from (`footprint:x1`, the same loop measured
+beside them, where a run lacks it).
 
 A program that sends from and receives into many buffers (a 2-D halo's four
 neighbours, a solver's blocks) copies each message from and into memory a whole cycle
@@ -17,10 +18,15 @@ one-pair exchange's when a rank's buffers span F bytes (the point's
 
     c_n(F) = (t_footprint(n, F) - t_one_pair(n)) / n,   c_n(2n) = 0
 
-(the one pair's two buffers span 2n). Each size keeps its own curve: the
-probe's sizes meet different footprints, and nothing is assumed of how the size moves
-the cost of one. Per size, the steps are the increasing least-squares fit (scipy's isotonic regression) of its
-points, 0 at 2n held: more memory never copies faster, and one noisy point is pooled
+(the one pair's two buffers span 2n). The one pair is the probe the model charges a
+message whose buffers stay in cache by, so that the replay's charge at F, that cost and
+c_n(F) n, is what the probe measured at F. A loop over one pair of 256 KiB is bimodal on
+this guest (MPICH: 20.3 or 24 to 27 us, by where its buffers fall; a loop over four
+pairs 22 to 23.5), and a baseline of its own would hide the footprint whenever it fell
+high and the model's exchange did not. Each size keeps its own curve: the probe's sizes
+meet different footprints, and nothing is assumed of how the size moves the cost of
+one. Per size, the steps are the increasing least-squares fit (scipy's isotonic
+regression) of its points, 0 at 2n held: more memory never copies faster, and one noisy point is pooled
 with its neighbour instead of raising every larger footprint. The tracer records the
 bytes of distinct message buffers each rank used (the trace header's buffer_bytes); the
 simulator charges each message of s bytes a rank of footprint F receives c_s(F) s, c_s
@@ -31,9 +37,10 @@ whose buffers span 2s, is where c_s is 0.
 
 A message a rank sends itself takes the library's self path, a copy within one process
 that meets the footprint otherwise: the probe's self variants (`self_x4` ... `self_x64`,
-each rank sending to itself) against `self_x1` (`exchange:self` where a run lacks it)
-give the same curves for it (`self_by_size`), and the replay charges self messages by
-those where the model has them, by the others' where it does not.
+each rank sending to itself) against `exchange:self` (`loggp.self_message`'s probe;
+`self_x1` where a run lacks it) give the same curves for it (`self_by_size`), and the
+replay charges self messages by those where the model has them, by the others' where it
+does not.
 """
 
 from __future__ import annotations
@@ -46,16 +53,18 @@ from commchar.models.excess import point_time
 
 OP = "footprint"
 SELF = "self_"  # the variants whose ranks send to themselves (the library's self path)
-# per path: the variants' prefix, the model key, footprint's own baseline (the same loop
-# over one pair of buffers) and the exchange variant that stands in where a run lacks it
+# per path: the variants' prefix, the model key, footprint's own loop over one pair of
+# buffers (where a run lacks the exchange) and the exchange variant the model's own cost
+# of a message in cache is fitted from
 PATHS = (("", "by_size", "x1", "sendrecv"), (SELF, "self_by_size", SELF + "x1", "self"))
 BASE_OP = "exchange"
 
 
 def _baseline(points: list[dict], exchange_points: list[dict], one_pair: str, exchange: str) -> dict[int, list[float]]:
-    """Per size, the one-pair loop's means: footprint's own where measured, else the exchange's."""
+    """Per size, the one-pair exchange's means: the exchange probe's where measured, else
+    footprint's own loop over one pair."""
     base: dict[int, list[float]] = {}
-    for wanted, candidates in ((one_pair, points), (exchange, exchange_points)):
+    for wanted, candidates in ((exchange, exchange_points), (one_pair, points)):
         found: dict[int, list[float]] = {}
         for pt in candidates:
             t = point_time(pt, "t_mean_us")
