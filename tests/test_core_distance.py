@@ -128,6 +128,29 @@ def test_the_fit_keeps_the_main_state_and_says_what_it_left_out() -> None:
     assert send["errors"]["in_sample"]["max"] < 0.05
 
 
+def test_an_operation_mostly_measured_in_the_other_state_is_fitted_in_that_state() -> None:
+    # the library's main state is near (the exchange's many points), but the ping-pong's first
+    # job fell far apart and only its refinement of S near: fitted far, from all its sizes,
+    # rather than from the few sizes around S
+    regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
+    exchange = _with_distance(p2p_points(regimes, SIZES * 3, 0.01, seed=1, variant="sendrecv", op="exchange"), 90.0)
+    far = _with_distance([pt | {"t_us": 4 * pt["t_us"]} for pt in p2p_points(regimes, SIZES, 0.01, seed=2)], 460.0)
+    refined = _with_distance(p2p_points(regimes, [8320, 8448, 8576, 8704, 8832, 8960], 0.01, seed=3), 90.0)
+    points = [pt | {"row": f"pt{i}"} for i, pt in enumerate(exchange + far + refined)]
+    kept, record = keep_one_state(points)
+    lib = record["lib"]
+    assert lib["main"] == 0 and lib["left_out_by_operation"] == {"pingpong:send p=2": len(refined)}
+    assert lib["own_state_by_operation"] == {"pingpong:send p=2": {"state": 1, "rtt_ns": pytest.approx(469.2)}}
+    assert sorted(pt["n_bytes"] for pt in kept if pt["op"] == "pingpong") == sorted(SIZES)
+    send = fit_document(points).to_json()["libraries"]["lib"]["operations"]["pingpong:send"]
+    assert send["n_range"] == [0, SIZES[-1]] and send["errors"]["in_sample"]["max"] < 0.05
+    # half of its points in the main state: the main state it is (the others left out)
+    half = far[: len(refined)]
+    kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(exchange + half + refined)])
+    assert record["lib"]["left_out_by_operation"] == {"pingpong:send p=2": len(half)}
+    assert "own_state_by_operation" not in record["lib"]
+
+
 def test_points_of_one_state_are_fitted_as_before() -> None:
     regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
     points = _with_distance(p2p_points(regimes, SIZES, 0.01, seed=1), 90.0)
@@ -231,6 +254,17 @@ def test_the_report_says_the_cores_moved_and_scores_only_the_main_states_points(
         assert said.left_out == frozenset(left_out)
         misses = model_misses(Entity("lib", "lib", {}, [], near + far, [], model=said))
         assert len(misses) == (1 if scored else 0) and (not scored or "misses 2 of its 7" in misses[0].text), misses
+    # an operation the fit took from the other state: its points of that state are scored (here
+    # missed: the model is the near one), those of the main state not, and the finding says so
+    record = {"lib": {"mixed": True, "left_out": 5, "left_out_by_operation": {"pingpong:send p=2": 5},
+                      "own_state_by_operation": {"pingpong:send p=2": {"state": 1, "rtt_ns": 470.0}}}}
+    said = model_views(model | {"provenance": {"core_distance": record}}, "test")[0]["lib"]
+    assert said.fitted_state_ns == {"pingpong:send p=2": 470.0}
+    entity = Entity("lib", "lib", {}, [], near + far, [], model=said)
+    (missed,) = model_misses(entity)
+    assert "misses 2 of its 2 measured" in missed.text, missed.text  # the 5 near points not scored
+    assert "fitted in that state" in core_distance(entity)[0].text
+    assert "470 ns: pingpong:send p=2" in core_distance(entity)[0].text
 
 
 def test_the_rendezvous_probe_keeps_every_point_whatever_the_state() -> None:

@@ -160,6 +160,13 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                                  f" {library}: the host moved ranks 0 and 1 during the run (points: {levels});"
                                  f" {found.get('left_out', 0)} point(s) outside the main state left out"),
                           markup=False, highlight=False)
+            own = found.get("own_state_by_operation") or {}
+            for rtt in sorted({entry["rtt_ns"] for entry in own.values()}):
+                names = ", ".join(label for label, entry in own.items() if entry["rtt_ns"] == rtt)
+                console.print(styled(("cores moved:", "red"),
+                                     f" {library}: fitted at {rtt:g} ns, where most of their own points lie: {names};"
+                                     " their model is of that state, not the main one: measure them again"),
+                              markup=False, highlight=False)
     if given(provenance.oversubscribed, []):
         console.print(styled(("fitted from oversubscribed jobs:", "yellow"),
                              " " + ", ".join(given(provenance.oversubscribed, []))))

@@ -137,6 +137,9 @@ class ModelView:
     # the operations (core_distance.group_label) whose points outside the main state of the
     # ranks' cores the fit left out; None: the model does not say
     left_out: frozenset[str] | None = None
+    # the operations the fit took from another state than the main one, where most of their
+    # own points lie: the round trip (ns) of that state
+    fitted_state_ns: dict[str, float] = field(default_factory=dict)
 
     def stored_key(self, key: str) -> str | None:
         """The model's key for `key`: itself, its default variant (`pingpong` -> `pingpong:send`,
@@ -201,16 +204,27 @@ def model_views(model: ModelFile | ModelDocument | dict, source: str, *,
             raise InputError(f"model ({source}): {exc}") from None
         return {}, f"the model {source} was rejected by the model-file reader, so it is not shown: {exc}"
     views = {lib: ModelView(lib, evaluator.data["libraries"][lib], source, evaluator,
-                            _left_out(evaluator.data, lib))
+                            _left_out(evaluator.data, lib), _fitted_state_ns(evaluator.data, lib))
              for lib in evaluator.libraries()}
     return views, None
 
 
-def _left_out(data: dict, library: str) -> frozenset[str] | None:
+def _core_distance_record(data: dict, library: str) -> dict | None:
     record = ((data.get("provenance") or {}).get("core_distance") or {}).get(library)
-    if not isinstance(record, dict):
+    return record if isinstance(record, dict) else None
+
+
+def _left_out(data: dict, library: str) -> frozenset[str] | None:
+    record = _core_distance_record(data, library)
+    if record is None:
         return None
     return frozenset((record.get("left_out_by_operation") or {}).keys())
+
+
+def _fitted_state_ns(data: dict, library: str) -> dict[str, float]:
+    own = (_core_distance_record(data, library) or {}).get("own_state_by_operation") or {}
+    return {label: float(entry["rtt_ns"]) for label, entry in own.items()
+            if isinstance(entry, dict) and isinstance(entry.get("rtt_ns"), (int, float))}
 
 
 def fit_model(points: list[dict], failures: list[dict], units: str, runs: list[dict],

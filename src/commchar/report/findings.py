@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import group_label, point_pairs, split
+from commchar.core_distance import group_label, point_pairs, rtt_pair, split
 from commchar.report.adapters import FOOTPRINT_SELF, best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -311,15 +311,24 @@ def variance(e: Entity) -> list[Finding]:
 
 
 def _other_state(e: Entity) -> Callable[[dict], bool]:
-    """Whether a point was measured in another core-distance state than most of the entity's
-    and its model was fitted without it (the model's record says which operations it left
-    such points out of; every one, for a model that does not say)."""
+    """Whether a point was measured in another core-distance state than the one its operation
+    was fitted in, and its model was fitted without it (the model's record says which operations
+    it left such points out of, and which it fitted in a state other than the main one; every
+    operation in the main state, for a model that does not say)."""
     states = split(point_pairs(pt for pt in e.points if pt["valid"]))
     if states is None or not states.mixed:
         return lambda pt: False
     left_out = e.model.left_out if e.model is not None else None
-    return lambda pt: not states.in_main(pt.get("extra")) and (
-        left_out is None or group_label(pt["op"], pt["variant"] or "", pt["p"]) in left_out)
+    fitted_in = {label: states.index(ns) for label, ns in
+                 (e.model.fitted_state_ns if e.model is not None else {}).items()}
+
+    def other(pt: dict) -> bool:
+        label = group_label(pt["op"], pt["variant"] or "", pt["p"])
+        if label in fitted_in:
+            pair = rtt_pair(pt.get("extra"))
+            return pair is not None and states.state_of(pair) != fitted_in[label]
+        return not states.in_main(pt.get("extra")) and (left_out is None or label in left_out)
+    return other
 
 
 def core_distance(e: Entity) -> list[Finding]:
@@ -336,7 +345,19 @@ def core_distance(e: Entity) -> list[Finding]:
         f" Times on one node follow that distance, so the {other} point(s) outside the main state"
         f" ({statistics.median(states.members[main]):.0f} ns) describe another machine: the model is fitted"
         " without them wherever enough of the operation's points remain (its provenance says where), and"
-        " the points it left out are not scored (docs/method.md, \"Where the ranks' cores are\")."))]
+        " the points it left out are not scored (docs/method.md, \"Where the ranks' cores are\")."
+        f"{_fitted_elsewhere(e)}"))]
+
+
+def _fitted_elsewhere(e: Entity) -> str:
+    """The operations the fit took from another state, where most of their own points lie."""
+    own = e.model.fitted_state_ns if e.model is not None else {}
+    if not own:
+        return ""
+    listed = "; ".join(f"{ns:.0f} ns: " + ", ".join(label for label, at in sorted(own.items()) if at == ns)
+                       for ns in sorted(set(own.values())))
+    return (f" Operations measured mostly in another state are fitted in that state, their model one of"
+            f" that state, not the main one ({listed}): measure them again to model the main state.")
 
 
 def model_misses(e: Entity) -> list[Finding]:
