@@ -104,7 +104,8 @@ def _cases_so_far(db: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def gauss_db(built_apps, tmp_path_factory) -> tuple[str, Path]:
-    """One traced sweep: Gaussian elimination N = 16, whole and fragmented rows, 3 runs each."""
+    """One sweep: Gaussian elimination N = 16, whole and fragmented rows, 3 untraced runs and
+    one traced each."""
     library = built_apps[0][0].name
     db = tmp_path_factory.mktemp("apps") / "apps.db"
     args = ["app", "gauss", "--db", str(db), "--library", library, "--sizes", "16", "--np", "2",
@@ -114,14 +115,16 @@ def gauss_db(built_apps, tmp_path_factory) -> tuple[str, Path]:
 
 
 @pytest.mark.mpi
-def test_sweep_stores_traced_runs_and_records_failures(gauss_db, capsys) -> None:
+def test_sweep_stores_untraced_times_and_a_traced_run_and_records_failures(gauss_db, capsys) -> None:
     library, db = gauss_db
     cases = _cases(db)
     assert {(c["config"], c["n"]) for c in cases} == {("original", 16), ("fragmented", 16)}
     for case in cases:
-        assert case["reps"] == 3 and len(case["trace"]["ids"]) == 3
-        assert case["trace"]["median"] in case["trace"]["ids"]
-        times = sorted(r["elapsed_s"] for r in case["results"])
+        traced = [r for r in case["results"] if "trace_id" in r]
+        assert case["reps"] == 3 and len(case["results"]) == 4 and len(traced) == 1
+        assert case["trace"] == {"ids": [traced[0]["trace_id"]], "median": traced[0]["trace_id"]}
+        # the case's time is its untraced runs' median: the tracer's own work is not the program's
+        times = sorted(r["elapsed_s"] for r in case["results"] if "trace_id" not in r)
         assert case["elapsed_s"] == times[1]
 
     os.environ["COMMCHAR_APP_FAULT"] = "wrong"
@@ -194,6 +197,11 @@ def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Pa
     assert pieces["loggps"]["messages"]["at_least_S"] == 0
     assert whole["loggps"]["rendezvous_messages"] > 0 == whole["loggp"]["rendezvous_messages"]
     assert pieces["loggps"]["predicted_s"] == pieces["loggp"]["predicted_s"]
+    for case, found in ((cases["original"], whole), (cases["fragmented"], pieces)):
+        for prediction in found.values():
+            # the untraced runs' time, the traced run's beside it
+            assert prediction["measured_s"] == pytest.approx(case["elapsed_s"])
+            assert prediction["traced_s"] > 0 and prediction["cores"] in ("same", "other", "unknown")
     for prediction in (*whole.values(), *pieces.values()):
         assert prediction["measured_s"] > 0 and prediction["predicted_s"] > 0
         assert len(prediction["ranks"]) == 2
@@ -214,6 +222,25 @@ def test_prediction_under_loggps_and_loggp_and_the_report(gauss_db, tmp_path: Pa
     assert "no message reaches S" in rows["fragmented"][11]
     assert "messages reach S" in rows["original"][11]
     assert any(f.slug == f"apps-gauss-breakdown-{library}" for f in report.figures)
+
+
+def test_a_case_is_measured_by_its_untraced_runs_in_the_models_state_of_the_cores() -> None:
+    from commchar.apps.estimate import ModelChoice, measured_time
+    from commchar.core_distance import split
+
+    def model(rtt: float | None) -> ModelChoice:
+        record = split([(rtt, rtt * 1.01)] * 50).to_dict() if rtt else None
+        return ModelChoice("m.json", "lib", "m.json@0:charged", None, record)
+
+    traced = {"trace_id": 9, "elapsed_s": 0.5, "core_rtt_ns": [66.0, 67.0]}
+    runs = [{"elapsed_s": e, "core_rtt_ns": rtt} for e, rtt in
+            ((1.0, [330.0, 320.0]), (2.0, [66.0, 67.0]), (3.0, [67.0, 66.0]), (4.0, [330.0, 325.0]))]
+    case = {"results": [traced, *runs]}
+    assert measured_time(case, model(66.0)) == (2.5, "same")      # the traced run is not a time
+    assert measured_time(case, model(325.0)) == (2.5, "same")     # 1.0 and 4.0
+    assert measured_time(case, model(880.0)) == (2.5, "other")    # none there: every untraced run
+    assert measured_time(case, model(None)) == (2.5, "unknown")
+    assert measured_time({"results": [traced]}, model(66.0)) is None  # traced runs only: the trace's
 
 
 def test_a_case_is_predicted_from_its_runs_in_the_models_state_of_the_cores() -> None:

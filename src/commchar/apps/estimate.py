@@ -6,8 +6,12 @@ and under LogGP (every message eager).
 
 What is compared is the timed region of the program: the phases it marked
 with MPI_Pcontrol levels 1 and up (setup, verification and reporting, level 0,
-are left out on both sides), on the slowest rank, measured from the trace and
-predicted from the replay's per-phase breakdown.
+are left out on both sides), on the slowest rank, predicted from the replay's
+per-phase breakdown and measured by the case's untraced runs (their median, of
+those made in the model's state of the cores where there are such: measured_time),
+the program's own clock; the traced run's time of the region, the tracer's
+work included, is kept beside it (`traced_s`). A case stored with traced runs
+only is measured from its trace.
 """
 
 from __future__ import annotations
@@ -73,6 +77,22 @@ def chosen_run(case: dict, model: ModelChoice) -> tuple[int, str]:
     return median, "other" if any(state is False for _, state in found) else "unknown"
 
 
+def measured_time(case: dict, model: ModelChoice) -> tuple[float, str] | None:
+    """The case's time from its untraced runs, and where their cores were against the model's
+    points: the median of those made in the model's state ("same"), else of them all ("other"
+    or "unknown", as chosen_run); None when the case has no untraced run."""
+    runs = [r for r in case.get("results") or []
+            if isinstance(r, dict) and "trace_id" not in r and isinstance(r.get("elapsed_s"), (int, float))]
+    if not runs:
+        return None
+    found = [(r, in_recorded_main(model.cores, rtt_pair(r))) for r in runs]
+    same = [r["elapsed_s"] for r, state in found if state]
+    if same:
+        return float(np.median(same)), "same"
+    label = "other" if any(state is False for _, state in found) else "unknown"
+    return float(np.median([r["elapsed_s"] for r in runs])), label
+
+
 def message_sizes(directory: Path) -> np.ndarray:
     """Bytes of every point-to-point message the traced program sent, all ranks."""
     wanted = [CALL_IDS[name] for name in _SENDS]
@@ -103,9 +123,16 @@ def predict_case(store: Store, case: dict, model: ModelChoice,
     messages = {"count": int(sizes.size), "largest_bytes": int(sizes.max()) if sizes.size else 0,
                 "S": model.rendezvous_min, "at_least_S": over}
     modes = sorted({row["mode"] for row in doc["signatures"]})
-    return {name: {**summarize(doc["predictions"][name], doc["measured"]), "messages": messages,
-                   "trace_id": trace_id, "cores": cores, "collectives": modes, "warnings": doc["warnings"]}
-            for name in MODELS}
+    untraced = measured_time(case, model)
+    out = {}
+    for name in MODELS:
+        found = summarize(doc["predictions"][name], doc["measured"])
+        if untraced is not None:
+            found = {**found, "traced_s": found["measured_s"], "measured_s": untraced[0]}
+        out[name] = {**found, "messages": messages, "trace_id": trace_id,
+                     "cores": untraced[1] if untraced is not None else cores,
+                     "collectives": modes, "warnings": doc["warnings"]}
+    return out
 
 
 def summarize(prediction: dict, measured: dict) -> dict:

@@ -103,6 +103,7 @@ def _table(app: str, cases: list[dict], predictions: dict[int, dict[str, dict]],
     notes = ["* oversubscribed: more ranks than cores"] if any(c["oversubscribed"] for c in cases) else []
     if any(predictions.get(c["id"], {}).get("loggps", {}).get("cores") == "other" for c in cases):
         notes.append("cores other: no run of the case had ranks 0 and 1's cores where the model's points had them"
-                     " (its median run is predicted, as on another machine)")
+                     " (the median of its runs is compared, as on another machine)")
+    notes.append("measured: the median of the case's untraced runs; predicted: the replay of its traced run")
     return Table(f"app-predict-{app}", f"{app}: measured and predicted time of the timed phases (slowest rank)",
                  headers, rows, notes=notes, right=frozenset(range(2, len(headers) - 2)))

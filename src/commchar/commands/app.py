@@ -69,7 +69,8 @@ def _common(parser: argparse.ArgumentParser, sizes: list[int], np: str) -> None:
     parser.add_argument("--np", default=np, help=f"process counts (default {np}); more than the "
                         "cores are run oversubscribed and flagged")
     parser.add_argument("--reps", type=int, default=3,
-                        help="runs of each case; the median is kept (default 3)")
+                        help="untraced runs of each case, their median its time (default 3); one"
+                             " traced run more gives the trace its prediction replays")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds one run may take before it is killed (default 600)")
     parser.add_argument("--launcher", choices=LAUNCHERS, default="mpirun")
@@ -184,7 +185,8 @@ def execute(args: argparse.Namespace, console: Console) -> int:
             run_id = store.create_run(build_identity(), host_info(), {"kind": "app", **options.to_dict()})
         console.print(f"run {run_id}: {options.app} on {', '.join(lib.name for lib in libraries)}, "
                       f"N = {', '.join(map(str, options.sizes))}, p = {', '.join(map(str, options.np))}"
-                      f", {options.reps} runs per case, database {args.db}")
+                      f", {options.reps} runs per case{' and one traced' if options.trace else ''},"
+                      f" database {args.db}")
         started = time.monotonic()
         try:
             with sweep_progress(console) as progress:

@@ -445,7 +445,7 @@ class Store:
                 " elapsed_s, phases_json, results_json, launcher_cmd_json, env_json, trace_json,"
                 " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, record["library"], record["app"], record["config"], record["n"],
-                 record["p"], int(record["oversubscribed"]), len(record["results"]),
+                 record["p"], int(record["oversubscribed"]), record.get("reps", len(record["results"])),
                  record["elapsed_s"], json.dumps(record["phases_s"]),
                  json.dumps(record["results"]), json.dumps(record["launcher_cmd"]),
                  json.dumps(record["env"]),
