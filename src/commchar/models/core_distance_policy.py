@@ -17,8 +17,8 @@ from typing import Any
 
 from commchar.core_distance import States, group_label, point_pairs, rtt_pair, split
 
-# an operation (library, op, variant, p) keeps its points of the other state when fewer than
-# this many of the main state would remain: too few to fit
+# an operation (library, op, variant, p) keeps its points of every state when fewer than this
+# many of the state it would be fitted in would remain: too few to fit
 MIN_KEPT = 4
 # operations whose answer no core distance moves, kept whole: rndv's points tell a send that
 # returns in microseconds from one that waits for a receiver 200 us late, and its refinement
