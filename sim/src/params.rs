@@ -102,13 +102,14 @@ pub struct MsgCost {
     pub big_o_r: Option<u64>,
 }
 
-/// A program's first messages (commchar.models.coldstart, loggp.cold_start): each
-/// rank's first `messages` eager sends of more than `min_bytes` occupy its CPU
-/// `o_s + O_s min(n, max_bytes)` longer before they leave, the very first of them
-/// `first` more, and its first `messages` such receives `o_r + O_r min(n, max_bytes)`
-/// longer (MPICH over UCX: each element of the shared-memory FIFO faults in on first
-/// use, beyond the part of it every process touched at start; a rendezvous message
-/// leaves its bytes in place). A pair's first rendezvous message costs its receiver
+/// A program's first messages (commchar.models.coldstart, loggp.cold_start): of each
+/// rank's first `messages` eager sends, those of more than `min_bytes` occupy its CPU
+/// `o_s + O_s min(n, max_bytes)` longer before they leave, the first of them `first`
+/// more, and of its first `messages` eager receives, those of more than `min_bytes`
+/// `o_r + O_r min(n, max_bytes)` longer (MPICH over UCX: each element of the
+/// shared-memory FIFO faults in on first use, beyond the part of it every process
+/// touched at start, which a smaller message stays within; a rendezvous message
+/// leaves its bytes in place and takes no element). A pair's first rendezvous message costs its receiver
 /// `rendezvous_first` more when it arrives, the first the other way `rendezvous_reverse`
 /// (MPICH over UCX sets up the pair's path for it), whatever `messages` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

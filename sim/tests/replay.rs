@@ -471,7 +471,8 @@ fn a_ranks_first_sends_pay_the_cold_start_and_later_ones_do_not() {
 }
 
 #[test]
-fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_once_more() {
+fn small_messages_take_their_cells_warm_rendezvous_ones_none_and_the_first_cold_send_pays_once_more(
+) {
     // rank 0 sends 64 B, 100 KiB (rendezvous) and then two 1000 B messages
     let mut t = traces(2);
     for size in [64, 100_000, 1000, 1000] {
@@ -490,7 +491,7 @@ fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_onc
         o.finish[1]
     };
     let cold = ColdStart {
-        messages: 2,
+        messages: 3,
         o_s: 2000 * NS,
         big_o_s: 0,
         o_r: 0,
@@ -501,15 +502,22 @@ fn small_and_rendezvous_messages_are_never_cold_and_the_first_cold_send_pays_onc
         rendezvous_first: 0,
         rendezvous_reverse: 0,
     };
-    // only the two 1000 B sends are cold (neither the 64 B nor the rendezvous one takes
-    // up the count), and the first of them pays `first` too
+    // the 64 B send takes the first cell and pays nothing, the rendezvous one neither pays
+    // nor takes one, the two 1000 B sends take the others and pay, the first of them
+    // `first` too
     assert_eq!(run(Some(cold)), run(None) + (2 * 2000 + 5000) * NS);
-    // with one cold message the second 1000 B send is warm
+    // two cells: the second 1000 B send is warm
+    let two = ColdStart {
+        messages: 2,
+        ..cold
+    };
+    assert_eq!(run(Some(two)), run(None) + (2000 + 5000) * NS);
+    // one cell: the 64 B send takes it, and nothing is paid
     let one = ColdStart {
         messages: 1,
         ..cold
     };
-    assert_eq!(run(Some(one)), run(None) + (2000 + 5000) * NS);
+    assert_eq!(run(Some(one)), run(None));
 }
 
 #[test]

@@ -14,7 +14,8 @@ sends give:
 
 - messages: how many sends of a rank are cold (the median over their ranks);
 - min_bytes: the largest size probed below them without a run (0: none), so a
-  send of at most that many bytes is warm;
+  send of at most that many bytes is warm (it still takes its cell of the run:
+  the simulator counts it, sim/src/cold_start.rs);
 - o_s + O_s n: what each cold send costs its sender beyond a warm one (per size,
   the mean over the ranks' cold sends after the first, the highest 2% left out as
   stalls: a program pays each, MPICH's cells alternating between two costs;
