@@ -76,7 +76,9 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
                 result.skipped += 1
             else:
                 work.append((library, case))
-    runs = options.reps + (1 if options.trace else 0)
+    # per case: traced or not, each run in turn (the traced one first)
+    order = [True] * options.trace + [False] * options.reps
+    runs = len(order)
     observer.planned(len(work) * runs, result.skipped)
     for library, case in work:
         spec = LaunchSpec(options.launcher, Path(options.hostfile) if options.hostfile else None,
@@ -91,7 +93,7 @@ def run_app_sweep(store: Store, run_id: int, options: AppSweepOptions, libraries
         results: list[dict] = []
         job = program_command(library, spec, case.p, program)
         try:
-            for traced in [True] * (runs - options.reps) + [False] * options.reps:
+            for traced in order:
                 if traced:
                     line = run_traced(store, TraceRequest(
                         library, case.p, program, spec, options.timeout))

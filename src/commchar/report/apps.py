@@ -125,9 +125,9 @@ def jacobi_table(rows: list[JacobiRow]) -> Table:
                  notes=["Times are medians of the repetitions; speedup = T(1)/T(p), efficiency = "
                         "speedup/p, overhead = communication time / elapsed time. * = more ranks "
                         "than cores (oversubscribed): those times measure time-sharing, not the "
-                        "network. Predicted: the median run's trace replayed under LogGPS "
-                        "(commchar app predict); its error is against the same run's traced time "
-                        "of the phases; blank where none is stored."])
+                        "network. Predicted: the traced run's trace replayed under LogGPS "
+                        "(commchar app predict); its error is against the median of the untraced "
+                        "runs' time of the phases; blank where none is stored."])
 
 
 def jacobi_figure(rows: list[JacobiRow], library: str, exchange: str) -> FigureSpec | None:
