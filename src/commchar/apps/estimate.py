@@ -62,35 +62,40 @@ class ModelChoice:
                    float(s) if s is not None else None, cores if isinstance(cores, dict) else None)
 
 
+def _in_model_state(runs: list[dict], model: ModelChoice) -> tuple[list[dict], str]:
+    """The runs made in the model's state of the cores, else every run, and which: "same", or
+    "other" when none was in that state, "unknown" when the runs or the model do not say
+    (commchar.core_distance). A time measured in another state is, in effect, another
+    machine's."""
+    found = [(r, in_recorded_main(model.cores, rtt_pair(r))) for r in runs]
+    same = [r for r, state in found if state]
+    if same:
+        return same, "same"
+    return runs, "other" if any(state is False for _, state in found) else "unknown"
+
+
 def chosen_run(case: dict, model: ModelChoice) -> tuple[int, str]:
     """The trace a case is predicted from, and where its run's cores were against the model's
-    points: the run of median time among those made in the model's state of the cores ("same"),
-    else the case's median run ("other" when no run was in that state, "unknown" when the runs
-    or the model do not say; commchar.core_distance). A time measured in another state is, in
-    effect, another machine's."""
-    median = case["trace"]["median"]
+    points: the traced run of median time among those made in the model's state of the cores,
+    else the case's median traced run (_in_model_state)."""
     runs = [r for r in case.get("results") or [] if isinstance(r, dict) and "trace_id" in r]
-    found = [(r, in_recorded_main(model.cores, rtt_pair(r))) for r in runs]
-    same = sorted((r for r, state in found if state), key=lambda r: r["elapsed_s"])
-    if same:
-        return same[(len(same) - 1) // 2]["trace_id"], "same"
-    return median, "other" if any(state is False for _, state in found) else "unknown"
+    chosen, label = _in_model_state(runs, model)
+    if label != "same":
+        return case["trace"]["median"], label
+    ranked = sorted(chosen, key=lambda r: r["elapsed_s"])
+    return ranked[(len(ranked) - 1) // 2]["trace_id"], label
 
 
 def measured_time(case: dict, model: ModelChoice) -> tuple[float, str] | None:
     """The case's time from its untraced runs, and where their cores were against the model's
-    points: the median of those made in the model's state ("same"), else of them all ("other"
-    or "unknown", as chosen_run); None when the case has no untraced run."""
+    points: the median of those made in the model's state, else of them all
+    (_in_model_state); None when the case has no untraced run."""
     runs = [r for r in case.get("results") or []
             if isinstance(r, dict) and "trace_id" not in r and isinstance(r.get("elapsed_s"), (int, float))]
     if not runs:
         return None
-    found = [(r, in_recorded_main(model.cores, rtt_pair(r))) for r in runs]
-    same = [r["elapsed_s"] for r, state in found if state]
-    if same:
-        return float(np.median(same)), "same"
-    label = "other" if any(state is False for _, state in found) else "unknown"
-    return float(np.median([r["elapsed_s"] for r in runs])), label
+    chosen, label = _in_model_state(runs, model)
+    return float(np.median([r["elapsed_s"] for r in chosen])), label
 
 
 def message_sizes(directory: Path) -> np.ndarray:
