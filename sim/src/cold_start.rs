@@ -54,7 +54,7 @@ impl ColdState {
         let Some(cs) = self.model.filter(|_| !rendezvous) else {
             return 0;
         };
-        if !take(&mut self.sends, r) || !cs.covers(size, rendezvous) {
+        if !take(&mut self.sends, r) || !cs.pays(size) {
             return 0;
         }
         let first = match self.first_paid.get_mut(r) {
@@ -72,9 +72,7 @@ impl ColdState {
     #[inline]
     pub fn receive(&mut self, r: usize, size: u64, rendezvous: bool) -> u64 {
         match self.model.filter(|_| !rendezvous) {
-            Some(cs) if take(&mut self.receives, r) && cs.covers(size, rendezvous) => {
-                cs.receive(size)
-            }
+            Some(cs) if take(&mut self.receives, r) && cs.pays(size) => cs.receive(size),
             _ => 0,
         }
     }

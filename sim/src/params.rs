@@ -143,10 +143,10 @@ impl ColdStart {
         }
     }
 
-    /// Whether a message of `size` bytes can be cold: more than `min_bytes`, and eager.
+    /// Whether an eager message of `size` bytes in the cold run pays: more than `min_bytes`.
     #[inline]
-    pub fn covers(&self, size: u64, rendezvous: bool) -> bool {
-        size > self.min_bytes && !rendezvous
+    pub fn pays(&self, size: u64) -> bool {
+        size > self.min_bytes
     }
 
     /// The extra cost (ps) of one cold send of `size` bytes.

@@ -167,6 +167,13 @@ def group_label(op: str, variant: str, p: int) -> str:
     return f"{op}{':' + variant if variant else ''} p={p}"
 
 
+def by_round_trip(fitted_ns: Mapping[str, float]) -> list[tuple[float, list[str]]]:
+    """The operations a fit took from another state than the main one (label -> that state's
+    round trip, ns), grouped by state: [(round trip, sorted labels)], nearest first."""
+    return [(ns, sorted(label for label, at in fitted_ns.items() if at == ns))
+            for ns in sorted(set(fitted_ns.values()))]
+
+
 def point_pairs(points: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
     """The (before, after) round trips of the points that have them."""
     out = []

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
+from commchar.core_distance import by_round_trip
 from commchar.errors import UsageError
 from commchar.modelfile import ModelDocument, OperationEntry, given, save
 from commchar.terminal import styled
@@ -161,11 +162,11 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                                  f" {found.get('left_out', 0)} point(s) outside the main state left out"),
                           markup=False, highlight=False)
             own = found.get("own_state_by_operation") or {}
-            for rtt in sorted({entry["rtt_ns"] for entry in own.values()}):
-                names = ", ".join(label for label, entry in own.items() if entry["rtt_ns"] == rtt)
+            for rtt, labels in by_round_trip({label: entry["rtt_ns"] for label, entry in own.items()}):
                 console.print(styled(("cores moved:", "red"),
-                                     f" {library}: fitted at {rtt:g} ns, where most of their own points lie: {names};"
-                                     " their model is of that state, not the main one: measure them again"),
+                                     f" {library}: fitted at {rtt:g} ns, where most of their own points lie:"
+                                     f" {', '.join(labels)}; their model is of that state, not the main one:"
+                                     " measure them again"),
                               markup=False, highlight=False)
     if given(provenance.oversubscribed, []):
         console.print(styled(("fitted from oversubscribed jobs:", "yellow"),

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import group_label, point_pairs, rtt_pair, split
+from commchar.core_distance import by_round_trip, group_label, point_pairs, rtt_pair, split
 from commchar.report.adapters import FOOTPRINT_SELF, best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -354,8 +354,7 @@ def _fitted_elsewhere(e: Entity) -> str:
     own = e.model.fitted_state_ns if e.model is not None else {}
     if not own:
         return ""
-    listed = "; ".join(f"{ns:.0f} ns: " + ", ".join(label for label, at in sorted(own.items()) if at == ns)
-                       for ns in sorted(set(own.values())))
+    listed = "; ".join(f"{ns:.0f} ns: {', '.join(labels)}" for ns, labels in by_round_trip(own))
     return (f" Operations measured mostly in another state are fitted in that state, their model one of"
             f" that state, not the main one ({listed}): measure them again to model the main state.")
 
