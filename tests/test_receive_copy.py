@@ -32,8 +32,9 @@ def _exchange(o_r: float, regimes=REGIMES) -> dict[int, float]:
 def test_the_receivers_copy_is_recovered_in_the_eager_regime_only():
     fitted = with_receive_copy(REGIMES, _exchange(4e-5), S)
     assert fitted[1]["O_r"] == pytest.approx(4e-5, rel=1e-9)
-    # the smallest messages' bytes cost less than their overheads: no O_r there
-    assert "O_r" not in fitted[0]
+    # the smallest messages' bytes cost less than their overheads: O_r from the largest of
+    # them, where LogGOPSim's receiver would charge its exchange more than it took
+    assert fitted[0]["O_r"] == pytest.approx(4e-5, rel=1e-9)
     # beyond S the exchange is a rendezvous: no O_r, LogGOPSim's receiver
     assert "O_r" not in fitted[2]
     # everything else as it was
@@ -49,10 +50,18 @@ def test_the_receivers_copy_stays_between_a_one_way_time_and_logGOPSims():
     assert with_receive_copy(REGIMES, _exchange(1e-3), S)[1]["O_r"] == pytest.approx(1.3e-4)
 
 
-def test_fewer_than_two_eager_sizes_leave_the_regime_alone():
-    times = {n: t for n, t in _exchange(4e-5).items() if n != 2 * KIB and n != 4 * KIB}
-    times.pop(8 * KIB)
-    assert "O_r" not in with_receive_copy(REGIMES, times, S)[1]
+def test_fewer_than_two_eager_sizes_keep_logGOPSims_receiver_unless_it_overcharges_them():
+    def one_size(o_r: float) -> dict[int, float]:
+        return {n: t for n, t in _exchange(o_r).items() if n not in (2 * KIB, 4 * KIB, 8 * KIB)}
+
+    # the exchange of 1 KiB as LogGOPSim charges it (or slower): the regime as it was
+    assert "O_r" not in with_receive_copy(REGIMES, one_size(1.3e-4), S)[1]
+    assert "O_r" not in with_receive_copy(REGIMES, one_size(1e-3), S)[1]
+    # cheaper: the receiver's copy that exchange leaves, never below 0
+    assert with_receive_copy(REGIMES, one_size(4e-5), S)[1]["O_r"] == pytest.approx(4e-5, rel=1e-9)
+    assert with_receive_copy(REGIMES, one_size(-5e-4), S)[1]["O_r"] == 0.0
+    # only the one-byte exchange: nothing to take a copy from
+    assert "O_r" not in with_receive_copy(REGIMES, {1: 0.1}, S)[0]
 
 
 def test_the_regimes_statistic_picks_the_exchanges_time():
@@ -81,8 +90,11 @@ def test_the_exchanges_are_shown_beside_the_models():
     # where the regime has O_r the model charges what was measured, LogGOPSim both copies
     assert by_n[4 * KIB]["model_us"] == pytest.approx(by_n[4 * KIB]["exchange_us"], abs=1e-4)
     assert by_n[4 * KIB]["loggopsim_us"] == pytest.approx(0.15 + 4095 * (1e-4 + 1.3e-4), abs=1e-4)
-    # elsewhere the two coincide
-    assert by_n[16]["model_us"] == by_n[16]["loggopsim_us"] == pytest.approx(0.17 + 15 * 1.8e-4, abs=1e-4)
+    assert by_n[16]["model_us"] == pytest.approx(by_n[16]["exchange_us"], abs=1e-4)
+    assert by_n[16]["loggopsim_us"] == pytest.approx(0.17 + 15 * 1.8e-4, abs=1e-4)
+    # where it has none the two coincide
+    plain = exchange_table(REGIMES, _exchange(4e-5), S, 0.0)[1]
+    assert plain["model_us"] == plain["loggopsim_us"] == pytest.approx(0.17 + 15 * 1.8e-4, abs=1e-4)
     # a latency longer than the sender's copy: the message comes after it
     late = exchange_table(fitted, {4 * KIB: 1.0}, S, 5.0)[0]
     assert late["model_us"] == pytest.approx(0.15 + 5.0 + 4095 * 1.3e-4, abs=1e-4)

@@ -141,6 +141,10 @@ static inline uint64_t cct_bytes(int count, MPI_Datatype type)
  * MPI_ERRORS_RETURN) may have had an invalid datatype, and asking its size
  * could raise a fatal error the program itself would not have had. */
 #define CCT_BYTES(count, type) (rc == MPI_SUCCESS ? cct_bytes(count, type) : 0)
+/* CCT_RECEIVED: a blocking receive reads what arrived (its status's count, its buffer's
+ * place) before its t_end, inside its span: the time outside the spans is calibrated on
+ * sends (cc_trace_self.c), which have no status to read, so a read after t_end would pass
+ * for the program's computation (docs/trace-format.md). */
 #define CCT_STATUS_BYTES(status) (rc == MPI_SUCCESS ? cct_status_bytes(status) : 0)
 
 /* The high bits of a size field: where its buffer lies in its page (cc_trace_format.h);

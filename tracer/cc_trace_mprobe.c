@@ -123,11 +123,11 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     if (status == MPI_STATUS_IGNORE) status = &own;
     cct_message m = cct_message_take(*message);
     int rc = PMPI_Mrecv(buf, count, type, message, status);
-    uint64_t t1 = cct_now();
+    uint64_t got = m.source == CC_PEER_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status));
+    uint64_t t1 = cct_now(); /* CCT_RECEIVED */
     *r = (cc_trace_record){.call = CC_MRECV, .flags = cct_flags(rc, 0), .comm = m.comm,
                            .peer = m.source, .tag = m.tag, .t_start = t0, .t_end = t1,
-                           .aux = m.source, .aux2 = m.tag,
-                           .bytes2 = m.source == CC_PEER_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status))};
+                           .aux = m.source, .aux2 = m.tag, .bytes2 = got};
     cct_end(1);
     return rc;
 }

@@ -63,12 +63,12 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
+    uint64_t got = CCT_PLACED(buf, CCT_STATUS_BYTES(status)); /* inside the span: CCT_RECEIVED */
     uint64_t t1 = cct_now();
     *r = (cc_trace_record){.call = CC_RECV, .flags = cct_flags(rc, 0), .comm = cct_comm(comm),
                            .peer = cct_peer(source), .tag = cct_tag(tag), .t_start = t0,
                            .t_end = t1, .aux = cct_peer(status->MPI_SOURCE),
-                           .aux2 = cct_tag(status->MPI_TAG),
-                           .bytes2 = CCT_PLACED(buf, CCT_STATUS_BYTES(status))};
+                           .aux2 = cct_tag(status->MPI_TAG), .bytes2 = got};
     cct_end(1);
     return rc;
 }
@@ -114,14 +114,12 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     if (status == MPI_STATUS_IGNORE) status = &own;
     int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
-    uint64_t t1 = cct_now();
+    uint64_t got = source == MPI_PROC_NULL ? 0 : CCT_PLACED(recvbuf, CCT_STATUS_BYTES(status));
+    uint64_t t1 = cct_now(); /* CCT_RECEIVED */
     *r = (cc_trace_record){.call = CC_SENDRECV, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
                            .bytes = CCT_PLACED(sendbuf, CCT_BYTES(sendcount, sendtype)),
-                           .bytes2 = source == MPI_PROC_NULL
-                                         ? 0
-                                         : CCT_PLACED(recvbuf, CCT_STATUS_BYTES(status)),
-                           .t_start = t0, .t_end = t1, .aux = cct_peer(source),
+                           .bytes2 = got, .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_received_from(r, rc, source, status);
     cct_end(1);
@@ -138,11 +136,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     uint64_t t0 = cct_now();
     int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                    status);
-    uint64_t t1 = cct_now();
+    uint64_t got = source == MPI_PROC_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status));
+    uint64_t t1 = cct_now(); /* CCT_RECEIVED */
     *r = (cc_trace_record){.call = CC_SENDRECV_REPLACE, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)),
-                           .bytes2 = source == MPI_PROC_NULL ? 0 : CCT_PLACED(buf, CCT_STATUS_BYTES(status)),
+                           .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)), .bytes2 = got,
                            .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_received_from(r, rc, source, status);
