@@ -19,6 +19,7 @@ from commchar.measure.libraries import Library, select
 from commchar.measure.operations import parse_ops
 from commchar.measure.adaptive import CHEAP_BYTES, LONG_MIN_REPS, Record
 from commchar.measure.plan import ADAPTIVE, DEFAULT_MIN_REPS, Point, parse_np, parse_sizes, size_rule
+from commchar.measure.again import AgainResult
 from commchar.measure.refine import RefineResult
 from commchar.measure.rules import coarse_precision, measuring_max_time, measuring_precision, run_rule
 from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
@@ -254,6 +255,13 @@ class _ProgressObserver:
         self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))
 
 
+def _again_summary(again: AgainResult | None) -> str:
+    if again is None or not again.points:
+        return ""
+    text = f"; {again.points} measured with the cores of ranks 0 and 1 in another state, measured again"
+    return text + (f" ({again.still} still in another state: the fit says which)" if again.still else "")
+
+
 def _refinement_summary(refined: RefineResult | None, record: Record | None = None) -> str:
     if record is not None and refined is not None:
         text = (f"; adaptive sizes: {refined.points} added in {refined.rounds} round(s) to the coarse grid"
@@ -338,6 +346,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
                    + (f", {result.unsupported} unsupported by the library"
                       + (" or with cold buffers (the report says why)" if options.cache == "cold" else "")
                       if result.unsupported else "")
+                   + _again_summary(result.again)
                    + _refinement_summary(result.refined, record))
         if result.launch_failures:
             # Points no job could even start on are not measurements: the run is not complete.

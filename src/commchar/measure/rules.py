@@ -24,8 +24,8 @@ from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant
 from commchar.measure.plan import ADAPTIVE, Point, points_by_rule
 from commchar.measure.refine import default_budget, refine
-from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, plan_work,
-                                     refinement_jobs)
+from commchar.measure.runner import (Observer, SweepOptions, SweepResult, _JobRunner, measure_moved,
+                                     plan_work, refinement_jobs)
 from commchar.store import Store
 
 # The most a loosened precision may be: a CI half-width of a third of the median.
@@ -116,6 +116,7 @@ def run_rule(store: Store, run_id: int, options: SweepOptions, libraries: list[L
     # As run_sweep: a run across hosts has two point-to-point series (on-node and off-node),
     # which neither the refinement nor the adaptive rule separates yet.
     if options.refine and not result.launched_nothing and not several:
+        measure_moved(store, run_id, measuring, base, libraries, observer, result)
         measure = refinement_jobs(store, run_id, measuring, base, libraries, observer, result, riders)
         names = [library.name for library in libraries]
         budget = (options.refine_budget if options.refine_budget is not None

@@ -32,6 +32,7 @@ from commchar.measure.libraries import Library
 from commchar.measure.operations import OpVariant, catalogue, parse_ops
 from commchar.measure.placement import Host, hosts_used, locality, other_policy, rank_hosts
 from commchar.measure.plan import DEFAULT_MIN_REPS, Point, parse_sizes, plan_argument, points_for
+from commchar.measure.again import AgainResult, measure_again
 from commchar.measure.refine import RefineResult, default_budget, refine
 from commchar.statistics import relative_ci_halfwidth, summarize
 from commchar.store import Store
@@ -109,6 +110,7 @@ class SweepResult:
     launch_failures: int = 0  # points whose job ended before measuring anything
     launch_error: str | None = None  # the first such job's reason
     refined: RefineResult | None = None  # None: refinement was off
+    again: AgainResult | None = None  # the points measured again in the cores' main state (None: off)
 
     @property
     def launched_nothing(self) -> bool:
@@ -207,10 +209,11 @@ def plan_work(store: Store, run_id: int, options: SweepOptions, libraries: list[
 
 def refinement_jobs(store: Store, run_id: int, options: SweepOptions, base: LaunchSpec,
                     libraries: list[Library], observer: Observer, result: SweepResult,
-                    riders: dict[tuple[str, int], list[Point]] | None = None
+                    riders: dict[tuple[str, int], list[Point]] | None = None, again: bool = False
                     ) -> Callable[[str, int, list[Point]], None]:
     """What measures a refinement round's points of one library at p: a job on one host,
-    each point stored as refined. A job of a library and p with `riders` left takes the
+    each point stored as refined (`again`: each in place of the stored point it measures
+    once more, measure/again.py). A job of a library and p with `riders` left takes the
     first of them along (taken from the list): a point that must be the first traffic of
     its processes (a fresh job's), which leads it unrefined instead of a launch of its own."""
     by_name = {library.name: library for library in libraries}
@@ -222,9 +225,18 @@ def refinement_jobs(store: Store, run_id: int, options: SweepOptions, base: Laun
             points = [waiting[(name, p)].pop(0), *points]
         (placed,) = place_points(points, p, None, options.placement)
         _JobRunner(store, run_id, options, base, library, p, ensure_kernel(library), observer,
-                   result, placed, refined=True).run(points)
+                   result, placed, refined=not again, again=again).run(points)
 
     return measure
+
+
+def measure_moved(store: Store, run_id: int, options: SweepOptions, base: LaunchSpec,
+                  libraries: list[Library], observer: Observer, result: SweepResult) -> None:
+    """The points measured with the cores of ranks 0 and 1 outside their library's main state,
+    measured once more, each in place of the first (measure/again.py), before a refinement
+    reads them."""
+    again = refinement_jobs(store, run_id, options, base, libraries, observer, result, again=True)
+    result.again = measure_again(store, run_id, [library.name for library in libraries], again)
 
 
 def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
@@ -248,11 +260,12 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
     # Refinement reads one series per operation: a run across hosts has two (on-node and
     # off-node) for point-to-point, which it does not refine yet.
     if options.refine and not result.launched_nothing and not (hosts and len(hosts) > 1):
+        names = [lib.name for lib in libraries]
+        measure_moved(store, run_id, options, base, libraries, observer, result)
         measure = refinement_jobs(store, run_id, options, base, libraries, observer, result)
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
-        result.refined = refine(store, run_id, [lib.name for lib in libraries], budget, measure,
-                                observer.refining)
+        result.refined = refine(store, run_id, names, budget, measure, observer.refining)
     return result
 
 
@@ -304,11 +317,12 @@ def ops_for(library: Library, text: str | None) -> list[OpVariant]:
 class _JobRunner:
     def __init__(self, store: Store, run_id: int, options: SweepOptions, spec: LaunchSpec,
                  library: Library, p: int, kernel: Path, observer: Observer,
-                 result: SweepResult, placed: _Placed, refined: bool = False) -> None:
+                 result: SweepResult, placed: _Placed, refined: bool = False, again: bool = False) -> None:
         self.store, self.run_id, self.options, self.spec = store, run_id, options, spec
         self.library, self.p, self.kernel = library, p, kernel
         self.observer, self.result, self.placed = observer, result, placed
         self.refined = refined  # its points were added inside a gap where the curve changes
+        self.again = again  # its points replace the stored ones they measure once more
         # the kernel's names of the operations stored under another (PVM's)
         self.kernel_names = {name: op.in_kernel for name, op in catalogue(library.transport).items()
                              if op.kernel_name}
@@ -549,7 +563,7 @@ class _JobRunner:
         self.store.add_point(self.run_id, job_id, self.library.name, message, summary,
                              oversubscribed=oversubscribed, ci_rel=ci_rel,
                              locality=self.placed.localities.get(point, ""),
-                             refined=self.refined and not self.fresh(point))
+                             refined=self.refined and not self.fresh(point), again=self.again)
         self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1

@@ -390,12 +390,17 @@ class Store:
     @_guarded
     def add_point(self, run_id: int, job_id: int, library: str, point: dict, summary: dict,
                   *, oversubscribed: bool, ci_rel: float, locality: str = "",
-                  refined: bool = False) -> int:
+                  refined: bool = False, again: bool = False) -> int:
         """Store one point, its statistics and its raw samples in one transaction; `locality`
         is on-node or off-node when the run spans hosts, empty on one host; `refined`: a
-        size added inside a gap where the curve changes (measure/refine.py). The point's
-        cache mode and region are the kernel's (warm for a kernel that does not say)."""
+        size added inside a gap where the curve changes (measure/refine.py); `again`: the
+        point measured once more (measure/again.py), in place of the stored one, whose times,
+        round trips and time of measurement go into this one's `extra.superseded` and whose
+        `refined` it keeps. The point's cache mode and region are the kernel's (warm for a
+        kernel that does not say)."""
         with self._db:
+            if again:
+                point, refined = self._supersede(run_id, library, point, locality, refined)
             cur = self._db.execute(
                 "INSERT INTO points(run_id, job_id, library, op, variant, p, n_bytes, reps, batch,"
                 " warmup, t_us, t_min_us, t_p25_us, t_mean_us, t_p75_us, t_p95_us, t_max_us,"
@@ -423,6 +428,24 @@ class Store:
                 (point_id, json.dumps(point["samples_us"])),
             )
         return point_id
+
+    def _supersede(self, run_id: int, library: str, point: dict, locality: str, refined: bool
+                   ) -> tuple[dict, bool]:
+        """Inside add_point's transaction: the stored point `point` measures again taken out,
+        and `point` with its summary in extra.superseded, and the `refined` to store."""
+        old = self._db.execute(
+            "SELECT id, t_us, t_mean_us, extra_json, created_at, refined FROM points WHERE run_id = ?"
+            " AND library = ? AND op = ? AND variant = ? AND p = ? AND n_bytes = ? AND locality = ?",
+            (run_id, library, point["op"], point.get("variant", ""), point["p"], point["n_bytes"],
+             locality)).fetchone()
+        if old is None:
+            return point, refined
+        first = _loads(old["extra_json"], f"point {old['id']} extra", {})
+        superseded = {"t_us": old["t_us"], "t_mean_us": old["t_mean_us"],
+                      "core_rtt_ns": first.get("core_rtt_ns"), "created_at": old["created_at"]}
+        self._db.execute("DELETE FROM samples WHERE point_id = ?", (old["id"],))
+        self._db.execute("DELETE FROM points WHERE id = ?", (old["id"],))
+        return point | {"extra": (point.get("extra") or {}) | {"superseded": superseded}}, bool(old["refined"])
 
     @_guarded
     def add_failure(self, run_id: int, library: str, op: str, variant: str, p: int,
