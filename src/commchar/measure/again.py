@@ -3,10 +3,10 @@
 in that state where most of its points lie there (models/core_distance_policy.py), and a model of
 a state the programs do not run in predicts them wrong (one run's MPICH point-to-point operations,
 measured with the cores 327 ns apart while its applications ran 66 ns apart: its Gaussian
-elimination of N = 256 predicted +31%). A sweep measures such points once more at its end, each
-library at each p in one job (measure/runner.py): a point measured again replaces the first in
-the store, which keeps the first's times and round trips in the new point's `extra.superseded`,
-whatever state the second finds."""
+elimination of N = 256 predicted +31%). A sweep measures such points once more after its jobs and
+before its refinement, each library at each p in one job (measure/runner.py, `measure_moved`): a
+point measured again replaces the first in the store, which keeps the first's times and round
+trips in the new point's `extra.superseded`, whatever state the second finds."""
 
 from __future__ import annotations
 

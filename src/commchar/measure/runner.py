@@ -260,12 +260,12 @@ def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[
     # Refinement reads one series per operation: a run across hosts has two (on-node and
     # off-node) for point-to-point, which it does not refine yet.
     if options.refine and not result.launched_nothing and not (hosts and len(hosts) > 1):
-        names = [lib.name for lib in libraries]
         measure_moved(store, run_id, options, base, libraries, observer, result)
         measure = refinement_jobs(store, run_id, options, base, libraries, observer, result)
         budget = (options.refine_budget if options.refine_budget is not None
                   else default_budget(time.monotonic() - started))
-        result.refined = refine(store, run_id, names, budget, measure, observer.refining)
+        result.refined = refine(store, run_id, [lib.name for lib in libraries], budget, measure,
+                                observer.refining)
     return result
 
 
