@@ -298,10 +298,16 @@ def test_sigkill_mid_sweep_then_resume_completes_without_remeasuring(tmp_path, m
 
     commchar("run", "--db", str(db), "--resume", str(run_id))
     with Store(db) as store:
-        after = {p["point_id"]: (p["op"], p["variant"], p["n_bytes"], p["t_us"])
-                 for p in store.points()}
+        points = store.points()
+        after = {p["point_id"]: (p["op"], p["variant"], p["n_bytes"], p["t_us"]) for p in points}
         assert store.run(run_id)["status"] == "complete"
-    assert {k: after[k] for k in before} == before  # finished points were not measured again
+    # finished points were not measured again, but for those measured with the cores of ranks 0
+    # and 1 in another state than most (measure/again.py), each replaced by one that says so
+    again = {(p["op"], p["variant"], p["n_bytes"]): p["extra"]["superseded"]["t_us"]
+             for p in points if "superseded" in p["extra"]}
+    assert {k: after[k] for k in before if before[k][:3] not in again} == {
+        k: v for k, v in before.items() if v[:3] not in again}
+    assert all(again[v[:3]] == v[3] for v in before.values() if v[:3] in again)
     with Store(db) as store:  # refinement may add sizes where the latency changes regime
         planned_points = [p for p in store.points() if not p["refined"]]
     assert len(planned_points) == planned and len(set(after.values())) == len(after)

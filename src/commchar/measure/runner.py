@@ -101,7 +101,7 @@ class Observer(Protocol):
 @dataclass
 class SweepResult:
     run_id: int
-    stored: int = 0
+    stored: int = 0  # new points (those measured again: again.points)
     skipped: int = 0  # already stored by an earlier attempt of the run
     retried: int = 0  # recorded as failed by an earlier attempt, measured again
     failures: int = 0
@@ -564,7 +564,8 @@ class _JobRunner:
                              oversubscribed=oversubscribed, ci_rel=ci_rel,
                              locality=self.placed.localities.get(point, ""),
                              refined=self.refined and not self.fresh(point), again=self.again)
-        self.result.stored += 1
+        if not self.again:  # a point measured again is counted as such (AgainResult)
+            self.result.stored += 1
         if not message.get("valid", True):
             self.result.invalid += 1
         self.observer.point_stored(self.library.name, self.p, message, summary)
