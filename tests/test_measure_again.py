@@ -64,10 +64,11 @@ def test_a_point_measured_again_replaces_the_first_and_keeps_its_times(tmp_path)
                 _add(store, run_id, job, pt.op, pt.variant, pt.n_bytes, NEAR if pt.n_bytes == 64 else FAR,
                      0.5, again=True)
 
-        result = measure_again(store, run_id, ["mpich"], measure)
+        told: list[int] = []
+        result = measure_again(store, run_id, ["mpich"], measure, told.append)
         points = {pt["n_bytes"]: pt for pt in store.points([run_id]) if pt["op"] == "pingpong"}
     assert [(lib, p, [pt.n_bytes for pt in pts]) for lib, p, pts in asked] == [("mpich", 2, [64, 128])]
-    assert (result.points, result.still) == (2, 1)
+    assert (result.points, result.still) == (2, 1) and told == [2]
     assert len(points) == 2 and points[64]["t_us"] == 0.5
     assert points[64]["refined"] and not points[128]["refined"]
     first = points[64]["extra"]["superseded"]
@@ -83,5 +84,6 @@ def test_nothing_outside_the_main_state_measures_nothing(tmp_path):
     store, run_id, job = _run(tmp_path / "s.db")
     with store:
         _add(store, run_id, job, "pingpong", "send", 64, NEAR, 2.0)
-        result = measure_again(store, run_id, ["mpich"], lambda *a: (_ for _ in ()).throw(AssertionError))
+        never = lambda *a: (_ for _ in ()).throw(AssertionError)  # noqa: E731
+        result = measure_again(store, run_id, ["mpich"], never, never)
     assert (result.points, result.still) == (0, 0)

@@ -250,6 +250,11 @@ class _ProgressObserver:
 
     rounds_name = "refining thresholds"
 
+    def measuring_again(self, points: int) -> None:
+        self.total += points
+        self.progress.update(self.task, total=self.total,
+                             description="measuring again what the cores' move put in another state")
+
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
         self.console.print(styled((kind, "red"), f": {library} p={p} {point.key} n={point.n_bytes}: {message}"))

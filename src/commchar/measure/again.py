@@ -11,6 +11,7 @@ trips in the new point's `extra.superseded`, whatever state the second finds."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from commchar.core_distance import point_pairs, rtt_pair, split
@@ -46,14 +47,18 @@ def elsewhere(points: list[dict]) -> dict[tuple[str, int], list[Point]]:
     return {key: sorted(todo[key], key=lambda pt: (pt.op, pt.variant, pt.n_bytes)) for key in sorted(todo)}
 
 
-def measure_again(store: Store, run_id: int, libraries: list[str], measure: MeasureJob) -> AgainResult:
+def measure_again(store: Store, run_id: int, libraries: list[str], measure: MeasureJob,
+                  on_start: Callable[[int], None] | None = None) -> AgainResult:
     """Measure once more the points of `libraries` in run `run_id` that lie outside their
-    library's main state (`measure` stores each in place of the first)."""
+    library's main state (`measure` stores each in place of the first; `on_start` is told how
+    many, where there are any)."""
     def mine() -> list[dict]:
         return [pt for pt in store.points([run_id]) if pt["library"] in libraries and not pt["locality"]]
 
     todo = elsewhere(mine())
     result = AgainResult(points=sum(len(points) for points in todo.values()))
+    if todo and on_start is not None:
+        on_start(result.points)
     for (library, p), points in todo.items():
         measure(library, p, points)
     if todo:

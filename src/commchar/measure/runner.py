@@ -96,6 +96,7 @@ class Observer(Protocol):
     def point_stored(self, library: str, p: int, point: dict, summary: dict) -> None: ...
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None: ...
     def refining(self, round_no: int, points: int) -> None: ...
+    def measuring_again(self, points: int) -> None: ...
 
 
 @dataclass
@@ -236,7 +237,8 @@ def measure_moved(store: Store, run_id: int, options: SweepOptions, base: Launch
     measured once more, each in place of the first (measure/again.py), before a refinement
     reads them."""
     again = refinement_jobs(store, run_id, options, base, libraries, observer, result, again=True)
-    result.again = measure_again(store, run_id, [library.name for library in libraries], again)
+    result.again = measure_again(store, run_id, [library.name for library in libraries], again,
+                                 observer.measuring_again)
 
 
 def run_sweep(store: Store, run_id: int, options: SweepOptions, libraries: list[Library],
