@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import point_pairs, rtt_pair, split
+from commchar.core_distance import point_pairs, split
 from commchar.measure.plan import Point
 from commchar.measure.refine import MeasureJob
 from commchar.models.core_distance_policy import EXEMPT
@@ -36,10 +36,8 @@ def elsewhere(points: list[dict]) -> dict[tuple[str, int], list[Point]]:
         states = split(point_pairs(mine))
         if states is None:
             continue
-        main = states.main()
         for pt in mine:
-            pair = rtt_pair(pt.get("extra"))
-            if pair is not None and states.state_of(pair) != main:
+            if not states.in_main(pt.get("extra")):
                 floor = (pt.get("extra") or {}).get("min_reps")
                 todo[(library, pt["p"])].append(Point(
                     pt["op"], pt.get("variant") or "", pt["n_bytes"], precision=pt.get("precision_target"),

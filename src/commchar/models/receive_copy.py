@@ -115,14 +115,15 @@ def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: 
 def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
                       ) -> list[dict[str, Any]]:
     """The regimes, each with `O_r` (us/B) where two or more of its eager sizes whose bytes
-    cost at least its overheads were measured."""
+    cost at least its overheads were measured, or where LogGOPSim's rule overcharges the
+    exchange at its largest eager size (_below_logGOPSim)."""
     out = []
     for regime, eager in zip(regimes, _eager_by_regime(regimes, times, S)):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
         sizes = [n for n in eager if n > 1 and (n - 1) * per_byte >= fixed]
         if len(sizes) < 2:
-            out.append(_below_logGOPSim(regime, eager, times))
+            out.append(_below_logGOPSim(regime, eager, times, fixed, per_byte))
             continue
         n1 = np.array(sizes, dtype=float) - 1.0
         x = np.array([times[n] for n in sizes])
@@ -138,17 +139,16 @@ def _within(o_r: float, per_byte: float) -> float:
     return min(max(o_r, 0.0), per_byte)
 
 
-def _below_logGOPSim(regime: dict[str, Any], eager: list[int], times: dict[int, float]
-                     ) -> dict[str, Any]:
-    """A regime too small for the fit: the receiver's copy the exchange at its largest eager
-    size measured leaves, where LogGOPSim's (max(O, G)) would charge that exchange more than it
-    took (Open MPI 4.1.4's regime of 0 to 256 B here: G = 0.16 ns/B from its ping-pong, and
-    LogGOPSim's exchange of 256 B 0.203 us against 0.189 measured); else the regime as it is."""
+def _below_logGOPSim(regime: dict[str, Any], eager: list[int], times: dict[int, float], fixed: float,
+                     per_byte: float) -> dict[str, Any]:
+    """A regime too small for the fit (its o_s + o_r `fixed`, max(O, G) `per_byte`): the
+    receiver's copy the exchange at its largest eager size measured leaves, where LogGOPSim's
+    (max(O, G)) would charge that exchange more than it took (Open MPI 4.1.4's regime of 0 to
+    256 B here: G = 0.16 ns/B from its ping-pong, and LogGOPSim's exchange of 256 B 0.203 us
+    against 0.189 measured); else the regime as it is."""
     largest = max((n for n in eager if n > 1), default=None)
     if largest is None:
         return regime
-    per_byte = max(float(regime["O"]), float(regime["G"]))
-    fixed = float(regime["o_s"]) + float(regime["o_r"])
     o_r = _within((times[largest] - fixed) / (largest - 1) - float(regime["O"]), per_byte)
     return regime | {"O_r": o_r} if o_r < per_byte else regime
 
