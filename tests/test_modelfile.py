@@ -78,6 +78,22 @@ def test_segment_choice_follows_n_and_the_nearest_bound_in_a_gap():
     assert model.time("openmpi", "pingpong:send", 10**6, 2).t_us == pytest.approx(72.9)
 
 
+def test_a_gap_is_held_between_the_times_at_its_ends():
+    # segment 0 steeper, 0.41 + 0.0005 n: 2.458 at its last size, 4096 B; segment 1 takes
+    # 2.481632 at its first, 8192 B (1.9 + 0.000071*8192)
+    data = two_regime_model()
+    data["libraries"]["openmpi"]["operations"]["pingpong:send"]["segments"][0]["t_b"] = "0.0005"
+    model = ModelFile.from_dict(data)
+    # n = 5000, nearer 4096: segment 0's line, 2.91, passes the upper end and is held there
+    gap = model.time("openmpi", "pingpong", 5000, 2)
+    assert (gap.segment, gap.t_us) == (0, pytest.approx(2.481632))
+    # n = 7000, nearer 8192: segment 1's line, 2.397, lies below the lower end: held there
+    late = model.time("openmpi", "pingpong", 7000, 2)
+    assert (late.segment, late.t_us) == (1, pytest.approx(2.458))
+    # a size a segment covers keeps its line: 4000 B, 0.41 + 2.0
+    assert model.time("openmpi", "pingpong", 4000, 2).t_us == pytest.approx(2.41)
+
+
 def test_extrapolation_is_flagged_never_silent():
     model = ModelFile.from_dict(two_regime_model())
     inside = model.time("openmpi", "bcast", 1024, 4)

@@ -8,6 +8,7 @@ import pytest
 
 from commchar.modelfile import ModelFile
 from commchar.models import fit_points
+from commchar.models.assemble import fit_models
 from commchar.models.collective import CollectiveModel
 
 P_VALUES = (2, 4, 8)
@@ -92,3 +93,24 @@ def test_a_p_measured_to_smaller_sizes_only_leaves_the_larger_ones_their_regime(
     assert op["errors"]["in_sample"]["max"] <= 0.10, op["errors"]["in_sample"]
     # the last regime's laws come from the p measured there
     assert list(op["segments"][-1]["fit"]["per_p"]) == ["4", "8"]
+
+
+def test_a_size_between_two_regimes_is_held_within_their_times_at_the_gap_and_the_file_agrees():
+    # the step (32768 B alone, twice the per-byte cost) is a regime of one size: its line, carried
+    # to 24576 or 49152 B, is a guess, and neither the fit nor its model file may price a size
+    # between two regimes beyond the times at the gap's ends
+    pts = _points(np.random.default_rng(5))
+    fitted = fit_models(pts)["lib"]["alltoall"].model
+    assert isinstance(fitted, CollectiveModel)
+    loaded = ModelFile.from_dict(fit_points(pts))
+    bounds = [(s["n_min"], s["n_max"]) for s in fitted.segments_]
+    gaps = [(a, b) for (_, a), (b, _) in zip(bounds, bounds[1:]) if b > a + 1]
+    assert gaps, bounds
+    for a, b in gaps:
+        for q in P_VALUES:
+            ends = fitted.predict([a, b], [q, q])
+            inside = fitted.predict([(a * b) ** 0.5, (a + b) / 2], [q, q])
+            assert np.all(inside >= ends.min() - 1e-9) and np.all(inside <= ends.max() + 1e-9), (a, b, q)
+            file_ends = [loaded.time("lib", "alltoall", x, q).t_us for x in (a, b)]
+            mid = loaded.time("lib", "alltoall", (a + b) / 2, q).t_us
+            assert min(file_ends) - 1e-9 <= mid <= max(file_ends) + 1e-9, (a, b, q)

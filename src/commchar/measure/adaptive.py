@@ -14,12 +14,15 @@ uncertain:
   midpoint by BREAK_TOLERANCE, split in log into 2-fold gaps (BREAK_SIZES at
   most a round), then bisected down to MIN_JUMP_GAP while they disagree by
   more than MAX_MISS (a jump);
-- gap: a gap between measured sizes inside which the model's prediction
-  leaves the band of the two measured times (TOLERANCE and their noise
-  widen it): a communication time does not dip or peak between two sizes,
-  so the model is wrong there (a segment of one size whose slope it guessed,
-  the nearer of two segments chosen across a jump); the size, of GAP_PROBES
-  evenly in log, where it leaves the band most;
+- gap: a gap between measured sizes inside which the model's lines (in a gap
+  between two segments, the line of the one with the nearer bound, extended
+  across it) leave the band of the two measured times (TOLERANCE and their
+  noise widen it): a communication time does not dip or peak between two
+  sizes, so the segments are wrong or unsure there (a segment of one size
+  whose slope the fit guessed, the nearer of two segments across a jump),
+  even where the model's prediction, which a gap between two segments takes
+  between their ends' times (segment_gaps), stays inside; the size, of
+  GAP_PROBES evenly in log, where a line leaves the band most;
 - coarse gap: a gap between measured sizes wider than MAX_GAP (MIN_GAP up to
   CHEAP_BYTES, where points are cheap) gets its log midpoint, which checks that
   the model holds across it; the gaps out to sizes
@@ -235,8 +238,10 @@ def _side(segment: dict[str, Any], n: float, group: Any) -> list[float]:
 
 
 def predicted_at(model: SegmentedHockneyModel, sizes: list[int] | list[float], group: Any) -> list[float | None]:
-    """The model's time at each size in `group`'s state; None where the segment covering the
-    size has no line of that state (none of its points were measured in it)."""
+    """The line of the segment at each size in `group`'s state (in a gap between two
+    segments, the one with the nearer bound, extended across it: what the segments say there,
+    not the model's prediction between their ends); None where that segment has no line of
+    the state (none of its points were measured in it)."""
     out: list[float | None] = []
     for n, k in zip(sizes, model.segment_index(np.asarray(sizes, dtype=float)).tolist()):
         fit = model.segments_[k]["fits"].get(group)

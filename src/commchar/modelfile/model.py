@@ -15,6 +15,7 @@ from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocu
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
+from commchar.segment_gaps import locate, nearest, within_ends
 from commchar.vocabulary import ALTERNATE_VARIANTS, MPI_P2P_OPS, default_key, key_op
 
 
@@ -72,15 +73,8 @@ class _Operation:
     mean_segments: tuple[Segment, ...] = ()  # the fit of the means (`mean`), empty when absent
 
 
-def _segment_index(segments: tuple[Segment, ...], n: float) -> int:
-    best, best_distance = 0, math.inf
-    for i, seg in enumerate(segments):
-        if seg.covers(n):
-            return i
-        distance = seg.n_min - n if n < seg.n_min else n - seg.n_max  # type: ignore[operator]
-        if distance < best_distance:  # ties go to the lower segment
-            best, best_distance = i, distance
-    return best
+def _bounds(segments: tuple[Segment, ...]) -> list[tuple[float, float | None]]:
+    return [(seg.n_min, seg.n_max) for seg in segments]
 
 
 STATISTICS = ("median", "mean")
@@ -288,7 +282,7 @@ class ModelFile:
 
     def segment_index(self, library: str, key: str, n: float, statistic: str = "median") -> int:
         """Index of the segment covering n; in a gap or outside, the one with the nearest bound."""
-        return _segment_index(_pick(self._op(library, key), statistic), n)
+        return nearest(*locate(_bounds(_pick(self._op(library, key), statistic)), n))
 
     def time(self, library: str, key: str, n: float, p: float, statistic: str = "median") -> Prediction:
         """Predicted time in us of operation `key` at message length n (bytes) and p processes.
@@ -307,12 +301,15 @@ class ModelFile:
             raise ModelError(f"process count must be >= 1, found {p!r}")
         op = self._op(library, key)
         segments = _pick(op, statistic)
-        index = _segment_index(segments, n)
-        segment = segments[index]
+        lower, upper, weight = locate(_bounds(segments), n)
+        index = nearest(lower, upper, weight)
         where = "mean.segments" if segments is op.mean_segments else "segments"
         path = f"libraries.{library}.operations.{op.key}.{where}[{index}]"
         try:
-            t_us = segment.time(n, p)
+            t_us = segments[index].time(n, p)
+            if lower != upper:  # in the gap between two segments: within their ends' times
+                below, above = segments[lower], segments[upper]
+                t_us = within_ends(t_us, below.time(below.n_max, p), above.time(above.n_min, p))  # type: ignore[arg-type]
         except ModelError as exc:
             raise ModelError(f"{path}: {exc}") from None
         warnings = []

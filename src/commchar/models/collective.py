@@ -19,6 +19,7 @@ from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, segment_index
+from commchar.segment_gaps import locate, within_ends
 
 # With the points' noise the regimes are as many as it asks for (one size may be one, a step
 # a Hockney segment cannot follow), as for point-to-point (assemble.P2P_MAX_SEGMENTS).
@@ -214,9 +215,21 @@ class CollectiveModel(Estimator):
         out = np.empty(n.size)
         for k in set(idx.tolist()):
             sel = idx == k
-            ts, tb, tc = self.terms(k, p[sel], variant)
-            out[sel] = ts + (tb + tc) * n[sel]
+            out[sel] = self._time(k, p[sel], n[sel], variant)
+        # a size in a gap between two segments: within their times at its ends (segment_gaps)
+        bounds = [(s["n_min"], s["n_max"]) for s in self.segments_]
+        for i, size in enumerate(n.tolist()):
+            lower, upper, _ = locate(bounds, size)
+            if lower != upper:
+                below, above = (float(self._time(k, p[i:i + 1], np.array([at]), variant)[0])
+                                for k, at in ((lower, bounds[lower][1]), (upper, bounds[upper][0])))
+                out[i] = within_ends(float(out[i]), below, above)
         return out
+
+    def _time(self, k: int, p: np.ndarray, n: np.ndarray, variant: str | None) -> np.ndarray:
+        """Segment k's time at (n, p) from its laws."""
+        ts, tb, tc = self.terms(k, p, variant)
+        return ts + (tb + tc) * n
 
     def law(self, k: int, term: str, variant: str | None = None) -> Law | None:
         sel = self.segments_[k]["laws"][variant or self.primary_].get(term)

@@ -28,6 +28,7 @@ from commchar.models import _lsq
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models.hockney import HockneyModel, check_sizes_times
+from commchar.segment_gaps import locate, nearest, within_ends
 
 RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # BIC charges log(N) per parameter; each breakpoint is charged DEFAULT_PENALTY
@@ -331,11 +332,18 @@ class SegmentedHockneyModel(Estimator):
         if groups is None:
             first = next(iter(self.segments_[0]["fits"]))
             groups = [first] * n.size
-        idx = self.segment_index(n)
+        bounds = [(s["n_min"], s["n_max"]) for s in self.segments_]
         out = np.empty(n.size)
-        for i, (size, g, k) in enumerate(zip(n, groups, idx)):
+
+        def line(k: int, size: float, g: Any) -> float:
             fit = self.segments_[k]["fits"].get(g)
             if fit is None:
                 raise InputError(f"{type(self).__name__}: no fit for group {g!r}")
-            out[i] = fit.t_s_ + fit.t_b_ * size
+            return float(fit.t_s_ + fit.t_b_ * size)
+
+        for i, (size, g) in enumerate(zip(n, groups)):
+            lower, upper, weight = locate(bounds, float(size))
+            out[i] = line(nearest(lower, upper, weight), size, g)
+            if lower != upper:  # in a gap between two segments: within their ends' times
+                out[i] = within_ends(out[i], line(lower, bounds[lower][1], g), line(upper, bounds[upper][0], g))
         return out

@@ -1,0 +1,50 @@
+"""Where a size falls among a fit's segments, and what a size between two of them costs.
+
+A fit's segments each cover the sizes they were fitted on ([n_min, n_max], in size
+order, disjoint; the first open below, the last above). A size between two of them
+lies where the library switches from one protocol to the next at a threshold no
+measured size pinned. It takes the line of the segment with the nearer bound (ties:
+the lower), held inside the band of the two segments' times at the gap's ends: a
+communication time does not dip or peak between two sizes (measure/adaptive.py asks
+for a size where a model's line does), so a one-size segment's guessed slope, or a
+segment's line carried across a step, is not charged beyond either end. Nothing
+better is known of the threshold: interpolating between the ends instead charges a
+step's share to sizes that lie wholly on one side of it (MPICH's message to oneself,
+0.235 us at 5793 B and 1.98 at 8192 B, would cost 0.49 us at 6144 B, where it took
+0.25; docs/models.md, "Between two segments").
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+Bounds = Sequence[tuple[float, float | None]]
+
+
+def locate(bounds: Bounds, n: float) -> tuple[int, int, float]:
+    """(lower, upper, weight) of size n among segments bounded by `bounds` ((n_min, n_max)
+    each, n_max None for an open last one): (k, k, 0.0) where segment k covers n, or n lies
+    below the first (k = 0) or beyond the last (the last); in the gap between segments k and
+    k + 1, (k, k + 1, w), w = (n - n_max of k) / (n_min of k + 1 - n_max of k), in (0, 1)."""
+    for k, (low, high) in enumerate(bounds):
+        if n < low:
+            if k == 0:
+                return 0, 0, 0.0
+            below = bounds[k - 1][1]
+            assert below is not None  # only the last segment is open above
+            return k - 1, k, (n - below) / (low - below)
+        if high is None or n <= high:
+            return k, k, 0.0
+    last = len(bounds) - 1
+    return last, last, 0.0
+
+
+def nearest(lower: int, upper: int, weight: float) -> int:
+    """The segment with the nearer bound to a size `locate` placed (ties: the lower)."""
+    return lower if weight <= 0.5 else upper
+
+
+def within_ends(line: float, below: float, above: float) -> float:
+    """A gap's time: `line` (the nearer segment's at the size) held between `below` and
+    `above`, the two segments' times at the gap's ends."""
+    return min(max(line, min(below, above)), max(below, above))
