@@ -114,3 +114,26 @@ def test_a_size_between_two_regimes_is_held_within_their_times_at_the_gap_and_th
             file_ends = [loaded.time("lib", "alltoall", x, q).t_us for x in (a, b)]
             mid = loaded.time("lib", "alltoall", (a + b) / 2, q).t_us
             assert min(file_ends) - 1e-9 <= mid <= max(file_ends) + 1e-9, (a, b, q)
+
+
+def test_a_variant_measured_at_one_size_of_a_regime_keeps_the_others_shape_there():
+    # ibcast-like: the overlapping variant measured at every size, the pure one at 1 B only and
+    # beyond 64 B (its other small sizes fell in another state of the cores): the regime of 1 to
+    # 64 B is the protocol's, so the pure variant grows there as the other does, not as a line
+    # through the origin (0.91 us at 1 B was 58 us at 64 B)
+    from commchar.models.regimes import SegmentedHockneyModel
+
+    overlap = [(n, 1.9 + 0.0035 * n) for n in (1, 2, 4, 8, 16, 32, 64)]
+    big = [96, 256, 1024, 4096]
+    pure = [(1, 0.91)] + [(n, 1.09 + 0.0003 * n) for n in big]
+    overlap += [(n, 2.3 + 0.0003 * n) for n in big]
+    n = np.array([x for x, _ in overlap] + [x for x, _ in pure], float)
+    t = np.array([y for _, y in overlap] + [y for _, y in pure])
+    groups = ["overlap"] * len(overlap) + ["pure"] * len(pure)
+    model = SegmentedHockneyModel(max_segments=5, min_sizes=1, bootstrap=0).fit(
+        n, t, groups=groups, noise=np.full(n.size, 0.005))
+    assert any(s["n_min"] <= 1 and s["n_max"] >= 64 for s in model.segments_), model.segments_
+    at = model.predict([1.0, 64.0], ["pure", "pure"])
+    assert at[0] == pytest.approx(0.91)
+    # the other variant's own growth from 1 to 64 B: (1.9 + 0.0035*64) / (1.9 + 0.0035)
+    assert at[1] == pytest.approx(0.91 * (1.9 + 0.0035 * 64) / (1.9 + 0.0035), rel=0.02)

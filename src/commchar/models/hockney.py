@@ -121,12 +121,18 @@ class HockneyModel(Estimator):
             }
         return self
 
-    def fit_one_size(self, n: float, t: float) -> "HockneyModel":
+    def fit_one_size(self, n: float, t: float, growth: float | None = None) -> "HockneyModel":
         """The segment of a single measured size (a regime of its own): T = t_b n through the
-        origin, so the cost per byte carries to the sizes around it (at n = 0, T = t_s)."""
+        origin, so the cost per byte carries to the sizes around it (at n = 0, T = t_s). With
+        `growth`, the relative slope t_b / T at n of other series measured at more sizes of the
+        same regime (1/B, held in [0, 1/n]), T takes that shape through t at n instead."""
         self._validate_params()
         check_sizes_times([n, n + 1.0], [t, t], type(self).__name__)
-        self.t_s_, self.t_b_ = (float(t), 0.0) if n == 0 else (0.0, float(t) / float(n))
+        if growth is not None:
+            t_b = float(t) * min(max(growth, 0.0), 1.0 / n if n > 0 else 0.0)
+            self.t_s_, self.t_b_ = float(t) - t_b * float(n), t_b
+        else:
+            self.t_s_, self.t_b_ = (float(t), 0.0) if n == 0 else (0.0, float(t) / float(n))
         self.quality_ = {"points": 1, "r2": 1.0, "max_rel_residual": 0.0}
         self.draws_ = np.empty((0, 2))
         self.ci_ = {name: None for name in ("t_s", "t_b", "Bw_as", "n_half", "pi_s")}
