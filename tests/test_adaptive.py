@@ -475,3 +475,19 @@ def test_explicit_sizes_are_measured_as_given(mpi_libraries, tmp_path):
     assert main(["fit", "--db", str(db), "-o", str(out)]) == 0
     assert [r["run_id"] for r in json.loads(out.read_text())["provenance"]["size_choice"]["runs"]] == [1]
     assert choice["series"][0]["rounds"] == [{"round": 0, "sizes": [0, 64, 4096], "precision": 0.05}]
+
+
+def test_a_scattered_series_gets_the_midpoints_of_its_cheap_gaps_and_a_straight_one_none():
+    n = np.array([0] + [2.0 ** k for k in range(0, 23)])
+    line = 0.3 + 0.0001 * n
+    # every other size 15% up: no few straight lines (its scatter far above SCATTERED)
+    jagged = line * np.where(np.arange(n.size) % 2 == 0, 1.0, 1.15)
+    state, _ = adaptive.analyse(n, jagged, np.full(n.size, 0.004), 0.03)
+    assert state.scatter is not None and state.scatter > adaptive.SCATTERED
+    scattered = sorted(k for k, why in state.sizes.items() if why == "scattered")
+    assert scattered, state.sizes
+    assert all(k <= adaptive.CHEAP_BYTES for k in scattered)
+    # one midpoint of each 2-fold gap between 1 B and 64 KiB that no other reason asked for first
+    assert all(any(a < k < 2 * a for a in n[1:]) for k in scattered)
+    state, _ = adaptive.analyse(n, line, np.full(n.size, 0.004), 0.03)
+    assert "scattered" not in state.sizes.values()

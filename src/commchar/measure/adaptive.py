@@ -33,6 +33,10 @@ uncertain:
   lies further from it than its noise allows (DEVIATION_Z noise levels, the
   series' floor included) and TOLERANCE gets the log midpoints of both its
   gaps (split further, round after round, while wider than MIN_GAP);
+- scattered: a series whose sizes lie off the lines through their neighbours
+  by more than SCATTERED (its scatter(), below) gets the log midpoint of
+  every gap up to CHEAP_BYTES wider than MIN_JUMP_GAP: such a curve is no few
+  straight lines, and a size there is known only where it is measured;
 - ci: a segment whose predicted time is not known to within the CI target
   (LOOSE_FACTOR times `--precision`, or half the series' noise floor where that
   is looser: point_precision()) at each of its sizes, from the weighted
@@ -111,6 +115,10 @@ BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it a
 DEVIATION_Z = 2.0  # noise levels (with the series' floor) a new size may lie off the previous model
 MAX_FLOOR = 0.10  # the most the scatter raises the floor: structure of twice this is still resolved
 SCATTER_POINTS = 6  # sizes between two others of their state that a series' own scatter needs
+# A series whose sizes scatter from the lines through their neighbours by more than this (the
+# robust spread of scatter(), 2.8 times the run-to-run floor) has its gaps up to CHEAP_BYTES
+# split down to MIN_JUMP_GAP: Open MPI's bcast took 0.29 us at 4 and 8 B and 0.38 at 6 B
+SCATTERED = 0.07
 BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
@@ -376,6 +384,12 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     for lo, hi, widest in gaps:
         if hi / lo > widest:
             state_out.ask(log_mid(lo, hi), "coarse gap")
+    if (state_out.scatter or 0.0) > SCATTERED:
+        # sizes that lie off the lines through their neighbours by more than the host's noise:
+        # no few straight lines there, and a size is known only where it is measured
+        for lo, hi, _ in gaps:
+            if hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < log_mid(lo, hi) < hi:
+                state_out.ask(log_mid(lo, hi), "scattered")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
     for i, j in zip(positive[:-1], positive[1:]):
