@@ -197,26 +197,27 @@ class SegmentedHockneyModel(Estimator):
             bounds = self._noise_partition(data, kept, len(keys))
         self.segments_: list[dict[str, Any]] = []
         for k, (i, j) in enumerate(bounds):
-            fits: dict[Hashable, HockneyModel] = {}
-            alone: dict[Hashable, tuple[float, float]] = {}  # groups of one size here: (n, t)
+            measured: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
             for g, (gn, gt, gs) in data.items():
                 sel = (gn >= self.grid_[i]) & (gn <= self.grid_[j])
-                if not sel.any():  # the group was not measured at these sizes
+                if sel.any():  # else the group was not measured at these sizes
+                    measured[g] = (gn[sel], gt[sel], gs[sel])
+            lines = {g: HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k).fit(
+                         gn, gt, noise=None if sigma is None else gs)
+                     for g, (gn, gt, gs) in measured.items() if np.unique(gn).size > 1}
+            # a size that is a regime of its own takes its cost per byte through the origin; a
+            # group measured at one size of a regime others measured at more keeps their shape
+            # there (the protocol's), not a slope through the origin: MPICH's ibcast measured
+            # at 1 B alone (0.91 us) in a regime of 1 to 64 B made 58 us at 64 B
+            fits: dict[Hashable, HockneyModel] = {}
+            for g, (gn, gt, _) in measured.items():
+                if g in lines:
+                    fits[g] = lines[g]
                     continue
-                if np.unique(gn[sel]).size == 1:
-                    alone[g] = (float(gn[sel][0]), float(np.median(gt[sel])))
-                    continue
-                h = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k)
-                fits[g] = h.fit(gn[sel], gt[sel], noise=None if sigma is None else gs[sel])
-            for g, (n1, t1) in alone.items():
-                # a size that is a regime of its own takes its cost per byte through the origin;
-                # a group measured at one size of a regime others measured at more keeps their
-                # shape there (the protocol's), not a slope through the origin: MPICH's ibcast
-                # measured at 1 B alone (0.91 us) in a regime of 1 to 64 B made 58 us at 64 B
-                shapes = [float(f.t_b_) / float(f.predict([n1])[0]) for f in fits.values()
-                          if float(f.predict([n1])[0]) > 0]
-                h = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k)
-                fits[g] = h.fit_one_size(n1, t1, float(np.median(shapes)) if shapes else None)
+                n1, t1 = float(gn[0]), float(np.median(gt))
+                shapes = [float(f.t_b_) / at for f in lines.values() if (at := float(f.predict([n1])[0])) > 0]
+                fits[g] = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k).fit_one_size(
+                    n1, t1, float(np.median(shapes)) if shapes else None)
             self.segments_.append({"n_min": float(self.grid_[i]), "n_max": float(self.grid_[j]), "fits": fits})
         self.breakpoints_ = [
             {"after": self.segments_[k]["n_max"], "at": self.segments_[k + 1]["n_min"]}
