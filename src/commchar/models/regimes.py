@@ -104,11 +104,8 @@ def segment_index(segments: list[dict], n: Any) -> np.ndarray:
     """Index of the segment ({"n_min", "n_max"} in size order) used at each size: the
     covering one, else the one with the nearest bound; the first and last are open-ended."""
     n = np.asarray(n, dtype=float)
-    lows = np.array([s["n_min"] for s in segments], dtype=float)
-    highs = np.array([s["n_max"] for s in segments], dtype=float)
-    lows[0], highs[-1] = -np.inf, np.inf
-    distance = np.maximum(lows[None, :] - n[..., None], 0) + np.maximum(n[..., None] - highs[None, :], 0)
-    return np.argmin(distance, axis=-1)
+    bounds = [(s["n_min"], s["n_max"]) for s in segments]
+    return np.array([nearest(*locate(bounds, size)) for size in n.ravel().tolist()], dtype=int).reshape(n.shape)
 
 
 class SegmentedHockneyModel(Estimator):
