@@ -16,6 +16,7 @@ step's share to sizes that lie wholly on one side of it (MPICH's message to ones
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Sequence
 
 Bounds = Sequence[tuple[float, float | None]]
@@ -44,7 +45,13 @@ def nearest(lower: int, upper: int, weight: float) -> int:
     return lower if weight <= 0.5 else upper
 
 
-def within_ends(line: float, below: float, above: float) -> float:
-    """A gap's time: `line` (the nearer segment's at the size) held between `below` and
-    `above`, the two segments' times at the gap's ends."""
-    return min(max(line, min(below, above)), max(below, above))
+def price(bounds: Bounds, n: float, time_at: Callable[[int, float], float]) -> float:
+    """The time at size n of segments bounded by `bounds`, `time_at(k, size)` being segment
+    k's line: the covering segment's, or the nearer bound's held within the two segments'
+    times at the ends of the gap n lies in."""
+    lower, upper, weight = locate(bounds, n)
+    t = time_at(nearest(lower, upper, weight), n)
+    if lower == upper:
+        return t
+    below, above = time_at(lower, bounds[lower][1]), time_at(upper, bounds[upper][0])  # type: ignore[arg-type]
+    return min(max(t, min(below, above)), max(below, above))

@@ -388,8 +388,8 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         # sizes that lie off the lines through their neighbours by more than the host's noise:
         # no few straight lines there, and a size is known only where it is measured
         for lo, hi, _ in gaps:
-            if hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < log_mid(lo, hi) < hi:
-                state_out.ask(log_mid(lo, hi), "scattered")
+            if hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < (mid := log_mid(lo, hi)) < hi:
+                state_out.ask(mid, "scattered")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
     for i, j in zip(positive[:-1], positive[1:]):

@@ -15,7 +15,7 @@ from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocu
 from commchar.modelfile.expr import Expr, Number
 from commchar.modelfile.schema import (LOGGP_OPTIONAL, LOGGP_REQUIRED, term_expr, validate,
                                        validate_header, validate_library)
-from commchar.segment_gaps import locate, nearest, within_ends
+from commchar.segment_gaps import locate, nearest, price
 from commchar.vocabulary import ALTERNATE_VARIANTS, MPI_P2P_OPS, default_key, key_op
 
 
@@ -301,15 +301,12 @@ class ModelFile:
             raise ModelError(f"process count must be >= 1, found {p!r}")
         op = self._op(library, key)
         segments = _pick(op, statistic)
-        lower, upper, weight = locate(_bounds(segments), n)
-        index = nearest(lower, upper, weight)
+        bounds = _bounds(segments)
+        index = nearest(*locate(bounds, n))
         where = "mean.segments" if segments is op.mean_segments else "segments"
         path = f"libraries.{library}.operations.{op.key}.{where}[{index}]"
         try:
-            t_us = segments[index].time(n, p)
-            if lower != upper:  # in the gap between two segments: within their ends' times
-                below, above = segments[lower], segments[upper]
-                t_us = within_ends(t_us, below.time(below.n_max, p), above.time(above.n_min, p))  # type: ignore[arg-type]
+            t_us = price(bounds, n, lambda k, size: segments[k].time(size, p))
         except ModelError as exc:
             raise ModelError(f"{path}: {exc}") from None
         warnings = []

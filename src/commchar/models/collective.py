@@ -19,7 +19,7 @@ from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, segment_index
-from commchar.segment_gaps import locate, within_ends
+from commchar.segment_gaps import locate, price
 
 # With the points' noise the regimes are as many as it asks for (one size may be one, a step
 # a Hockney segment cannot follow), as for point-to-point (assemble.P2P_MAX_SEGMENTS).
@@ -221,9 +221,7 @@ class CollectiveModel(Estimator):
         for i, size in enumerate(n.tolist()):
             lower, upper, _ = locate(bounds, size)
             if lower != upper:
-                below, above = (float(self._time(k, p[i:i + 1], np.array([at]), variant)[0])
-                                for k, at in ((lower, bounds[lower][1]), (upper, bounds[upper][0])))
-                out[i] = within_ends(float(out[i]), below, above)
+                out[i] = price(bounds, size, lambda k, at: float(self._time(k, p[i:i + 1], np.array([at]), variant)[0]))
         return out
 
     def _time(self, k: int, p: np.ndarray, n: np.ndarray, variant: str | None) -> np.ndarray:

@@ -28,7 +28,7 @@ from commchar.models import _lsq
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models.hockney import HockneyModel, check_sizes_times
-from commchar.segment_gaps import locate, nearest, within_ends
+from commchar.segment_gaps import locate, nearest, price
 
 RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # BIC charges log(N) per parameter; each breakpoint is charged DEFAULT_PENALTY
@@ -350,8 +350,5 @@ class SegmentedHockneyModel(Estimator):
             return float(fit.t_s_ + fit.t_b_ * size)
 
         for i, (size, g) in enumerate(zip(n, groups)):
-            lower, upper, weight = locate(bounds, float(size))
-            out[i] = line(nearest(lower, upper, weight), size, g)
-            if lower != upper:  # in a gap between two segments: within their ends' times
-                out[i] = within_ends(out[i], line(lower, bounds[lower][1], g), line(upper, bounds[upper][0], g))
+            out[i] = price(bounds, float(size), lambda k, at: line(k, at, g))
         return out
