@@ -12,14 +12,36 @@ better is known of the threshold: interpolating between the ends instead charges
 step's share to sizes that lie wholly on one side of it (MPICH's message to oneself,
 0.235 us at 5793 B and 1.98 at 8192 B, would cost 0.49 us at 6144 B, where it took
 0.25; docs/models.md, "Between two segments").
+
+Where the library's rendezvous threshold S is known (the rndv probe's bracket of its
+first waiting size), a gap that holds it is no unknown: `close_at` ends the lower
+segment at S - 1 and starts the upper at S. The fit applies it to the series whose
+messages are n bytes (models/assemble.py says which).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Sequence
+from typing import Any, Sequence
 
 Bounds = Sequence[tuple[float, float | None]]
+Threshold = tuple[int, int]  # [low, high]: the sizes the first waiting size may be
+
+
+def close_at(segments: list[dict[str, Any]], threshold: Threshold) -> tuple[int, int, int] | None:
+    """Close the first gap between two of `segments` ({"n_min", "n_max"} dicts in size order)
+    that overlaps `threshold`: the switch is the threshold's high end, or the upper segment's
+    first size where that is lower; the lower segment then covers up to the switch - 1 and the
+    upper from it. (index of the lower segment, last size known below the switch, the
+    switch), or None where no gap overlaps it."""
+    low, high = threshold
+    for k in range(len(segments) - 1):
+        below, above = segments[k]["n_max"], segments[k + 1]["n_min"]
+        if below < high and above >= low and above > below + 1:
+            switch = int(min(high, above))
+            segments[k]["n_max"], segments[k + 1]["n_min"] = float(switch - 1), float(switch)
+            return k, int(max(below, low - 1)), switch
+    return None
 
 
 def locate(bounds: Bounds, n: float) -> tuple[int, int, float]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from commchar.errors import UsageError
 
@@ -40,6 +41,9 @@ COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
                "reduce", "allreduce", "reduce_scatter", "scan") + NONBLOCKING + (
                "neighbor_allgather", "neighbor_alltoall", "ddt_bcast", "pbcast", "pallreduce")
 REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
+# collectives whose n is the whole buffer, split among the ranks: a rank's block is n / p (the
+# operations measure/operations.py sizes per rank)
+SPLIT_COLLECTIVES = ("scatter", "gather", "allgather", "reduce_scatter", "iallgather")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
 EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace, to oneself
 # footprint's: the exchange cycling through 1 (the others' baseline), 4, 16 or 64 pairs of buffers,
@@ -80,6 +84,17 @@ def default_key(key: str) -> str:
 
 def is_collective(key: str) -> bool:
     return key_op(key) in COLLECTIVES
+
+
+def switches_at_threshold(op: str, variant: str, ps: Iterable[int]) -> bool:
+    """Whether a series' messages are n bytes long, so that its protocol switches at the
+    library's rendezvous threshold S: MPI's point-to-point operations between two ranks (a
+    message to oneself takes no rendezvous), and a collective measured at p = 2 alone whose n
+    is not split among the ranks (at a larger p the length of its messages at n depends on
+    its algorithm)."""
+    if op in MPI_P2P_OPS:
+        return variant != "self"
+    return op in COLLECTIVES and op not in SPLIT_COLLECTIVES and set(ps) == {2}
 
 
 def key_order(key: str) -> tuple[int, int, str]:

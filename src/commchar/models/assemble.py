@@ -51,7 +51,8 @@ from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
 from commchar.modelfile.schema import FORMAT, VERSION
-from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key
+from commchar.segment_gaps import Threshold
+from commchar.vocabulary import LOGGP_OPS, P2P_OPS, UNFITTED_OPS, op_key, switches_at_threshold
 
 FEW_P_NOTE = ("laws in p were chosen from {k} value(s) of p ({ps}): with fewer than about 5"
               " the form of a law (log p or p) is weakly determined; simpler laws were preferred")
@@ -184,20 +185,20 @@ def _selection(model: SegmentedHockneyModel) -> dict[str, Any]:
             "max_z": MAX_Z, "max_miss": model.max_miss or None, "chi2": {str(k): v for k, v in model.chi2_.items()}}
 
 
-def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray, max_miss: float = MAX_MISS
-               ) -> SegmentedHockneyModel:
-    return SegmentedHockneyModel(max_segments=P2P_MAX_SEGMENTS, min_sizes=1, max_miss=max_miss).fit(
-        n, t, noise=noise)
+def _segmented(n: np.ndarray, t: np.ndarray, noise: np.ndarray, max_miss: float = MAX_MISS,
+               threshold: Threshold | None = None) -> SegmentedHockneyModel:
+    return SegmentedHockneyModel(max_segments=P2P_MAX_SEGMENTS, min_sizes=1, max_miss=max_miss,
+                                 threshold=threshold).fit(n, t, noise=noise)
 
 
-def _fit_p2p(pts: list[dict], units: str, penalty: float
+def _fit_p2p(pts: list[dict], units: str, penalty: float, threshold: Threshold | None = None
              ) -> tuple[OperationEntry, SegmentedHockneyModel, SegmentedHockneyModel | None]:
     """One point-to-point operation's entry: segments of the medians, chosen by their noise,
     and (when every point knows its mean) a `mean` fit of the means beside them."""
     n = np.array([pt["n_bytes"] for pt in pts], float)
     t = np.array([pt["t_us"] for pt in pts], float)
     noise = np.array([pt.get("noise") or 0.0 for pt in pts], float)
-    model = _segmented(n, t, noise)
+    model = _segmented(n, t, noise, threshold=threshold)
     spike = {(size, time) for _, size, time in model.outliers_}
     kept = np.array([(a, b) not in spike for a, b in zip(n, t)])
     single = HockneyModel().fit(n[kept], t[kept])
@@ -219,7 +220,7 @@ def _fit_p2p(pts: list[dict], units: str, penalty: float
         mean_noise = np.array([pt.get("mean_noise") or 0.0 for pt in pts], float)
         # a mean's noise is its samples' spread, tail included: it alone bounds the fit (a rare
         # descheduled sample moves a mean by more than 10% and is no regime)
-        mean_model = _segmented(n, tm, mean_noise, max_miss=0.0)
+        mean_model = _segmented(n, tm, mean_noise, max_miss=0.0, threshold=threshold)
         entry = replace(entry, mean=MeanFit(
             segments=_p2p_segments(mean_model),
             fit={"points": int(n.size), "regimes": len(mean_model.segments_),
@@ -275,7 +276,7 @@ def _outliers(found: list[tuple]) -> list[dict[str, Any]]:
     return out
 
 
-def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
+def _collective_entries(op: str, pts: list[dict], units: str, penalty: float, threshold: Threshold | None = None
                         ) -> tuple[dict[str, OperationEntry], CollectiveModel, CollectiveModel | None]:
     """Each variant's entry: regimes of the medians chosen by their noise (shared by every
     variant and p), and (when every point knows its mean) a `mean` fit of the means beside
@@ -285,7 +286,7 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
     t = np.array([pt["t_us"] for pt in pts], float)
     v = [pt["variant"] for pt in pts]
     noise = np.array([pt.get("noise") or 0.0 for pt in pts], float)
-    model = CollectiveModel(penalty=penalty, op=op).fit(n, p, t, v, noise=noise)
+    model = CollectiveModel(penalty=penalty, op=op, threshold=threshold).fit(n, p, t, v, noise=noise)
     mean_model = None
     means = [pt.get("t_mean_us") for pt in pts]
     if all(isinstance(m, float) and m > 0 for m in means):
@@ -293,7 +294,7 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float
         # the mean's own noise, and (unlike point-to-point's mean fit, which prices every
         # message size) the 10% bound: a charged collective call costs exactly this fit at
         # its (n, p), so no measured mean may be missed by more than a median may
-        mean_model = CollectiveModel(penalty=penalty, op=op).fit(
+        mean_model = CollectiveModel(penalty=penalty, op=op, threshold=threshold).fit(
             n, p, np.array(means, float), v, noise=mean_noise)
     entries = {}
     for variant in model.variants_:
@@ -442,10 +443,13 @@ def _with_errors(entry: OperationEntry, estimator: FittedOperation, mean: Fitted
     return entry.with_errors(**errors)
 
 
-def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalty: float, skipped: list[str]
+def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalty: float, skipped: list[str],
+                    threshold: Threshold | None = None
                     ) -> tuple[dict[str, OperationEntry], dict[str, FittedOperation]]:
     """Every point-to-point and collective operation key of one library, with its estimator;
-    one that cannot be fitted is skipped with a note."""
+    one that cannot be fitted is skipped with a note. `threshold`: where the library's
+    rendezvous threshold S lies (the rndv probe's bracket), which closes the gap holding it
+    in the series whose messages are n bytes (vocabulary.switches_at_threshold)."""
     operations: dict[str, OperationEntry] = {}
     estimators: dict[str, FittedOperation] = {}
     for op, pts in sorted(ops.items()):
@@ -456,12 +460,15 @@ def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalt
                 for variant in sorted({pt["variant"] for pt in pts}):
                     key = op_key(op, variant)
                     mine = [pt for pt in pts if pt["variant"] == variant]
-                    entry, model, mean_model = _fit_p2p(mine, units, penalty)
+                    entry, model, mean_model = _fit_p2p(
+                        mine, units, penalty, threshold if switches_at_threshold(op, variant, {pt["p"] for pt in mine}) else None)
                     estimators[key] = FittedOperation(key, "p2p", variant, model)
                     mean = None if mean_model is None else FittedOperation(key, "p2p", variant, mean_model)
                     operations[key] = _with_errors(entry, estimators[key], mean, mine)
             else:
-                entries, cmodel, cmean = _collective_entries(op, pts, units, penalty)
+                ps = {pt["p"] for pt in pts}
+                entries, cmodel, cmean = _collective_entries(
+                    op, pts, units, penalty, threshold if switches_at_threshold(op, "", ps) else None)
                 operations.update(entries)
                 for variant in cmodel.variants_:
                     key = op_key(op, variant)
@@ -485,7 +492,16 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     skipped: list[str] = []
     versions = sorted({pt["library_version"] for pt in kept if pt["library_version"]})
     source = imported_source(kept)
-    operations, estimators = _fit_operations(library, ops, units, penalty, skipped)
+    # the LogGP probes first: their rendezvous threshold closes the gap that holds it
+    loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
+    lg: LogGPModel | None = None
+    if loggp_pts:
+        try:
+            lg = LogGPModel(receiver_delay_us=receiver_delay_us).fit(loggp_pts)
+        except InputError as exc:
+            skipped.append(f"{library} loggp: {exc}")
+    threshold = None if lg is None or lg.S_interval_ is None else (lg.S_interval_[0], lg.S_interval_[1] - 1)
+    operations, estimators = _fit_operations(library, ops, units, penalty, skipped, threshold)
     over_p = {key: ps for (_, key), ps in fitted_over.items()}
     operations = {key: replace(entry, oversubscribed_p=over_p[key]) if key in over_p else entry
                   for key, entry in operations.items()}
@@ -493,12 +509,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     # the LogGP section when every parameter was resolved, else the partial one
     loggp: dict[str, Any] | None = None
     partial: dict[str, Any] | None = None
-    loggp_pts = [pt for op in ("loggp", "rndv") for pt in ops.get(op, [])]
-    if loggp_pts:
-        try:
-            loggp, partial = _loggp_sections(library, loggp_pts, receiver_delay_us, operations)
-        except InputError as exc:
-            skipped.append(f"{library} loggp: {exc}")
+    if lg is not None:
+        loggp, partial = _loggp_sections(library, lg, operations)
     if loggp is not None and ops.get(EXCHANGE_OP):  # the receiver's own copy (models/receive_copy.py)
         _add_receive_copy(loggp, in_state_of(ops[EXCHANGE_OP], ops.get("pingpong", [])))
     # the probes that add to the LogGP section (or to its partial one): name -> entry
@@ -550,10 +562,9 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     return LibraryFit(section, estimators, skipped, excluded, over_p)
 
 
-def _loggp_sections(library: str, loggp_pts: list[dict], receiver_delay_us: float | None,
-                    operations: dict[str, OperationEntry]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def _loggp_sections(library: str, lg: LogGPModel, operations: dict[str, OperationEntry]
+                    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """(the loggp section, None) when every LogGP parameter was resolved, else (None, the partial one)."""
-    lg = LogGPModel(receiver_delay_us=receiver_delay_us).fit(loggp_pts)
     section = {k: v for k, v in lg.params_.items() if v is not None}
     for name, bracket in (("S_interval", lg.S_interval_), ("s_interval", lg.s_interval_)):
         if bracket is not None:

@@ -18,8 +18,8 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
-from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, segment_index
-from commchar.segment_gaps import locate, price
+from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, is_threshold, segment_index
+from commchar.segment_gaps import Threshold, locate, price
 
 # With the points' noise the regimes are as many as it asks for (one size may be one, a step
 # a Hockney segment cannot follow), as for point-to-point (assemble.P2P_MAX_SEGMENTS).
@@ -64,7 +64,8 @@ class CollectiveModel(Estimator):
     are: the fewest shared by every (variant, p) each consistent with the noise, no point
     more than max_miss off (0: no bound), a single size a regime of its own where a
     Hockney segment cannot follow (min_sizes 1), up to NOISE_MAX_SEGMENTS; without it,
-    by BIC with max_segments and min_sizes.
+    by BIC with max_segments and min_sizes. `threshold`: SegmentedHockneyModel's, for the
+    regimes.
     """
 
     _parameter_constraints = {
@@ -74,16 +75,19 @@ class CollectiveModel(Estimator):
         "penalty": number_in(0.0, 1000.0),
         "laws": (lambda v: v in SELECTIONS, f"one of {', '.join(SELECTIONS)}"),
         "op": (lambda v: v is None or isinstance(v, str), "None or an operation name"),
+        "threshold": (is_threshold, "None or [low, high], sizes with 1 <= low <= high"),
     }
 
     def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
-                 laws: str = "extrapolate", op: str | None = None, max_miss: float = MAX_MISS) -> None:
+                 laws: str = "extrapolate", op: str | None = None, max_miss: float = MAX_MISS,
+                 threshold: Threshold | None = None) -> None:
         self.max_segments = max_segments
         self.max_miss = max_miss
         self.min_sizes = min_sizes
         self.penalty = penalty
         self.laws = laws
         self.op = op
+        self.threshold = threshold
 
     def fit(self, n: Any, p: Any, t: Any, variant: Any = None, noise: Any = None) -> "CollectiveModel":
         """`noise`: each point's relative standard error (0 where unknown), or None for BIC
@@ -113,10 +117,12 @@ class CollectiveModel(Estimator):
             groups = [(str(a), int(b)) for a, b in zip(v, p)]
             if noise is None:
                 regimes = SegmentedHockneyModel(max_segments=self.max_segments, min_sizes=self.min_sizes,
-                                                penalty=self.penalty, bootstrap=0).fit(n, t, groups)
+                                                penalty=self.penalty, bootstrap=0,
+                                                threshold=self.threshold).fit(n, t, groups)
             else:
                 regimes = SegmentedHockneyModel(max_segments=NOISE_MAX_SEGMENTS, min_sizes=1, bootstrap=0,
-                                                max_miss=self.max_miss).fit(n, t, groups, noise=noise)
+                                                max_miss=self.max_miss, threshold=self.threshold
+                                                ).fit(n, t, groups, noise=noise)
             self.regimes_ = regimes
             self.outliers_ = regimes.outliers_
             self.breakpoints_ = regimes.breakpoints_

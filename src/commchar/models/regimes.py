@@ -28,7 +28,7 @@ from commchar.models import _lsq
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models.hockney import HockneyModel, check_sizes_times
-from commchar.segment_gaps import locate, nearest, price
+from commchar.segment_gaps import Threshold, close_at, locate, nearest, price
 
 RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # BIC charges log(N) per parameter; each breakpoint is charged DEFAULT_PENALTY
@@ -100,6 +100,14 @@ def spikes(n: np.ndarray, t: np.ndarray, factor: float) -> np.ndarray:
     return out
 
 
+def is_threshold(value: Any) -> bool:
+    """None, or [low, high]: whole sizes with 1 <= low <= high."""
+    if value is None:
+        return True
+    return (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value) and 1 <= value[0] <= value[1])
+
+
 def segment_index(segments: list[dict], n: Any) -> np.ndarray:
     """Index of the segment ({"n_min", "n_max"} in size order) used at each size: the
     covering one, else the one with the nearest bound; the first and last are open-ended."""
@@ -119,6 +127,10 @@ class SegmentedHockneyModel(Estimator):
     max_segments was, the one of least chi2 + (3K - 1) ln N; "bic": BIC, no
     noise given), bic_ (BIC per number of segments tried, BIC selection) or
     chi2_ (least chi-square per number of segments, noise selection).
+
+    `threshold` ([low, high], or None): where the library's rendezvous threshold S lies; the
+    gap between two segments that holds it is closed there (segment_gaps.close_at), and its
+    breakpoint is {"after": the last size known below S, "at": S}.
     """
 
     _parameter_constraints = {
@@ -131,12 +143,13 @@ class SegmentedHockneyModel(Estimator):
         "noise_floor": number_in(0.0, 1.0),
         "confidence": number_in(0.5, 0.999999),
         "max_miss": number_in(0.0, 1e6),
+        "threshold": (is_threshold, "None or [low, high], sizes with 1 <= low <= high"),
     }
 
     def __init__(self, max_segments: int = 5, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
                  bootstrap: int = 200, seed: int = 0, outlier_factor: float = DEFAULT_OUTLIER_FACTOR,
                  noise_floor: float = DEFAULT_NOISE_FLOOR, confidence: float = DEFAULT_CONFIDENCE,
-                 max_miss: float = MAX_MISS) -> None:
+                 max_miss: float = MAX_MISS, threshold: Threshold | None = None) -> None:
         self.outlier_factor = outlier_factor
         self.max_segments = max_segments
         self.min_sizes = min_sizes
@@ -146,6 +159,7 @@ class SegmentedHockneyModel(Estimator):
         self.noise_floor = noise_floor
         self.confidence = confidence
         self.max_miss = max_miss
+        self.threshold = threshold
 
     def fit(self, n: Any, t: Any, groups: Any = None, noise: Any = None) -> "SegmentedHockneyModel":
         """`noise`: each point's relative standard error (0 where unknown), or None for
@@ -216,10 +230,14 @@ class SegmentedHockneyModel(Estimator):
                 fits[g] = HockneyModel(bootstrap=self.bootstrap, seed=self.seed + k).fit_one_size(
                     n1, t1, float(np.median(shapes)) if shapes else None)
             self.segments_.append({"n_min": float(self.grid_[i]), "n_max": float(self.grid_[j]), "fits": fits})
+        closed = None if self.threshold is None else close_at(self.segments_, self.threshold)
         self.breakpoints_ = [
             {"after": self.segments_[k]["n_max"], "at": self.segments_[k + 1]["n_min"]}
             for k in range(len(self.segments_) - 1)
         ]
+        if closed is not None:
+            k, after, switch = closed
+            self.breakpoints_[k] = {"after": float(after), "at": float(switch)}
         return self
 
     def _cost_matrix(self, data: dict, nonneg: bool, worst: bool) -> tuple[np.ndarray, np.ndarray]:

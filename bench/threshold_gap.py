@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""What a model says between the sizes either side of the rendezvous threshold S: the gap
+closed at S, and the nearer segment's line held within the gap's ends.
+
+Per library, the rndv probe first finds S (`commchar run --ops rndv --np 2`, refined to the
+byte). Then `--repeat` runs of every operation at p = 2 at sizes around it: the dense grid
+(powers of two and the midpoints) from a sixteenth of the grid size below S to eight times
+the one above, fitted, and sizes inside the gap between those two (S - 1, S, S + 1 and four
+more evenly in log up to the upper one), held out. Each run's points less the held-out
+ones are fitted twice as `commchar fit` fits them: with the rndv probe's points (S known:
+the gap that holds it is closed at S for the series whose messages are n bytes,
+segment_gaps.close_at) and without them (S unknown: a size in the gap takes the segment
+with the nearer bound). Both models predict the held-out sizes of the same run, so no
+drift between runs enters, and this prints per run and library the held-out sizes'
+median error, how many are missed by more than 10% and by more than 25%, and the worst,
+for both fits.
+
+    python bench/threshold_gap.py [--library mpich,openmpi] [--repeat 3] [--db DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from adaptive_accuracy import commchar, points_of, relative, curve_misses  # noqa: E402
+
+from commchar.models.loggp import LogGPModel  # noqa: E402
+from commchar.store import Store  # noqa: E402
+
+HELD_IN_LOG = 4  # held-out sizes evenly in log between S + 1 and the grid size above S
+
+
+def dense_grid(low: int, high: int) -> list[int]:
+    """Powers of two and the midpoints between them (3 x 2^k) in [low, high]."""
+    out = {m << k for k in range(40) for m in (2, 3)}
+    return sorted(n // 2 for n in out if low <= n // 2 <= high)
+
+
+def threshold(db: Path, library: str) -> int | None:
+    """The first size the rndv probe saw wait for the receiver, where bracketed."""
+    rndv = [pt for pt in points_of(db, library, []) if pt["op"] == "rndv"]
+    if not rndv:
+        return None
+    model = LogGPModel().fit(rndv)
+    return None if model.S_interval_ is None else model.S_interval_[1] - 1
+
+
+def sizes_around(S: int) -> tuple[list[int], list[int], int, int]:
+    """(sizes fitted, sizes held out, the grid size below S, the one above)."""
+    grid = dense_grid(1, 1 << 31)
+    below = max(n for n in grid if n < S)
+    above = min(n for n in grid if n >= S and n > below)
+    fitted = [n for n in dense_grid(max(below // 16, 1), above * 8) if not below < n < above]
+    inside = {S - 1, S, S + 1} | {round((S + 1) * (above / (S + 1)) ** (k / (HELD_IN_LOG + 1)))
+                                  for k in range(1, HELD_IN_LOG + 1)}
+    return fitted, sorted(n for n in inside if below < n < above), below, above
+
+
+def score(points: list[dict], library: str, below: int, above: int, with_probe: bool
+          ) -> list[tuple[float, str, int]]:
+    """(error, operation, size) at every held-out size of one run's points; the fit takes the
+    rndv probe's points (all of its sizes) only `with_probe`."""
+    def held(pt: dict) -> bool:
+        return below < pt["n_bytes"] < above and pt["op"] != "rndv"
+
+    fitted = [pt for pt in points if not held(pt) and (with_probe or pt["op"] != "rndv")]
+    errors = relative(curve_misses(fitted, [pt for pt in points if held(pt)], library))
+    return [(e, key, n) for key, rows in errors.items() for n, e in rows]
+
+
+def line(errors: list[tuple[float, str, int]]) -> str:
+    worst = max(errors)
+    values = [e for e, _, _ in errors]
+    return (f"median {100 * statistics.median(values):5.1f}%, beyond 10%: {sum(e > 0.10 for e in values):3d},"
+            f" beyond 25%: {sum(e > 0.25 for e in values):3d}, worst {100 * worst[0]:3.0f}% ({worst[1]} {worst[2]} B)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--library", default="mpich,openmpi")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--db", type=Path, help="folder for the databases (default: a temporary one)")
+    args = parser.parse_args()
+    if args.repeat < 1:
+        print("threshold_gap: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.db or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for library in args.library.split(","):
+            probe = folder / f"rndv_{library}.db"
+            commchar("run", "--db", str(probe), "--library", library, "--np", "2", "--ops", "rndv")
+            S = threshold(probe, library)
+            if S is None:
+                print(f"{library:8} the rndv probe saw no rendezvous threshold: nothing to hold out")
+                continue
+            fitted, held, below, above = sizes_around(S)
+            db = folder / f"gap_{library}.db"
+            sizes = ",".join(str(n) for n in sorted(fitted + held))
+            print(f"{library:8} S = {S} B; fitted {fitted[0]} to {fitted[-1]} B, held out {len(held)} sizes"
+                  f" between {below} and {above} B")
+            for _ in range(args.repeat):
+                commchar("run", "--db", str(db), "--library", library, "--np", "2", "--sizes", sizes, "--no-refine")
+                with Store(db, readonly=True) as store:
+                    run = max(r["id"] for r in store.runs())
+                points = points_of(db, library, [run])
+                closed, nearer = (score(points, library, below, above, probe) for probe in (True, False))
+                print(f"  run {run}: {len(closed)} held-out points; gap closed at S: {line(closed)}")
+                print(f"  {'':{len(str(run)) + 6}}{'':{len(str(len(closed))) + 19}}nearer bound:   {line(nearer)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
