@@ -491,3 +491,26 @@ def test_a_scattered_series_gets_the_midpoints_of_its_cheap_gaps_and_a_straight_
     assert all(any(a < k < 2 * a for a in n[1:]) for k in scattered)
     state, _ = adaptive.analyse(n, line, np.full(n.size, 0.004), 0.03)
     assert "scattered" not in state.sizes.values()
+
+
+def test_a_staircase_that_a_size_between_two_shows_gets_the_midpoints_of_its_cheap_gaps_near_it():
+    # the powers of two lie on one line; the time doubles just past each of them, so a size
+    # between two lies well below the line (Open MPI's allreduce: 2.10 us at 3072 B, 3.38 at 4096)
+    powers = np.array([0] + [2.0 ** k for k in range(0, 23)])
+    line = 0.3 + 0.0001 * powers
+    _, previous = adaptive.analyse(powers, line, np.full(powers.size, 0.004), 0.03)
+    assert previous is not None
+    at = 1536.0
+    for below, stepped in ((0.8, True), (1.0, False)):
+        n = np.append(powers, at)
+        t = np.append(line, below * (0.3 + 0.0001 * at))
+        order = np.argsort(n, kind="stable")
+        state, _ = adaptive.analyse(n[order], t[order], np.full(n.size, 0.004), 0.03, previous)
+        asked = sorted(k for k, why in state.sizes.items() if why == "stepped")
+        if not stepped:
+            assert not asked, state.sizes
+            continue
+        # a midpoint of every 2-fold gap within STEPPED_REACH of the size, none beyond
+        reach = adaptive.STEPPED_REACH
+        assert asked == [adaptive.log_mid(a, 2 * a) for a in powers[1:]
+                         if at / reach <= a and 2 * a <= at * reach and not a < at < 2 * a], state.sizes

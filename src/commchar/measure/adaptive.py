@@ -37,6 +37,10 @@ uncertain:
   by more than SCATTERED (its scatter(), below) gets the log midpoint of
   every gap up to CHEAP_BYTES wider than MIN_JUMP_GAP: such a curve is no few
   straight lines, and a size there is known only where it is measured;
+- stepped: a series one of whose added sizes up to CHEAP_BYTES lies off the
+  previous round's model by more than STEPPED (a staircase the coarse grid's
+  sizes cannot show: they may all sit on its steps) gets the log midpoints a
+  scattered series gets within STEPPED_REACH of that size;
 - ci: a segment whose predicted time is not known to within the CI target
   (LOOSE_FACTOR times `--precision`, or half the series' noise floor where that
   is looser: point_precision()) at each of its sizes, from the weighted
@@ -119,6 +123,15 @@ SCATTER_POINTS = 6  # sizes between two others of their state that a series' own
 # robust spread of scatter(), 2.8 times the run-to-run floor) has its gaps up to CHEAP_BYTES
 # split down to MIN_JUMP_GAP: Open MPI's bcast took 0.29 us at 4 and 8 B and 0.38 at 6 B
 SCATTERED = 0.07
+# A series one of whose sizes up to CHEAP_BYTES, added between two measured ones, lies off the
+# previous round's model by more than this (and by more than its noise allows: "deviates") has
+# its cheap gaps within STEPPED_REACH of that size (either way) split as a scattered series'
+# are: a staircase (Open MPI's allreduce doubles just past each power of two, 2.10 us at 3072
+# B, 3.38 at 4096, 3.98 at 6144) lies on a line at the powers of two, and only a size between
+# two of them shows it. Every cheap gap of such a series took 200 to 600 more points a library
+# and MPICH's run 1.13 of OSU's time (docs/method.md)
+STEPPED = 0.10
+STEPPED_REACH = 8.0
 BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
 MAX_ROUNDS = 3  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
@@ -384,18 +397,13 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     for lo, hi, widest in gaps:
         if hi / lo > widest:
             state_out.ask(log_mid(lo, hi), "coarse gap")
-    if (state_out.scatter or 0.0) > SCATTERED:
-        # sizes that lie off the lines through their neighbours by more than the host's noise:
-        # no few straight lines there, and a size is known only where it is measured
-        for lo, hi, _ in gaps:
-            if hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < (mid := log_mid(lo, hi)) < hi:
-                state_out.ask(mid, "scattered")
     mn, mt, mnoise = n[mine], t[mine], noise[mine]
     positive = np.flatnonzero(mn > 0)
     for i, j in zip(positive[:-1], positive[1:]):
         outside = off_band(model, mn[i], mn[j], mt[i], mt[j], max(mnoise[i], mnoise[j]), main, floor)
         if outside is not None:
             state_out.ask(outside, "gap")
+    steps: list[float] = []
     if previous is not None:
         # a size added inside one of the previous model's segments tests it in the size's own
         # state (one added in a gap between two is the breakpoint's, which the new segments settle)
@@ -414,10 +422,21 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
                 continue
             same = n[labels == labels[j]]
             below, above = same[same < n[j]], same[same > n[j]]
+            if n[j] <= CHEAP_BYTES and abs(expected - t[j]) > STEPPED * t[j]:
+                steps.append(float(n[j]))
             for a, b in ((below.max() if below.size else 0.0, float(n[j])),
                          (float(n[j]), above.min() if above.size else 0.0)):
                 if a > 0 and b > a * MIN_GAP:
                     state_out.ask(log_mid(a, b), "deviates")
+    scattered = (state_out.scatter or 0.0) > SCATTERED
+    if scattered or steps:
+        # sizes that lie off the lines through their neighbours by more than the host's noise,
+        # or a size between two that lies off the model: no few straight lines there, and a
+        # size is known only where it is measured
+        for lo, hi, _ in gaps:
+            near = scattered or any(lo >= at / STEPPED_REACH and hi <= at * STEPPED_REACH for at in steps)
+            if near and hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < (mid := log_mid(lo, hi)) < hi:
+                state_out.ask(mid, "scattered" if scattered else "stepped")
     for segment in segments:
         fit = segment["fits"].get(main)
         inside = mine & (n >= segment["n_min"]) & (n <= segment["n_max"])

@@ -460,8 +460,8 @@ def _fit_operations(library: str, ops: dict[str, list[dict]], units: str, penalt
                 for variant in sorted({pt["variant"] for pt in pts}):
                     key = op_key(op, variant)
                     mine = [pt for pt in pts if pt["variant"] == variant]
-                    entry, model, mean_model = _fit_p2p(
-                        mine, units, penalty, threshold if switches_at_threshold(op, variant, {pt["p"] for pt in mine}) else None)
+                    at_s = switches_at_threshold(op, variant, {pt["p"] for pt in mine})
+                    entry, model, mean_model = _fit_p2p(mine, units, penalty, threshold if at_s else None)
                     estimators[key] = FittedOperation(key, "p2p", variant, model)
                     mean = None if mean_model is None else FittedOperation(key, "p2p", variant, mean_model)
                     operations[key] = _with_errors(entry, estimators[key], mean, mine)
@@ -510,7 +510,10 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     loggp: dict[str, Any] | None = None
     partial: dict[str, Any] | None = None
     if lg is not None:
-        loggp, partial = _loggp_sections(library, lg, operations)
+        try:
+            loggp, partial = _loggp_sections(library, lg, operations)
+        except InputError as exc:
+            skipped.append(f"{library} loggp: {exc}")
     if loggp is not None and ops.get(EXCHANGE_OP):  # the receiver's own copy (models/receive_copy.py)
         _add_receive_copy(loggp, in_state_of(ops[EXCHANGE_OP], ops.get("pingpong", [])))
     # the probes that add to the LogGP section (or to its partial one): name -> entry
