@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from commchar.errors import UsageError
 from commchar.measure.operations import OPERATIONS
 from commchar.modelfile import ModelFile
 from commchar.models import fit_points
+from commchar.models.collective import CollectiveModel
+from commchar.models.regimes import SegmentedHockneyModel
 from commchar.segment_gaps import close_at
 from commchar.vocabulary import COLLECTIVES, SPLIT_COLLECTIVES, switches_at_threshold
 
@@ -78,3 +81,11 @@ def test_the_collectives_that_split_n_among_the_ranks_are_those_measured_per_ran
     assert not switches_at_threshold("allgather", "", [2])
     assert switches_at_threshold("pingpong", "ssend", [2]) and not switches_at_threshold("exchange", "self", [2])
     assert set(SPLIT_COLLECTIVES) <= set(COLLECTIVES)
+
+
+@pytest.mark.parametrize("threshold", [(0, 8), (9, 8), (8.5, 9), "8256", (True, 8)])
+def test_a_threshold_that_is_no_bracket_of_sizes_is_refused(threshold):
+    for estimator in (SegmentedHockneyModel(threshold=threshold), CollectiveModel(threshold=threshold)):
+        with pytest.raises(UsageError, match="threshold"):
+            estimator.fit(*([[1, 2, 4], [1.0, 1.1, 1.2]] if isinstance(estimator, SegmentedHockneyModel)
+                            else [[1, 2, 4], [2, 2, 2], [1.0, 1.1, 1.2]]))

@@ -16,7 +16,7 @@ step's share to sizes that lie wholly on one side of it (MPICH's message to ones
 Where the library's rendezvous threshold S is known (the rndv probe's bracket of its
 first waiting size), a gap that holds it is no unknown: `close_at` ends the lower
 segment at S - 1 and starts the upper at S. The fit applies it to the series whose
-messages are n bytes (models/assemble.py says which).
+messages are n bytes (vocabulary.switches_at_threshold).
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ from typing import Any, Sequence
 
 Bounds = Sequence[tuple[float, float | None]]
 Threshold = tuple[int, int]  # [low, high]: the sizes the first waiting size may be
+
+
+def is_threshold(value: Any) -> bool:
+    """None, or [low, high]: whole sizes with 1 <= low <= high (an estimator's `threshold`)."""
+    if value is None:
+        return True
+    return (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value) and 1 <= value[0] <= value[1])
 
 
 def close_at(segments: list[dict[str, Any]], threshold: Threshold) -> tuple[int, int, int] | None:

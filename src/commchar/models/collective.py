@@ -18,7 +18,8 @@ import numpy as np
 from commchar.errors import InputError
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models.laws import SELECTIONS, STEP_FORMS, Law, LawSelector
-from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, SegmentedHockneyModel, is_threshold, segment_index
+from commchar.models.regimes import (DEFAULT_PENALTY, MAX_MISS, THRESHOLD_PARAMETER, SegmentedHockneyModel,
+                                     segment_index)
 from commchar.segment_gaps import Threshold, locate, price
 
 # With the points' noise the regimes are as many as it asks for (one size may be one, a step
@@ -75,7 +76,7 @@ class CollectiveModel(Estimator):
         "penalty": number_in(0.0, 1000.0),
         "laws": (lambda v: v in SELECTIONS, f"one of {', '.join(SELECTIONS)}"),
         "op": (lambda v: v is None or isinstance(v, str), "None or an operation name"),
-        "threshold": (is_threshold, "None or [low, high], sizes with 1 <= low <= high"),
+        "threshold": THRESHOLD_PARAMETER,
     }
 
     def __init__(self, max_segments: int = 4, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,

@@ -28,7 +28,7 @@ from commchar.models import _lsq
 from commchar.models._base import Estimator, number_in, positive_int
 from commchar.models._chi2 import chi2_upper_quantiles
 from commchar.models.hockney import HockneyModel, check_sizes_times
-from commchar.segment_gaps import Threshold, close_at, locate, nearest, price
+from commchar.segment_gaps import Threshold, close_at, is_threshold, locate, nearest, price
 
 RSS_FLOOR = 1e-14  # per point: noise-free data must not give log(0)
 # BIC charges log(N) per parameter; each breakpoint is charged DEFAULT_PENALTY
@@ -100,12 +100,8 @@ def spikes(n: np.ndarray, t: np.ndarray, factor: float) -> np.ndarray:
     return out
 
 
-def is_threshold(value: Any) -> bool:
-    """None, or [low, high]: whole sizes with 1 <= low <= high."""
-    if value is None:
-        return True
-    return (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value) and 1 <= value[0] <= value[1])
+# an estimator's `threshold`: where the library's rendezvous threshold S lies (segment_gaps)
+THRESHOLD_PARAMETER = (is_threshold, "None or [low, high], sizes with 1 <= low <= high")
 
 
 def segment_index(segments: list[dict], n: Any) -> np.ndarray:
@@ -143,7 +139,7 @@ class SegmentedHockneyModel(Estimator):
         "noise_floor": number_in(0.0, 1.0),
         "confidence": number_in(0.5, 0.999999),
         "max_miss": number_in(0.0, 1e6),
-        "threshold": (is_threshold, "None or [low, high], sizes with 1 <= low <= high"),
+        "threshold": THRESHOLD_PARAMETER,
     }
 
     def __init__(self, max_segments: int = 5, min_sizes: int = 3, penalty: float = DEFAULT_PENALTY,
