@@ -13,6 +13,7 @@ import pytest
 from commchar.apps.sweep import CaseFailed
 from commchar.cli import main
 from commchar.measure.build import LOOPS
+from commchar.measure.plan import parse_sizes
 from commchar.store import Store
 from commchar.validate import PROGRAMS, ValidateOptions, summarize
 from commchar.validate.core import fit_runs, median_points, probe_ops, steps_per_library
@@ -147,6 +148,11 @@ def test_the_probes_measured_again_are_those_of_the_chosen_programs() -> None:
     assert steps_per_library(ValidateOptions(model_launches=1)) == 2 + len(PROGRAMS) * sizes + 1
 
 
+def test_the_model_is_measured_at_the_programs_sizes_too() -> None:
+    options = ValidateOptions(sizes=[12288, 256], model_sizes="0:1K")
+    assert parse_sizes(options.measured_sizes()) == [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 12288]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--repeat", "0"], "--repeat"),
     (["--programs", "pingpong_loop,nope"], "unknown program 'nope'"),
@@ -184,16 +190,14 @@ def test_validate_end_to_end_on_a_tiny_configuration(built_apps, tmp_path: Path,
             # another, untraced run's
             assert row["program_us"] == pytest.approx(row["traced_us"], rel=0.05, abs=0.2)
             assert row["traced_us"] > 0
-            # the kernel's probe of the same operation, where the model measured that size
-            if row["bytes"] == 64:  # every program here has a probe (exchange:sendrecv for the ring)
-                assert row["probe_us"] > 0
-                if run["probe_core_distance"]["match"] == "differs":  # another state: not compared
-                    assert row["probe_drift_pct"] is None
-                else:
-                    assert row["probe_drift_pct"] == pytest.approx(
-                        100 * (row["probe_after_us"] - row["probe_us"]) / row["probe_us"])
+            # the kernel's probe of the same operation (exchange:sendrecv for the ring): the model
+            # measures the programs' sizes too, 40000 B beside its --model-sizes
+            assert row["probe_us"] > 0
+            if run["probe_core_distance"]["match"] == "differs":  # another state: not compared
+                assert row["probe_drift_pct"] is None
             else:
-                assert row["probe_us"] is None and row["probe_drift_pct"] is None
+                assert row["probe_drift_pct"] == pytest.approx(
+                    100 * (row["probe_after_us"] - row["probe_us"]) / row["probe_us"])
             # measured again after the programs at every size of the validation
             assert row["probe_after_us"] > 0
             if row["bytes"] < run["loggp"]["S"]:  # eager either way: the models coincide

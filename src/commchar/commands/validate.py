@@ -56,7 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-time", type=float, default=0.3,
                         help="the model's measurement: most seconds per point (default 0.3)")
     parser.add_argument("--model-sizes", default="0:1M",
-                        help="sizes the model is measured at (default 0:1M, powers of two)")
+                        help="sizes the model is measured at, besides the programs' own --sizes"
+                             " (default 0:1M, powers of two)")
     parser.add_argument("--no-probes-after", action="store_true",
                         help="do not measure the programs' probes again after them (the drift column)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")

@@ -94,6 +94,11 @@ class ValidateOptions:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def measured_sizes(self) -> str:
+        """The sizes the model is measured at: `model_sizes` and the programs' own, so every
+        row has its probe in the model's run (and the drift of it after the programs)."""
+        return ",".join([self.model_sizes, *(str(n) for n in self.sizes)])
+
 
 class Observer:
     """What the caller hears: each step's name as it starts, and a step done."""
@@ -128,7 +133,7 @@ def measure_model_run(store: Store, library: Library, options: ValidateOptions,
     from commchar.models.inputs import read_store
 
     # point-to-point operations are measured between two ranks, collectives at np as well
-    sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.model_sizes,
+    sweep = SweepOptions(libraries=[library.name], ops=MODEL_OPS, sizes=options.measured_sizes(),
                          np=sorted({2, options.np}), precision=options.precision, max_time=options.max_time)
     run_id, result = _measured_run(store, library, sweep, observer, "measuring the model")
     if result.launch_failures or result.stored == 0:
