@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,33 +31,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_accuracy import commchar, points_of, relative, curve_misses  # noqa: E402
 
+from commchar.measure.plan import DENSE, rule_sizes  # noqa: E402
 from commchar.models.loggp import LogGPModel  # noqa: E402
 from commchar.store import Store  # noqa: E402
 
 HELD_IN_LOG = 4  # held-out sizes evenly in log between S + 1 and the grid size above S
 
 
-def dense_grid(low: int, high: int) -> list[int]:
-    """Powers of two and the midpoints between them (3 x 2^k) in [low, high]."""
-    out = {m << k for k in range(40) for m in (2, 3)}
-    return sorted(n // 2 for n in out if low <= n // 2 <= high)
-
-
 def threshold(db: Path, library: str) -> int | None:
     """The first size the rndv probe saw wait for the receiver, where bracketed."""
     rndv = [pt for pt in points_of(db, library, []) if pt["op"] == "rndv"]
-    if not rndv:
-        return None
-    model = LogGPModel().fit(rndv)
-    return None if model.S_interval_ is None else model.S_interval_[1] - 1
+    bracket = LogGPModel().fit(rndv).threshold() if rndv else None
+    return None if bracket is None else bracket[1]
 
 
 def sizes_around(S: int) -> tuple[list[int], list[int], int, int]:
     """(sizes fitted, sizes held out, the grid size below S, the one above)."""
-    grid = dense_grid(1, 1 << 31)
+    grid = rule_sizes(1 << 31, DENSE)
     below = max(n for n in grid if n < S)
     above = min(n for n in grid if n >= S and n > below)
-    fitted = [n for n in dense_grid(max(below // 16, 1), above * 8) if not below < n < above]
+    fitted = [n for n in grid if max(below // 16, 1) <= n <= above * 8 and not below < n < above]
     inside = {S - 1, S, S + 1} | {round((S + 1) * (above / (S + 1)) ** (k / (HELD_IN_LOG + 1)))
                                   for k in range(1, HELD_IN_LOG + 1)}
     return fitted, sorted(n for n in inside if below < n < above), below, above
@@ -117,4 +111,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except subprocess.CalledProcessError as exc:
+        print(f"threshold_gap: `commchar {' '.join(exc.cmd[3:])}` failed with exit code {exc.returncode}",
+              file=sys.stderr)
+        sys.exit(1)

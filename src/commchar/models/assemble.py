@@ -500,8 +500,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
             lg = LogGPModel(receiver_delay_us=receiver_delay_us).fit(loggp_pts)
         except InputError as exc:
             skipped.append(f"{library} loggp: {exc}")
-    threshold = None if lg is None or lg.S_interval_ is None else (lg.S_interval_[0], lg.S_interval_[1] - 1)
-    operations, estimators = _fit_operations(library, ops, units, penalty, skipped, threshold)
+    operations, estimators = _fit_operations(library, ops, units, penalty, skipped,
+                                             None if lg is None else lg.threshold())
     over_p = {key: ps for (_, key), ps in fitted_over.items()}
     operations = {key: replace(entry, oversubscribed_p=over_p[key]) if key in over_p else entry
                   for key, entry in operations.items()}

@@ -98,6 +98,12 @@ class LogGPModel(Estimator):
         self.notes_ = notes
         return self
 
+    def threshold(self) -> tuple[int, int] | None:
+        """[low, high]: the sizes the first one to wait for the receiver may be (S_interval_,
+        both ends included; high is S), or None where the rndv points did not bracket it."""
+        self._check_fitted()
+        return None if self.S_interval_ is None else (self.S_interval_[0], self.S_interval_[1] - 1)
+
     def _rendezvous(self, rndv: list[dict], notes: list[str]) -> int | None:
         delays = [float(pt["extra"][k]) for pt in rndv if isinstance(pt.get("extra"), dict)
                   for k in DELAY_KEYS if _finite(pt["extra"].get(k))]
