@@ -97,7 +97,7 @@ def test_a_message_landing_ahead_in_its_page_is_charged_and_counted(capsys, tmp_
         assert receiver[1]["predicted"] == pytest.approx(receiver[2]["predicted"])
     assert main(["replay", "--dir", str(tmp_path / "ahead"), "--model", str(skew_model)]) == 0
     said = " ".join(capsys.readouterr().out.split())  # the terminal wraps the line
-    assert "1 copy (a message received, a collective's own block) landed a few bytes ahead of where it left" in said
+    assert "1 copy (a message received, an all-to-all's block) landed a few bytes ahead of where it left" in said
 
 
 def test_the_flow_level_copies_a_message_when_the_receiver_turns_to_it(

@@ -33,6 +33,7 @@ const WAITALL: u16 = 14;
 const BARRIER: u16 = 23;
 const BCAST: u16 = 24;
 const SCATTER: u16 = 25;
+const ALLTOALL: u16 = 31;
 const ALLREDUCE: u16 = 34;
 const COMM_SPLIT: u16 = 39;
 const PCONTROL: u16 = 43;
@@ -1892,19 +1893,18 @@ fn a_collective_wrappers_own_time_is_its_own() {
 }
 
 #[test]
-fn a_reduction_copying_its_own_block_ahead_in_the_page_pays_the_misaligned_copy() {
+fn an_alltoall_pays_for_each_block_that_lands_ahead_of_where_its_sender_placed_it() {
     let eager = params(u64::MAX, Rendezvous::Handshake);
     let opts = misaligned();
-    // MPI_Allreduce of 8 KiB: rank 1's receive buffer 16 bytes ahead of its send buffer,
-    // rank 0's aligned (the same place), or MPI_IN_PLACE (no send buffer's place)
-    let reduction = |one: Option<(u16, u16)>, zero: Option<(u16, u16)>| {
+    // MPI_Alltoall (or MPI_Allreduce) of `n` bytes a block, each rank's send and receive
+    // buffers at the places given (None: MPI_IN_PLACE, no send buffer's place)
+    let collective = |call: u16, n: u64, places: [Option<(u16, u16)>; 2]| {
         let mut t = traces(2);
-        for (r, places) in [(0usize, zero), (1, one)] {
-            let (bytes, bytes2) =
-                places.map_or((8192, 8192), |(s, d)| (placed(8192, s), placed(8192, d)));
+        for (r, at) in places.into_iter().enumerate() {
+            let (bytes, bytes2) = at.map_or((n, n), |(s, d)| (placed(n, s), placed(n, d)));
             t[r].call(
                 R {
-                    call: ALLREDUCE,
+                    call,
                     bytes,
                     bytes2,
                     ..R::default()
@@ -1912,27 +1912,45 @@ fn a_reduction_copying_its_own_block_ahead_in_the_page_pays_the_misaligned_copy(
                 0,
             );
         }
-        write_trace(&format!("placed-allreduce-{one:?}-{zero:?}"), &t)
+        write_trace(&format!("placed-{call}-{n}-{places:?}"), &t)
     };
-    let plain = replay(&reduction(None, None), &opts, eager.clone()).unwrap();
-    let slow = replay(
-        &reduction(Some((16, 32)), Some((64, 64))),
-        &opts,
-        eager.clone(),
-    )
-    .unwrap();
-    check_sums(&slow);
-    assert_eq!(slow.finish[1], plain.finish[1] + 8192);
-    assert_eq!(slow.finish[0], plain.finish[0]);
-    // 32 ahead, behind, and without the model's entry: nothing
-    for (one, o) in [
-        (Some((16, 48)), &opts),
-        (Some((32, 16)), &opts),
-        (Some((16, 32)), &Options::default()),
-    ] {
-        let r = replay(&reduction(one, None), o, eager.clone()).unwrap();
-        assert_eq!(r.finish, plain.finish, "{one:?}");
-    }
+    let charged = |dir: &Path| Replay::load(dir, &opts).unwrap().misaligned;
+    let run = |call: u16, n: u64, places| {
+        let dir = collective(call, n, places);
+        let out = replay(&dir, &opts, eager.clone()).unwrap();
+        check_sums(&out);
+        (out.finish, charged(&dir))
+    };
+    let (plain, none) = run(ALLTOALL, 8192, [None, None]);
+    assert_eq!(none, (0, 0));
+    // both ranks' receive buffers 16 bytes ahead of their send buffers, as the kernel's
+    // --recv-offset places them: each peer's block lands 16 ahead, 1 ps a byte
+    let (both, paid) = run(ALLTOALL, 8192, [Some((16, 32)), Some((16, 32))]);
+    assert_eq!(both, vec![plain[0] + 8192, plain[1] + 8192]);
+    assert_eq!(paid, (2, 2 * 8192));
+    // a program's: each rank's own receive buffer 16 ahead of its send buffer, but rank 1's
+    // block lands 16 behind where it left, rank 0's 48 ahead: no copy is slow
+    let (program, paid) = run(ALLTOALL, 8192, [Some((560, 576)), Some((592, 608))]);
+    assert_eq!((program, paid), (plain.clone(), (0, 0)));
+    // neither rank's own buffers lie ahead, but each peer's block lands 16 ahead
+    let (crossed, _) = run(ALLTOALL, 8192, [Some((16, 64)), Some((48, 32))]);
+    assert_eq!(crossed, vec![plain[0] + 8192, plain[1] + 8192]);
+    // blocks of 8208 bytes: rank 1's block for rank 0 leaves from its first (at 200) and
+    // lands in rank 0's second, 8208 bytes (16 modulo the page) into its buffer at 200
+    let (plain_8208, _) = run(ALLTOALL, 8208, [None, None]);
+    let (shifted, paid) = run(ALLTOALL, 8208, [Some((100, 200)), Some((200, 300))]);
+    assert_eq!(shifted, vec![plain_8208[0] + 8208, plain_8208[1]]);
+    assert_eq!(paid, (1, 8208));
+    // without the model's entry: nothing
+    let dir = collective(ALLTOALL, 8192, [Some((16, 32)), Some((16, 32))]);
+    assert_eq!(
+        Replay::load(&dir, &Options::default()).unwrap().misaligned,
+        (0, 0)
+    );
+    // a reduction placed so pays nothing: what it receives lands in the library's buffer
+    let (reduction, _) = run(ALLREDUCE, 8192, [None, None]);
+    let (ahead, paid) = run(ALLREDUCE, 8192, [Some((16, 32)), Some((16, 32))]);
+    assert_eq!((ahead, paid), (reduction, (0, 0)));
 }
 
 /// Every rank's header says its message buffers spanned `bytes` (buffer_bytes, offset 192).

@@ -331,7 +331,7 @@ pub struct Replay {
     /// MPI-IO calls, replayed as computation: (name, count).
     pub io_calls: Vec<(String, u64)>,
     pub calls: u64,
-    /// Receives and collectives (their own block) charged `loggp.misaligned_copy`: (how
+    /// Receives and all-to-alls (their blocks) charged `loggp.misaligned_copy`: (how
     /// many, ps in all).
     pub misaligned: (u64, u64),
     /// Messages received by ranks whose buffers outgrow their caches, charged
@@ -488,8 +488,9 @@ struct Builder<'a> {
     calls: u64,
     /// Sends and receives in matching order, when the model charges misaligned copies.
     book: Option<Book>,
-    /// Collectives charged a misaligned copy of the rank's own block: (how many, ps in all).
-    local_misaligned: (u64, u64),
+    /// Each all-to-all's ranks with their buffers' places, by (communicator, instance),
+    /// when the model charges misaligned copies (`all_to_all_blocks`).
+    all_to_alls: HashMap<(u32, u32), Vec<PlacedBlocks>>,
     /// Receives charged `loggp.copy_footprint`: (how many, ps in all).
     footprint: (u64, u64),
     /// Exchanges charged `loggp.exchange_excess`.
@@ -516,6 +517,52 @@ fn waited_exchanges(exchanged: Vec<(u32, u64, bool)>) -> Vec<u64> {
         }
     }
     pairs
+}
+
+/// One rank's part of an all-to-all whose copies may be misaligned: its send and receive
+/// buffers' places, each less its own block's offset in the buffer (so that peer k's block
+/// sent from one rank to another lies `receive - send` ahead modulo the page for every k),
+/// its block size, and the operation that pays for its slow copies.
+#[derive(Debug, Clone, Copy)]
+struct PlacedBlocks {
+    send: u16,
+    receive: u16,
+    bytes: u64,
+    op: u32,
+}
+
+/// Each all-to-all rank's slow copies: (its operation, how many blocks, ps). A peer's block
+/// from a send place s to a receive place r is slow when r lies `slow_ahead` of s; per
+/// instance the ranks' send places are counted once, so every rank's count is a sum over
+/// the slow distances, not over its peers. A rank's own block is not counted.
+fn settle_all_to_alls(
+    all: &HashMap<(u32, u32), Vec<PlacedBlocks>>,
+    model: &MisalignedCopy,
+) -> Vec<(u32, u64, u64)> {
+    let page = usize::from(placement::PAGE_SPAN);
+    let (lo, hi) = model.slow_ahead;
+    let mut out = Vec::new();
+    let mut sends = vec![0u64; page];
+    for ranks in all.values() {
+        sends.iter_mut().for_each(|c| *c = 0);
+        for r in ranks {
+            sends[usize::from(r.send)] += 1;
+        }
+        for r in ranks {
+            let own =
+                usize::from((r.receive + placement::PAGE_SPAN - r.send) % placement::PAGE_SPAN);
+            let slow: u64 = (lo..=hi)
+                .map(|d| sends[(usize::from(r.receive) + page - usize::from(d) % page) % page])
+                .sum::<u64>()
+                - u64::from((usize::from(lo)..=usize::from(hi)).contains(&own));
+            // the cost of one slow block (a pair `lo` ahead)
+            let each = model.cost(r.bytes, 0, lo % placement::PAGE_SPAN);
+            if slow > 0 && each > 0 {
+                out.push((r.op, slow, each.saturating_mul(slow)));
+            }
+        }
+    }
+    out
 }
 
 /// A receive whose copy may be misaligned: (its channel and index there, once known;
@@ -907,32 +954,48 @@ impl Builder<'_> {
         if root {
             self.first_touch(st, rec)?;
         }
-        self.own_block_copy(st, rec)
+        self.all_to_all_blocks(st, rec)
     }
 
-    /// A reduction or an all-to-all copies the rank's own block from its send buffer into
-    /// its receive buffer: a receive buffer 1 to 31 bytes ahead of the send buffer in its
-    /// page makes that copy slow (`loggp.misaligned_copy`). The tracer places both buffers
-    /// (none for MPI_IN_PLACE); `bytes` is the block (a reduction's vector, one peer's part
-    /// of an all-to-all).
-    fn own_block_copy(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
-        let (Some(source), Some(destination)) = (rec.places[0], rec.places[1]) else {
-            return Ok(());
-        };
-        // nothing without the model's entry (MisalignedCopy::applies)
-        let ps = self
-            .opts
-            .misaligned_copy
-            .cost(rec.bytes, source, destination);
-        if ps == 0 {
+    /// An all-to-all copies each peer's block from that peer's send buffer into this rank's
+    /// receive buffer: where the receive place lies 1 to 31 bytes ahead of the send place
+    /// in the page (`loggp.misaligned_copy`), that copy is slow. The tracer places both of
+    /// every rank's buffers (none for MPI_IN_PLACE); which pairs lie so is known once every
+    /// rank is read (`settle_all_to_alls`), and this rank pays for them after the call. Its
+    /// own block, copied within the process, pays nothing, and neither does a reduction
+    /// (Allreduce, Scan, Exscan), traced with both places too: what it receives lands in
+    /// the library's own temporary buffer, and its time with the receive buffer 16 bytes
+    /// ahead is its time aligned (docs/models.md, "Where a message lands in its page").
+    fn all_to_all_blocks(&mut self, st: &mut RankState, rec: &Rec) -> Result<()> {
+        if rec.call != call::ALLTOALL || self.book.is_none() {
             return Ok(());
         }
+        let (Some(send), Some(receive)) = (rec.places[0], rec.places[1]) else {
+            return Ok(());
+        };
+        if !self.opts.misaligned_copy.applies(rec.bytes) {
+            return Ok(());
+        }
+        let c = st.comm(rec.comm)?;
+        // the instance's number on its communicator (counted by `collective`)
+        let instance = (c.global, c.collectives.saturating_sub(1));
+        let me = c.me;
         st.wait_step = None;
-        self.step(&[Op::copy(ps)], true)?;
-        self.local_misaligned = (
-            self.local_misaligned.0 + 1,
-            self.local_misaligned.1.saturating_add(ps),
-        );
+        let op = self.step(&[Op::copy(0)], true)?[0];
+        let page = u64::from(placement::PAGE_SPAN);
+        // block k of a buffer lies k * bytes further: keep each place less its own block's
+        // offset, so a pair's distance is the difference of two of them
+        let shift = u64::from(me) * (rec.bytes % page) % page;
+        let back = |place: u16| ((u64::from(place) + page - shift) % page) as u16;
+        self.all_to_alls
+            .entry(instance)
+            .or_default()
+            .push(PlacedBlocks {
+                send: back(send),
+                receive: back(receive),
+                bytes: rec.bytes,
+                op,
+            });
         Ok(())
     }
 
@@ -1590,7 +1653,7 @@ impl Replay {
             ranks: size,
             calls: 0,
             book: (!opts.misaligned_copy.steps.steps.is_empty()).then(Book::default),
-            local_misaligned: (0, 0),
+            all_to_alls: HashMap::new(),
             footprint: (0, 0),
             exchanges: Vec::new(),
         };
@@ -1602,7 +1665,12 @@ impl Replay {
         }
         rank_steps.push(b.steps.len() as u32);
         b.push_step(); // sentinel
-        let mut misaligned = b.local_misaligned;
+        let mut misaligned = (0u64, 0u64);
+        for (op, blocks, ps) in settle_all_to_alls(&b.all_to_alls, &opts.misaligned_copy) {
+            let o = &mut b.ops[op as usize];
+            o.size = o.size.saturating_add(ps);
+            misaligned = (misaligned.0 + blocks, misaligned.1.saturating_add(ps));
+        }
         if let Some(book) = b.book.take() {
             for (op, ps) in book.settle(&opts.misaligned_copy) {
                 let o = &mut b.ops[op as usize];

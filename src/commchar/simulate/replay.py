@@ -233,7 +233,7 @@ def charge_notes(doc: dict[str, Any]) -> list[str]:
     count = (doc.get("misaligned_copies") or {}).get("messages") or 0
     if count:
         notes.append(
-            f"{count} cop{'ies' if count != 1 else 'y'} (a message received, a collective's own block) "
+            f"{count} cop{'ies' if count != 1 else 'y'} (a message received, an all-to-all's block) "
             f"landed a few bytes ahead of where {'they' if count != 1 else 'it'} left in the page "
             f"(loggp.misaligned_copy): {doc['misaligned_copies']['time']:.1f} us charged in all; message "
             "buffers allocated 64-byte aligned (posix_memalign) never pay it")
