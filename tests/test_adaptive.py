@@ -514,3 +514,19 @@ def test_a_staircase_that_a_size_between_two_shows_gets_the_midpoints_of_its_che
         reach = adaptive.STEPPED_REACH
         assert asked == [adaptive.log_mid(a, 2 * a) for a in powers[1:]
                          if at / reach <= a and 2 * a <= at * reach and not a < at < 2 * a], state.sizes
+
+
+def test_a_two_fold_gap_between_segments_that_differ_by_a_few_percent_is_split():
+    # flat up to 64 KiB, then steep from 128 KiB on: the two lines differ by 6% at the 2-fold
+    # gap's log midpoint, where the prediction held between their ends' times may miss a curve
+    # that bends from one to the other by far more
+    def knee(n: np.ndarray) -> np.ndarray:
+        return np.where(n <= 65536, 10.0, 10.6 + (n - 92682.0) * 5e-5)
+
+    sizes = [2 ** k for k in range(10, 21)]  # 1 KiB .. 1 MiB, 2-fold gaps
+    state, _ = _analyse(sizes, knee)
+    assert {n: why for n, why in state.sizes.items()} == {92682: "breakpoint"}
+    # the same gap between lines that differ by less than BREAK_TOLERANCE is left alone
+    gentle = lambda n: np.where(n <= 65536, 10.0, 10.2 + (n - 92682.0) * 5e-5)  # noqa: E731
+    state, _ = _analyse(sizes, gentle)
+    assert "breakpoint" not in state.sizes.values()

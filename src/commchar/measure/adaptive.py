@@ -12,8 +12,11 @@ uncertain:
 
 - breakpoint: a gap between two segments whose lines disagree at its log
   midpoint by BREAK_TOLERANCE, split in log into 2-fold gaps (BREAK_SIZES at
-  most a round), then bisected down to MIN_JUMP_GAP while they disagree by
-  more than MAX_MISS (a jump);
+  most a round), then bisected down to MIN_JUMP_GAP while they disagree so:
+  the prediction between two segments is held between their ends' times
+  (segment_gaps), and a curve that bends there from one line to the other
+  lies off it by more than MAX_MISS at a 2-fold gap's midpoint where the two
+  lines disagree by a few percent;
 - gap: a gap between measured sizes inside which the model's lines (in a gap
   between two segments, the line of the one with the nearer bound, extended
   across it) leave the band of the two measured times (TOLERANCE and their
@@ -375,9 +378,8 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         if a <= 0 or b / a <= MIN_JUMP_GAP:
             continue
         disagree = _breakpoint_disagreement(segments[k], segments[k + 1], log_mid(a, b))
-        # down to a 2-fold gap when the two segments disagree by BREAK_TOLERANCE, beyond it only
-        # while they disagree by more than the fit lets a point miss (a jump)
-        if disagree > (BREAK_TOLERANCE if b / a > MIN_GAP else MAX_MISS):
+        # bisected down to MIN_JUMP_GAP while the two segments disagree by BREAK_TOLERANCE
+        if disagree > BREAK_TOLERANCE:
             # as many sizes as leave gaps of 2-fold at most, BREAK_SIZES at most a round
             count = min(BREAK_SIZES, max(1, math.ceil(math.log2(b / a) - 1e-9) - 1))
             for size in log_inside(a, b, count):
