@@ -136,7 +136,7 @@ SCATTERED = 0.07
 STEPPED = 0.10
 STEPPED_REACH = 8.0
 BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
-MAX_ROUNDS = 3  # a round is a job launch per library and p
+MAX_ROUNDS = 4  # a round is a job launch per library and p
 JUMP_SIZES = 15  # rndv: S bracketed 16-fold a round (a coarse 4 KiB-64 KiB gap to 15 B in 3)
 Z95 = 1.959964
 # A point of CHEAP_BYTES or more that the rule plans (a probe's too) may stop with LONG_MIN_REPS
