@@ -87,10 +87,20 @@ impl MisalignedCopy {
     pub fn cost(&self, bytes: u64, source: u16, destination: u16) -> u64 {
         let ahead = (destination + PAGE_SPAN - source % PAGE_SPAN) % PAGE_SPAN;
         let (lo, hi) = self.slow_ahead;
-        if !self.applies(bytes) || !(lo..=hi).contains(&ahead) {
+        if !(lo..=hi).contains(&ahead) {
             return 0;
         }
-        self.steps.cost(bytes)
+        self.slow(bytes)
+    }
+
+    /// ps a copy of `bytes` whose destination lies `slow_ahead` of its source pays beyond
+    /// an aligned one.
+    pub fn slow(&self, bytes: u64) -> u64 {
+        if self.applies(bytes) {
+            self.steps.cost(bytes)
+        } else {
+            0
+        }
     }
 }
 

@@ -555,8 +555,7 @@ fn settle_all_to_alls(
                 .map(|d| sends[(usize::from(r.receive) + page - usize::from(d) % page) % page])
                 .sum::<u64>()
                 - u64::from((usize::from(lo)..=usize::from(hi)).contains(&own));
-            // the cost of one slow block (a pair `lo` ahead)
-            let each = model.cost(r.bytes, 0, lo % placement::PAGE_SPAN);
+            let each = model.slow(r.bytes);
             if slow > 0 && each > 0 {
                 out.push((r.op, slow, each.saturating_mul(slow)));
             }
