@@ -12,7 +12,7 @@ uncertain:
 
 - breakpoint: a gap between two segments whose lines disagree at its log
   midpoint by BREAK_TOLERANCE, split in log into 2-fold gaps (BREAK_SIZES at
-  most a round), then bisected down to MIN_JUMP_GAP while they disagree so:
+  most a round), then bisected down to MIN_SPLIT_GAP while they disagree so:
   the prediction between two segments is held between their ends' times
   (segment_gaps), and a curve that bends there from one line to the other
   lies off it by more than MAX_MISS at a 2-fold gap's midpoint where the two
@@ -38,7 +38,7 @@ uncertain:
   gaps (split further, round after round, while wider than MIN_GAP);
 - scattered: a series whose sizes lie off the lines through their neighbours
   by more than SCATTERED (its scatter(), below) gets the log midpoint of
-  every gap up to CHEAP_BYTES wider than MIN_JUMP_GAP: such a curve is no few
+  every gap up to CHEAP_BYTES wider than MIN_SPLIT_GAP: such a curve is no few
   straight lines, and a size there is known only where it is measured;
 - stepped: a series one of whose added sizes up to CHEAP_BYTES lies off the
   previous round's model by more than STEPPED (a staircase the coarse grid's
@@ -115,7 +115,7 @@ MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split
 # ...and below this size a gap wider than MIN_GAP is checked too: a point there costs a few
 # milliseconds (64 KiB and above: tens), and a curve there is no few straight lines at 10%
 CHEAP_BYTES = 65536
-MIN_JUMP_GAP = 1.5  # ...unless a jump lies in it: then down to this (the dense grid steps by 1.33, 1.5)
+MIN_SPLIT_GAP = 1.5  # ...unless a breakpoint lies in it: then down to this (the dense grid steps by 1.33, 1.5)
 GAP_PROBES = 3  # sizes inside a gap at which the model's prediction is checked against the band
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
 BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it alone
@@ -124,7 +124,7 @@ MAX_FLOOR = 0.10  # the most the scatter raises the floor: structure of twice th
 SCATTER_POINTS = 6  # sizes between two others of their state that a series' own scatter needs
 # A series whose sizes scatter from the lines through their neighbours by more than this (the
 # robust spread of scatter(), 2.8 times the run-to-run floor) has its gaps up to CHEAP_BYTES
-# split down to MIN_JUMP_GAP: Open MPI's bcast took 0.29 us at 4 and 8 B and 0.38 at 6 B
+# split down to MIN_SPLIT_GAP: Open MPI's bcast took 0.29 us at 4 and 8 B and 0.38 at 6 B
 SCATTERED = 0.07
 # A series one of whose sizes up to CHEAP_BYTES, added between two measured ones, lies off the
 # previous round's model by more than this (and by more than its noise allows: "deviates") has
@@ -285,7 +285,7 @@ def off_band(model: SegmentedHockneyModel, a: float, b: float, t_a: float, t_b: 
     DEVIATION_Z noise levels, the `floor` of the series' scatter included), or None when it
     stays inside at GAP_PROBES sizes (or the gap holds no size to measure, or no line of the
     group)."""
-    if a <= 0 or b - a < 2 or b / a <= MIN_JUMP_GAP:
+    if a <= 0 or b - a < 2 or b / a <= MIN_SPLIT_GAP:
         return None
     inside = sorted({s for s in log_inside(a, b, GAP_PROBES) if a < s < b})
     if not inside:
@@ -375,10 +375,10 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     segments = model.segments_
     for k in range(len(segments) - 1):
         a, b = float(segments[k]["n_max"]), float(segments[k + 1]["n_min"])
-        if a <= 0 or b / a <= MIN_JUMP_GAP:
+        if a <= 0 or b / a <= MIN_SPLIT_GAP:
             continue
         disagree = _breakpoint_disagreement(segments[k], segments[k + 1], log_mid(a, b))
-        # bisected down to MIN_JUMP_GAP while the two segments disagree by BREAK_TOLERANCE
+        # bisected down to MIN_SPLIT_GAP while the two segments disagree by BREAK_TOLERANCE
         if disagree > BREAK_TOLERANCE:
             # as many sizes as leave gaps of 2-fold at most, BREAK_SIZES at most a round
             count = min(BREAK_SIZES, max(1, math.ceil(math.log2(b / a) - 1e-9) - 1))
@@ -437,7 +437,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
         # size is known only where it is measured
         for lo, hi, _ in gaps:
             near = scattered or any(lo >= at / STEPPED_REACH and hi <= at * STEPPED_REACH for at in steps)
-            if near and hi <= CHEAP_BYTES and hi / lo > MIN_JUMP_GAP and lo < (mid := log_mid(lo, hi)) < hi:
+            if near and hi <= CHEAP_BYTES and hi / lo > MIN_SPLIT_GAP and lo < (mid := log_mid(lo, hi)) < hi:
                 state_out.ask(mid, "scattered" if scattered else "stepped")
     for segment in segments:
         fit = segment["fits"].get(main)
