@@ -115,7 +115,9 @@ MIN_GAP = 2.05  # a gap this narrow (2-fold, give or take rounding) is not split
 # ...and below this size a gap wider than MIN_GAP is checked too: a point there costs a few
 # milliseconds (64 KiB and above: tens), and a curve there is no few straight lines at 10%
 CHEAP_BYTES = 65536
-MIN_SPLIT_GAP = 1.5  # ...unless a breakpoint lies in it: then down to this (the dense grid steps by 1.33, 1.5)
+# A gap of MIN_GAP or less is split only where a breakpoint lies in it, or in a scattered or
+# stepped series (below): down to this (the dense grid steps by 1.33, 1.5)
+MIN_SPLIT_GAP = 1.5
 GAP_PROBES = 3  # sizes inside a gap at which the model's prediction is checked against the band
 TOLERANCE = 0.03  # a size this close to the previous model never splits its gaps
 BREAK_TOLERANCE = 0.03  # two segments this close at a gap's midpoint leave it alone
