@@ -16,6 +16,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                (copy_footprint.self_by_size) against the others'
     --compare cold_start       a program's first sends and each pair's first rendezvous
                                (loggp.cold_start) against a program warm from its start
+    --compare noise            the node's detours drawn in the library (loggp.noise)
+                               against none
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start")
+COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:

@@ -8,7 +8,7 @@ import pytest
 from commchar.errors import InputError
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import validate_library
-from commchar.models.noise import NoiseModel, noise_section
+from commchar.models.noise import NoiseModel, lost_fraction, noise_section
 
 
 def _point(p: int, bins: list[list[float]], seconds: float = 0.5, **over) -> dict:
@@ -28,6 +28,13 @@ def test_each_bin_keeps_its_rate_per_rank_and_its_mean_length_so_the_time_lost_i
     assert row["bins"] == [[2.0, 400.0, 2.5], [1024.0, 2.0, 1500.0]]
     assert row["rate_per_s"] == 402.0
     assert row["fraction"] == pytest.approx(4000e-6)
+
+
+def test_a_points_share_of_time_lost_is_its_bins_time_over_its_rank_seconds():
+    # 1 rank-second; 1000 us + 3000 us lost
+    assert lost_fraction(_point(2, [[2, 400, 1000.0], [1024, 2, 3000.0]])) == pytest.approx(4000e-6)
+    assert lost_fraction(_point(2, [[2, 400, 1000.0]], noise_bins="x")) is None
+    assert lost_fraction({**_point(2, []), "op": "pingpong"}) is None
 
 
 def test_points_at_one_p_are_pooled_and_each_p_keeps_its_own_row():

@@ -88,6 +88,24 @@ def test_the_models_points_are_each_the_median_of_its_runs() -> None:
     assert kept[("pingpong", 64)] is points[2]
 
 
+def test_the_noise_probe_of_the_median_run_is_the_one_whose_detours_took_the_median_share() -> None:
+    def noise(run: int, loop_us: float, lost_us: list[float]) -> dict:
+        bins = [[4.0, 1000.0, lost_us[0]], [512.0, 1.0, lost_us[1]]]
+        return {"library": "lib", "op": "noise", "variant": "", "n_bytes": 0, "p": 2, "sync": "barrier",
+                "t_us": loop_us, "t_mean_us": loop_us, "valid": True, "run_id": run,
+                "extra": {"noise_seconds_rank": [0.5, 0.5], "noise_bins": bins}}
+
+    # the clock loop's time orders these runs 1, 2, 3; their detours 1, 3, 2: one rank lost
+    # 40% of its time to a neighbour in run 2, which the median run's model must not charge
+    runs = [noise(1, 0.497, [5000.0, 600.0]), noise(2, 0.498, [6000.0, 200000.0]),
+            noise(3, 0.499, [6000.0, 900.0]), noise(4, 0.4, [1.0, 1.0])]
+    runs[3]["extra"] = {}  # not the kernel's lists: ordered last
+    (kept,) = median_points(runs)
+    assert kept["run_id"] == 3
+    (kept,) = median_points(runs[:3])
+    assert kept["run_id"] == 3
+
+
 def test_summary_is_the_median_and_spread_over_runs() -> None:
     def row(repeat: int, measured: float, gps: float, gp: float) -> dict:
         return {"library": "lib", "program": "ring_sendrecv", "bytes": 64, "p": 2, "S": 1024.0,

@@ -48,6 +48,16 @@ def _valid(points: list[dict]) -> list[dict]:
     return out
 
 
+def lost_fraction(point: dict) -> float | None:
+    """The share of its ranks' time a noise point's detours took, or None where the point
+    lacks the kernel's lists."""
+    valid = _valid([point])
+    if not valid:
+        return None
+    lost = float(valid[0]["bins"][:, 2].sum())
+    return lost / (valid[0]["seconds"] * 1e6)
+
+
 class NoiseModel(Estimator):
     """Detour rates and lengths per p from `noise` point dicts.
 
