@@ -262,7 +262,8 @@ struct Core<'a, W: Workload> {
     cold: ColdState,
     /// Messages the network holds whose arrivals are not queued yet.
     held: usize,
-    /// Per rank: when its latest computation ends (empty unless `taken_in_calls`).
+    /// Per rank: when its latest computation, or the library's work that closes a call,
+    /// ends (empty unless `taken_in_calls`).
     computing: Vec<u64>,
     /// The node's detours, drawn per rank (a replay under a model with noise).
     detours: Option<Detours>,
@@ -473,6 +474,16 @@ impl<W: Workload> Core<'_, W> {
         Host::schedule(self, time, kind as u8, ev)
     }
 
+    /// Queues `ev` at `time` after every other event due then, whenever created.
+    fn schedule_late(&mut self, time: u64, kind: Kind, ev: Pending) -> Result<()> {
+        let seq = self.queue.late_seq().ok_or_else(|| {
+            SimError::Usage(format!("the run needs more than {MAX_EVENTS} events"))
+        })?;
+        self.queue.push(time, seq, kind as u8, ev);
+        self.note_queued();
+        Ok(())
+    }
+
     /// Keeps the largest number of events waiting, messages the network holds
     /// back among them (as if they were queued when sent).
     #[inline(always)]
@@ -584,9 +595,11 @@ impl<W: Workload> Core<'_, W> {
             if let Some(d) = self.detours.as_mut() {
                 d.skip_until(r, t + ev.size); // the traced computation's time holds them
             }
-            if let Some(until) = self.computing.get_mut(r) {
-                *until = t + ev.size;
-            }
+        }
+        // the library's own work closes a call whose messages are in: it polls for no
+        // more, so one arriving meanwhile waits for the next call, as during a computation
+        if let Some(until) = self.computing.get_mut(r) {
+            *until = t + ev.size;
         }
         self.record(t, ev, SpanKind::Calc, 0);
         self.wl.started(ev.rank, ev.id, &mut self.ready);
@@ -910,10 +923,10 @@ impl<W: Workload> Core<'_, W> {
         };
         if busy > t {
             if self.computing.get(r) == Some(&busy) {
-                // the rank computes: its library sees the message at its next call, which
-                // was due before the message came (a new event's later sequence number
-                // lets that call go first)
-                self.schedule_kind(busy, msg_kind(proto), *ev)?;
+                // the rank computes: its library sees the message at its next call, after
+                // every event due when the computation ends, those it makes then included
+                // (a computation of no length that follows does not let it in between)
+                self.schedule_late(busy, msg_kind(proto), *ev)?;
                 return Ok(None);
             }
             return Ok(Some(busy));

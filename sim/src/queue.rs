@@ -30,7 +30,11 @@ const SPARES: usize = 2;
 const STREAM_AHEAD: usize = 64;
 
 /// Most events one run can create.
-pub const MAX_EVENTS: u64 = 1 << 60;
+pub const MAX_EVENTS: u64 = 1 << 59;
+
+/// Added to an event's sequence number to put it after every event due at the
+/// same time that has none (`late_seq`), those created later included.
+const LATE: u64 = 1 << 59;
 
 /// An event: when, its order among same-time events, and its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +114,12 @@ impl<P: Copy> EventQueue<P> {
         Some(s)
     }
 
+    /// A fresh sequence number that orders its event after every other event due at
+    /// its time, whenever those are created, or None once MAX_EVENTS were made.
+    pub fn late_seq(&mut self) -> Option<u64> {
+        self.next_seq().map(|s| s | LATE)
+    }
+
     /// How many sequence numbers were given out (events created).
     pub fn created(&self) -> u64 {
         self.next_seq
@@ -117,7 +127,7 @@ impl<P: Copy> EventQueue<P> {
 
     #[inline(always)]
     pub fn push(&mut self, time: u64, seq: u64, kind: u8, data: P) {
-        debug_assert!(kind < 16 && seq < MAX_EVENTS);
+        debug_assert!(kind < 16 && seq < LATE << 1);
         assert!(
             time >= self.now_time,
             "event queued in the past (time {time} < {})",
