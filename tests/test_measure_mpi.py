@@ -392,10 +392,11 @@ def test_window_sync_is_stored_with_its_counts_fitted_apart_and_reported(tmp_pat
     html = page.read_text()
     assert "repetitions started late" in html and "Window synchronization" in html
 
-    # a barrier run of the same series in the same store: one fit over both is refused
+    # a default run of the same series in the same store (allreduce back to back under
+    # --sync auto): one fit over both is refused
     commchar("run", "--db", str(db), "--library", mpi_libraries[0].name, "--ops", "allreduce:sum",
              "--sizes", "8,1K", "--np", "2", *FAST)
     mixed = commchar("fit", "--db", str(db), "-o", str(tmp_path / "x.json"), check=False)
-    assert mixed.returncode != 0 and "mixes start synchronizations (barrier in run(s) 2; window in run(s) 1)" in mixed.stderr
+    assert mixed.returncode != 0 and "mixes start synchronizations (none in run(s) 2; window in run(s) 1)" in mixed.stderr
     assert "Traceback" not in mixed.stderr
     commchar("fit", "--db", str(db), "--run", "2", "-o", str(tmp_path / "b.json"))

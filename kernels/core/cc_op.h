@@ -26,6 +26,9 @@ typedef struct cc_sync {
 } cc_sync;
 
 extern const cc_sync cc_sync_barrier, cc_sync_none, cc_sync_window;
+/* --sync auto: none for an op whose calls synchronise their ranks themselves
+ * (cc_op.synchronizing), barrier for the others */
+extern const cc_sync cc_sync_auto;
 
 typedef enum { CC_SCOPE_PAIR, CC_SCOPE_ALL } cc_scope;
 
@@ -72,6 +75,13 @@ typedef struct cc_op {
     /* nonzero: measured as a process's first traffic (the runner puts the point
      * first in its job), so the library is warmed only after it (cc_prewarm.h) */
     int first_traffic;
+    /* nonzero: no rank's call ends before every rank's call began (allreduce,
+     * alltoall, allgather, reduce_scatter, barrier), so back-to-back calls
+     * cannot overlap and each starts the next in step, as a program's loop of
+     * them does: --sync auto times them back to back. A barrier before each
+     * would add the barrier's own exit skew, which the rank it lets out first
+     * waits for inside the call */
+    int synchronizing;
 } cc_op;
 
 typedef struct cc_point {

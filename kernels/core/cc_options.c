@@ -29,8 +29,10 @@ const char cc_usage[] =
     "  --warmup-round-time S  a warm-up round of fewer than 8 calls compares only when it\n"
     "                         lasts S seconds (0.00025)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
-    "  --sync barrier|none|window  start synchronisation of collectives (barrier);\n"
-    "                         window: at common times on offset-corrected clocks\n"
+    "  --sync auto|barrier|none|window  start synchronisation of collectives (auto:\n"
+    "                         none for those that synchronise their ranks, barrier\n"
+    "                         for the others); window: at common times on\n"
+    "                         offset-corrected clocks\n"
     "  --sync-window-factor F window = F x an estimate of one repetition (4)\n"
     "  --sync-window-us W     a fixed window of W microseconds instead (0: from F)\n"
     "  --window W             messages per window of bw, bibw, mbw and the one-sided _bw\n"
@@ -197,7 +199,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->warmup_series = 1;
     opt->warmup_round_time = 0.00025;
     opt->batch_threshold = 100.0;
-    opt->sync = &cc_sync_barrier;
+    opt->sync = &cc_sync_auto;
     opt->sync_window_factor = 4.0;
     opt->sync_window_us = 0.0;
     opt->window = 64;
@@ -293,14 +295,16 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 rc = cc_fail(err, errlen, "--cache-limit: '%s' is not a whole number of bytes in [1, %zu]",
                              value, CC_MAX_SIZE);
         } else if (strcmp(name, "--sync") == 0) {
-            if (strcmp(value, "barrier") == 0)
+            if (strcmp(value, "auto") == 0)
+                opt->sync = &cc_sync_auto;
+            else if (strcmp(value, "barrier") == 0)
                 opt->sync = &cc_sync_barrier;
             else if (strcmp(value, "none") == 0)
                 opt->sync = &cc_sync_none;
             else if (strcmp(value, "window") == 0)
                 opt->sync = &cc_sync_window;
             else
-                rc = cc_fail(err, errlen, "--sync: '%s' is not barrier, none or window", value);
+                rc = cc_fail(err, errlen, "--sync: '%s' is not auto, barrier, none or window", value);
         } else
             rc = cc_fail(err, errlen, "unknown option %s", name);
         if (rc) return CC_PARSE_ERROR;

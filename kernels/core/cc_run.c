@@ -41,7 +41,12 @@ static void cc_point_init(cc_point *pt, const cc_env *env, const cc_entry *entry
     const int pair = entry->op->scope == CC_SCOPE_PAIR;
     pt->comm = pair ? env->pair : env->all;
     pt->ctl = pair ? env->pair_ctl : env->all_ctl;
-    pt->sync = pair ? &cc_sync_none : env->opt->sync;
+    if (pair)
+        pt->sync = &cc_sync_none;
+    else if (env->opt->sync == &cc_sync_auto)
+        pt->sync = entry->op->synchronizing ? &cc_sync_none : &cc_sync_barrier;
+    else
+        pt->sync = env->opt->sync;
     pt->window = env->opt->window;
     pt->reduce_op = MPI_OP_NULL;
     pt->scale = 1.0;

@@ -38,6 +38,7 @@ static void cc_barrier_run(cc_point *pt, long count)
 const cc_op cc_op_barrier = {
     .name = "barrier", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_zero,
     .setup = cc_barrier_setup, .run = cc_barrier_run, .cleanup = cc_coll_cleanup,
+    .synchronizing = 1,
 };
 
 /* ---- bcast ----------------------------------------------------------------- */
@@ -104,6 +105,7 @@ const cc_op cc_op_allgather = {
     .name = "allgather", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_multiple_of_p,
     .setup = cc_allgather_setup, .run = cc_allgather_run, .fill = cc_gather_fill, .check = cc_gather_check,
     .cleanup = cc_coll_cleanup,
+    .synchronizing = 1,
 };
 
 /* ---- alltoall: rank r's cc_block for j is pattern(r, j*n + k) ---------------- */
@@ -119,6 +121,7 @@ const cc_op cc_op_alltoall = {
     .name = "alltoall", .scope = CC_SCOPE_ALL, .phases = 1, .check_size = cc_size_per_peer,
     .setup = cc_alltoall_setup, .run = cc_alltoall_run, .fill = cc_alltoall_fill, .check = cc_alltoall_check,
     .cleanup = cc_coll_cleanup,
+    .synchronizing = 1,
 };
 
 /* ---- reductions: sum of doubles, or an empty commutative operation -------- */
@@ -182,6 +185,7 @@ const cc_op cc_op_allreduce = {
     .name = "allreduce", .variants = cc_reduction_variants, .scope = CC_SCOPE_ALL, .phases = 1,
     .check_size = cc_size_doubles, .setup = cc_allreduce_setup, .run = cc_allreduce_run,
     .fill = cc_reduction_fill, .check = cc_reduce_check, .cleanup = cc_coll_cleanup,
+    .synchronizing = 1,
 };
 
 const cc_op cc_op_scan = {
@@ -194,4 +198,5 @@ const cc_op cc_op_reduce_scatter = {
     .name = "reduce_scatter", .variants = cc_reduction_variants, .scope = CC_SCOPE_ALL, .phases = 1,
     .check_size = cc_size_doubles_per_rank, .setup = cc_reduce_scatter_setup, .run = cc_reduce_scatter_run,
     .fill = cc_reduction_fill, .check = cc_reduce_scatter_check, .cleanup = cc_coll_cleanup,
+    .synchronizing = 1,
 };

@@ -65,10 +65,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              " or more, unless given)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds a job may stay silent before it is killed (default 60)")
-    parser.add_argument("--sync", choices=SYNC_METHODS, default="barrier",
-                        help="start synchronization of each collective repetition: a barrier"
-                             " (default), none, or window: at common start times on offset-corrected"
-                             " clocks, repetitions that start late redone (docs/method.md)")
+    parser.add_argument("--sync", choices=SYNC_METHODS, default="auto",
+                        help="start synchronization of each collective repetition: auto (default:"
+                             " none for allreduce, alltoall, allgather, reduce_scatter and barrier, whose"
+                             " calls synchronize their ranks, a barrier for the others), barrier, none, or"
+                             " window: at common start times on offset-corrected clocks, repetitions that"
+                             " start late redone (docs/kernel-protocol.md)")
     parser.add_argument("--sync-window-factor", type=float, default=DEFAULT_WINDOW_FACTOR, metavar="F",
                         help="--sync window: each window is F times an estimate of one"
                              f" repetition (default {DEFAULT_WINDOW_FACTOR:g})")

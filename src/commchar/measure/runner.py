@@ -45,9 +45,11 @@ STDERR_TAIL_CHARS = 400
 # After the kernel's last line, how long a job may take to exit before it is stopped.
 FINALIZE_GRACE_S = 10.0
 LAUNCH_CHECK_S = 0.5  # how often a job that has said nothing yet has its stderr read
-# Start synchronizations of collectives (kernels/core/cc_sync.c); window: the kernel's
-# default factor over an estimate of one repetition (untimed runs).
-SYNC_METHODS = ("barrier", "none", "window")
+# Start synchronizations of collectives (kernels/core/cc_sync.c); auto: none for those
+# whose calls synchronize their ranks themselves (allreduce, alltoall, allgather,
+# reduce_scatter, barrier), barrier for the others; window: the kernel's default factor
+# over an estimate of one repetition (untimed runs).
+SYNC_METHODS = ("auto", "barrier", "none", "window")
 DEFAULT_WINDOW_FACTOR = 4.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
@@ -63,7 +65,7 @@ class SweepOptions:
     max_reps: int = 100000
     max_time: float = 1.0
     timeout: float = 60.0
-    sync: str = "barrier"
+    sync: str = "auto"
     sync_window_factor: float = DEFAULT_WINDOW_FACTOR
     sync_window_us: float = 0.0  # above 0: a fixed window instead of the factor
     cache: str = "warm"  # cold: every repetition's buffers out of the last-level cache
