@@ -21,21 +21,15 @@ cores are"); only points in the main state of the whole are compared.
 from __future__ import annotations
 
 import argparse
-import os
-import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from contextlib import closing
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from kernel_points import measure
 
-from commchar.core_distance import rtt_pair, split  # noqa: E402
-from commchar.jsonio import loads  # noqa: E402
+from commchar.core_distance import split
 
 
 def main() -> int:
@@ -52,7 +46,6 @@ def main() -> int:
     flag = "--buffer-offset" if args.move == "both" else "--recv-offset"
     offsets = [int(x) for x in args.offsets.split(",")]
     libraries = [x for x in args.library.split(",") if x]
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     rows: list[tuple[str, str, int, int, float, tuple[float, float] | None]] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,16 +53,9 @@ def main() -> int:
             for library in libraries:
                 for offset in offsets:
                     db = Path(tmp) / f"{library}-{offset}-{r}.db"
-                    subprocess.run([sys.executable, "-m", "commchar", "run", "--db", str(db), "--library", library,
-                                    "--np", "2", "--ops", args.ops, "--sizes", args.sizes, "--no-refine",
-                                    "--precision", "0.02", "--max-time", "0.1", flag, str(offset)],
-                                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-                    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-                        for op, variant, n, t, extra in con.execute(
-                                "SELECT op, variant, n_bytes, t_us, extra_json FROM points WHERE valid = 1"):
-                            key = f"{op}:{variant}" if variant else op
-                            rows.append((library, key, int(n), offset, float(t),
-                                         rtt_pair(loads(extra, "extra") if extra else {})))
+                    for pt in measure(db, library, args.ops, args.sizes,
+                                      ["--precision", "0.02", "--max-time", "0.1", flag, str(offset)]):
+                        rows.append((library, pt.operation, pt.n, offset, pt.t_us, pt.cores))
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr, end="\r")
     print(f"{args.rounds} rounds in {time.monotonic() - started:.0f} s")
     states = split(pair for *_, pair in rows if pair is not None)
