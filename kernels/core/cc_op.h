@@ -78,9 +78,9 @@ typedef struct cc_op {
     /* nonzero: no rank's call ends before every rank's call began (allreduce,
      * alltoall, allgather, reduce_scatter, barrier), so no rank's back-to-back
      * calls can run ahead of the others', as in a program's loop of them:
-     * --sync auto times them back to back. A barrier before each
-     * would add the barrier's own exit skew, which the rank it lets out first
-     * waits for inside the call */
+     * --sync auto times them back to back. A barrier before each would add the
+     * barrier's own exit skew, which the rank it lets out first waits for
+     * inside the call */
     int synchronizing;
 } cc_op;
 
