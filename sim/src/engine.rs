@@ -263,8 +263,9 @@ struct Core<'a, W: Workload> {
     /// Messages the network holds whose arrivals are not queued yet.
     held: usize,
     /// Per rank: when its latest computation, or the library's work that closes a call,
-    /// ends (empty unless `taken_in_calls`).
-    computing: Vec<u64>,
+    /// ends: until then a message that arrives waits for the rank's next call (empty
+    /// unless `taken_in_calls`).
+    outside_calls: Vec<u64>,
     /// The node's detours, drawn per rank (a replay under a model with noise).
     detours: Option<Detours>,
 }
@@ -295,7 +296,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
     }
     let n = workload.ranks() as usize;
     let cold = ColdState::new(config.params.cold_start, n);
-    let computing = if config.params.taken_in_calls {
+    let outside_calls = if config.params.taken_in_calls {
         vec![0; n]
     } else {
         Vec::new()
@@ -327,7 +328,7 @@ fn run_with<W: Workload>(config: Config, workload: &mut W, accounted: bool) -> R
         joins: FxHashMap::default(),
         cold,
         held: 0,
-        computing,
+        outside_calls,
         detours,
     };
     // the engine is compiled for each network model
@@ -598,7 +599,7 @@ impl<W: Workload> Core<'_, W> {
         }
         // the library's own work closes a call whose messages are in: it polls for no
         // more, so one arriving meanwhile waits for the next call, as during a computation
-        if let Some(until) = self.computing.get_mut(r) {
+        if let Some(until) = self.outside_calls.get_mut(r) {
             *until = t + ev.size;
         }
         self.record(t, ev, SpanKind::Calc, 0);
@@ -922,10 +923,10 @@ impl<W: Workload> Core<'_, W> {
             self.free[r].o.max(self.free[r].gr)
         };
         if busy > t {
-            if self.computing.get(r) == Some(&busy) {
-                // the rank computes: its library sees the message at its next call, after
-                // every event due when the computation ends, those it makes then included
-                // (a computation of no length that follows does not let it in between)
+            if self.outside_calls.get(r) == Some(&busy) {
+                // the rank computes or closes a call: its library sees the message at its
+                // next call, after every event due when that ends, those it makes then
+                // included (a computation of no length that follows does not let it in)
                 self.schedule_late(busy, msg_kind(proto), *ev)?;
                 return Ok(None);
             }
