@@ -1510,14 +1510,7 @@ fn a_message_that_comes_while_the_library_closes_a_call_waits_for_the_next_call(
     // the library's work of no length that follows lets no message in before the next call
     let opts = Options {
         exchange_excess: ExchangeExcess::from_steps(vec![(256, 80 * NS)], vec![]),
-        misaligned_copy: MisalignedCopy {
-            steps: ByteSteps {
-                fs_per_byte: 0,
-                steps: vec![(256, 1000)],
-            },
-            slow_ahead: (1, 31),
-        },
-        ..Options::default()
+        ..misaligned_from(256)
     };
     let dir = exchange_loop(4000, 65);
     let quiet = replay(&dir, &opts, prm.clone()).unwrap().makespan();
@@ -1660,11 +1653,16 @@ fn placed(bytes: u64, place: u16) -> u64 {
 
 /// 1 ps a byte from 4 KiB, for a destination 1 to 31 bytes ahead of its source.
 fn misaligned() -> Options {
+    misaligned_from(4096)
+}
+
+/// 1 ps a byte from `bytes`, for a destination 1 to 31 bytes ahead of its source.
+fn misaligned_from(bytes: u64) -> Options {
     Options {
         misaligned_copy: MisalignedCopy {
             steps: ByteSteps {
                 fs_per_byte: 0,
-                steps: vec![(4096, 1000)],
+                steps: vec![(bytes, 1000)],
             },
             slow_ahead: (1, 31),
         },

@@ -165,10 +165,22 @@ def fit_model(store: Store, library: Library, run_ids: list[int], directory: Pat
 
 def median_points(points: list[dict]) -> list[dict]:
     """Of several runs' points, per (library, op, variant, n, p, sync), the point whose mean
-    (t_mean_us, else t_us; the noise probe's share of time lost, _central) is the median
-    over the runs (the lower middle one of an even number): a run takes whichever speed the host gives it, as a program's launch does. The
-    valid points only, where a key has any. A key one run measured alone (a size its
-    refinement chose) keeps that point."""
+    (t_mean_us, else t_us; the noise probe's share of time lost) is the median over the runs
+    (the lower middle one of an even number): a run takes whichever speed the host gives it,
+    as a program's launch does. The valid points only, where a key has any. A key one run
+    measured alone (a size its refinement chose) keeps that point."""
+    from commchar.models.noise import OP as NOISE, lost_fraction
+
+    def central(point: dict) -> float:
+        """What a point's runs are ordered by: its mean time, except the noise probe's, whose
+        time is a loop reading the clock: its runs are ordered by the share of the ranks' time
+        their detours took (one rank sharing its core with another job for a while is one
+        run's, not the host's; a point without the lists goes last)."""
+        if point["op"] == NOISE:
+            fraction = lost_fraction(point)
+            return math.inf if fraction is None else fraction
+        return float(point.get("t_mean_us") or point["t_us"])
+
     groups: dict[tuple, list[dict]] = {}
     for pt in points:
         key = (pt["library"], pt["op"], pt.get("variant") or "", pt["n_bytes"], pt["p"], pt.get("sync"))
@@ -176,22 +188,9 @@ def median_points(points: list[dict]) -> list[dict]:
     out = []
     for every in groups.values():
         pool = [pt for pt in every if pt.get("valid", True)] or every
-        pool.sort(key=_central)
+        pool.sort(key=central)
         out.append(pool[(len(pool) - 1) // 2])
     return out
-
-
-def _central(point: dict) -> float:
-    """What a point's runs are ordered by: its mean time, except the noise probe's, whose time
-    is a loop reading the clock: its runs are ordered by the share of the ranks' time their
-    detours took (one rank sharing its core with another job for a while is one run's, not
-    the host's; a point without the lists goes last)."""
-    from commchar.models.noise import OP as NOISE, lost_fraction
-
-    if point["op"] == NOISE:
-        fraction = lost_fraction(point)
-        return math.inf if fraction is None else fraction
-    return float(point.get("t_mean_us") or point["t_us"])
 
 
 def fit_runs(db: str | Path, run_ids: list[int]) -> tuple[ModelDocument, list[dict]]:
