@@ -53,7 +53,7 @@ APPS_DB ?= apps.db
 # what the replay of the two programs charges: point-to-point with its threshold, a program's
 # first sends and first requests, exchanges, first touch, buffers beyond the caches, the node's
 # detours, a communicator's first collectives and the collectives they call
-APP_MODEL_OPS ?= pingpong,loggp,rndv,coldstart,exchange,touch,footprint,noise,collstart,barrier,bcast,scatter,allgather,allreduce,reduce
+APP_MODEL_OPS ?= pingpong,loggp,rndv,post,coldstart,exchange,touch,footprint,noise,collstart,barrier,bcast,scatter,allgather,allreduce,reduce
 apps: setup
 	$(BIN)/commchar app jacobi --db $(APPS_DB) --np 1,2,4
 	$(BIN)/commchar app gauss --db $(APPS_DB) --np 2

@@ -18,6 +18,9 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                (loggp.cold_start) against a program warm from its start
     --compare noise            the node's detours drawn in the library (loggp.noise)
                                against none
+    --compare send_post        a non-blocking send's measured post (loggp.send_post,
+                               replayed with --posted-sends measured) against a
+                               blocking send's o_s + (s-1)O (the default)
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -37,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise")
+COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
+            "send_post")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -67,7 +71,8 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
     return {"with": fitted, "without": without}
 
 
-def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int) -> float:
+def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int,
+               posted_sends: str = "blocking") -> float:
     from commchar.simulate.replay import ReplayRequest, replay
     from commchar.store import Store
     from commchar.store.traces import extract_trace
@@ -75,7 +80,8 @@ def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: in
 
     with Store(db, readonly=True) as store, tempfile.TemporaryDirectory(prefix="bench-rc-") as tmp:
         directory = extract_trace(store, trace_id, tmp)
-        doc = replay(ReplayRequest(trace_dir=directory, model_path=str(model), library=library))
+        doc = replay(ReplayRequest(trace_dir=directory, model_path=str(model), library=library,
+                                   posted_sends=posted_sends))
     return (loop_time(doc["predictions"]["loggps"]["ranks"], "predicted") or 0.0) / iterations
 
 
@@ -116,7 +122,9 @@ def main() -> int:
                     continue
                 cell = errors.setdefault((run["library"], row["program"], row["bytes"]), {})
                 for name, model in models.items():
-                    t = _predicted(args.from_db, row["trace_id"], model, run["library"], row["iterations"])
+                    # the simulator charges the post only when asked to
+                    posted = "measured" if args.compare == "send_post" and name == "with" else "blocking"
+                    t = _predicted(args.from_db, row["trace_id"], model, run["library"], row["iterations"], posted)
                     cell.setdefault(name, []).append(100.0 * (t - row["measured_us"]) / row["measured_us"])
                     if row.get("probe_us"):
                         cell.setdefault(f"{name}/probe", []).append(100.0 * (t - row["probe_us"]) / row["probe_us"])

@@ -9,7 +9,7 @@ import pytest
 
 from commchar.cli import main
 from commchar.modelfile.model import ModelError
-from commchar.modelfile.schema import _validate_self_message, _validate_steps
+from commchar.modelfile.schema import _validate_call_means, _validate_steps
 from commchar.models.replace_copy import replace_copy_section
 from commchar.models.self_message import self_message_section
 
@@ -99,4 +99,4 @@ def test_the_self_path_is_kept_per_size_as_measured():
     assert section["statistic"] == "mean" and section["max_bytes"] == 32768
     assert self_message_section(points[-1:], skipped, "lib") is None and "exchange:self" in skipped[0]
     with pytest.raises(ModelError, match="self_message.steps"):
-        _validate_self_message({"steps": [[4096, 0.1], [0, 0.05]]}, "libraries.lib.loggp.self_message")
+        _validate_call_means({"steps": [[4096, 0.1], [0, 0.05]]}, "libraries.lib.loggp.self_message")

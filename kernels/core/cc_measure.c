@@ -130,8 +130,9 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
                 decision.next_round = 0;
                 /* cold: one repetition per sample, as a batch would repeat one slot;
                  * window: one call per window, as ReproMPI times it (back-to-back calls
-                 * would overlap, and their mean is a throughput, not one call's time) */
-                decision.batch = pt->rot.region || pt->sync->windowed
+                 * would overlap, and their mean is a throughput, not one call's time);
+                 * unbatched: the op times a burst of its own, which a batch would lengthen */
+                decision.batch = pt->rot.region || pt->sync->windowed || pt->op->unbatched
                                   ? 1
                                   /* a lone call's time holds one timer read: an operation of
                                    * 10 ns looked 3 times longer, was batched 3 times too little,

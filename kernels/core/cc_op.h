@@ -82,6 +82,9 @@ typedef struct cc_op {
      * barrier's own exit skew, which the rank it lets out first waits for
      * inside the call */
     int synchronizing;
+    /* nonzero: each repetition is one call of run(pt, 1), never a batch of them (run
+     * times a fixed burst of its own, which a batch would lengthen) */
+    int unbatched;
 } cc_op;
 
 typedef struct cc_point {

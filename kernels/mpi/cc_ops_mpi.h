@@ -24,7 +24,7 @@ static inline void cc_window_fit(cc_point *pt)
 }
 
 /* point-to-point (cc_ops_p2p.c) */
-extern const cc_op cc_op_pingpong, cc_op_bw, cc_op_bibw, cc_op_rndv, cc_op_loggp;
+extern const cc_op cc_op_pingpong, cc_op_bw, cc_op_bibw, cc_op_post, cc_op_rndv, cc_op_loggp;
 /* multi-pair bandwidth and message rate over every rank (cc_ops_mbw.c) */
 extern const cc_op cc_op_mbw;
 /* collectives (cc_ops_coll.c) */

@@ -1,5 +1,6 @@
 /* Point-to-point operations between ranks 0 and 1: pingpong (five send modes),
- * bw, bibw, the late-receiver rndv probe and Netgauge's LogGP PRTT method. */
+ * bw, bibw, the posting cost of MPI_Isend, the late-receiver rndv probe and
+ * Netgauge's LogGP PRTT method. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -366,6 +367,77 @@ const cc_op cc_op_bibw = {
     .fill = cc_p2p_fill,
     .check = cc_p2p_check,
     .cleanup = cc_p2p_cleanup,
+};
+
+/* ---- post: what posting a non-blocking send costs its caller ------------ */
+
+/* Both ranks exchange a burst of CC_POST_BURST messages as a halo exchange does: each
+ * posts its receives (untimed), then its MPI_Isends (timed on rank 0), and completes
+ * them all in the untimed step before the next burst. A sample is the mean time one
+ * MPI_Isend takes to return with its request open while the peer posts its own. The
+ * burst is not batched: a batch of the fastest posts would hold hundreds of requests,
+ * more than a program keeps open to one peer. */
+#define CC_POST_BURST 8
+/* the CI is judged against max(median, this): a post of 0.08 us is 0.64 us a sample,
+ * 32 ticks of a VM's 20 ns clock, whose half tick bounds the median no closer than
+ * 1.25 ns a call, 1.6% of it; a prediction adds the post to the whole exchange */
+#define CC_POST_CI_REFERENCE_US 0.25
+
+static void cc_post_setup(cc_point *pt)
+{
+    /* one receive buffer a message: overlapping pending receives are erroneous */
+    cc_p2p_buffers(pt, (size_t)CC_POST_BURST * pt->n, 2 * CC_POST_BURST);
+    pt->nreqs = 0; /* the requests of the burst in flight */
+    pt->scale = 1.0 / CC_POST_BURST;
+    pt->ci_reference_us = CC_POST_CI_REFERENCE_US;
+}
+
+static void cc_post_before(cc_point *pt)
+{
+    if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+    const int n = (int)pt->n, peer = cc_peer(pt);
+    for (int i = 0; i < CC_POST_BURST; i++)
+        CC_MPI(MPI_Irecv(pt->rbuf + (size_t)i * pt->n, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm,
+                         &pt->reqs[i]));
+    pt->nreqs = CC_POST_BURST;
+}
+
+/* count is 1: the op is unbatched (cc_measure.c) */
+static void cc_post_run(cc_point *pt, long count)
+{
+    (void)count;
+    const int n = (int)pt->n, peer = cc_peer(pt);
+    const MPI_Comm c = pt->comm;
+    MPI_Request *q = pt->reqs + CC_POST_BURST;
+    for (int i = 0; i < CC_POST_BURST; i++) CC_MPI(MPI_Isend(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c, &q[i]));
+    pt->nreqs = 2 * CC_POST_BURST;
+}
+
+/* the burst's receives are complete once its requests are */
+static int cc_post_check(const cc_point *pt, char *err, size_t errlen)
+{
+    if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+    return cc_p2p_check(pt, err, errlen);
+}
+
+static void cc_post_cleanup(cc_point *pt)
+{
+    if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+    cc_p2p_cleanup(pt);
+}
+
+const cc_op cc_op_post = {
+    .name = "post",
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_post_setup,
+    .before = cc_post_before,
+    .run = cc_post_run,
+    .fill = cc_p2p_fill,
+    .check = cc_post_check,
+    .cleanup = cc_post_cleanup,
+    .unbatched = 1,
 };
 
 /* ---- late receivers: rndv (sender timed) and LogGP o_r (receiver timed) -- */

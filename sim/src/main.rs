@@ -254,6 +254,13 @@ fn cli() -> Command {
                 .help("draw the node's detours (loggp.noise) where they hold a rank inside the library: auto does for --replay, whose traced computation holds its own, and not for generated schedules"),
         )
         .arg(
+            Arg::new("posted-sends")
+                .long("posted-sends")
+                .default_value("blocking")
+                .value_parser(["blocking", "measured"])
+                .help("what an eager message a non-blocking call started costs its sender: a blocking send's o_s + (s-1)O, or the library's measured post (loggp.send_post) where that holds the copy and costs less"),
+        )
+        .arg(
             Arg::new("noise-seed")
                 .long("noise-seed")
                 .value_name("N")
@@ -391,6 +398,9 @@ fn build_params(m: &ArgMatches, unit: Unit, src: &mut Sources) -> Result<Params>
     }
     if let Some(nz) = p.noise.as_mut() {
         nz.seed = m.get_one::<u64>("noise-seed").copied().unwrap_or(1);
+    }
+    if m.get_one::<String>("posted-sends").map(String::as_str) != Some("measured") {
+        p.send_post.clear();
     }
     Ok(p)
 }

@@ -202,6 +202,9 @@ pub struct Params {
     /// A message to oneself as measured (`loggp.self_message`): (bytes, ps of one
     /// call), sizes increasing; empty: the smallest messages' overheads and O.
     pub self_message: Vec<(u64, u64)>,
+    /// What a non-blocking send costs its caller to post, as measured (`loggp.send_post`):
+    /// (bytes, ps of one call), sizes increasing; empty: a blocking send's o_s + (s-1)O.
+    pub send_post: Vec<(u64, u64)>,
     /// The node's detours a replay draws (`loggp.noise`; None: no noise, or a generated
     /// schedule, whose collectives the kernels measure with the noise in them).
     pub noise: Option<crate::noise::Noise>,
@@ -241,20 +244,17 @@ impl Params {
         }
     }
 
-    /// ps of one message to oneself by the measured table: linear between the two
-    /// measured sizes around `size`, along the nearest segment outside them (never
-    /// below 0); None without a table.
+    /// ps of one message to oneself by the measured table (`interpolated`); None
+    /// without a table.
     pub fn self_time(&self, size: u64) -> Option<u64> {
-        let t = &self.self_message;
-        let first = *t.first()?;
-        if t.len() == 1 {
-            return Some(first.1);
-        }
-        let i = t.partition_point(|&(n, _)| n <= size).clamp(1, t.len() - 1);
-        let ((n0, t0), (n1, t1)) = (t[i - 1], t[i]);
-        let slope = (t1 as f64 - t0 as f64) / (n1 - n0) as f64;
-        let at = t0 as f64 + slope * (size as f64 - n0 as f64);
-        Some(at.max(0.0).round() as u64)
+        interpolated(&self.self_message, size)
+    }
+
+    /// ps of posting a non-blocking send of `size` bytes by the measured table
+    /// (`interpolated`); None without a table.
+    #[inline]
+    pub fn post_time(&self, size: u64) -> Option<u64> {
+        interpolated(&self.send_post, size)
     }
 
     /// Applies a parameter given on the command line to the global value and
@@ -308,9 +308,24 @@ impl Default for Params {
             cold_start: None,
             regimes: Vec::new(),
             self_message: Vec::new(),
+            send_post: Vec::new(),
             noise: None,
         }
     }
+}
+
+/// A measured (bytes, ps) table at `size`: linear between the two measured sizes around
+/// it, along the nearest segment outside them (never below 0); None when empty.
+fn interpolated(t: &[(u64, u64)], size: u64) -> Option<u64> {
+    let first = *t.first()?;
+    if t.len() == 1 {
+        return Some(first.1);
+    }
+    let i = t.partition_point(|&(n, _)| n <= size).clamp(1, t.len() - 1);
+    let ((n0, t0), (n1, t1)) = (t[i - 1], t[i]);
+    let slope = (t1 as f64 - t0 as f64) / (n1 - n0) as f64;
+    let at = t0 as f64 + slope * (size as f64 - n0 as f64);
+    Some(at.max(0.0).round() as u64)
 }
 
 /// The format name and version this reader accepts (commchar.modelfile.schema's
@@ -494,7 +509,8 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Param
     };
     p.regimes = regimes_from_model(loggp.get("regimes"), path, &name, &p)?;
     p.cold_start = cold_start_from_model(loggp.get("cold_start"), path, &name)?;
-    p.self_message = self_message_from_model(loggp.get("self_message"), path, &name)?;
+    p.self_message = call_means_from_model(loggp.get("self_message"), path, &name, "self_message")?;
+    p.send_post = call_means_from_model(loggp.get("send_post"), path, &name, "send_post")?;
     let noise = crate::noise::from_entry(loggp.get("noise"), path, 1)?;
     p.noise = (!noise.is_empty()).then_some(noise);
     Ok(p)
@@ -538,15 +554,16 @@ pub fn node_cost_from_model(text: &str, path: &str, library: Option<&str>) -> Re
 /// Reads `loggp.cold_start` (`messages`, `o_s`, `o_r` in us, `O_s`, `O_r` in us/B, `max_bytes`;
 /// the receiver's two optional, default 0), checked as
 /// the Python schema checks it; `messages` 0 or no section: None.
-/// `loggp.self_message.steps` ([bytes, us of one call], sizes increasing) in ps; empty
-/// when the model has none.
-fn self_message_from_model(
+/// `loggp.<entry>.steps` ([bytes, us of one call], sizes increasing; `self_message`,
+/// `send_post`) in ps; empty when the model has none.
+fn call_means_from_model(
     section: Option<&Value>,
     path: &str,
     name: &str,
+    entry: &str,
 ) -> Result<Vec<(u64, u64)>> {
-    let what = format!("{path}: loggp self_message.steps of '{name}'");
-    us_steps(section.and_then(|s| s.get("steps")), &what, "self_message")
+    let what = format!("{path}: loggp {entry}.steps of '{name}'");
+    us_steps(section.and_then(|s| s.get("steps")), &what, entry)
 }
 
 /// A model's list of `[n, us]` steps (`what` names it in messages, `name` the quantity) in
@@ -831,6 +848,7 @@ impl Params {
                 })
                 .collect(),
             self_message: self.self_message.iter().map(|&(n, t)| (n, s(t))).collect(),
+            send_post: self.send_post.iter().map(|&(n, t)| (n, s(t))).collect(),
             ..self.clone()
         }
     }

@@ -29,6 +29,7 @@ pub fn params(gamma_ns: u64) -> Params {
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     }
 }

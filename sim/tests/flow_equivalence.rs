@@ -33,6 +33,7 @@ fn params(eager_max: u64, copy: RendezvousCopy, rendezvous: Rendezvous) -> Param
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     }
 }
@@ -237,6 +238,7 @@ fn k_pairs_take_the_larger_of_their_own_time_and_k_times_the_nodes_cost_a_messag
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     };
     let arrive = p.o_s + p.l;

@@ -33,6 +33,7 @@ fn params(hop: u64) -> Params {
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     }
 }

@@ -27,6 +27,7 @@ fn pure_delay(hop: u64) -> Params {
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     }
 }

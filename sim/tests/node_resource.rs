@@ -29,6 +29,7 @@ fn params(l: u64, gap: u64) -> Params {
         cold_start: None,
         regimes: Vec::new(),
         self_message: Vec::new(),
+        send_post: Vec::new(),
         noise: None,
     }
 }

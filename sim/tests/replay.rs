@@ -338,6 +338,94 @@ fn isend_irecv_waitall_keep_order_and_overlap() {
     assert_eq!(o.finish[1], (4000 + 2 * handled) * NS);
 }
 
+/// Rank 0 sends 1000 B to rank 1 by `call` (an MPI_Isend completed by a Waitall, or a
+/// blocking send); rank 1 receives it.
+fn one_message(call: u16) -> TraceDir {
+    let mut t = traces(2);
+    if call == ISEND {
+        t[0].call(
+            R {
+                call: ISEND,
+                peer: 1,
+                tag: 1,
+                bytes: 1000,
+                req: 11,
+                ..R::default()
+            },
+            0,
+        );
+        t[0].call(
+            R {
+                call: WAITALL,
+                aux: 1,
+                ..R::default()
+            },
+            0,
+        );
+        t[0].call(
+            R {
+                call: COMPLETE,
+                req: 11,
+                ..R::default()
+            },
+            0,
+        );
+    } else {
+        t[0].send(call, 1, 1000, 1);
+    }
+    t[1].recv(0, 1000, 1);
+    write_trace(&format!("one-message-{call}"), &t)
+}
+
+#[test]
+fn a_non_blocking_send_costs_its_measured_post_where_that_holds_the_copy_and_costs_less() {
+    // posts of 400 ns at 0 B and 600 ns at 2000 B: 500 ns at 1000 B, against o_s 1500 ns
+    let posting = |eager_max, big_o| Params {
+        send_post: vec![(0, 400 * NS), (2000, 600 * NS)],
+        big_o,
+        ..params(eager_max, Rendezvous::Handshake)
+    };
+    let blocking = |eager_max, big_o| Params {
+        big_o,
+        ..params(eager_max, Rendezvous::Handshake)
+    };
+    let (isend, send) = (one_message(ISEND), one_message(SEND));
+    let finish = |dir: &TraceDir, prm: Params| {
+        let o = replay(dir, &Options::default(), prm).unwrap();
+        check_sums(&o);
+        o.finish
+    };
+    let plain = finish(&isend, blocking(u64::MAX, 0));
+    let posted = finish(&isend, posting(u64::MAX, 0));
+    // the sender is free 1000 ns sooner, and its message leaves as much sooner
+    assert_eq!(posted[0] + 1000 * NS, plain[0]);
+    assert_eq!(posted[1] + 1000 * NS, plain[1]);
+    assert_eq!(posted[0], 500 * NS);
+    // o_s is what is left of the post after the copy: 500 - 999 x 0.2 ns
+    let copying = finish(&isend, posting(u64::MAX, NS / 5));
+    assert_eq!(copying[0], 500 * NS);
+    // a post shorter than the copy (999 x 1 ns) leaves the bytes to later calls: blocking cost
+    assert_eq!(
+        finish(&isend, posting(u64::MAX, NS)),
+        finish(&isend, blocking(u64::MAX, NS))
+    );
+    // a post above the blocking send's cost: the blocking send is a post and its completion
+    let slow_post = Params {
+        send_post: vec![(0, 1800 * NS)],
+        ..params(u64::MAX, Rendezvous::Handshake)
+    };
+    assert_eq!(finish(&isend, slow_post), plain);
+    // a blocking send, and a rendezvous message, pay what they paid
+    assert_eq!(
+        finish(&send, posting(u64::MAX, 0)),
+        finish(&send, blocking(u64::MAX, 0))
+    );
+    assert_eq!(
+        finish(&isend, posting(0, 0)),
+        finish(&isend, blocking(0, 0))
+    );
+}
+
 /// Rank 0 posts a 10000 B Isend, computes 5 us and waits; rank 1 receives at once.
 fn isend_overlapping_computation() -> TraceDir {
     let mut t = traces(2);

@@ -71,7 +71,7 @@ pub struct Pending {
 }
 
 /// Event kinds from this one on are the network's (the engine's are below).
-pub const FIRST_NET_KIND: u8 = 11;
+pub const FIRST_NET_KIND: u8 = 12;
 
 /// The network's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +90,9 @@ pub enum NetKind {
 impl NetKind {
     pub fn from_u8(k: u8) -> NetKind {
         match k {
-            11 => NetKind::FlowDone,
-            12 => NetKind::FlowSettle,
-            13 => NetKind::Hop,
+            12 => NetKind::FlowDone,
+            13 => NetKind::FlowSettle,
+            14 => NetKind::Hop,
             _ => unreachable!("only network kinds are handed to the network"),
         }
     }

@@ -22,6 +22,10 @@ pub enum OpKind {
     SendSync,
     /// A locally completing send (MPI_Bsend): always eager.
     SendLocal,
+    /// A send a non-blocking call started (MPI_Isend, MPI_Irsend): its protocol follows
+    /// its size, as Send's; an eager one to another rank costs its sender the library's
+    /// measured post (`loggp.send_post`) in place of a blocking send's o_s + (s-1)O.
+    SendPosted,
     Recv,
     Calc,
     /// A collective charged as a whole: `peer` names the instance, `tag` its
@@ -38,7 +42,7 @@ impl OpKind {
     #[inline]
     pub fn order(self) -> u8 {
         match self {
-            OpKind::Send | OpKind::SendSync | OpKind::SendLocal => 1,
+            OpKind::Send | OpKind::SendSync | OpKind::SendLocal | OpKind::SendPosted => 1,
             OpKind::Recv => 2,
             OpKind::Calc | OpKind::Join | OpKind::Mark => 3,
         }

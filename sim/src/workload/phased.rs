@@ -140,8 +140,8 @@ pub fn write_goal<S: PhaseSchedule, W: std::io::Write>(
 }
 
 /// Writes one operation as a GOAL line `l<label>: ...`. GOAL has no send
-/// modes or charged collectives: synchronous and buffered sends are written
-/// as sends, a phase mark as `calc 0`; a charged collective cannot be written.
+/// modes or charged collectives: synchronous, buffered and posted sends are
+/// written as sends, a phase mark as `calc 0`; a charged collective cannot be written.
 pub fn write_goal_op<W: std::io::Write + ?Sized>(
     w: &mut W,
     label: u64,
@@ -150,7 +150,7 @@ pub fn write_goal_op<W: std::io::Write + ?Sized>(
 ) -> std::io::Result<()> {
     use super::OpKind;
     match op.kind {
-        OpKind::Send | OpKind::SendSync | OpKind::SendLocal => writeln!(
+        OpKind::Send | OpKind::SendSync | OpKind::SendLocal | OpKind::SendPosted => writeln!(
             w,
             "l{label}: send {}b to {} tag {}",
             op.size, op.peer, op.tag

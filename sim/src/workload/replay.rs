@@ -1176,7 +1176,10 @@ impl Builder<'_> {
                 self.book_send(st, peer, tag, rec.places[0]);
                 self.request_growth(st, rec.req)?;
                 let mut op = Op::send(peer, rec.bytes, tag);
-                op.kind = send_kind(rec.call);
+                op.kind = match send_kind(rec.call) {
+                    OpKind::Send => OpKind::SendPosted,
+                    other => other,
+                };
                 let ids = self.step(&[op], false)?;
                 st.requests.insert(rec.req, (ids[0], rec.comm));
             }

@@ -45,6 +45,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-start", choices=["on", "off"], default="on",
                         help="charge each rank's first sends the model's cold start (loggp.cold_start, "
                              "the coldstart probe's fit): a traced program starts cold (default on)")
+    parser.add_argument("--posted-sends", choices=["blocking", "measured"], default="blocking",
+                        help="what an eager message MPI_Isend starts costs its sender: a blocking send's "
+                             "o_s + (s-1)O (default), or the library's measured post (loggp.send_post, the "
+                             "post probe's means) where that holds the copy and costs less")
     parser.add_argument("--noise", choices=["on", "off"], default="on",
                         help="draw the node's detours (loggp.noise, the noise probe's fit) where they hold a "
                              "rank inside the library (default on, where the model has them)")
@@ -83,7 +87,7 @@ def _request(args: argparse.Namespace, directory: Path, library: str | None) -> 
                          collectives=args.collectives, compute_scale=args.compute_scale,
                          topology=args.topology, congestion=args.congestion, emit_goal=args.emit_goal,
                          other_as_compute=args.other_as_compute, cold_start=args.cold_start,
-                         noise=args.noise, noise_runs=args.noise_runs)
+                         posted_sends=args.posted_sends, noise=args.noise, noise_runs=args.noise_runs)
 
 
 def _show(doc: dict[str, Any], args: argparse.Namespace, console: Console) -> int:

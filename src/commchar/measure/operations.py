@@ -110,6 +110,11 @@ OPERATIONS: dict[str, Operation] = {
         Operation("partitioned", "p2p", unit="double", default_max_bytes=4 * MiB),
         Operation("loggp", "loggp", default_max_bytes=4 * MiB),
         Operation("rndv", "loggp", default_max_bytes=4 * MiB),
+        # Rank 0 times bursts of MPI_Isend, each call returning with its request open
+        # (cc_ops_p2p.c): what a program's non-blocking send costs to post, where a blocking
+        # send's o_s also holds the progress that completes it (models/send_post.py).
+        Operation("post", "loggp", sizes=(8, 64, 256, KiB, 2 * KiB, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB,
+                                          64 * KiB, 128 * KiB, 256 * KiB)),
         # A program's first sends (cc_ops_coldstart.c): each size in a fresh job, eager sizes;
         # 64 B below the others, where MPICH's cells are warm from the start (what a cell's
         # first use faults in lies beyond its first bytes).

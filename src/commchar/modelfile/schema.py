@@ -197,8 +197,9 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
     for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
-    if loggp.get("self_message") is not None:
-        _validate_self_message(loggp["self_message"], f"{path}.self_message")
+    for name in ("self_message", "send_post"):
+        if loggp.get(name) is not None:
+            _validate_call_means(loggp[name], f"{path}.{name}")
     if loggp.get("receive_copy") is not None:
         _validate_receive_copy(loggp["receive_copy"], f"{path}.receive_copy")
     if loggp.get("exchange_excess") is not None:
@@ -262,8 +263,10 @@ def _validate_receive_copy(section: Any, path: str) -> None:
             _number(row.get(name), f"{path}.sizes[{i}].{name}", 0)
 
 
-def _validate_self_message(section: Any, path: str) -> None:
-    """A message to oneself: {steps ([n, us per call], n increasing, at least one), ...}."""
+def _validate_call_means(section: Any, path: str) -> None:
+    """One call's mean time by size (models/call_means.py): a message to oneself
+    (self_message), the post of a non-blocking send (send_post): {steps ([n, us per call],
+    n increasing, at least one), ...}."""
     _mapping(section, path)
     steps = section.get("steps")
     if not isinstance(steps, list) or not steps:

@@ -40,6 +40,7 @@ from commchar.models.request_growth import request_growth_section, series_of
 from commchar.models.self_message import OP as SELF_OP
 from commchar.models.self_message import VARIANT as SELF_VARIANT
 from commchar.models.self_message import self_message_section
+from commchar.models.send_post import OP as POST_OP, send_post_section
 from commchar.models.transport import rendezvous_copy
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
@@ -530,6 +531,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
+    if ops.get(POST_OP):  # what a non-blocking send costs to post (models/send_post.py)
+        extras["send_post"] = send_post_section(ops[POST_OP], skipped, library)
     if ops.get(FOOTPRINT_OP):  # copies once the buffers outgrow the caches (models/copy_footprint.py)
         extras["copy_footprint"] = copy_footprint_section(ops[FOOTPRINT_OP], ops.get(FOOTPRINT_BASE_OP, []),
                                                           skipped, library)

@@ -14,25 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from commchar.models.call_means import call_means_section
 
 OP, VARIANT = "exchange", "self"
 
 
 def self_message_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `self_message` entry, or None (and why in skipped)."""
-    by_size: dict[int, list[float]] = {}
-    for pt in points:
-        if pt.get("op") != OP or pt.get("variant") != VARIANT or not pt.get("valid", True):
-            continue
-        t = pt.get("t_mean_us")
-        if not isinstance(t, (int, float)) or not np.isfinite(t):
-            t = pt.get("t_us")
-        n = pt.get("n_bytes")
-        if isinstance(t, (int, float)) and np.isfinite(t) and t >= 0 and isinstance(n, int) and n >= 0:
-            by_size.setdefault(n, []).append(float(t))
-    if not by_size:
-        skipped.append(f"{library} exchange:self: no valid point")
-        return None
-    steps = [[n, float(f"{float(np.median(ts)):.6g}")] for n, ts in sorted(by_size.items())]
-    return {"statistic": "mean", "steps": steps, "max_bytes": steps[-1][0]}
+    return call_means_section(points, OP, VARIANT, skipped, library)

@@ -39,6 +39,7 @@ _MODEL_OP = {
 }
 _MODELS = (("loggps", "LogGPS"), ("loggp", "LogGP"))
 MAX_NOISE_RUNS = 99
+POSTED_SENDS = ("blocking", "measured")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class ReplayRequest:
     emit_goal: str | None = None
     other_as_compute: bool = False
     cold_start: str = "on"  # charge each rank's first sends the model's cold start (on | off)
+    # what an eager Isend costs its sender: a blocking send's o_s + (s-1)O, or the measured post
+    # (loggp.send_post) where that holds the copy and costs less (blocking | measured)
+    posted_sends: str = "blocking"
     noise: str = "on"  # draw the node's detours (loggp.noise) where the model has them (on | off)
     noise_runs: int = 5  # seeds drawn under noise: the run of the median makespan is the answer
     label: str | None = None  # how errors name the trace ("trace 3"): its directory is temporary
@@ -119,7 +123,8 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
 def _base_args(req: ReplayRequest, library: str) -> list[str]:
     argv = ["--replay", str(req.trace_dir), "--model", req.model_path, "--library", library, "--unit", "us",
             "--topology", req.topology, "--congestion", req.congestion,
-            f"--compute-scale={float(req.compute_scale)!r}", "--cold-start", req.cold_start]
+            f"--compute-scale={float(req.compute_scale)!r}", "--cold-start", req.cold_start,
+            "--posted-sends", req.posted_sends]
     if req.other_as_compute:
         argv.append("--other-as-compute")
     return argv
@@ -143,6 +148,8 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
         raise UsageError(f"--collectives must be one of {', '.join(MODES)}, not '{req.collectives}'")
     if req.cold_start not in ("on", "off"):
         raise UsageError(f"--cold-start must be on or off, not '{req.cold_start}'")
+    if req.posted_sends not in POSTED_SENDS:
+        raise UsageError(f"--posted-sends must be blocking or measured, not '{req.posted_sends}'")
     if req.noise not in ("on", "off"):
         raise UsageError(f"--noise must be on or off, not '{req.noise}'")
     if not (isinstance(req.noise_runs, int) and 1 <= req.noise_runs <= MAX_NOISE_RUNS):

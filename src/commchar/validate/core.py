@@ -52,8 +52,9 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # over many buffers (copies once the buffers outgrow the caches: models/copy_footprint.py),
 # a program's first sends, a pair's first rendezvous and the first time a rank holds k
 # requests (each program is timed from its first message: models/coldstart.py,
-# models/request_growth.py), and the node's detours while every rank works (models/noise.py)
-MODEL_OPS = ("pingpong:send,exchange,loggp,rndv,coldstart,skew,footprint,allreduce:sum,alltoall,barrier,"
+# models/request_growth.py), the node's detours while every rank works (models/noise.py) and
+# what a non-blocking send costs to post (models/send_post.py)
+MODEL_OPS = ("pingpong:send,exchange,loggp,rndv,post,coldstart,skew,footprint,allreduce:sum,alltoall,barrier,"
              "noise")
 
 
