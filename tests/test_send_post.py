@@ -34,20 +34,26 @@ def test_the_schema_refuses_posts_out_of_size_order():
         _validate_call_means({"steps": [[4096, 0.9], [256, 0.3]]}, "libraries.lib.loggp.send_post")
 
 
+def _fitted_post(library: str, db, model, sizes: str) -> dict:
+    """A quick run of the post probe and LogGP's at `sizes`, fitted into `model`: its
+    loggp section's send_post entry."""
+    assert main(["run", "--db", str(db), "--library", library, "--np", "2",
+                 "--ops", "post,loggp,rndv,pingpong:send", "--sizes", sizes,
+                 "--max-time", "0.05", "--precision", "0.1"]) == 0
+    assert main(["fit", "--db", str(db), "-o", str(model)]) == 0
+    lib = json.loads(model.read_text())["libraries"][library]
+    return (lib.get("loggp") or lib["loggp_partial"])["send_post"]
+
+
 @pytest.mark.mpi
 def test_a_real_run_gives_the_model_each_sizes_post(mpi_libraries, tmp_path, capsys):
-    """The probe times bursts of four MPI_Isend calls, unbatched: each returns with its
+    """The probe times bursts of eight MPI_Isend calls, unbatched: each returns with its
     request open, sooner than the blocking ping-pong's half round trip, which also waits
     for the message to arrive and the reply."""
     for library in mpi_libraries:
         db, model = tmp_path / f"{library.name}.db", tmp_path / f"{library.name}.json"
-        assert main(["run", "--db", str(db), "--library", library.name, "--np", "2",
-                     "--ops", "post,loggp,rndv,pingpong:send", "--sizes", "256,4K",
-                     "--max-time", "0.05", "--precision", "0.1"]) == 0
-        assert main(["fit", "--db", str(db), "-o", str(model)]) == 0
+        post = _fitted_post(library.name, db, model, "256,4K")
         capsys.readouterr()
-        lib = json.loads(model.read_text())["libraries"][library.name]
-        post = (lib.get("loggp") or lib["loggp_partial"])["send_post"]
         assert [n for n, _ in post["steps"]] == [256, 4096]
         assert all(us > 0 for _, us in post["steps"])
         with sqlite3.connect(db) as con:
@@ -68,11 +74,8 @@ def test_a_replay_charges_the_post_only_when_asked(one_built_library, tmp_path, 
                             capture_output=True, text=True, timeout=120)
     assert traced.returncode == 0, traced.stderr
     for attempt in (1, 2):  # one run's post may lie above its blocking cost on a loaded machine
-        measured, model = tmp_path / f"m{attempt}.db", tmp_path / f"m{attempt}.json"
-        assert main(["run", "--db", str(measured), "--library", library.name, "--np", "2",
-                     "--ops", "post,loggp,rndv,pingpong:send", "--sizes", "64,256,1K",
-                     "--max-time", "0.05", "--precision", "0.1"]) == 0
-        assert main(["fit", "--db", str(measured), "-o", str(model)]) == 0
+        model = tmp_path / f"m{attempt}.json"
+        _fitted_post(library.name, tmp_path / f"m{attempt}.db", model, "64,256,1K")
         capsys.readouterr()
         makespans = {}
         for posted in ("blocking", "measured"):

@@ -101,6 +101,37 @@ impl RankTrace {
         self.call(r, 0)
     }
 
+    fn isend(&mut self, peer: i32, bytes: u64, tag: i32, req: u64) -> &mut Self {
+        let r = R {
+            call: ISEND,
+            peer,
+            tag,
+            bytes,
+            req,
+            ..R::default()
+        };
+        self.call(r, 0)
+    }
+
+    /// An MPI_Waitall of `reqs` (no statuses), and the COMPLETE record of each.
+    fn wait_all(&mut self, reqs: &[u64]) -> &mut Self {
+        let all = R {
+            call: WAITALL,
+            aux: reqs.len() as i32,
+            ..R::default()
+        };
+        self.call(all, 0);
+        for &req in reqs {
+            let done = R {
+                call: COMPLETE,
+                req,
+                ..R::default()
+            };
+            self.call(done, 0);
+        }
+        self
+    }
+
     fn members(&mut self, members: &[i32]) -> &mut Self {
         let mut b = [0u8; 64];
         b[0..2].copy_from_slice(&MEMBERS.to_le_bytes());
@@ -343,33 +374,7 @@ fn isend_irecv_waitall_keep_order_and_overlap() {
 fn one_message(call: u16) -> TraceDir {
     let mut t = traces(2);
     if call == ISEND {
-        t[0].call(
-            R {
-                call: ISEND,
-                peer: 1,
-                tag: 1,
-                bytes: 1000,
-                req: 11,
-                ..R::default()
-            },
-            0,
-        );
-        t[0].call(
-            R {
-                call: WAITALL,
-                aux: 1,
-                ..R::default()
-            },
-            0,
-        );
-        t[0].call(
-            R {
-                call: COMPLETE,
-                req: 11,
-                ..R::default()
-            },
-            0,
-        );
+        t[0].isend(1, 1000, 1, 11).wait_all(&[11]);
     } else {
         t[0].send(call, 1, 1000, 1);
     }
@@ -429,31 +434,7 @@ fn a_non_blocking_send_costs_its_measured_post_where_that_holds_the_copy_and_cos
 /// Rank 0 posts a 10000 B Isend, computes 5 us and waits; rank 1 receives at once.
 fn isend_overlapping_computation() -> TraceDir {
     let mut t = traces(2);
-    let isend = R {
-        call: ISEND,
-        peer: 1,
-        tag: 1,
-        bytes: 10_000,
-        req: 11,
-        ..R::default()
-    };
-    t[0].call(isend, 0).compute(5000);
-    t[0].call(
-        R {
-            call: WAITALL,
-            aux: 1,
-            ..R::default()
-        },
-        0,
-    );
-    t[0].call(
-        R {
-            call: COMPLETE,
-            req: 11,
-            ..R::default()
-        },
-        0,
-    );
+    t[0].isend(1, 10_000, 1, 11).compute(5000).wait_all(&[11]);
     t[1].recv(0, 10_000, 1);
     write_trace("isend-overlap", &t)
 }
