@@ -14,6 +14,9 @@ from commchar.cli import main
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_call_means
 from commchar.models.send_post import send_post_section
+from commchar.report.adapters import ModelView
+from commchar.report.dataset import Entity
+from commchar.report.findings import thresholds
 
 
 def test_each_sizes_mean_post_is_kept_in_size_order():
@@ -85,3 +88,20 @@ def test_a_replay_charges_the_post_only_when_asked(one_built_library, tmp_path, 
         if makespans["measured"] < makespans["blocking"]:
             break
     assert makespans["measured"] < makespans["blocking"], makespans
+
+
+def _findings(section: dict | None) -> list[str]:
+    view = ModelView("lib", {"operations": {}, "loggp_partial": {"send_post": section}}, "test")
+    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
+            if "MPI_Isend of" in f.text]
+
+
+def test_a_large_isend_that_posts_as_fast_as_a_small_one_is_a_finding():
+    # MPICH's posts of this machine: 0.15 us at 8 B, 1.5 at 8 KiB (the copy), 0.26 from 16 KiB
+    section = {"statistic": "mean", "steps": [[8, 0.148], [8192, 1.501], [16384, 0.261], [262144, 0.256]]}
+    (text,) = _findings(section)
+    assert "MPI_Isend of 256 KiB returns in 0.256 us" in text and "one of 8 B takes (0.148 us" in text
+    # a post that still copies its bytes at the largest size, a largest size below 64 KiB, none
+    assert _findings({"steps": [[8, 0.148], [262144, 20.0]]}) == []
+    assert _findings({"steps": [[8, 0.148], [32768, 0.2]]}) == []
+    assert _findings(None) == []

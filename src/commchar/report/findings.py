@@ -26,6 +26,8 @@ MODEL_MISS = 0.10     # a measured point the model misses by more than this is a
 LISTED = 3            # examples named per finding
 SKEW_RATIO = 1.5      # a misaligned message this many times the aligned one's time is a finding
 FOOTPRINT_RATIO = 1.2  # an exchange over many buffers this many times the one-pair one's is a finding
+POST_LARGE = 64 * 1024  # the post probe's largest size from which its post is a finding ...
+POST_FLAT = 2.0         # ... where it is no more than this many times the smallest size's post
 
 
 @dataclass
@@ -116,7 +118,27 @@ def thresholds(e: Entity) -> list[Finding]:
             "buffers 64-byte aligned (posix_memalign), so that no destination lies a few bytes ahead of "
             "its source. `commchar replay` charges it to each message its trace shows so placed.")))
     out += _footprint(e)
+    out += _send_post(e)
     return out
+
+
+def _send_post(e: Entity) -> list[Finding]:
+    """What MPI_Isend of the post probe's largest size costs to post, where that is a request
+    to send (no more than POST_FLAT times the smallest size's post)."""
+    steps = [s for s in (_loggp_entry(e, "send_post") or {}).get("steps") or []
+             if isinstance(s, list) and len(s) == 2 and all(isinstance(v, (int, float)) for v in s)]
+    if len(steps) < 2:
+        return []
+    (small, first), (large, last) = min(steps), max(steps)
+    if large < POST_LARGE or not 0 < last <= POST_FLAT * first:
+        return []
+    blocking = e.model.time("pingpong:send", large, 2) if e.model else None
+    versus = (f", where its blocking ping-pong takes {number(blocking)} us a half round trip"
+              if blocking is not None and blocking > last else "")
+    return [Finding("threshold", e.label, (
+        f"{e.label}: MPI_Isend of {format_size(large)} returns in {number(last)} us, about what one of "
+        f"{format_size(small)} takes ({number(first)} us; the post probe){versus}: a program that computes "
+        "between a large MPI_Isend and its wait can hide nearly all of the message's time."))]
 
 
 def _footprint(e: Entity) -> list[Finding]:
