@@ -84,7 +84,9 @@ def test_a_replay_charges_the_post_only_when_asked(one_built_library, tmp_path, 
         for posted in ("blocking", "measured"):
             assert main(["replay", "--db", str(db), "--trace", "1", "--model", str(model), "--noise", "off",
                          "--posted-sends", posted, "--json"]) == 0
-            makespans[posted] = json.loads(capsys.readouterr().out)["predictions"]["loggps"]["makespan"]
+            doc = json.loads(capsys.readouterr().out)
+            assert doc["posted_sends"] == posted
+            makespans[posted] = doc["predictions"]["loggps"]["makespan"]
         if makespans["measured"] < makespans["blocking"]:
             break
     assert makespans["measured"] < makespans["blocking"], makespans

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from commchar.errors import UsageError
-from commchar.simulate.replay import MODES, ReplayRequest, charge_notes, replay
+from commchar.simulate.replay import MODES, POSTED_SENDS, ReplayRequest, charge_notes, replay
 
 NAME = "replay"
 HELP = "predict a traced program's time from a model file, LogGPS against LogGP, with each rank's breakdown"
@@ -45,7 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-start", choices=["on", "off"], default="on",
                         help="charge each rank's first sends the model's cold start (loggp.cold_start, "
                              "the coldstart probe's fit): a traced program starts cold (default on)")
-    parser.add_argument("--posted-sends", choices=["blocking", "measured"], default="blocking",
+    parser.add_argument("--posted-sends", choices=POSTED_SENDS, default="blocking",
                         help="what an eager message MPI_Isend starts costs its sender: a blocking send's "
                              "o_s + (s-1)O (default), or the library's measured post (loggp.send_post, the "
                              "post probe's means) where that holds the copy and costs less")
@@ -128,6 +128,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
     table = Table(title=f"{where}: p={tr['p']}, {tr['calls']} MPI calls; model {doc['model']['library']} "
                         f"(S = {_bytes(doc['model']['S'])}), collectives {doc['collectives']}, "
                         f"compute x{doc['compute_scale']:g}{_cold(doc['model'].get('cold_start'))}"
+                        f"{', Isends at their measured post' if doc.get('posted_sends') == 'measured' else ''}"
                         f"{_noise(doc.get('noise'))}",
                   title_justify="left")
     for col in ("rank", "measured us", "LogGPS us", "error", "LogGP us", "error"):

@@ -149,7 +149,7 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
     if req.cold_start not in ("on", "off"):
         raise UsageError(f"--cold-start must be on or off, not '{req.cold_start}'")
     if req.posted_sends not in POSTED_SENDS:
-        raise UsageError(f"--posted-sends must be blocking or measured, not '{req.posted_sends}'")
+        raise UsageError(f"--posted-sends must be one of {', '.join(POSTED_SENDS)}, not '{req.posted_sends}'")
     if req.noise not in ("on", "off"):
         raise UsageError(f"--noise must be on or off, not '{req.noise}'")
     if not (isinstance(req.noise_runs, int) and 1 <= req.noise_runs <= MAX_NOISE_RUNS):
@@ -271,6 +271,7 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
                   "cold_start": first["params"].get("cold_start")},
         "collectives": req.collectives,
         "compute_scale": req.compute_scale,
+        "posted_sends": req.posted_sends,
         "topology": first["topology"],
         "congestion": first["congestion"],
         "congestion_model": first["congestion_model"],
