@@ -392,9 +392,15 @@ static void cc_post_setup(cc_point *pt)
     pt->ci_reference_us = CC_POST_CI_REFERENCE_US;
 }
 
-static void cc_post_before(cc_point *pt)
+/* the burst in flight completed (its requests are MPI_REQUEST_NULL after, so again is harmless) */
+static void cc_post_complete(const cc_point *pt)
 {
     if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+}
+
+static void cc_post_before(cc_point *pt)
+{
+    cc_post_complete(pt);
     const int n = (int)pt->n, peer = cc_peer(pt);
     for (int i = 0; i < CC_POST_BURST; i++)
         CC_MPI(MPI_Irecv(pt->rbuf + (size_t)i * pt->n, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm,
@@ -416,13 +422,13 @@ static void cc_post_run(cc_point *pt, long count)
 /* the burst's receives are complete once its requests are */
 static int cc_post_check(const cc_point *pt, char *err, size_t errlen)
 {
-    if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+    cc_post_complete(pt);
     return cc_p2p_check(pt, err, errlen);
 }
 
 static void cc_post_cleanup(cc_point *pt)
 {
-    if (pt->nreqs > 0) CC_MPI(MPI_Waitall(pt->nreqs, pt->reqs, cc_statuses_ignore));
+    cc_post_complete(pt);
     cc_p2p_cleanup(pt);
 }
 
