@@ -22,15 +22,9 @@ the skew is of the order of that round trip.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-from kernel_points import measure
-
-from commchar.core_distance import split
+from kernel_points import alternate
 
 
 def main() -> int:
@@ -45,32 +39,7 @@ def main() -> int:
     if len(syncs) != 2:
         parser.error("--syncs takes two synchronizations")
     libraries = [x for x in args.library.split(",") if x]
-    rows: list[tuple[str, str, int, str, float, tuple[float, float] | None]] = []
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            for library in libraries:
-                for sync in syncs:
-                    db = Path(tmp) / f"{library}-{sync}-{r}.db"
-                    for pt in measure(db, library, args.ops, args.sizes, ["--sync", sync]):
-                        rows.append((library, pt.operation, pt.n, sync, pt.t_us, pt.cores))
-            print(f"round {r + 1}/{args.rounds}", file=sys.stderr, end="\r")
-    print(f"{args.rounds} rounds in {time.monotonic() - started:.0f} s")
-    states = split(pair for *_, pair in rows if pair is not None)
-    kept: dict[tuple[str, str, int, int], dict[str, list[float]]] = {}
-    for library, key, n, sync, t, pair in rows:
-        state = states.state_of(pair) if states is not None and pair is not None else -1
-        kept.setdefault((state, library, key, n), {}).setdefault(sync, []).append(t)
-    first, second = syncs
-    print(f"{'cores (ns)':>10s} {'library':8s} {'operation':15s} {'bytes':>7s} {first + ' (us)':>14s} "
-          f"{second + ' (us)':>14s} {'ratio':>6s} {'points':>7s}")
-    for (state, library, key, n), by_sync in sorted(kept.items()):
-        if first not in by_sync or second not in by_sync:
-            continue
-        a, b = statistics.median(by_sync[first]), statistics.median(by_sync[second])
-        cores = f"{statistics.median(states.members[state]):.0f}" if states is not None and state >= 0 else "-"
-        print(f"{cores:>10s} {library:8s} {key:15s} {n:7d} {a:14.3f} {b:14.3f} {a / b:6.2f} "
-              f"{len(by_sync[first]):3d}/{len(by_sync[second]):<3d}")
+    alternate(libraries, args.ops, args.sizes, {sync: ["--sync", sync] for sync in syncs}, args.rounds)
     return 0
 
 

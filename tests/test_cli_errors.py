@@ -22,6 +22,8 @@ def commchar(*args, cwd=None):
     (["run", "--recv-offset", "4096"], "--recv-offset must be 0 to 4095 bytes"),
     (["run", "--recv-offset", "32", "--cache", "cold"], "--recv-offset needs warm buffers"),
     (["run", "--buffer-offset", "-1"], "--buffer-offset must be 0 to 4095 bytes"),
+    (["run", "--batch-min-us", "-5"], "--batch-min-us must be between 0 and"),
+    (["run", "--batch-min-us", "nan"], "--batch-min-us must be between 0 and"),
     (["run", "--frobnicate"], "unrecognized arguments"),
     (["nosuchverb"], "invalid choice"),
     (["export", "--db", "/nonexistent/x.db"], "does not exist"),

@@ -574,6 +574,25 @@ def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
     assert refused.returncode == 2 and "--recv-offset" in refused.stdout
 
 
+def test_a_batched_sample_spans_at_least_the_batch_span(kernel):
+    # a fast call is timed in batches that last at least --batch-min-us (20 by default): each
+    # sample's bounds (two timer reads, the ranks' skew for a collective) stay a small part of it
+    plan = ["--plan", "pingpong:send=8;allreduce:sum=8", *FAST]
+    default = _records(_launch(kernel, 2, plan).stdout)
+    assert default[0]["options"]["batch_min_us"] == 20
+    for pt in _points(default):
+        # a sample is a batch's time per call (a ping-pong's: half a round trip), the batch sized
+        # from the warm-up's fastest round, which the samples may beat
+        per_call = sorted(pt["samples_us"])[len(pt["samples_us"]) // 2]
+        assert pt["batch"] > 1 and pt["batch"] * per_call > 5, pt
+    short = _records(_launch(kernel, 2, [*plan, "--batch-min-us", "0"]).stdout)
+    assert short[0]["options"]["batch_min_us"] == 0
+    for long_pt, short_pt in zip(_points(default), _points(short)):
+        assert short_pt["batch"] < long_pt["batch"], (short_pt, long_pt)
+    refused = _launch(kernel, 2, ["--plan", "barrier=0", "--batch-min-us", "-1"], timeout=60)
+    assert refused.returncode == 2 and "--batch-min-us" in refused.stdout
+
+
 def test_the_header_says_how_the_heap_was_held(kernel):
     # steady unless asked otherwise (tests/test_heap.py checks what steady does to the heap)
     steady = _records(_launch(kernel, 2, ["--plan", "barrier=0", *FAST]).stdout)

@@ -35,6 +35,7 @@ void cc_limits_from_options(const cc_options *opt, int phases, cc_limits *lim)
     lim->warmup_min_time = opt->warmup_min_time < opt->warmup_time ? opt->warmup_min_time : opt->warmup_time;
     lim->warmup_round_time = opt->warmup_round_time < opt->warmup_time ? opt->warmup_round_time : opt->warmup_time;
     lim->batch_threshold = opt->batch_threshold;
+    lim->batch_min_us = opt->batch_min_us;
     lim->sync_window_factor = opt->sync_window_factor;
     lim->sync_window_us = opt->sync_window_us;
 }
@@ -46,9 +47,12 @@ static void cc_prepare(cc_point *pt)
     if (pt->op->before) pt->op->before(pt);
 }
 
-static long cc_batch_for(double per_call_ns, double resolution_ns, double threshold)
+/* calls per sample: enough that the sample spans `threshold` timer resolutions and at
+ * least min_us; a sample's bounds (two timer reads, and where the slowest rank's time is
+ * kept, the skew between the ranks' starts) cost the same however many calls it holds */
+static long cc_batch_for(double per_call_ns, double resolution_ns, double threshold, double min_us)
 {
-    double target = threshold * resolution_ns;
+    double target = fmax(threshold * resolution_ns, min_us * 1000.0);
     if (per_call_ns < 1.0) per_call_ns = 1.0;
     if (per_call_ns >= target) return 1;
     double batch = ceil(target / per_call_ns);
@@ -138,7 +142,7 @@ static void cc_warmup(cc_point *pt, const cc_limits *lim, cc_series *out, long *
                                    * 10 ns looked 3 times longer, was batched 3 times too little,
                                    * and its samples spanned too few ticks for a 1% CI */
                                   : cc_batch_for(fastest - pt->env->timer.cost_ns, res,
-                                                 lim->batch_threshold);
+                                                 lim->batch_threshold, lim->batch_min_us);
                 long first = lim->min_reps < lim->max_reps ? lim->min_reps : lim->max_reps;
                 decision.first_chunk = cc_clamp(lim->max_time * 1e9 / (wall * (double)decision.batch), 1, first);
                 decision.resync = wall * (double)decision.batch < CC_RESYNC_BELOW_NS;

@@ -8,7 +8,7 @@
 typedef struct cc_limits {
     double precision;
     long min_reps, max_reps;
-    double max_time, warmup_time, batch_threshold;
+    double max_time, warmup_time, batch_threshold, batch_min_us;
     double warmup_min_time; /* the warm-up ends once steady, but not before this */
     double warmup_round_time; /* a round of fewer than 8 calls is representative from this long */
     double sync_window_factor, sync_window_us; /* --sync window only */

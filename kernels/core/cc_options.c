@@ -29,6 +29,9 @@ const char cc_usage[] =
     "  --warmup-round-time S  a warm-up round of fewer than 8 calls compares only when it\n"
     "                         lasts S seconds (0.00025)\n"
     "  --batch-threshold K    batch calls shorter than K timer resolutions (100)\n"
+    "  --batch-min-us U       a batch spans at least U microseconds: each sample's bounds\n"
+    "                         (its timer reads, the ranks' skew where the slowest rank\n"
+    "                         times it) stay a small part of it (20; 0: none)\n"
     "  --sync auto|barrier|none|window  start synchronisation of collectives (auto:\n"
     "                         none for those that synchronise their ranks, barrier\n"
     "                         for the others); window: at common times on\n"
@@ -199,6 +202,7 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
     opt->warmup_series = 1;
     opt->warmup_round_time = 0.00025;
     opt->batch_threshold = 100.0;
+    opt->batch_min_us = 20.0;
     opt->sync = &cc_sync_auto;
     opt->sync_window_factor = 4.0;
     opt->sync_window_us = 0.0;
@@ -256,6 +260,8 @@ cc_parse_status cc_options_parse(int argc, char **argv, int p, cc_options *opt, 
                 rc = cc_fail(err, errlen, "--warmup: '%s' is not series or point", value);
         } else if (strcmp(name, "--batch-threshold") == 0)
             rc = cc_parse_double(name, value, 0.0, 1e9, 0, &opt->batch_threshold, err, errlen);
+        else if (strcmp(name, "--batch-min-us") == 0)
+            rc = cc_parse_double(name, value, 0.0, 1e6, 0, &opt->batch_min_us, err, errlen);
         else if (strcmp(name, "--sync-window-factor") == 0)
             rc = cc_parse_double(name, value, 1.0, 1e6, 0, &opt->sync_window_factor, err, errlen);
         else if (strcmp(name, "--sync-window-us") == 0)

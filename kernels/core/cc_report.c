@@ -44,6 +44,8 @@ static void cc_header_options(cc_buf *b, const cc_options *opt, const cc_fault *
     cc_buf_str(b, opt->warmup_series ? "series" : "point");
     cc_buf_key(b, "batch_threshold");
     cc_buf_num(b, opt->batch_threshold);
+    cc_buf_key(b, "batch_min_us");
+    cc_buf_num(b, opt->batch_min_us);
     cc_buf_key(b, "sync");
     cc_buf_str(b, opt->sync->name);
     cc_buf_key(b, "sync_window_factor");

@@ -25,6 +25,7 @@ typedef struct cc_options {
     double precision;
     long min_reps, max_reps;
     double max_time, warmup_time, warmup_min_time, batch_threshold;
+    double batch_min_us; /* a batched sample spans at least this long */
     double warmup_round_time; /* a warm-up round of fewer than 8 calls is representative from this long */
     /* --warmup series: --warmup-min-time binds the first measured point of each
      * plan entry only; point: every point */

@@ -22,7 +22,8 @@ from commchar.measure.plan import ADAPTIVE, DEFAULT_MIN_REPS, Point, parse_np, p
 from commchar.measure.again import AgainResult
 from commchar.measure.refine import RefineResult
 from commchar.measure.rules import coarse_precision, measuring_max_time, measuring_precision, run_rule
-from commchar.measure.runner import DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions, ops_for, run_sweep
+from commchar.measure.runner import (DEFAULT_BATCH_MIN_US, DEFAULT_WINDOW_FACTOR, SYNC_METHODS, SweepOptions,
+                                     ops_for, run_sweep)
 from commchar.store import Store, owner
 from commchar.vocabulary import parse_size
 from commchar.terminal import styled, sweep_progress, visible
@@ -32,6 +33,7 @@ KERNEL_MAX_REPS = 100_000_000
 KERNEL_MAX_TIME_S = 1e6
 KERNEL_MAX_WINDOW_FACTOR = 1e6
 KERNEL_MAX_WINDOW_US = 1e7
+KERNEL_MAX_BATCH_MIN_US = 1e6  # the kernel's bound on --batch-min-us
 KERNEL_MAX_BYTES = 1 << 40
 # More ranks per core than this is almost certainly a typo; --force-np launches it anyway.
 MAX_RANKS_PER_SLOT = 64
@@ -89,6 +91,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recv-offset", type=int, default=None, metavar="B",
                         help="receive buffers start B bytes past a page boundary instead, 0 to 4095 (a"
                              " copy's speed may depend on where its two ends lie; docs/validation.md)")
+    parser.add_argument("--batch-min-us", type=float, default=DEFAULT_BATCH_MIN_US, metavar="US",
+                        help="a point whose calls are timed in batches times at least US microseconds a"
+                             f" sample (default {DEFAULT_BATCH_MIN_US:g}; 0: only the timer's resolution"
+                             " decides): a sample's bounds, its timer reads and the ranks' skew where"
+                             " the slowest rank's time is kept, stay a small part of it (docs/method.md)")
     parser.add_argument("--heap", choices=("steady", "as-is"), default="steady",
                         help="steady (default): the library's temporary buffers are reused warm, as in"
                              " a loop whose heap keeps its pages; as-is: glibc's defaults, where a"
@@ -142,6 +149,8 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         raise UsageError(f"--sync-window-us must be between 0 and {KERNEL_MAX_WINDOW_US:g} microseconds")
     if args.sync != "window" and (args.sync_window_factor != DEFAULT_WINDOW_FACTOR or args.sync_window_us):
         raise UsageError("--sync-window-factor and --sync-window-us need --sync window")
+    if not (0 <= args.batch_min_us <= KERNEL_MAX_BATCH_MIN_US):
+        raise UsageError(f"--batch-min-us must be between 0 and {KERNEL_MAX_BATCH_MIN_US:g} microseconds")
     if args.recv_offset is not None and args.cache == "cold":
         raise UsageError("--recv-offset needs warm buffers: --cache cold starts every buffer on a page")
     env = parse_env(args.env)
@@ -155,7 +164,7 @@ def _options_from_args(args: argparse.Namespace) -> SweepOptions:
         cache=args.cache, cache_limit=_cache_limit(args.cache_limit),
         buffer_offset=_buffer_offset(args.buffer_offset, "--buffer-offset"),
         recv_offset=None if args.recv_offset is None else _buffer_offset(args.recv_offset, "--recv-offset"),
-        heap=args.heap,
+        heap=args.heap, batch_min_us=args.batch_min_us,
         launcher=args.launcher, hostfile=args.hostfile, env=env, placement=args.placement,
         refine=args.refine, refine_budget=args.refine_budget,
     )

@@ -51,6 +51,8 @@ LAUNCH_CHECK_S = 0.5  # how often a job that has said nothing yet has its stderr
 # over an estimate of one repetition (untimed runs).
 SYNC_METHODS = ("auto", "barrier", "none", "window")
 DEFAULT_WINDOW_FACTOR = 4.0
+# the kernel's --batch-min-us default (kernels/core/cc_options.c): passed only when it differs
+DEFAULT_BATCH_MIN_US = 20.0
 CHATTER_LINES = 200  # of a job's stdout that is not the kernel's, kept to explain a failure
 
 
@@ -73,6 +75,7 @@ class SweepOptions:
     buffer_offset: int = 16  # message buffers start this many bytes past a page boundary (kernel option)
     recv_offset: int | None = None  # receive buffers start this many instead (None: buffer_offset)
     heap: str = "steady"  # steady: the library's temporaries reused warm; as-is: glibc's defaults
+    batch_min_us: float = DEFAULT_BATCH_MIN_US  # a batched sample spans at least this long (kernel option)
     loggp_overheads_below: int = 0  # bytes from which LogGP's probe times its gap alone (0: never)
     launcher: str = "mpirun"
     hostfile: str | None = None
@@ -375,6 +378,7 @@ class _JobRunner:
                 *(["--buffer-offset", str(o.buffer_offset)] if o.buffer_offset != 16 else []),
                 *(["--recv-offset", str(o.recv_offset)] if o.recv_offset is not None else []),
                 *(["--heap", o.heap] if o.heap != "steady" else []),
+                *(["--batch-min-us", repr(o.batch_min_us)] if o.batch_min_us != DEFAULT_BATCH_MIN_US else []),
                 *(["--loggp-overheads-below", str(o.loggp_overheads_below)] if o.loggp_overheads_below else []),
                 # ranks that share cores would time the scheduler, not the distance of two cores, and
                 # the pre-warm's exchanges would wait a time slice each (0.7 s at p = 3 on 2 cores)
