@@ -19,18 +19,14 @@ library, operation and size the median time under each and their ratio.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from kernel_points import alternate
+from kernel_points import ab_parser, alternate
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--library", default="mpich,openmpi")
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--ops", default="allreduce:sum,alltoall,barrier,pingpong:send,exchange:sendrecv")
-    parser.add_argument("--sizes", default="0,8,256,4K")
+    parser = ab_parser(__doc__, "allreduce:sum,alltoall,barrier,pingpong:send,exchange:sendrecv", "0,8,256,4K",
+                       rounds=6)
     parser.add_argument("--spans", default="0,20", help="two --batch-min-us values (microseconds)")
     args = parser.parse_args()
     spans = [x for x in args.spans.split(",") if x]

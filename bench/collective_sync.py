@@ -21,18 +21,13 @@ the skew is of the order of that round trip.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from kernel_points import alternate
+from kernel_points import ab_parser, alternate
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--library", default="mpich,openmpi")
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--ops", default="allreduce:sum,alltoall,bcast")
-    parser.add_argument("--sizes", default="256,4K,32K")
+    parser = ab_parser(__doc__, "allreduce:sum,alltoall,bcast", "256,4K,32K", rounds=8)
     parser.add_argument("--syncs", default="barrier,none", help="two of auto, barrier, none, window")
     args = parser.parse_args()
     syncs = [x for x in args.syncs.split(",") if x]

@@ -5,6 +5,7 @@ ranks' cores."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sqlite3
 import statistics
@@ -42,6 +43,16 @@ def measure(db: Path, library: str, ops: str, sizes: str, options: list[str]) ->
                       rtt_pair(loads(extra, "extra") if extra else {}))
                 for op, variant, n, t, extra in con.execute(
                     "SELECT op, variant, n_bytes, t_us, extra_json FROM points WHERE valid = 1")]
+
+
+def ab_parser(doc: str, ops: str, sizes: str, rounds: int) -> argparse.ArgumentParser:
+    """The options every two-setting comparison takes (its own are added by the caller)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--library", default="mpich,openmpi")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--ops", default=ops)
+    parser.add_argument("--sizes", default=sizes)
+    return parser
 
 
 def alternate(libraries: list[str], ops: str, sizes: str, settings: dict[str, list[str]], rounds: int) -> None:
