@@ -23,6 +23,8 @@ import sys
 
 from kernel_points import ab_parser, alternate
 
+from commchar.commands.run import KERNEL_MAX_BATCH_MIN_US
+
 
 def main() -> int:
     parser = ab_parser(__doc__, "allreduce:sum,alltoall,barrier,pingpong:send,exchange:sendrecv", "0,8,256,4K",
@@ -36,6 +38,9 @@ def main() -> int:
         values = [float(x) for x in spans]
     except ValueError:
         parser.error(f"--spans: not numbers: {args.spans}")
+    if not all(0 <= v <= KERNEL_MAX_BATCH_MIN_US for v in values) or values[0] == values[1]:
+        parser.error(f"--spans: two different values from 0 to {KERNEL_MAX_BATCH_MIN_US:g} microseconds, "
+                     f"not {args.spans}")
     libraries = [x for x in args.library.split(",") if x]
     settings = {f"{v:g} us": ["--batch-min-us", repr(v)] for v in values}
     alternate(libraries, args.ops, args.sizes, settings, args.rounds)

@@ -31,8 +31,8 @@ def main() -> int:
     parser.add_argument("--syncs", default="barrier,none", help="two of auto, barrier, none, window")
     args = parser.parse_args()
     syncs = [x for x in args.syncs.split(",") if x]
-    if len(syncs) != 2:
-        parser.error("--syncs takes two synchronizations")
+    if len(syncs) != 2 or syncs[0] == syncs[1]:
+        parser.error("--syncs takes two different synchronizations")
     libraries = [x for x in args.library.split(",") if x]
     alternate(libraries, args.ops, args.sizes, {sync: ["--sync", sync] for sync in syncs}, args.rounds)
     return 0
