@@ -21,6 +21,7 @@ static const cc_op *const cc_all_ops[] = {
     &cc_op_neighbor_allgather, &cc_op_neighbor_alltoall, &cc_op_ddt_pingpong, &cc_op_ddt_bcast,
     &cc_op_pbcast,   &cc_op_pallreduce, &cc_op_partitioned, &cc_op_coldstart, &cc_op_mbw, &cc_op_touch,
     &cc_op_exchange, &cc_op_footprint, &cc_op_skew,  &cc_op_noise,     &cc_op_collstart, &cc_op_post,
+    &cc_op_written,
 #ifdef CC_WITH_PVM
     CC_PVM_OPS /* PVM's operations (pvm/) */
 #endif

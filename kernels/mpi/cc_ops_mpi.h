@@ -43,6 +43,7 @@ extern const cc_op cc_op_noise;
 extern const cc_op cc_op_collstart;
 extern const cc_op cc_op_touch;
 extern const cc_op cc_op_skew;
+extern const cc_op cc_op_written; /* a message its sender just wrote (cc_ops_p2p.c) */
 /* both ranks of a pair exchange at once: Sendrecv and Sendrecv_replace (cc_ops_exchange.c) */
 extern const cc_op cc_op_exchange;
 extern const cc_op cc_op_footprint; /* the exchange over many buffer pairs (cc_ops_exchange.c) */

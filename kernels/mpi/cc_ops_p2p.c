@@ -1,6 +1,6 @@
 /* Point-to-point operations between ranks 0 and 1: pingpong (five send modes),
- * bw, bibw, the posting cost of MPI_Isend, the late-receiver rndv probe and
- * Netgauge's LogGP PRTT method. */
+ * bw, bibw, the posting cost of MPI_Isend, the late-receiver rndv probe,
+ * Netgauge's LogGP PRTT method, and the skew and written probes of what a copy pays. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -278,6 +278,79 @@ const cc_op cc_op_skew = {
     .check = cc_p2p_check,
     .cleanup = cc_p2p_cleanup,
     .bound_buffers = "the receive buffer's place in its cache line is what it measures",
+};
+
+/* ---- written: a message its sender has just written --------------------- */
+
+/* A standard-mode ping-pong whose ranks each store into their send buffer in the untimed
+ * step before every round trip: for `ends` its first and last CC_WRITTEN_WORD bytes, for
+ * `whole` one byte in every CC_WRITTEN_LINE-byte cache line and its last byte, for `clean`
+ * nothing (the ping-pong every benchmark times).  A store leaves its line modified in the
+ * writer's cache, so whoever reads the message next, the receiver or the library's single
+ * copy, must pull each such line from the other core's cache where a clean buffer is
+ * shared; a library whose sender copies a small message itself (eager) reads its own
+ * lines and pays almost nothing.
+ * Programs write what they send (a halo is packed, a solver's rows change each sweep), so
+ * the model charges the excess over `clean` (the model's `written_send`).  Each byte keeps
+ * its value (read and stored back through a volatile pointer), so verification holds, and
+ * the stores before the warm-up's and verification's repetitions (cc_measure.c) change
+ * nothing.  A sample is one round trip, halved (unbatched: a batch would send the same
+ * lines clean again after its first). */
+enum { CC_WRITTEN_CLEAN, CC_WRITTEN_ENDS, CC_WRITTEN_WHOLE };
+static const char *const cc_written_variants[] = {"clean", "ends", "whole", NULL};
+#define CC_WRITTEN_WORD 8
+#define CC_WRITTEN_LINE 64
+
+/* stores each of len bytes from at back unchanged: their lines become modified */
+static void cc_written_store(unsigned char *buf, size_t at, size_t len)
+{
+    volatile unsigned char *b = buf;
+    for (size_t i = at; i < at + len; i++) b[i] = b[i];
+}
+
+static void cc_written_setup(cc_point *pt)
+{
+    cc_p2p_buffers(pt, pt->n, 2);
+    pt->scale = 0.5; /* half a round trip: per message */
+}
+
+static void cc_written_before(cc_point *pt)
+{
+    const size_t n = pt->n;
+    if (n == 0) return;
+    if (pt->variant == CC_WRITTEN_ENDS) {
+        const size_t word = n < CC_WRITTEN_WORD ? n : CC_WRITTEN_WORD;
+        cc_written_store(pt->sbuf, 0, word);
+        cc_written_store(pt->sbuf, n - word, word);
+    } else if (pt->variant == CC_WRITTEN_WHOLE) {
+        /* one byte every line's length from the start meets every line the buffer spans
+         * but perhaps its last, which its last byte lies in */
+        for (size_t at = 0; at < n; at += CC_WRITTEN_LINE) cc_written_store(pt->sbuf, at, 1);
+        cc_written_store(pt->sbuf, n - 1, 1);
+    }
+}
+
+/* count is 1: the op is unbatched (cc_measure.c) */
+static void cc_written_run(cc_point *pt, long count)
+{
+    cc_skew_run(pt, count);
+}
+
+const cc_op cc_op_written = {
+    .name = "written",
+    .variants = cc_written_variants,
+    .scope = CC_SCOPE_PAIR,
+    .phases = 1,
+    .check_size = cc_p2p_check_size,
+    .setup = cc_written_setup,
+    .before = cc_written_before,
+    .run = cc_written_run,
+    .fill = cc_p2p_fill,
+    .check = cc_p2p_check,
+    .cleanup = cc_p2p_cleanup,
+    .bound_buffers = "it compares a send buffer written just before against the same buffer clean "
+                     "in the caches, where --cache cold would leave the clean one in memory",
+    .unbatched = 1,
 };
 
 /* ---- bw, bibw: windows of W non-blocking sends -------------------------- */

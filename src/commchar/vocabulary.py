@@ -32,7 +32,7 @@ AM_P2P_OPS = ("am_rtt", "am_store", "am_get", "am_pipe", "am_exchange")
 # PVM's packing alone (pvm_initsend + pvm_pkbyte): a cost per message and per byte
 PVM_P2P_OPS = ("pack",)
 P2P_OPS = MPI_P2P_OPS + AM_P2P_OPS + PVM_P2P_OPS + RMA_OPS
-LOGGP_OPS = ("loggp", "rndv", "post", "coldstart", "touch", "skew", "footprint")  # probes of the model file's loggp section
+LOGGP_OPS = ("loggp", "rndv", "post", "coldstart", "touch", "skew", "written", "footprint")  # probes of the model file's loggp section
 # single calls and one size per loss rate: reported as measured, not fitted
 UNFITTED_OPS = ("am_cost", "am_loss")
 NONBLOCKING = ("ibcast", "iallreduce", "ialltoall", "iallgather")  # variants pure, overlap

@@ -132,6 +132,13 @@ OPERATIONS: dict[str, Operation] = {
         # pays for its relative alignment, below and above where the libraries copy once.
         Operation("skew", "loggp", ("aligned", "ahead"), sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
                   min_bytes=1),
+        # A ping-pong whose ranks store into every cache line of their send buffers (whole) or
+        # into its first and last 8 bytes (ends) before each round trip, against one whose
+        # buffers are clean (cc_ops_p2p.c): what a message its sender just wrote costs to pull
+        # from the sender's cache, as a program's packed halo or updated rows do (written_send,
+        # models/written_send.py). One round trip a sample: 9 points of a few milliseconds.
+        Operation("written", "loggp", ("clean", "ends", "whole"), sizes=(4 * KiB, 32 * KiB, 256 * KiB),
+                  min_bytes=1),
         # The exchange with each rank cycling through 4, 16 or 64 pairs of buffers, one pair a
         # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the
         # caches (2, 8 and 32 MiB a rank at 256 KiB), for the model's copy_footprint

@@ -197,6 +197,8 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
     for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
+    if loggp.get("written_send") is not None:
+        _validate_written_send(loggp["written_send"], f"{path}.written_send")
     for name in ("self_message", "send_post"):
         if loggp.get(name) is not None:
             _validate_call_means(loggp[name], f"{path}.{name}")
@@ -272,6 +274,17 @@ def _validate_call_means(section: Any, path: str) -> None:
     if not isinstance(steps, list) or not steps:
         raise _fail(f"{path}.steps", "expected a non-empty list of [n, us]")
     _sized_pairs(steps, f"{path}.steps", "us")
+
+
+def _validate_written_send(section: Any, path: str) -> None:
+    """A message its sender just wrote (models/written_send.py): {ends, whole}, each optional
+    (at least one), each a cost per byte by size over the clean message (_validate_steps)."""
+    _mapping(section, path)
+    if not any(section.get(variant) is not None for variant in ("ends", "whole")):
+        raise _fail(path, "expected ends, whole or both")
+    for variant in ("ends", "whole"):
+        if section.get(variant) is not None:
+            _validate_steps(section[variant], f"{path}.{variant}")
 
 
 def _validate_steps(section: Any, path: str) -> None:

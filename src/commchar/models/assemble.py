@@ -42,6 +42,8 @@ from commchar.models.self_message import VARIANT as SELF_VARIANT
 from commchar.models.self_message import self_message_section
 from commchar.models.send_post import OP as POST_OP, send_post_section
 from commchar.models.transport import rendezvous_copy
+from commchar.models.written_send import OP as WRITTEN_OP
+from commchar.models.written_send import written_send_section
 from commchar.models.metrics import (
     AGGREGATE_FACTOR, BUSBW_FACTOR, aggregated, bus_bandwidth, check_units, half_peak_length,
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
@@ -529,6 +531,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
         extras["replace_copy"] = replace_copy_section(ops[REPLACE_OP], skipped, library)
     if ops.get(SKEW_OP):  # where a message lands in its page (models/misaligned_copy.py)
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
+    if ops.get(WRITTEN_OP):  # a message its sender just wrote (models/written_send.py)
+        extras["written_send"] = written_send_section(ops[WRITTEN_OP], skipped, library)
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
     if ops.get(POST_OP):  # what a non-blocking send costs to post (models/send_post.py)

@@ -88,13 +88,15 @@ def fit_excess(by_size: dict[int, dict[str, float]], op: str, slow: str, fast: s
 
 
 def mean_excess_section(points: list[dict], op: str, slow: str, fast: str, skipped: list[str],
-                        library: str) -> dict[str, Any] | None:
+                        library: str, statistic: str = "mean") -> dict[str, Any] | None:
     """A model-file entry of what `op:slow` costs beyond `op:fast` from their means (a program
-    pays the mean of its calls): the fit's params with the statistic and the per-size table,
-    or None (and why in skipped)."""
+    pays the mean of its calls; statistic "median": from their medians, where single samples
+    carry the host's detours, which the model's noise section charges, in their means): the
+    fit's params with the statistic and the per-size table, or None (and why in skipped)."""
+    time_key = {"mean": "t_mean_us", "median": "t_us"}[statistic]
     try:
-        params, table, notes = fit_excess(paired_times(points, op, slow, fast, "t_mean_us"), op, slow, fast)
+        params, table, notes = fit_excess(paired_times(points, op, slow, fast, time_key), op, slow, fast)
     except InputError as exc:
         skipped.append(f"{library} {op}: {exc}")
         return None
-    return params | {"statistic": "mean", "sizes": table} | ({"notes": notes} if notes else {})
+    return params | {"statistic": statistic, "sizes": table} | ({"notes": notes} if notes else {})

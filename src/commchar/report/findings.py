@@ -25,6 +25,7 @@ VARIANCE_RATIO = 2.0  # p95 / median above this is reported as unusual variance
 MODEL_MISS = 0.10     # a measured point the model misses by more than this is a red finding
 LISTED = 3            # examples named per finding
 SKEW_RATIO = 1.5      # a misaligned message this many times the aligned one's time is a finding
+WRITTEN_RATIO = 1.2   # a message written throughout this many times the clean one's time is a finding
 FOOTPRINT_RATIO = 1.2  # an exchange over many buffers this many times the one-pair one's is a finding
 POST_LARGE = 64 * 1024  # the post probe's largest size from which its post is a finding ...
 POST_FLAT = 2.0         # ... where it is no more than this many times the smallest size's post
@@ -117,9 +118,31 @@ def thresholds(e: Entity) -> list[Finding]:
             f"({SKEW_RATIO:g} times or more from {format_size(first)}; the skew probe): allocate message "
             "buffers 64-byte aligned (posix_memalign), so that no destination lies a few bytes ahead of "
             "its source. `commchar replay` charges it to each message its trace shows so placed.")))
+    out += _written_send(e)
     out += _footprint(e)
     out += _send_post(e)
     return out
+
+
+def _written_send(e: Entity) -> list[Finding]:
+    """What a message its sender wrote throughout just before costs beyond a clean one (the
+    written probe), at the size where it is the most times as much."""
+    written = _loggp_entry(e, "written_send") or {}
+    rows = {variant: {row["n"]: row[f"{variant}_us"] / row["clean_us"]
+                      for row in (written.get(variant) or {}).get("sizes") or []
+                      if isinstance(row, dict) and (row.get("clean_us") or 0) > 0 and row.get(f"{variant}_us")}
+            for variant in ("ends", "whole")}
+    if not rows["whole"] or max(rows["whole"].values()) < WRITTEN_RATIO:
+        return []
+    ratio, n = max((r, size) for size, r in rows["whole"].items())
+    ends = (f"; its first and last 8 bytes written, {rows['ends'][n]:.2f} times"
+            if n in rows["ends"] else "")
+    return [Finding("threshold", e.label, (
+        f"{e.label}: a message of {format_size(n)} whose sender wrote every cache line of it just before "
+        f"costs {ratio:.2f} times as much as the same message sent clean{ends} (the written probe): "
+        "the receiver, or the library's single copy, pulls each line from the sender's cache. A "
+        "benchmark's ping-pong sends clean buffers; `commchar replay` charges each message its trace "
+        "shows written."))]
 
 
 def _send_post(e: Entity) -> list[Finding]:

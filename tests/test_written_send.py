@@ -1,0 +1,113 @@
+"""A message its sender just wrote (commchar.models.written_send) from `written` points: the
+fit of each written variant over the clean one, its model-file field, the report's finding,
+and the kernel's probe under real mpirun."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from commchar.cli import main
+from commchar.modelfile.model import ModelError
+from commchar.modelfile.schema import _validate_written_send
+from commchar.models.written_send import written_send_section
+from commchar.report.adapters import ModelView
+from commchar.report.dataset import Entity
+from commchar.report.findings import thresholds
+
+KIB = 1024
+SIZES = (4 * KIB, 32 * KIB, 256 * KIB)
+PATH = "libraries.lib.loggp.written_send"
+
+
+def _points(ends_extra: float, whole_factor: float, variants=("clean", "ends", "whole")) -> list[dict]:
+    """A ping-pong of 1 us + 2e-4 us a byte when clean; `ends_extra` us more with its ends
+    written, `whole_factor` times it from 32 KiB on when written throughout."""
+    points = []
+    for n in SIZES:
+        clean = 1.0 + 2e-4 * n
+        times = {"clean": clean, "ends": clean + ends_extra,
+                 "whole": whole_factor * clean if n >= 32 * KIB else clean}
+        for variant in variants:
+            t = times[variant]
+            # a detour of the host in one sample moves a mean, which the fit leaves aside
+            points.append({"op": "written", "variant": variant, "n_bytes": n, "t_us": t,
+                           "t_mean_us": t + (100.0 if variant == "whole" else 0.0), "valid": True})
+    return points
+
+
+def _finding(entry: dict | None) -> list[str]:
+    view = ModelView("lib", {"operations": {}, "loggp_partial": {"written_send": entry}}, "test")
+    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
+            if "the written probe" in f.text]
+
+
+def test_each_written_variant_over_the_clean_one_per_size():
+    skipped: list[str] = []
+    entry = written_send_section(_points(0.5, 1.5), skipped, "lib")
+    assert skipped == [] and entry is not None and set(entry) == {"ends", "whole"}
+    for variant in ("ends", "whole"):
+        section = entry[variant]
+        assert section["statistic"] == "median"
+        assert [row["n"] for row in section["sizes"]] == list(SIZES)
+        assert set(section) >= {"steps", "per_byte", "c", "max_bytes", "sizes"}
+        assert section["max_bytes"] == 256 * KIB
+    # ends: half a microsecond at every size
+    for n, per_byte in entry["ends"]["steps"]:
+        assert per_byte * n == pytest.approx(0.5, rel=1e-3)
+    # whole: nothing at 4 KiB, half the clean time more from 32 KiB on
+    assert entry["whole"]["steps"][0] == [4 * KIB, 0.0]
+    for n, per_byte in entry["whole"]["steps"][1:]:
+        assert per_byte * n == pytest.approx(0.5 * (1.0 + 2e-4 * n), rel=1e-3)
+    assert [row["whole_us"] for row in entry["whole"]["sizes"]][1:] == pytest.approx(
+        [1.5 * (1.0 + 2e-4 * n) for n in SIZES[1:]], rel=1e-3)
+    _validate_written_send(entry, PATH)
+
+
+def test_a_variant_that_cannot_be_fitted_is_left_out_and_said():
+    skipped: list[str] = []
+    entry = written_send_section(_points(0.5, 1.5, ("clean", "whole")), skipped, "lib")
+    assert entry is not None and set(entry) == {"whole"}
+    assert len(skipped) == 1 and "written:ends" in skipped[0]
+    _validate_written_send(entry, PATH)
+    skipped = []
+    assert written_send_section(_points(0.5, 1.5, ("ends", "whole")), skipped, "lib") is None
+    assert len(skipped) == 2 and all("written:clean" in why for why in skipped)
+
+
+def test_the_model_file_holds_each_variant_as_steps():
+    entry = written_send_section(_points(0.5, 1.5), [], "lib")
+    with pytest.raises(ModelError, match="written_send"):
+        _validate_written_send({}, PATH)
+    with pytest.raises(ModelError, match="written_send.whole.steps"):
+        _validate_written_send(entry | {"whole": entry["whole"] | {"steps": [[32 * KIB, 1e-4], [4 * KIB, 1e-4]]}},
+                               PATH)
+    with pytest.raises(ModelError, match="written_send.ends.per_byte"):
+        _validate_written_send({"ends": {"per_byte": -1.0}}, PATH)
+
+
+def test_a_written_message_that_costs_more_is_a_finding():
+    (text,) = _finding(written_send_section(_points(0.5, 1.8), [], "lib"))
+    assert "256 KiB" in text and "1.80 times" in text and "first and last 8 bytes" in text
+    assert "`commchar replay` charges" in text
+    # a library whose written messages cost what clean ones do says nothing
+    assert _finding(written_send_section(_points(0.0, 1.05), [], "lib")) == []
+    assert _finding(None) == []
+
+
+@pytest.mark.mpi
+def test_a_real_run_measures_the_three_variants_and_the_model_keeps_them(mpi_libraries, tmp_path, capsys):
+    library = mpi_libraries[0]
+    db, model = tmp_path / "s.db", tmp_path / "model.json"
+    assert main(["run", "--db", str(db), "--library", library.name, "--np", "2", "--ops", "written",
+                 "--max-time", "0.05", "--precision", "0.1"]) == 0
+    assert main(["fit", "--db", str(db), "-o", str(model)]) == 0
+    capsys.readouterr()
+    lib = json.loads(model.read_text())["libraries"][library.name]
+    written = (lib.get("loggp") or lib["loggp_partial"])["written_send"]
+    # the probe's own sizes, every variant verified and paired with the clean one at each
+    for variant in ("ends", "whole"):
+        assert [row["n"] for row in written[variant]["sizes"]] == list(SIZES)
+        assert all(row[f"{variant}_us"] > 0 and row["clean_us"] > 0 for row in written[variant]["sizes"])
+    assert not any(key.startswith("written:") for key in lib["operations"])  # a probe, not a curve
