@@ -21,6 +21,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
     --compare send_post        a non-blocking send's measured post (loggp.send_post,
                                replayed with --posted-sends measured) against a
                                blocking send's o_s + (s-1)O (the default)
+    --compare written_send     what a message costs whose sender wrote its buffer
+                               since its last send (loggp.written_send) against nothing
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -41,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
-            "send_post")
+            "send_post", "written_send")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:

@@ -46,6 +46,9 @@ def generate(text: str) -> str:
               "# records whose size fields carry their buffers' places (CC_TRACE_PLACED_CALLS)",
               "PLACED_CALLS = frozenset({" + ", ".join(
                   str(ids[n]) for n in sorted(_macro_names(text, "CC_TRACE_PLACED_CALLS"), key=ids.get)) + "})",
+              "# sends whose size field also says how much of the buffer was written (CC_TRACE_WRITTEN_CALLS)",
+              "WRITTEN_CALLS = frozenset({" + ", ".join(
+                  str(ids[n]) for n in sorted(_macro_names(text, "CC_TRACE_WRITTEN_CALLS"), key=ids.get)) + "})",
               "# CC_TRACE_OTHER_NAMES, in index order (append only)", "OTHER_NAMES: tuple[str, ...] = ("]
     lines += [f"    {name!r}," for name in _macro_names(text, "CC_TRACE_OTHER_NAMES")]
     lines += [")", ""]

@@ -53,6 +53,17 @@ fn main() {
         "pub const PLACED: &[u16] = &[{}];\n",
         placed.join(", ")
     ));
+    // the sends whose size field also says how much of the buffer was written
+    let written = macro_names(&text, "CC_TRACE_WRITTEN_CALLS");
+    for name in &written {
+        if !placed.contains(name) {
+            panic!("{HEADER}: CC_TRACE_WRITTEN_CALLS names {name}, no placed call");
+        }
+    }
+    out.push_str(&format!(
+        "pub const WRITTEN: &[u16] = &[{}];\n",
+        written.join(", ")
+    ));
     let dest = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("trace_calls.rs");
     fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
 }

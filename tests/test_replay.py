@@ -100,6 +100,41 @@ def test_a_message_landing_ahead_in_its_page_is_charged_and_counted(capsys, tmp_
     assert "1 copy (a message received, an all-to-all's block) landed a few bytes ahead of where it left" in said
 
 
+def test_a_message_whose_sender_wrote_its_buffer_is_charged_and_counted(capsys, tmp_path: Path, model: Path):
+    """The send's written code picks the model's written_send excess, charged to the receiver:
+    the whole buffer per byte, its ends alone at the step's own excess, nothing unwritten."""
+    n = 100_000
+    for name, code in (("whole", fmt.WRITTEN_WHOLE), ("ends", fmt.WRITTEN_ENDS), ("unwritten", 0)):
+        _late_receiver(tmp_path / name, n)
+        for rank, column, high in ((0, "bytes", fmt.PAGE_KNOWN | (code << fmt.WRITTEN_SHIFT) | 16),
+                                   (1, "bytes2", fmt.PAGE_KNOWN | 16)):
+            path = tmp_path / name / f"rank-{rank}.cctrace"
+            raw = bytearray(path.read_bytes())
+            rec = np.frombuffer(raw, dtype=fmt.RECORD_DTYPE, offset=fmt.HEADER_BYTES)
+            rec[column][0] = n | (high << fmt.SIZE_BITS)
+            path.write_bytes(bytes(raw))
+    doc = json.loads(model.read_text())
+    doc["libraries"]["mpich"]["loggp"]["written_send"] = {
+        "ends": {"per_byte": 1e-5, "steps": [[4096, 1e-5]]},  # 0.04096 us a message
+        "whole": {"per_byte": 3e-6, "steps": [[4096, 3e-6]]}}  # 0.3 us at 100 kB
+    written = tmp_path / "written.json"
+    written.write_text(json.dumps(doc))
+    got = {name: _replay_json(capsys, "--dir", str(tmp_path / name), "--model", str(written))
+           for name in ("whole", "ends", "unwritten")}
+    plain = _replay_json(capsys, "--dir", str(tmp_path / "whole"), "--model", str(model))
+    assert got["whole"]["written_sends"] == {"messages": 1, "time": pytest.approx(0.3)}
+    assert got["ends"]["written_sends"] == {"messages": 1, "time": pytest.approx(0.04096)}
+    assert got["unwritten"]["written_sends"]["messages"] == plain["written_sends"]["messages"] == 0
+    for key in ("loggps", "loggp"):
+        base = plain["predictions"][key]["ranks"][1]["predicted"]
+        assert got["whole"]["predictions"][key]["ranks"][1]["predicted"] == pytest.approx(base + 0.3)
+        assert got["ends"]["predictions"][key]["ranks"][1]["predicted"] == pytest.approx(base + 0.04096)
+        assert got["unwritten"]["predictions"][key]["ranks"][1]["predicted"] == pytest.approx(base)
+    assert main(["replay", "--dir", str(tmp_path / "whole"), "--model", str(written)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 message left a send buffer the program had written since its last send" in said
+
+
 def test_the_flow_level_copies_a_message_when_the_receiver_turns_to_it(
         capsys, tmp_path: Path, model: Path):
     _late_receiver(tmp_path / "t", 100_000)

@@ -165,10 +165,27 @@ def test_a_size_field_carries_its_buffers_place_in_the_page(tmp_path: Path) -> N
     assert rank.places.tolist() == [[-1, -1], [16, 4095], [-1, -1], [-1, 48], [-1, -1]]
 
 
-@pytest.mark.parametrize("call, high", [(1, 0x9000), (24, fmt.PAGE_KNOWN | 16)])  # Send, Bcast
+def test_a_sends_size_field_says_how_much_of_its_buffer_was_written(tmp_path: Path) -> None:
+    def sent(n: int, at: int, code: int) -> int:
+        return n | ((fmt.PAGE_KNOWN | (code << fmt.WRITTEN_SHIFT) | at) << fmt.SIZE_BITS)
+    records = [_record(fmt.INIT, 0, 1000),
+               _record(1, 1200, 1300, peer=0, tag=3, bytes=sent(4096, 16, fmt.WRITTEN_ENDS)),  # Send
+               _record(6, 1400, 1500, peer=0, tag=3, bytes=sent(4096, 16, 0)),  # Isend, nothing seen
+               _record(11, 1600, 1700, peer=0, tag=3, bytes=sent(32768, 48, fmt.WRITTEN_WHOLE),  # Sendrecv
+                       bytes2=32768 | ((fmt.PAGE_KNOWN | 32) << fmt.SIZE_BITS), aux=0, aux2=3),
+               _record(fmt.FINALIZE, 11_000, 11_500)]
+    _write(tmp_path / "rank-0.cctrace", 0, 1, records)
+    rank = read_trace(tmp_path).ranks[0]
+    assert rank.records["bytes"].tolist() == [0, 4096, 4096, 32768, 0]
+    assert rank.places.tolist() == [[-1, -1], [16, -1], [16, -1], [48, 32], [-1, -1]]
+    assert rank.written.tolist() == [0, fmt.WRITTEN_ENDS, 0, fmt.WRITTEN_WHOLE, 0]
+
+
+# Send: written bits without a place; Recv: written bits on a call that sends nothing; Bcast
+@pytest.mark.parametrize("call, high", [(1, 0x1000), (5, fmt.PAGE_KNOWN | 0x1000 | 16), (24, fmt.PAGE_KNOWN | 16)])
 def test_high_bits_that_are_no_place_are_a_corrupt_size(tmp_path: Path, call: int, high: int) -> None:
-    """A place is PAGE_KNOWN | offset, on a call that places its buffers only: anything else
-    above the 48 bits is a size beyond what a trace may hold."""
+    """A place is PAGE_KNOWN | offset (with a send's written bits), on a call that places its
+    buffers only: anything else above the 48 bits is a size beyond what a trace may hold."""
     records = [_record(fmt.INIT, 0, 1000), _record(call, 1200, 1300, peer=0, bytes=(high << fmt.SIZE_BITS) | 64),
                _record(fmt.FINALIZE, 11_000, 11_500)]
     _write(tmp_path / "rank-0.cctrace", 0, 1, records)

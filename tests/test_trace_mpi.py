@@ -352,6 +352,31 @@ def test_the_tracers_records_take_no_page_fault_between_the_programs_calls(libra
     assert len(faults) == 2 and max(faults) < 8, faults
 
 
+def test_each_send_says_how_much_of_its_buffer_the_program_wrote(library, tmp_path):
+    """tests/programs/written_sends.c changes its send buffers in known ways between sends:
+    the first send of a buffer and an unchanged one say nothing (0), a changed first or last
+    byte the ends, a buffer changed throughout the whole, its first half 5 (2 + round(5 x 7
+    of the 14 words between the ends)); a strided type is not read; a 64-byte buffer's ends
+    are its whole."""
+    binary = tmp_path / "written_sends"
+    subprocess.run([library.mpicc, "-std=c11", "-O1", "-o", str(binary),
+                    str(PROGRAM.parent / "written_sends.c")], check=True, capture_output=True,
+                   timeout=120)
+    db = tmp_path / "t.db"
+    result = commchar("trace", "--db", str(db), "--library", library.name, "--np", "2", "--", str(binary))
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        (row,) = traces(store)
+        ranks = read_trace(extract_trace(store, row["id"], tmp_path / "extracted")).ranks
+    sender = ranks[0]
+    sends = sender.records["call"] == C["Send"]
+    assert sender.records["bytes"][sends].tolist() == [4096] * 8 + [128] * 2 + [64] * 4
+    ends, whole = fmt.WRITTEN_ENDS, fmt.WRITTEN_WHOLE
+    assert sender.written[sends].tolist() == [0, 0, ends, ends, whole, 5, 0, 0, 0, 0, 0, 0, whole, whole]
+    assert sender.places[sends, 0].min() >= 0  # the places are kept beside the codes
+    assert not ranks[1].written.any()  # receives carry none
+
+
 def test_a_store_without_trace_tables_lists_none(tmp_path):
     with Store(tmp_path / "old.db") as store:
         assert traces(store) == []

@@ -165,6 +165,14 @@ static inline uint64_t cct_page(const void *buf, uint64_t bytes)
 /* A size with its buffer's place */
 #define CCT_PLACED(buf, bytes) ((bytes) | cct_page((buf), (bytes)))
 
+/* how much of a send buffer of count x type changed since its last send
+ * (cc_trace_written.c), the CC_WRITTEN bits of its size field; read after the send,
+ * inside its span.  0 for a type whose data do not lie contiguously from buf. */
+uint64_t cct_written(const void *buf, int count, MPI_Datatype type);
+/* ...of a call that sent to `dest` and returned rc */
+#define CCT_WRITTEN(buf, count, type, dest) \
+    (rc != MPI_SUCCESS || (dest) == MPI_PROC_NULL ? 0 : cct_written((buf), (count), (type)))
+
 static inline uint64_t cct_status_bytes(const MPI_Status *status)
 {
     int count = 0;

@@ -31,6 +31,13 @@ enum { CC_COLD_MIN_BYTES = 65536 };
 #define CC_SIZE_BITS 48
 #define CC_SIZE_MASK ((UINT64_C(1) << CC_SIZE_BITS) - 1)
 enum { CC_PAGE_KNOWN = 0x8000, CC_PAGE_SPAN = 4096 };
+/* A point-to-point send's `bytes` (Send, Bsend, Ssend, Rsend, their Isend forms and
+ * Sendrecv's send) holds with its place, in the 3 bits above the place's 12, how much
+ * of its buffer the program wrote since its last send of that size from that address
+ * (cc_trace_written.c): 0 nothing seen (or its first send), CC_WRITTEN_ENDS its first or
+ * last 8 bytes alone, 2 + the fifths of the words between them that changed up to
+ * CC_WRITTEN_WHOLE (a buffer of at most two cache lines: WHOLE when it changed). */
+enum { CC_WRITTEN_SHIFT = 12, CC_WRITTEN_MASK = 7, CC_WRITTEN_ENDS = 1, CC_WRITTEN_WHOLE = 7 };
 
 enum cc_comm_id { CC_COMM_NONE = -1, CC_COMM_WORLD = 0, CC_COMM_SELF = 1 };
 enum cc_peer { CC_PEER_NONE = -1, CC_PEER_ANY = -2, CC_PEER_NULL = -3 };
@@ -106,6 +113,10 @@ enum cc_call {
     X(IRECV) X(SENDRECV) X(SENDRECV_REPLACE) X(MRECV) X(IMRECV) X(SEND_INIT)          \
     X(BSEND_INIT) X(SSEND_INIT) X(RSEND_INIT) X(RECV_INIT) X(START) X(ALLTOALL)         \
     X(ALLREDUCE) X(SCAN) X(EXSCAN)
+
+/* Placed calls whose `bytes` also carries the CC_WRITTEN bits: the sends. */
+#define CC_TRACE_WRITTEN_CALLS(X)                                                      \
+    X(SEND) X(BSEND) X(SSEND) X(RSEND) X(ISEND) X(IBSEND) X(ISSEND) X(IRSEND) X(SENDRECV)
 
 enum cc_reduce_op { CC_OP_UNKNOWN = 0, CC_OP_SUM = 1, CC_OP_MAX = 2, CC_OP_MIN = 3,
                     CC_OP_PROD = 4, CC_OP_OTHER = 5 };

@@ -12,10 +12,11 @@
         CCT_ENTER(1, PMPI_##NAME(buf, count, type, dest, tag, comm));                         \
         uint64_t t0 = cct_now();                                                              \
         int rc = PMPI_##NAME(buf, count, type, dest, tag, comm);                              \
+        const uint64_t written = CCT_WRITTEN(buf, count, type, dest);                         \
         uint64_t t1 = cct_now();                                                              \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, 0), .comm = cct_comm(comm), \
                                .peer = cct_peer(dest), .tag = tag,                            \
-                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)),            \
+                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)) | written,  \
                                .t_start = t0, .t_end = t1};                                   \
         cct_end(1);                                                                           \
         return rc;                                                                            \
@@ -35,14 +36,15 @@ CCT_BLOCKING_SEND(Rsend, CC_RSEND)
         CCT_ENTER(1, PMPI_##NAME(buf, count, type, dest, tag, comm, request));                \
         uint64_t t0 = cct_now();                                                              \
         int rc = PMPI_##NAME(buf, count, type, dest, tag, comm, request);                     \
+        const uint64_t written = CCT_WRITTEN(buf, count, type, dest);                         \
         uint64_t t1 = cct_now();                                                              \
         int32_t id = cct_comm(comm);                                                          \
         uint64_t req = 0;                                                                     \
         if (rc == MPI_SUCCESS) cct_req_add(*request, id, 0, req = cct_new_req());             \
         *r = (cc_trace_record){.call = CALL, .flags = cct_flags(rc, CC_REC_NONBLOCKING),      \
                                .comm = id, .peer = cct_peer(dest), .tag = tag,                \
-                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)), .t_start = t0, \
-                               .t_end = t1, .req = req};                                      \
+                               .bytes = CCT_PLACED(buf, CCT_BYTES(count, type)) | written, \
+                               .t_start = t0, .t_end = t1, .req = req};                       \
         cct_end(1);                                                                           \
         return rc;                                                                            \
     }
@@ -115,10 +117,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status);
     uint64_t got = source == MPI_PROC_NULL ? 0 : CCT_PLACED(recvbuf, CCT_STATUS_BYTES(status));
+    const uint64_t written = CCT_WRITTEN(sendbuf, sendcount, sendtype, dest);
     uint64_t t1 = cct_now(); /* CCT_RECEIVED */
     *r = (cc_trace_record){.call = CC_SENDRECV, .flags = cct_flags(rc, 0),
                            .comm = cct_comm(comm), .peer = cct_peer(dest), .tag = sendtag,
-                           .bytes = CCT_PLACED(sendbuf, CCT_BYTES(sendcount, sendtype)),
+                           .bytes = CCT_PLACED(sendbuf, CCT_BYTES(sendcount, sendtype)) | written,
                            .bytes2 = got, .t_start = t0, .t_end = t1, .aux = cct_peer(source),
                            .aux2 = cct_tag(recvtag)};
     cct_received_from(r, rc, source, status);

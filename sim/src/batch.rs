@@ -25,6 +25,7 @@ use crate::params::{self, CallCosts, Params};
 use crate::placement::MisalignedCopy;
 use crate::request_growth::{self, RequestGrowth};
 use crate::workload::replay::{Options, Replay, TraceFiles};
+use crate::written_send::WrittenSend;
 use crate::{Result, SimError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -50,6 +51,7 @@ pub struct Sources {
     request_growth: HashMap<Key, RequestGrowth>,
     collective_start: HashMap<Key, CollectiveStart>,
     misaligned_copy: HashMap<Key, MisalignedCopy>,
+    written_send: HashMap<Key, WrittenSend>,
     node_gap: HashMap<Key, Option<f64>>,
     node_cost: HashMap<Key, f64>,
     replay: Option<(String, Options, Replay)>,
@@ -205,6 +207,17 @@ impl Sources {
             path,
             library,
             MisalignedCopy::from_model,
+        )
+    }
+
+    /// What a written send buffer costs (`loggp.written_send`, `written_send::WrittenSend`).
+    pub fn written_send(&mut self, path: &str, library: Option<&str>) -> Result<WrittenSend> {
+        section(
+            &mut self.texts,
+            &mut self.written_send,
+            path,
+            library,
+            WrittenSend::from_model,
         )
     }
 

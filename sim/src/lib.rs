@@ -28,5 +28,6 @@ pub mod trace;
 pub mod trace_calls;
 pub mod transport;
 pub mod workload;
+pub mod written_send;
 
 pub use error::{Result, SimError};

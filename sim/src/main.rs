@@ -542,6 +542,7 @@ fn load_replay(m: &ArgMatches, dir: &str, params: &Params, src: &mut Sources) ->
         replace_copy: from_model(model, |path| src.replace_copy(path, library))?,
         exchange_excess: from_model(model, |path| src.exchange_excess(path, library))?,
         misaligned_copy: from_model(model, |path| src.misaligned_copy(path, library))?,
+        written_send: from_model(model, |path| src.written_send(path, library))?,
         copy_footprint: from_model(model, |path| src.copy_footprint(path, library))?,
         request_growth: from_model(model, |path| src.request_growth(path, library))?,
         collective_start: from_model(model, |path| src.collective_start(path, library))?,
@@ -623,6 +624,7 @@ fn replay_json(r: &Replay, scale: f64, unit: Unit) -> Value {
         "io_as_compute": r.io_calls.iter().map(|(n, c)| json!({"call": n, "count": c})).collect::<Vec<_>>(),
         "misaligned_copies": json!({"messages": r.misaligned.0, "time": unit.from_ps(r.misaligned.1)}),
         "footprint_copies": json!({"messages": r.footprint.0, "time": unit.from_ps(r.footprint.1)}),
+        "written_sends": json!({"messages": r.written.0, "time": unit.from_ps(r.written.1)}),
         "signatures": r.signatures.iter().map(|(s, u)| json!({
             "call": s.call, "p": s.p, "n": s.n, "calls": u.calls, "mode": u.mode,
             "algorithm": u.algorithm, "cost": u.cost_ps.map(|c| unit.from_ps(c)),

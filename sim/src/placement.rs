@@ -12,6 +12,7 @@
 
 use crate::error::{input, Result};
 use crate::first_touch::{loggp_entry, model_json, steps_from_entry, ByteSteps};
+use crate::written_send::WrittenSend;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -32,6 +33,26 @@ pub fn split(field: u64) -> (u64, Option<u16>) {
         return (field, None);
     }
     (field & SIZE_MASK, Some(high % PAGE_SPAN))
+}
+
+/// A send's size field also holds, in these bits above its place's 12, how much of its
+/// buffer was written since its last send (`written_send::WrittenSend`).
+pub const WRITTEN_SHIFT: u16 = 12;
+pub const WRITTEN_MASK: u16 = 7;
+
+/// A send's size field split: (bytes, its buffer's place if recorded, its WRITTEN code).
+/// High bits that are no place with its WRITTEN bits are a corrupt size, left whole.
+pub fn split_sent(field: u64) -> (u64, Option<u16>, u8) {
+    let high = (field >> SIZE_BITS) as u16;
+    let written = WRITTEN_MASK << WRITTEN_SHIFT;
+    if high & PAGE_KNOWN == 0 || high & !(PAGE_KNOWN | written | (PAGE_SPAN - 1)) != 0 {
+        return (field, None, 0);
+    }
+    (
+        field & SIZE_MASK,
+        Some(high % PAGE_SPAN),
+        ((high & written) >> WRITTEN_SHIFT) as u8,
+    )
 }
 
 /// What a message pays when its destination lies in the slow class relative to its source.
@@ -121,8 +142,9 @@ struct Charge {
 /// The sends and receives of a trace in matching order, to pair them once all are read.
 #[derive(Debug, Default)]
 pub struct Book {
-    /// Per channel: each send's buffer place in order (NO_PLACE where not recorded).
-    sends: HashMap<Channel, Vec<u16>>,
+    /// Per channel: each send's buffer place (NO_PLACE where not recorded) and WRITTEN
+    /// code, in order.
+    sends: HashMap<Channel, Vec<(u16, u8)>>,
     /// Per channel: how many receives were posted on it so far.
     receives: HashMap<Channel, u32>,
     charges: Vec<Charge>,
@@ -131,12 +153,13 @@ pub struct Book {
 const NO_PLACE: u16 = u16::MAX;
 
 impl Book {
-    /// A send on `channel`, from a buffer at `place`.
-    pub fn send(&mut self, channel: Channel, place: Option<u16>) {
+    /// A send on `channel`, from a buffer at `place` of which the program wrote what
+    /// `written` says since its last send.
+    pub fn send(&mut self, channel: Channel, place: Option<u16>, written: u8) {
         self.sends
             .entry(channel)
             .or_default()
-            .push(place.unwrap_or(NO_PLACE));
+            .push((place.unwrap_or(NO_PLACE), written));
     }
 
     /// A receive posted on `channel`: its index among the channel's receives.
@@ -157,17 +180,29 @@ impl Book {
         });
     }
 
-    /// Each charged receive's excess, by the send it matched: (op, ps) for those that pay.
-    pub fn settle(&self, model: &MisalignedCopy) -> Vec<(u32, u64)> {
+    /// Each charged receive's excess, by the send it matched: (op, ps of a misaligned
+    /// copy, ps of a written send buffer) for those that pay.
+    pub fn settle(
+        &self,
+        misaligned: &MisalignedCopy,
+        written: &WrittenSend,
+    ) -> Vec<(u32, u64, u64)> {
         self.charges
             .iter()
             .filter_map(|c| {
-                let source = *self.sends.get(&c.channel)?.get(c.index as usize)?;
-                if source == NO_PLACE {
-                    return None;
-                }
-                let ps = model.cost(c.bytes, source, c.place);
-                (ps > 0).then_some((c.op, ps))
+                let (source, code) = *self.sends.get(&c.channel)?.get(c.index as usize)?;
+                let slow = if source == NO_PLACE {
+                    0
+                } else {
+                    misaligned.cost(c.bytes, source, c.place)
+                };
+                // a message to oneself is copied by the core that wrote it
+                let dirty = if c.channel.0 == c.channel.1 {
+                    0
+                } else {
+                    written.cost(c.bytes, code)
+                };
+                (slow > 0 || dirty > 0).then_some((c.op, slow, dirty))
             })
             .collect()
     }
@@ -213,9 +248,9 @@ mod tests {
     fn receives_meet_the_sends_they_match_in_order() {
         let mut b = Book::default();
         let ch = (0, 1, 7);
-        b.send(ch, Some(16));
-        b.send(ch, Some(32));
-        b.send(ch, None);
+        b.send(ch, Some(16), 0);
+        b.send(ch, Some(32), 0);
+        b.send(ch, None, 0);
         for op in 0..3 {
             let i = b.receive(ch);
             b.charge(ch, i, 32, 32768, op);
@@ -223,6 +258,50 @@ mod tests {
         let other = (1, 0, 7);
         let i = b.receive(other); // no send on this channel
         b.charge(other, i, 32, 32768, 9);
-        assert_eq!(b.settle(&model()), vec![(0, 32768)]);
+        assert_eq!(
+            b.settle(&model(), &WrittenSend::default()),
+            vec![(0, 32768, 0)]
+        );
+    }
+
+    #[test]
+    fn a_send_field_holds_its_written_code_beside_its_place() {
+        let field = 32768u64 | (u64::from(PAGE_KNOWN | (7 << WRITTEN_SHIFT) | 48) << SIZE_BITS);
+        assert_eq!(split_sent(field), (32768, Some(48), 7));
+        // a receive's field takes no written bits: the whole field is a corrupt size
+        assert_eq!(split(field), (field, None));
+        assert_eq!(split_sent(32768), (32768, None, 0));
+    }
+
+    #[test]
+    fn a_receive_pays_for_the_written_buffer_of_the_send_it_matched() {
+        let written = WrittenSend {
+            ends: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(4096, 1000)],
+            },
+            whole: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(4096, 2000)],
+            },
+        };
+        let mut b = Book::default();
+        let ch = (0, 1, 7);
+        b.send(ch, Some(16), 0);
+        b.send(ch, None, 1);
+        b.send(ch, Some(16), 7);
+        for op in 0..3 {
+            let i = b.receive(ch);
+            b.charge(ch, i, 32, 32768, op);
+        }
+        // the third is also 16 bytes ahead: misaligned
+        let mine = (1, 1, 7); // a message to oneself: its writer's core copies it
+        b.send(mine, None, 7);
+        let i = b.receive(mine);
+        b.charge(mine, i, 16, 32768, 3);
+        assert_eq!(
+            b.settle(&model(), &written),
+            vec![(0, 32768, 0), (1, 0, 4096), (2, 32768, 65536)]
+        );
     }
 }

@@ -27,6 +27,7 @@ use crate::matching::ANY;
 use crate::params::Params;
 use crate::placement::{self, Book, Channel, MisalignedCopy};
 use crate::request_growth::RequestGrowth;
+use crate::written_send::WrittenSend;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
@@ -222,6 +223,9 @@ pub struct Options {
     /// What a message costs whose destination lies in the slow class relative to its
     /// source in their pages (`loggp.misaligned_copy`); without steps nothing is charged.
     pub misaligned_copy: MisalignedCopy,
+    /// What a message costs whose sender wrote its buffer since its last send from it
+    /// (`loggp.written_send`); empty: nothing is charged.
+    pub written_send: WrittenSend,
     /// What a received byte costs once the rank's buffers outgrow its caches, by the bytes
     /// of buffers it used (`loggp.copy_footprint`); empty: nothing.
     pub copy_footprint: CopyFootprint,
@@ -276,6 +280,7 @@ impl Default for Options {
             replace_copy: ByteSteps::default(),
             exchange_excess: ExchangeExcess::default(),
             misaligned_copy: MisalignedCopy::default(),
+            written_send: WrittenSend::default(),
             copy_footprint: CopyFootprint::default(),
             request_growth: RequestGrowth::default(),
             collective_start: CollectiveStart::default(),
@@ -334,6 +339,9 @@ pub struct Replay {
     /// Receives and all-to-alls (their blocks) charged `loggp.misaligned_copy`: (how
     /// many, ps in all).
     pub misaligned: (u64, u64),
+    /// Receives charged `loggp.written_send` for the send buffer their sender wrote: (how
+    /// many, ps in all).
+    pub written: (u64, u64),
     /// Messages received by ranks whose buffers outgrow their caches, charged
     /// `loggp.copy_footprint`: (how many, ps in all).
     pub footprint: (u64, u64),
@@ -352,6 +360,8 @@ struct Rec {
     flags: u16,
     /// Where the buffers of `bytes` and `bytes2` lay in their pages, if recorded.
     places: [Option<u16>; 2],
+    /// A send's: how much of its buffer was written since its last send (WRITTEN code).
+    written: u8,
     comm: i32,
     peer: i32,
     tag: i32,
@@ -383,13 +393,24 @@ impl Rec {
         // message calls and the collectives that copy a rank's own block carry their
         // buffers' places above the sizes (call::PLACED)
         let placed = call::PLACED.contains(&call);
-        let sizes = [u64_at(b, 16), u64_at(b, 24)].map(|f| {
+        // a send's first size also says how much of its buffer was written (call::WRITTEN)
+        let (bytes, place, written) = if call::WRITTEN.contains(&call) {
+            placement::split_sent(u64_at(b, 16))
+        } else if placed {
+            let (n, at) = placement::split(u64_at(b, 16));
+            (n, at, 0)
+        } else {
+            (u64_at(b, 16), None, 0)
+        };
+        let second = u64_at(b, 24);
+        let sizes = [
+            (bytes, place),
             if placed {
-                placement::split(f)
+                placement::split(second)
             } else {
-                (f, None)
-            }
-        });
+                (second, None)
+            },
+        ];
         Rec {
             call,
             flags: u16_at(b, 2),
@@ -399,6 +420,7 @@ impl Rec {
             bytes: sizes[0].0,
             bytes2: sizes[1].0,
             places: [sizes[0].1, sizes[1].1],
+            written,
             t_start: u64_at(b, 32),
             t_end: u64_at(b, 40),
             req: u64_at(b, 48),
@@ -1146,7 +1168,7 @@ impl Builder<'_> {
                     return Ok(());
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
-                self.book_send(st, peer, tag, rec.places[0]);
+                self.book_send(st, peer, tag, rec);
                 let mut op = Op::send(peer, rec.bytes, tag);
                 op.kind = send_kind(rec.call);
                 self.step(&[op], true)?;
@@ -1173,7 +1195,7 @@ impl Builder<'_> {
                     return Ok(());
                 }
                 let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
-                self.book_send(st, peer, tag, rec.places[0]);
+                self.book_send(st, peer, tag, rec);
                 self.request_growth(st, rec.req)?;
                 let mut op = Op::send(peer, rec.bytes, tag);
                 op.kind = match send_kind(rec.call) {
@@ -1244,7 +1266,7 @@ impl Builder<'_> {
                 let mut ops = Vec::with_capacity(2);
                 if rec.peer != PEER_NULL {
                     let (peer, tag) = self.peer_tag(st, rec.comm, rec.peer, rec.tag)?;
-                    self.book_send(st, peer, tag, rec.places[0]);
+                    self.book_send(st, peer, tag, rec);
                     ops.push(Op::send(peer, rec.bytes, tag));
                 }
                 let (mut at, mut source) = (None, None);
@@ -1277,9 +1299,9 @@ impl Builder<'_> {
     }
 
     /// A send on its channel, from a buffer at `place` (kept when copies are priced).
-    fn book_send(&mut self, st: &RankState, peer: u32, tag: u32, place: Option<u16>) {
+    fn book_send(&mut self, st: &RankState, peer: u32, tag: u32, rec: &Rec) {
         if let Some(b) = self.book.as_mut() {
-            b.send((st.rank, peer, tag), place);
+            b.send((st.rank, peer, tag), rec.places[0], rec.written);
         }
     }
 
@@ -1293,7 +1315,9 @@ impl Builder<'_> {
     /// The place of a receive buffer of `bytes` whose copy the model may charge.
     fn may_pay(&self, place: Option<u16>, bytes: u64) -> Option<u16> {
         self.book.as_ref()?;
-        place.filter(|_| self.opts.misaligned_copy.applies(bytes))
+        place.filter(|_| {
+            self.opts.misaligned_copy.applies(bytes) || self.opts.written_send.applies(bytes)
+        })
     }
 
     /// After a blocking receive (`at`: its channel and index): the operation that charges
@@ -1654,7 +1678,8 @@ impl Replay {
             signatures: BTreeMap::new(),
             ranks: size,
             calls: 0,
-            book: (!opts.misaligned_copy.steps.steps.is_empty()).then(Book::default),
+            book: (!opts.misaligned_copy.steps.steps.is_empty() || !opts.written_send.is_empty())
+                .then(Book::default),
             all_to_alls: HashMap::new(),
             footprint: (0, 0),
             exchanges: Vec::new(),
@@ -1673,11 +1698,17 @@ impl Replay {
             o.size = o.size.saturating_add(ps);
             misaligned = (misaligned.0 + blocks, misaligned.1.saturating_add(ps));
         }
+        let mut written = (0u64, 0u64);
         if let Some(book) = b.book.take() {
-            for (op, ps) in book.settle(&opts.misaligned_copy) {
+            for (op, slow, dirty) in book.settle(&opts.misaligned_copy, &opts.written_send) {
                 let o = &mut b.ops[op as usize];
-                o.size = o.size.saturating_add(ps);
-                misaligned = (misaligned.0 + 1, misaligned.1.saturating_add(ps));
+                o.size = o.size.saturating_add(slow).saturating_add(dirty);
+                if slow > 0 {
+                    misaligned = (misaligned.0 + 1, misaligned.1.saturating_add(slow));
+                }
+                if dirty > 0 {
+                    written = (written.0 + 1, written.1.saturating_add(dirty));
+                }
             }
         }
         if !b.shared.other.is_empty() && !opts.other_as_compute && !opts.list_only {
@@ -1718,6 +1749,7 @@ impl Replay {
             io_calls: extended::io_calls(&b.shared.io),
             calls: b.calls,
             misaligned,
+            written,
             footprint: b.footprint,
             exchanges: b.exchanges,
             join_bytes: b.shared.instance_bytes,

@@ -244,6 +244,11 @@ def charge_notes(doc: dict[str, Any]) -> list[str]:
             f"landed a few bytes ahead of where {'they' if count != 1 else 'it'} left in the page "
             f"(loggp.misaligned_copy): {doc['misaligned_copies']['time']:.1f} us charged in all; message "
             "buffers allocated 64-byte aligned (posix_memalign) never pay it")
+    count = (doc.get("written_sends") or {}).get("messages") or 0
+    if count:
+        notes.append(
+            f"{count} message{'s' if count != 1 else ''} left a send buffer the program had written since its "
+            f"last send from it (loggp.written_send): {doc['written_sends']['time']:.1f} us charged in all")
     count = (doc.get("footprint_copies") or {}).get("messages") or 0
     if count:
         spans = doc.get("measured", {}).get("buffer_bytes") or []
@@ -280,6 +285,8 @@ def _document(req: ReplayRequest, library: str, loggp: dict[str, float], listed:
         "warnings": [r["warning"] for r in rows if r["warning"]] + _io_note(first["replay"]),
         # receives whose buffer lay in the model's slow class ahead of the send buffer they matched
         "misaligned_copies": first["replay"].get("misaligned_copies") or {"messages": 0, "time": 0.0},
+        # receives whose sender wrote its buffer since its last send from it
+        "written_sends": first["replay"].get("written_sends") or {"messages": 0, "time": 0.0},
         # receives of ranks whose buffers outgrow their caches (the header's buffer_bytes)
         "footprint_copies": first["replay"].get("footprint_copies") or {"messages": 0, "time": 0.0},
         "measured": {"makespan": max(wall, default=0.0), "ranks": wall,

@@ -150,6 +150,8 @@ CALL_NAMES: dict[int, str] = {
 PSEUDO_CALLS = frozenset({60, 61, 63, 79, 166})
 # records whose size fields carry their buffers' places (CC_TRACE_PLACED_CALLS)
 PLACED_CALLS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 31, 34, 37, 38, 50, 51, 110, 111, 112, 113, 114, 115})
+# sends whose size field also says how much of the buffer was written (CC_TRACE_WRITTEN_CALLS)
+WRITTEN_CALLS = frozenset({1, 2, 3, 4, 6, 7, 8, 9, 11})
 # CC_TRACE_OTHER_NAMES, in index order (append only)
 OTHER_NAMES: tuple[str, ...] = (
     'Put',

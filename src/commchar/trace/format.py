@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from commchar.errors import InputError
-from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PLACED_CALLS, PSEUDO_CALLS
+from commchar.trace.calls import CALL_NAMES, OTHER_NAMES, PLACED_CALLS, PSEUDO_CALLS, WRITTEN_CALLS
 
 MAGIC = b"CCTRACE1"
 VERSION = 2  # what the tracer writes; version 1 (no buffer places) is read too
@@ -37,6 +37,13 @@ SIZE_BITS = 48
 SIZE_MASK = (1 << SIZE_BITS) - 1
 PAGE_KNOWN = 0x8000
 PAGE_SPAN = 4096
+# a send's bytes (WRITTEN_CALLS) also holds, in the 3 bits above its place's 12, how much of
+# its buffer the program wrote since its last send from it: 0 nothing seen, WRITTEN_ENDS its
+# first or last 8 bytes alone, 2 + the fifths of the words between them up to WRITTEN_WHOLE
+WRITTEN_SHIFT = 12
+WRITTEN_MASK = 7
+WRITTEN_ENDS = 1
+WRITTEN_WHOLE = 7
 MEMBERS_PER_RECORD = 10
 FILE_PATTERN = re.compile(r"^rank-(\d+)\.cctrace$")
 
@@ -83,6 +90,7 @@ CREATES_COMM = tuple(CALL_IDS[n] for n in (
 _KNOWN_CALLS = np.array(sorted(CALL_NAMES), dtype=np.uint16)
 # the calls whose size fields carry their buffers' places
 _PLACED_CALLS = np.array(sorted(PLACED_CALLS), dtype=np.uint16)
+_WRITTEN_CALLS = np.array(sorted(WRITTEN_CALLS), dtype=np.uint16)
 
 
 def other_name(index: int) -> str:
@@ -112,6 +120,9 @@ class RankTrace:
     buffers_floor: bool = False
     # per record, where the buffers of bytes and bytes2 lay in their pages (-1: not recorded)
     places: np.ndarray | None = None
+    # per record, how much of a send's buffer was written since its last send (WRITTEN_*; 0
+    # on every other record)
+    written: np.ndarray | None = None
 
     @property
     def wall_ns(self) -> int:
@@ -288,7 +299,7 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         raise InputError(f"{path}: {problem}")
     count = min(whole, declared) if finalized else whole
     records = np.fromfile(path, dtype=RECORD_DTYPE, count=count, offset=HEADER_BYTES)
-    places = split_places(records)
+    places, written = split_places(records)
     unknown = ~np.isin(records["call"], _KNOWN_CALLS)
     if unknown.any():
         first = int(np.flatnonzero(unknown)[0])
@@ -300,25 +311,32 @@ def read_rank(path: Path, allow_partial: bool = False) -> RankTrace:
         t_finalize_ns=int(header["t_finalize_ns"]), finalized=finalized and problem is None,
         records=records, problem=problem, record_gap_ps=int(header["record_gap_ps"]),
         complete_gap_ps=int(header["complete_gap_ps"]),
-        collective_gap_ps=int(header["collective_gap_ps"]), places=places,
+        collective_gap_ps=int(header["collective_gap_ps"]), places=places, written=written,
         buffer_bytes=int(header["buffer_bytes"]), buffers_floor=bool(header["flags"] & FLAG_BUFFERS_FLOOR),
     )
 
 
-def split_places(records: np.ndarray) -> np.ndarray:
+def split_places(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Take the buffers' places out of the records' size fields (left holding the sizes
     alone): an (n, 2) array of where the buffers of bytes and bytes2 lay in their pages,
-    -1 where not recorded."""
+    -1 where not recorded, and an (n,) array of the sends' WRITTEN codes (0 elsewhere)."""
     places = np.full((len(records), 2), -1, dtype=np.int16)
+    written = np.zeros(len(records), dtype=np.uint8)
     placed = np.isin(records["call"], _PLACED_CALLS)
+    sends = np.isin(records["call"], _WRITTEN_CALLS)
+    written_bits = np.uint64(WRITTEN_MASK << WRITTEN_SHIFT)
     for column, name in enumerate(("bytes", "bytes2")):
         high = records[name] >> np.uint64(SIZE_BITS)
-        # a place is PAGE_KNOWN | offset; any other high bits are a corrupt size, left whole
+        # a place is PAGE_KNOWN | offset (with a send's WRITTEN bits on its bytes); any other
+        # high bits are a corrupt size, left whole
+        allowed = np.where(sends, written_bits, np.uint64(0)) if column == 0 else np.uint64(0)
         known = placed & ((high & np.uint64(PAGE_KNOWN)) != 0)
-        known &= (high & ~np.uint64(PAGE_KNOWN | (PAGE_SPAN - 1))) == 0
+        known &= (high & ~(np.uint64(PAGE_KNOWN | (PAGE_SPAN - 1)) | allowed)) == 0
         places[known, column] = (high[known] % np.uint64(PAGE_SPAN)).astype(np.int16)
+        if column == 0:
+            written[known] = ((high[known] >> np.uint64(WRITTEN_SHIFT)) & np.uint64(WRITTEN_MASK)).astype(np.uint8)
         records[name][known] &= np.uint64(SIZE_MASK)
-    return places
+    return places, written
 
 
 class OutOfBounds(InputError):

@@ -52,10 +52,11 @@ DEFAULT_SIZES = (256, 4096, 32768, 262144)
 # over many buffers (copies once the buffers outgrow the caches: models/copy_footprint.py),
 # a program's first sends, a pair's first rendezvous and the first time a rank holds k
 # requests (each program is timed from its first message: models/coldstart.py,
-# models/request_growth.py), the node's detours while every rank works (models/noise.py) and
-# what a non-blocking send costs to post (models/send_post.py)
-MODEL_OPS = ("pingpong:send,exchange,loggp,rndv,post,coldstart,skew,footprint,allreduce:sum,alltoall,barrier,"
-             "noise")
+# models/request_growth.py), the node's detours while every rank works (models/noise.py),
+# what a non-blocking send costs to post (models/send_post.py) and a message whose sender
+# wrote its buffer since its last send (the programs stamp theirs: models/written_send.py)
+MODEL_OPS = ("pingpong:send,exchange,loggp,rndv,post,coldstart,skew,written,footprint,allreduce:sum,alltoall,"
+             "barrier,noise")
 
 
 # the kernel's probe of the same operation, measured with the model: (op, variant, scale to
