@@ -60,3 +60,14 @@ def p2p_points(regimes: list[tuple[float, float, float]], sizes: list[int], nois
                     "t_us": float((t_s + t_b * n) * np.exp(rng.normal(0.0, noise))),
                     "valid": True, "oversubscribed": False, "extra": {}})
     return pts
+
+
+def loggp_findings(key: str, entry: dict | None, marker: str) -> list[str]:
+    """The report's threshold findings of a model whose loggp section holds only `key`: entry,
+    those whose text holds `marker`."""
+    from commchar.report.adapters import ModelView
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import thresholds
+
+    view = ModelView("lib", {"operations": {}, "loggp_partial": {key: entry}}, "test")
+    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view)) if marker in f.text]

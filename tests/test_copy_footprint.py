@@ -16,12 +16,10 @@ from commchar.cli import main
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_copy_footprint
 from commchar.models.copy_footprint import copy_footprint_section
-from commchar.report.adapters import ModelView
-from commchar.report.dataset import Entity
-from commchar.report.findings import thresholds
 from commchar.store import Store
 from commchar.store.traces import extract_trace, traces
 from commchar.trace import read_trace
+from _model_data import loggp_findings
 
 KIB, MIB = 1024, 1024 * 1024
 N = 256 * KIB
@@ -39,9 +37,7 @@ def _points(times: dict[str, float], exchange: float = 20.0) -> tuple[list[dict]
 
 
 def _finding(section: dict | None) -> list[str]:
-    view = ModelView("lib", {"operations": {}, "loggp_partial": {"copy_footprint": section}}, "test")
-    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
-            if "cycles through many buffers" in f.text]
+    return loggp_findings("copy_footprint", section, "cycles through many buffers")
 
 
 def test_the_cost_per_byte_by_footprint_and_its_finding():

@@ -12,9 +12,7 @@ from commchar.cli import main
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_steps
 from commchar.models.misaligned_copy import misaligned_copy_section
-from commchar.report.adapters import ModelView
-from commchar.report.dataset import Entity
-from commchar.report.findings import thresholds
+from _model_data import loggp_findings
 
 KIB = 1024
 SIZES = (4 * KIB, 32 * KIB, 256 * KIB, 1024 * KIB)
@@ -33,9 +31,7 @@ def _points(slow_from: int, factor: float) -> list[dict]:
 
 
 def _finding(section: dict | None) -> list[str]:
-    view = ModelView("lib", {"operations": {}, "loggp_partial": {"misaligned_copy": section}}, "test")
-    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
-            if "further into its page" in f.text]
+    return loggp_findings("misaligned_copy", section, "further into its page")
 
 
 def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():

@@ -14,9 +14,7 @@ from commchar.cli import main
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_call_means
 from commchar.models.send_post import send_post_section
-from commchar.report.adapters import ModelView
-from commchar.report.dataset import Entity
-from commchar.report.findings import thresholds
+from _model_data import loggp_findings
 
 
 def test_each_sizes_mean_post_is_kept_in_size_order():
@@ -93,9 +91,7 @@ def test_a_replay_charges_the_post_only_when_asked(one_built_library, tmp_path, 
 
 
 def _findings(section: dict | None) -> list[str]:
-    view = ModelView("lib", {"operations": {}, "loggp_partial": {"send_post": section}}, "test")
-    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
-            if "MPI_Isend of" in f.text]
+    return loggp_findings("send_post", section, "MPI_Isend of")
 
 
 def test_a_large_isend_that_posts_as_fast_as_a_small_one_is_a_finding():

@@ -12,9 +12,7 @@ from commchar.cli import main
 from commchar.modelfile.model import ModelError
 from commchar.modelfile.schema import _validate_written_send
 from commchar.models.written_send import written_send_section
-from commchar.report.adapters import ModelView
-from commchar.report.dataset import Entity
-from commchar.report.findings import thresholds
+from _model_data import loggp_findings
 
 KIB = 1024
 SIZES = (4 * KIB, 32 * KIB, 256 * KIB)
@@ -38,9 +36,7 @@ def _points(ends_extra: float, whole_factor: float, variants=("clean", "ends", "
 
 
 def _finding(entry: dict | None) -> list[str]:
-    view = ModelView("lib", {"operations": {}, "loggp_partial": {"written_send": entry}}, "test")
-    return [f.text for f in thresholds(Entity("lib", "lib", {}, [], [], [], model=view))
-            if "the written probe" in f.text]
+    return loggp_findings("written_send", entry, "the written probe")
 
 
 def test_each_written_variant_over_the_clean_one_per_size():
