@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from commchar.statistics import relative_ci_halfwidth, summarize
+from commchar.vocabulary import WRITTEN_VARIANTS
 
 pytestmark = pytest.mark.mpi
 
@@ -575,17 +576,17 @@ def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
 
 
 def test_a_message_its_sender_just_wrote_is_measured_and_verified(kernel):
-    # each rank stores into its send buffer before every round trip (its first and last 8
-    # bytes, or every cache line), storing each byte's own value back: every variant still
-    # receives every byte right, one round trip a sample
-    plan = ";".join(f"written:{v}=4096,32768" for v in ("clean", "ends", "whole"))
+    # each rank stores into its send buffer before every round trip or exchange (its first and
+    # last 8 bytes, or every cache line), storing each byte's own value back: every variant
+    # still receives every byte right, one round trip or exchange a sample
+    plan = ";".join(f"written:{v}=4096,32768" for v in WRITTEN_VARIANTS)
     done = _launch(kernel, 2, ["--plan", plan, *FAST])
     assert done.returncode == 0, done.stderr
     records = _records(done.stdout)
     _check_stream(records, p=2, min_reps=5, precision=0.2)
     points = _points(records)
     assert [(pt["variant"], pt["n_bytes"]) for pt in points] == [
-        (v, n) for v in ("clean", "ends", "whole") for n in (4096, 32768)]
+        (v, n) for v in WRITTEN_VARIANTS for n in (4096, 32768)]
     assert all(pt["valid"] and pt["batch"] == 1 for pt in points), points
     # --cache cold would leave the clean buffers in memory: the point says why it is not measured
     cold = _launch(kernel, 2, ["--plan", "written:whole=4096", *FAST, "--cache", "cold"])

@@ -17,6 +17,7 @@ use commchar_sim::transport::Net;
 use commchar_sim::workload::replay::{
     CollectiveMode, LocalCopy, Options, Replay, Signature, SignatureCost,
 };
+use commchar_sim::written_send::{Written, WrittenSend};
 use commchar_sim::SimError;
 use common::{NS, R};
 use std::path::{Path, PathBuf};
@@ -2229,4 +2230,85 @@ fn a_non_blocking_receive_pays_it_after_the_wait_that_completed_it() {
         Replay::load(&spread, &footprint()).unwrap().footprint,
         (2, 600 * NS)
     );
+}
+
+/// A send field of `bytes` from a buffer 16 bytes into its page with WRITTEN code `code`.
+fn written(bytes: u64, code: u16) -> u64 {
+    bytes | (u64::from(0x8000 | (code << 12) | 16) << 48)
+}
+
+/// Two messages of 32 KiB each way whose send buffers had their ends written: a ping-pong
+/// (Send/Recv), or two exchanges (Sendrecv).
+fn written_messages(exchange: bool) -> TraceDir {
+    let n = 32768;
+    let mut t = traces(2);
+    for r in 0..2i32 {
+        for _ in 0..2 {
+            if exchange {
+                let x = R {
+                    bytes: written(n, 1),
+                    bytes2: placed(n, 16),
+                    ..exchange_record(SENDRECV, 1 - r, n)
+                };
+                t[r as usize].call(x, 0);
+                continue;
+            }
+            let s = R {
+                call: SEND,
+                peer: 1 - r,
+                tag: 5,
+                bytes: written(n, 1),
+                ..R::default()
+            };
+            let v = R {
+                call: RECV,
+                peer: 1 - r,
+                tag: 5,
+                bytes2: placed(n, 16),
+                aux: 1 - r,
+                aux2: 5,
+                ..R::default()
+            };
+            if r == 0 {
+                t[0].call(s, 0).call(v, 0);
+            } else {
+                t[1].call(v, 0).call(s, 0);
+            }
+        }
+    }
+    write_trace(&format!("written-{exchange}"), &t)
+}
+
+#[test]
+fn a_written_message_pays_the_single_excess_alone_and_the_exchanges_in_an_exchange() {
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    // the ends: 1 ps a byte at 32 KiB alone, 0.25 in an exchange
+    let ends = |fs| Written {
+        ends: ByteSteps {
+            fs_per_byte: 0,
+            steps: vec![(32768, fs)],
+        },
+        whole: ByteSteps::default(),
+    };
+    let opts = Options {
+        written_send: WrittenSend {
+            single: ends(1000),
+            exchange: ends(250),
+        },
+        ..Options::default()
+    };
+    for exchange in [false, true] {
+        let dir = written_messages(exchange);
+        let plain = replay(&dir, &Options::default(), eager.clone()).unwrap();
+        let o = replay(&dir, &opts, eager.clone()).unwrap();
+        check_sums(&o);
+        // each rank receives two: one after the other on a ping-pong's path, side by side
+        // in the exchanges
+        let (each, on_path) = if exchange { (8192, 2) } else { (32768, 4) };
+        assert_eq!(
+            o.finish[0],
+            plain.finish[0] + on_path * each,
+            "exchange {exchange}"
+        );
+    }
 }

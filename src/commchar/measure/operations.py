@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from commchar.errors import UsageError
 from commchar.vocabulary import (EXCHANGE_VARIANTS, FOOTPRINT_VARIANTS, NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS,
-                                 SEND_MODES, op_key)
+                                 SEND_MODES, WRITTEN_VARIANTS, op_key)
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -136,9 +136,10 @@ OPERATIONS: dict[str, Operation] = {
         # into its first and last 8 bytes (ends) before each round trip, against one whose
         # buffers are clean (cc_ops_p2p.c): what a message its sender just wrote costs to pull
         # from the sender's cache, as a program's packed halo or updated rows do (written_send,
-        # models/written_send.py). One round trip a sample: 9 points of a few milliseconds.
-        Operation("written", "loggp", ("clean", "ends", "whole"), sizes=(4 * KiB, 32 * KiB, 256 * KiB),
-                  min_bytes=1),
+        # models/written_send.py); the exchange_ variants the same with both ranks exchanging
+        # at once (MPI_Sendrecv). One round trip or exchange a sample: 18 points of a few
+        # milliseconds.
+        Operation("written", "loggp", WRITTEN_VARIANTS, sizes=(4 * KiB, 32 * KiB, 256 * KiB), min_bytes=1),
         # The exchange with each rank cycling through 4, 16 or 64 pairs of buffers, one pair a
         # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the
         # caches (2, 8 and 32 MiB a rank at 256 KiB), for the model's copy_footprint

@@ -14,6 +14,9 @@ from typing import Any
 from commchar import ranges
 from commchar.errors import ModelError
 from commchar.modelfile.expr import Expr, constant, parse_expr
+from commchar.vocabulary import WRITTEN_EXCESSES
+
+WRITTEN_KEYS = tuple(written for written, _ in WRITTEN_EXCESSES)  # loggp.written_send's entries
 
 # The format's name and version: written by commchar.models.assemble, checked here and by
 # the simulator's reader (sim/src/params.rs MODEL_FORMAT, MODEL_VERSION). Both readers
@@ -277,14 +280,15 @@ def _validate_call_means(section: Any, path: str) -> None:
 
 
 def _validate_written_send(section: Any, path: str) -> None:
-    """A message its sender just wrote (models/written_send.py): {ends, whole}, each optional
-    (at least one), each a cost per byte by size over the clean message (_validate_steps)."""
+    """A message its sender just wrote (models/written_send.py): {ends, whole, exchange_ends,
+    exchange_whole}, each optional (at least one), each a cost per byte by size over the
+    clean message, or the clean exchange (_validate_steps)."""
     _mapping(section, path)
-    if not any(section.get(variant) is not None for variant in ("ends", "whole")):
-        raise _fail(path, "expected ends, whole or both")
-    for variant in ("ends", "whole"):
-        if section.get(variant) is not None:
-            _validate_steps(section[variant], f"{path}.{variant}")
+    if not any(section.get(key) is not None for key in WRITTEN_KEYS):
+        raise _fail(path, "expected one or more of " + ", ".join(WRITTEN_KEYS))
+    for key in WRITTEN_KEYS:
+        if section.get(key) is not None:
+            _validate_steps(section[key], f"{path}.{key}")
 
 
 def _validate_steps(section: Any, path: str) -> None:

@@ -23,16 +23,16 @@ from __future__ import annotations
 from typing import Any
 
 from commchar.models.excess import mean_excess_section
+from commchar.vocabulary import WRITTEN_EXCESSES
 
 OP = "written"
-CLEAN = "clean"
-WRITTEN = ("ends", "whole")  # the variants fitted over `clean`, each the entry's key
 
 
 def written_send_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
-    """The loggp section's `written_send` entry, {variant: its excess over clean} for each of
-    ends and whole that could be fitted, or None when neither could (and why in skipped)."""
-    entry = {variant: section for variant in WRITTEN
-             if (section := mean_excess_section(points, OP, variant, CLEAN, skipped, library, "median"))
+    """The loggp section's `written_send` entry, {variant: its excess over its clean one} for
+    each written variant that could be fitted (ends and whole over clean, exchange_ends and
+    exchange_whole over exchange_clean), or None when none could (and why in skipped)."""
+    entry = {variant: section for variant, clean in WRITTEN_EXCESSES
+             if (section := mean_excess_section(points, OP, variant, clean, skipped, library, "median"))
              is not None}
     return entry or None
