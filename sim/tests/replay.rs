@@ -1747,31 +1747,39 @@ fn placed_pingpong(n: u64, places: Option<(u16, u16)>) -> TraceDir {
         Some((from, to)) => (placed(n, from), placed(n, to)),
         None => (n, n),
     };
+    pingpong_fields(send, recv, 1, &format!("placed-{n}-{places:?}"))
+}
+
+/// `rounds` round trips of blocking sends whose records carry the size fields `send` and
+/// `recv` as given.
+fn pingpong_fields(send: u64, recv: u64, rounds: usize, name: &str) -> TraceDir {
     let mut t = traces(2);
     for r in 0..2 {
-        let s = R {
-            call: SEND,
-            peer: 1 - r,
-            tag: 5,
-            bytes: send,
-            ..R::default()
-        };
-        let v = R {
-            call: RECV,
-            peer: 1 - r,
-            tag: 5,
-            bytes2: recv,
-            aux: 1 - r,
-            aux2: 5,
-            ..R::default()
-        };
-        if r == 0 {
-            t[0].call(s, 0).call(v, 0);
-        } else {
-            t[1].call(v, 0).call(s, 0);
+        for _ in 0..rounds {
+            let s = R {
+                call: SEND,
+                peer: 1 - r,
+                tag: 5,
+                bytes: send,
+                ..R::default()
+            };
+            let v = R {
+                call: RECV,
+                peer: 1 - r,
+                tag: 5,
+                bytes2: recv,
+                aux: 1 - r,
+                aux2: 5,
+                ..R::default()
+            };
+            if r == 0 {
+                t[0].call(s, 0).call(v, 0);
+            } else {
+                t[1].call(v, 0).call(s, 0);
+            }
         }
     }
-    write_trace(&format!("placed-{n}-{places:?}"), &t)
+    write_trace(name, &t)
 }
 
 #[test]
@@ -2241,42 +2249,21 @@ fn written(bytes: u64, code: u16) -> u64 {
 /// (Send/Recv), or two exchanges (Sendrecv).
 fn written_messages(exchange: bool) -> TraceDir {
     let n = 32768;
+    if !exchange {
+        return pingpong_fields(written(n, 1), placed(n, 16), 2, "written-pingpong");
+    }
     let mut t = traces(2);
     for r in 0..2i32 {
         for _ in 0..2 {
-            if exchange {
-                let x = R {
-                    bytes: written(n, 1),
-                    bytes2: placed(n, 16),
-                    ..exchange_record(SENDRECV, 1 - r, n)
-                };
-                t[r as usize].call(x, 0);
-                continue;
-            }
-            let s = R {
-                call: SEND,
-                peer: 1 - r,
-                tag: 5,
+            let x = R {
                 bytes: written(n, 1),
-                ..R::default()
-            };
-            let v = R {
-                call: RECV,
-                peer: 1 - r,
-                tag: 5,
                 bytes2: placed(n, 16),
-                aux: 1 - r,
-                aux2: 5,
-                ..R::default()
+                ..exchange_record(SENDRECV, 1 - r, n)
             };
-            if r == 0 {
-                t[0].call(s, 0).call(v, 0);
-            } else {
-                t[1].call(v, 0).call(s, 0);
-            }
+            t[r as usize].call(x, 0);
         }
     }
-    write_trace(&format!("written-{exchange}"), &t)
+    write_trace("written-exchange", &t)
 }
 
 #[test]
