@@ -37,13 +37,13 @@ uint64_t cct_written(const void *buf, int count, MPI_Datatype type)
 {
     /* only data that lie contiguously from buf are read: a derived type's may lie
      * anywhere (below buf, or from MPI_BOTTOM), and its gaps may be unmapped */
-    const uint64_t bytes = cct_bytes(count, type);
-    int size = 0;
+    const uint64_t bytes = cct_bytes(count, type); /* > 0: count > 0, a type of bytes / count */
     MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    if (!buf || bytes == 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS
-        || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS
+    if (!buf || bytes == 0) return 0;
+    const MPI_Aint size = (MPI_Aint)(bytes / (uint64_t)count);
+    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS
         || PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || lb != 0
-        || true_lb != 0 || extent != (MPI_Aint)size || true_extent != (MPI_Aint)size)
+        || true_lb != 0 || extent != size || true_extent != size)
         return 0;
     const uintptr_t at = (uintptr_t)buf;
     struct cct_sampled *s =

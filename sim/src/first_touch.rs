@@ -61,6 +61,11 @@ impl ByteSteps {
         }
     }
 
+    /// Whether a size at or below `bytes` was measured (nothing is known below the smallest).
+    pub fn covers(&self, bytes: u64) -> bool {
+        self.steps.first().is_some_and(|&(n, _)| n <= bytes)
+    }
+
     /// ps a rank spends faulting in `cold` bytes.
     pub fn cost(&self, cold: u64) -> u64 {
         if cold == 0 {

@@ -100,7 +100,7 @@ impl MisalignedCopy {
     /// Whether anything may be charged to a message of `bytes`: the model measured a size
     /// at or below it (nothing is known below its smallest).
     pub fn applies(&self, bytes: u64) -> bool {
-        self.steps.steps.first().is_some_and(|&(n, _)| n <= bytes)
+        self.steps.covers(bytes)
     }
 
     /// ps a receiver pays beyond an aligned copy for `bytes` sent from `source`'s place

@@ -100,9 +100,7 @@ impl Written {
     /// Whether anything may be charged to a message of `bytes`: the model measured a size
     /// at or below it (nothing is known below its smallest).
     pub fn applies(&self, bytes: u64) -> bool {
-        [&self.ends, &self.whole]
-            .iter()
-            .any(|s| s.steps.first().is_some_and(|&(n, _)| n <= bytes))
+        [&self.ends, &self.whole].iter().any(|s| s.covers(bytes))
     }
 
     /// ps the receiver of `bytes` pays beyond an unwritten message when the send it matched
@@ -116,7 +114,7 @@ impl Written {
         if written <= WRITTEN_ENDS {
             return ends;
         }
-        let whole = if self.whole.steps.first().is_some_and(|&(n, _)| n <= bytes) {
+        let whole = if self.whole.covers(bytes) {
             self.whole.cost(bytes)
         } else {
             0

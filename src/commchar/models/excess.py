@@ -87,8 +87,8 @@ def fit_excess(by_size: dict[int, dict[str, float]], op: str, slow: str, fast: s
     return params, table, notes
 
 
-def mean_excess_section(points: list[dict], op: str, slow: str, fast: str, skipped: list[str],
-                        library: str, statistic: str = "mean") -> dict[str, Any] | None:
+def excess_section(points: list[dict], op: str, slow: str, fast: str, skipped: list[str],
+                   library: str, statistic: str = "mean") -> dict[str, Any] | None:
     """A model-file entry of what `op:slow` costs beyond `op:fast` from their means (a program
     pays the mean of its calls; statistic "median": from their medians, where single samples
     carry the host's detours, which the model's noise section charges, in their means): the

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.models.excess import mean_excess_section
+from commchar.models.excess import excess_section
 
 OP = "skew"
 SLOW, FAST = "ahead", "aligned"
@@ -30,5 +30,5 @@ SLOW_AHEAD = (1, 31)
 
 def misaligned_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `misaligned_copy` entry, or None (and why in skipped)."""
-    section = mean_excess_section(points, OP, SLOW, FAST, skipped, library)
+    section = excess_section(points, OP, SLOW, FAST, skipped, library)
     return None if section is None else section | {"skew_bytes": SKEW_BYTES, "slow_ahead": list(SLOW_AHEAD)}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.models.excess import mean_excess_section
+from commchar.models.excess import excess_section
 
 OP = "exchange"
 SLOW, FAST = "replace", "sendrecv"
@@ -23,4 +23,4 @@ SLOW, FAST = "replace", "sendrecv"
 
 def replace_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `replace_copy` entry, or None (and why in skipped)."""
-    return mean_excess_section(points, OP, SLOW, FAST, skipped, library)
+    return excess_section(points, OP, SLOW, FAST, skipped, library)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.models.excess import mean_excess_section
+from commchar.models.excess import excess_section
 from commchar.vocabulary import WRITTEN_EXCESSES
 
 OP = "written"
@@ -33,6 +33,6 @@ def written_send_section(points: list[dict], skipped: list[str], library: str) -
     each written variant that could be fitted (ends and whole over clean, exchange_ends and
     exchange_whole over exchange_clean), or None when none could (and why in skipped)."""
     entry = {variant: section for variant, clean in WRITTEN_EXCESSES
-             if (section := mean_excess_section(points, OP, variant, clean, skipped, library, "median"))
+             if (section := excess_section(points, OP, variant, clean, skipped, library, "median"))
              is not None}
     return entry or None
