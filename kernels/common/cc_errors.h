@@ -45,10 +45,9 @@ void *cc_xrealloc(void *ptr, size_t size);
  * every page touched and every byte zero; in pages mapped for it alone, never
  * from the heap, so a message buffer does not decide where the library's own
  * temporaries land in their pages (docs/method.md, "The library's temporary
- * buffers"); a mapping given back may be reused for the next, its pages
- * already in */
+ * buffers"); mapped afresh for each buffer, as a program's new buffer is */
 void *cc_xalloc_pages(size_t size);
-/* gives back what cc_xalloc_pages returned (NULL: nothing), to be reused or unmapped */
+/* unmaps what cc_xalloc_pages returned (NULL: nothing) */
 void cc_free_pages(void *ptr);
 
 #endif
