@@ -137,8 +137,6 @@ struct Charge {
     place: u16,
     bytes: u64,
     op: u32,
-    /// Completed with a send of the receiver's own to another rank (`WrittenSend::cost`).
-    exchange: bool,
 }
 
 /// The sends and receives of a trace in matching order, to pair them once all are read.
@@ -171,24 +169,14 @@ impl Book {
         *next - 1
     }
 
-    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`;
-    /// `exchange`: it completed with a send of the receiver's own to another rank.
-    pub fn charge(
-        &mut self,
-        channel: Channel,
-        index: u32,
-        place: u16,
-        bytes: u64,
-        op: u32,
-        exchange: bool,
-    ) {
+    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`.
+    pub fn charge(&mut self, channel: Channel, index: u32, place: u16, bytes: u64, op: u32) {
         self.charges.push(Charge {
             channel,
             index,
             place,
             bytes,
             op,
-            exchange,
         });
     }
 
@@ -212,7 +200,7 @@ impl Book {
                 let dirty = if c.channel.0 == c.channel.1 {
                     0
                 } else {
-                    written.cost(c.bytes, code, c.exchange)
+                    written.cost(c.bytes, code)
                 };
                 (slow > 0 || dirty > 0).then_some((c.op, slow, dirty))
             })
@@ -265,11 +253,11 @@ mod tests {
         b.send(ch, None, 0);
         for op in 0..3 {
             let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op, false);
+            b.charge(ch, i, 32, 32768, op);
         }
         let other = (1, 0, 7);
         let i = b.receive(other); // no send on this channel
-        b.charge(other, i, 32, 32768, 9, false);
+        b.charge(other, i, 32, 32768, 9);
         assert_eq!(
             b.settle(&model(), &WrittenSend::default()),
             vec![(0, 32768, 0)]
@@ -288,17 +276,14 @@ mod tests {
     #[test]
     fn a_receive_pays_for_the_written_buffer_of_the_send_it_matched() {
         let written = WrittenSend {
-            single: crate::written_send::Written {
-                ends: ByteSteps {
-                    fs_per_byte: 0,
-                    steps: vec![(4096, 1000)],
-                },
-                whole: ByteSteps {
-                    fs_per_byte: 0,
-                    steps: vec![(4096, 2000)],
-                },
+            ends: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(4096, 1000)],
             },
-            exchange: Default::default(),
+            whole: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(4096, 2000)],
+            },
         };
         let mut b = Book::default();
         let ch = (0, 1, 7);
@@ -307,13 +292,13 @@ mod tests {
         b.send(ch, Some(16), 7);
         for op in 0..3 {
             let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op, false);
+            b.charge(ch, i, 32, 32768, op);
         }
         // the third is also 16 bytes ahead: misaligned
         let mine = (1, 1, 7); // a message to oneself: its writer's core copies it
         b.send(mine, None, 7);
         let i = b.receive(mine);
-        b.charge(mine, i, 16, 32768, 3, false);
+        b.charge(mine, i, 16, 32768, 3);
         assert_eq!(
             b.settle(&model(), &written),
             vec![(0, 32768, 0), (1, 0, 4096), (2, 32768, 65536)]

@@ -7,15 +7,12 @@
 //! buffer costs more than the same message sent again unchanged (what a benchmark's loop
 //! and the kernel's other probes time). The kernel's `written` probe measures a ping-pong
 //! whose ranks dirty the first and last words of their send buffers (`ends`) or every
-//! line (`whole`) before each send, beside one that writes nothing, and the same as an
-//! exchange (`exchange_ends`, `exchange_whole`: both ranks pull each other's lines at
-//! once, which costs another excess than one message at a time); the tracer records per
+//! line (`whole`) before each send, beside one that writes nothing; the tracer records per
 //! send how much of its buffer changed since its last send from it (the WRITTEN bits of
 //! its size field, `placement::split_sent`), and the replay charges each receive the
 //! excess of the send it matched: `ends` for a buffer whose ends alone changed, and
-//! between `ends` and `whole` by the share of the words between them that changed; a
-//! receive completed with a send to another rank (a Sendrecv, a Wait* that also completed
-//! a send) takes the exchange's pair where the model has it.
+//! between `ends` and `whole` by the share of the words between them that changed. A
+//! message received in an exchange pays the same: the two ranks' pulls run at once.
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json, steps_from_entry, ByteSteps};
@@ -27,22 +24,12 @@ pub const WRITTEN_WHOLE: u8 = 7;
 
 /// The excess of a message whose sender wrote its ends, and its whole buffer, by size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Written {
+pub struct WrittenSend {
     /// Per measured size, the excess per byte of a message whose ends were written: a
     /// message pays its step's whole excess (the lines are two, whatever the size).
     pub ends: ByteSteps,
     /// Per measured size, the excess per byte of a message whose every line was written.
     pub whole: ByteSteps,
-}
-
-/// What a written send buffer costs, one message at a time and in an exchange.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WrittenSend {
-    /// A message on its own (the ping-pong's `ends` and `whole`).
-    pub single: Written,
-    /// A message received while its receiver sent too (`exchange_ends`, `exchange_whole`);
-    /// empty: the single message's.
-    pub exchange: Written,
 }
 
 impl WrittenSend {
@@ -58,40 +45,11 @@ impl WrittenSend {
             _ => Ok(ByteSteps::default()),
         };
         Ok(WrittenSend {
-            single: Written {
-                ends: variant("ends")?,
-                whole: variant("whole")?,
-            },
-            exchange: Written {
-                ends: variant("exchange_ends")?,
-                whole: variant("exchange_whole")?,
-            },
+            ends: variant("ends")?,
+            whole: variant("whole")?,
         })
     }
 
-    /// Whether nothing is ever charged.
-    pub fn is_empty(&self) -> bool {
-        self.single.is_empty() && self.exchange.is_empty()
-    }
-
-    /// Whether anything may be charged to a message of `bytes`.
-    pub fn applies(&self, bytes: u64) -> bool {
-        self.single.applies(bytes) || self.exchange.applies(bytes)
-    }
-
-    /// ps the receiver of `bytes` pays beyond an unwritten message when the send it matched
-    /// carried WRITTEN code `written`; `exchange`: the receive completed with a send of its
-    /// own to another rank.
-    pub fn cost(&self, bytes: u64, written: u8, exchange: bool) -> u64 {
-        if exchange && !self.exchange.is_empty() {
-            self.exchange.cost(bytes, written)
-        } else {
-            self.single.cost(bytes, written)
-        }
-    }
-}
-
-impl Written {
     /// Whether nothing is ever charged.
     pub fn is_empty(&self) -> bool {
         self.ends.steps.is_empty() && self.whole.steps.is_empty()
@@ -140,8 +98,8 @@ fn step_excess(steps: &ByteSteps, bytes: u64) -> u64 {
 mod tests {
     use super::*;
 
-    fn model() -> Written {
-        Written {
+    fn model() -> WrittenSend {
+        WrittenSend {
             // 0.3072 us at 4 KiB, 0.196608 us at 32 KiB
             ends: ByteSteps {
                 fs_per_byte: 0,
@@ -158,30 +116,7 @@ mod tests {
     #[test]
     fn an_unwritten_or_unseen_send_pays_nothing() {
         assert_eq!(model().cost(32768, 0), 0);
-        assert_eq!(WrittenSend::default().cost(32768, WRITTEN_WHOLE, false), 0);
-    }
-
-    #[test]
-    fn an_exchange_pays_the_exchanges_excess_where_the_model_has_it() {
-        let single = model();
-        let exchange = Written {
-            ends: ByteSteps {
-                fs_per_byte: 0,
-                steps: vec![(4096, 1_000)],
-            },
-            whole: ByteSteps::default(),
-        };
-        let both = WrittenSend {
-            single: single.clone(),
-            exchange,
-        };
-        assert_eq!(both.cost(4096, WRITTEN_ENDS, true), 4096);
-        assert_eq!(both.cost(4096, WRITTEN_ENDS, false), 307_200);
-        let only_single = WrittenSend {
-            single,
-            exchange: Written::default(),
-        };
-        assert_eq!(only_single.cost(4096, WRITTEN_ENDS, true), 307_200);
+        assert_eq!(WrittenSend::default().cost(32768, WRITTEN_WHOLE), 0);
     }
 
     #[test]

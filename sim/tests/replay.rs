@@ -17,7 +17,7 @@ use commchar_sim::transport::Net;
 use commchar_sim::workload::replay::{
     CollectiveMode, LocalCopy, Options, Replay, Signature, SignatureCost,
 };
-use commchar_sim::written_send::{Written, WrittenSend};
+use commchar_sim::written_send::WrittenSend;
 use commchar_sim::SimError;
 use common::{NS, R};
 use std::path::{Path, PathBuf};
@@ -2267,20 +2267,16 @@ fn written_messages(exchange: bool) -> TraceDir {
 }
 
 #[test]
-fn a_written_message_pays_the_single_excess_alone_and_the_exchanges_in_an_exchange() {
+fn a_written_message_pays_its_excess_alone_and_in_an_exchange() {
     let eager = params(u64::MAX, Rendezvous::Handshake);
-    // the ends: 1 ps a byte at 32 KiB alone, 0.25 in an exchange
-    let ends = |fs| Written {
-        ends: ByteSteps {
-            fs_per_byte: 0,
-            steps: vec![(32768, fs)],
-        },
-        whole: ByteSteps::default(),
-    };
+    // the ends: 1 ps a byte at 32 KiB
     let opts = Options {
         written_send: WrittenSend {
-            single: ends(1000),
-            exchange: ends(250),
+            ends: ByteSteps {
+                fs_per_byte: 0,
+                steps: vec![(32768, 1000)],
+            },
+            whole: ByteSteps::default(),
         },
         ..Options::default()
     };
@@ -2291,10 +2287,10 @@ fn a_written_message_pays_the_single_excess_alone_and_the_exchanges_in_an_exchan
         check_sums(&o);
         // each rank receives two: one after the other on a ping-pong's path, side by side
         // in the exchanges
-        let (each, on_path) = if exchange { (8192, 2) } else { (32768, 4) };
+        let on_path = if exchange { 2 } else { 4 };
         assert_eq!(
             o.finish[0],
-            plain.finish[0] + on_path * each,
+            plain.finish[0] + on_path * 32768,
             "exchange {exchange}"
         );
     }

@@ -136,9 +136,7 @@ OPERATIONS: dict[str, Operation] = {
         # into its first and last 8 bytes (ends) before each round trip, against one whose
         # buffers are clean (cc_ops_p2p.c): what a message its sender just wrote costs to pull
         # from the sender's cache, as a program's packed halo or updated rows do (written_send,
-        # models/written_send.py); the exchange_ variants the same with both ranks exchanging
-        # at once (MPI_Sendrecv). One round trip or exchange a sample: 18 points of a few
-        # milliseconds.
+        # models/written_send.py). One round trip a sample: 9 points of a few milliseconds.
         Operation("written", "loggp", WRITTEN_VARIANTS, sizes=(4 * KiB, 32 * KiB, 256 * KiB), min_bytes=1),
         # The exchange with each rank cycling through 4, 16 or 64 pairs of buffers, one pair a
         # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the

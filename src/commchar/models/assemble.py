@@ -532,7 +532,8 @@ def fit_library(library: str, points: list[dict], *, units: str = "si",
     if ops.get(SKEW_OP):  # where a message lands in its page (models/misaligned_copy.py)
         extras["misaligned_copy"] = misaligned_copy_section(ops[SKEW_OP], skipped, library)
     if ops.get(WRITTEN_OP):  # a message its sender just wrote (models/written_send.py)
-        extras["written_send"] = written_send_section(ops[WRITTEN_OP], skipped, library)
+        extras["written_send"] = written_send_section(ops[WRITTEN_OP], skipped, library,
+                                                      (loggp or {}).get("S"))
     if any(pt["variant"] == SELF_VARIANT for pt in ops.get(SELF_OP, [])):  # models/self_message.py
         extras["self_message"] = self_message_section(ops[SELF_OP], skipped, library)
     if ops.get(POST_OP):  # what a non-blocking send costs to post (models/send_post.py)

@@ -12,8 +12,14 @@ times sends the same clean buffer again and again, whose lines the receiver's co
 library's single copy) already shares; a program writes what it sends (a halo is packed, a
 solver's rows change each sweep), and whoever reads the message must then pull each line it
 wrote from the other core's cache. A library whose sender copies a small message into its
-own buffers itself (eager) pays almost nothing; one whose receiver copies from the sender's
-buffer pays per line written. `ends` is a message of which little changed, `whole` one
+own buffers itself (eager) pays almost nothing, and the fit keeps only the sizes from the
+model's rendezvous threshold S up, where the receiver (or a single copy) reads the sender's
+buffer: below S the probe's difference is its own stores' cost, which a program's trace
+already shows as computation (MPICH's ping-pong and master-worker of 256 B, 0.04 to 0.05 us over
+clean, came out 5 to 7 points over in validations charged it, docs/validation.md). The replay charges a
+message received in an exchange (a Sendrecv) the same excess as one received alone: the two
+ranks' pulls run at once, and a loop of exchanges pays per exchange about what one message
+pays (bench/written_pingpong.c, docs/models.md). `ends` is a message of which little changed, `whole` one
 written throughout. The tracer records which messages their sender wrote
 (docs/trace-format.md), and the replay charges the receiver of each (docs/simulator.md).
 """
@@ -28,10 +34,18 @@ from commchar.vocabulary import WRITTEN_EXCESSES
 OP = "written"
 
 
-def written_send_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
-    """The loggp section's `written_send` entry, {variant: its excess over its clean one} for
-    each written variant that could be fitted (ends and whole over clean, exchange_ends and
-    exchange_whole over exchange_clean), or None when none could (and why in skipped)."""
+def written_send_section(points: list[dict], skipped: list[str], library: str,
+                         rendezvous_min: float | None = None) -> dict[str, Any] | None:
+    """The loggp section's `written_send` entry, {variant: its excess over the clean one} for
+    each written variant that could be fitted (ends and whole over clean) from the sizes of
+    rendezvous_min (the model's S) and up, every size where the model has no S; or None when
+    none could (and why in skipped)."""
+    if rendezvous_min is not None:
+        eager = sorted({pt["n_bytes"] for pt in points if pt.get("n_bytes", 0) < rendezvous_min})
+        points = [pt for pt in points if pt.get("n_bytes", 0) >= rendezvous_min]
+        if eager:
+            skipped.append(f"{library} {OP}: sizes below S = {rendezvous_min:g} B left out (eager: the "
+                           f"sender copies its own lines): {', '.join(map(str, eager))}")
     entry = {variant: section for variant, clean in WRITTEN_EXCESSES
              if (section := excess_section(points, OP, variant, clean, skipped, library, "median"))
              is not None}
