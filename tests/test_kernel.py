@@ -550,13 +550,19 @@ def test_loggps_phases_are_held_to_their_points_plan_entry(kernel):
     # main series does: a loose target met at once stops each phase at the entry's 6, where
     # --min-reps would have asked for 10 (the phases, samples of a millisecond and more at
     # large sizes, cost a LogGP point most of its time)
-    done = _launch(kernel, 2, ["--plan", "loggp@1/6=1024;loggp@1=1024", "--min-reps", "10", "--max-time", "0.5"])
-    assert done.returncode == 0, done.stderr
-    floored, run = (pt["extra"]["phase_reps"] for pt in _points(_records(done.stdout)))
     # a time slice lost in one of a phase's first samples keeps its CI ([min, max] up to 9
-    # samples) wide for two chunks: one phase stopping at 6 shows the floor, never all three
-    assert min(floored) == 6, floored
-    assert min(run) >= 10, run
+    # samples) wide for two chunks: one phase stopping at 6 shows the floor, never all three,
+    # and on a busy host a launch may lose a slice in every phase: up to three launches
+    seen = []
+    for _ in range(3):
+        done = _launch(kernel, 2, ["--plan", "loggp@1/6=1024;loggp@1=1024", "--min-reps", "10", "--max-time", "0.5"])
+        assert done.returncode == 0, done.stderr
+        floored, run = (pt["extra"]["phase_reps"] for pt in _points(_records(done.stdout)))
+        assert min(run) >= 10, run
+        seen.append(floored)
+        if min(floored) == 6:
+            break
+    assert min(seen[-1]) == 6, seen
 
 
 def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
