@@ -15,13 +15,14 @@ wrote from the other core's cache. A library whose sender copies a small message
 own buffers itself (eager) pays almost nothing, and the fit keeps only the sizes from the
 model's rendezvous threshold S up, where the receiver (or a single copy) reads the sender's
 buffer: below S the probe's difference is its own stores' cost, which a program's trace
-already shows as computation (MPICH's ping-pong and master-worker of 256 B, 0.04 to 0.05 us over
-clean, came out 5 to 7 points over in validations charged it, docs/validation.md). The replay charges a
-message received in an exchange (a Sendrecv) the same excess as one received alone: the two
-ranks' pulls run at once, and a loop of exchanges pays per exchange about what one message
-pays (bench/written_pingpong.c, docs/models.md). `ends` is a message of which little changed, `whole` one
-written throughout. The tracer records which messages their sender wrote
-(docs/trace-format.md), and the replay charges the receiver of each (docs/simulator.md).
+already shows as computation (MPICH's ping-pong and master-worker of 256 B, 0.04 to 0.05 us
+over clean, came out 5 to 7 points over in validations charged it, docs/validation.md). The
+replay charges a message received in an exchange (a Sendrecv) the same excess as one
+received alone: the two ranks' pulls run at once, and a loop of exchanges pays per exchange
+about what one message pays (bench/written_pingpong.c, docs/models.md). `ends` is a message
+of which little changed, `whole` one written throughout. The tracer records which messages
+their sender wrote (docs/trace-format.md), and the replay charges the receiver of each
+(docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def written_send_section(points: list[dict], skipped: list[str], library: str,
         eager = sorted({pt["n_bytes"] for pt in points if pt.get("n_bytes", 0) < rendezvous_min})
         points = [pt for pt in points if pt.get("n_bytes", 0) >= rendezvous_min]
         if eager:
-            skipped.append(f"{library} {OP}: sizes below S = {rendezvous_min:g} B left out (eager: the "
-                           f"sender copies its own lines): {', '.join(map(str, eager))}")
+            skipped.append(f"{library} {OP}: sizes below S = {rendezvous_min:g} B left out "
+                           f"(eager: the sender copies its own lines): {', '.join(map(str, eager))}")
     entry = {variant: section for variant, clean in WRITTEN_EXCESSES
              if (section := excess_section(points, OP, variant, clean, skipped, library, "median"))
              is not None}
