@@ -112,9 +112,9 @@ void *cc_xalloc_pages(size_t size)
     const size_t len = CC_PAGE_BYTES + (size ? size : 1);
     unsigned char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) cc_die("out of memory allocating a %zu-byte message buffer", size);
-    /* every page touched now, so first-touch faults never land in a measurement */
-    memset(base, 0, len);
     memcpy(base, &len, sizeof len);
+    /* every page touched now, so first-touch faults never land in a measurement */
+    memset(base + CC_PAGE_BYTES, 0, len - CC_PAGE_BYTES);
     return base + CC_PAGE_BYTES;
 }
 

@@ -295,10 +295,10 @@ const cc_op cc_op_skew = {
  * its value (read and stored back through a volatile pointer), so verification holds, and
  * the stores before the warm-up's and verification's repetitions (cc_measure.c) change
  * nothing.  A sample is one round trip, halved (unbatched: a batch would send the same
- * lines clean again after its first).  An exchange is not probed so: one MPI_Sendrecv a
- * sample, the slower rank's time kept, paid 0.4 to 0.8 us for the ends of 32 KiB where a
- * loop of them pays 0 to 0.3 (docs/models.md), and the replay charges an exchange's
- * message what one message pays. */
+ * lines clean again after its first).  There is no exchange variant: timed one
+ * MPI_Sendrecv a sample, the slower rank's time kept, an exchange paid 0.4 to 0.8 us for
+ * the ends of 32 KiB where a loop of them pays 0 to 0.3 (docs/models.md); the replay
+ * charges a message received in an exchange what one message pays. */
 enum { CC_WRITTEN_CLEAN, CC_WRITTEN_ENDS, CC_WRITTEN_WHOLE };
 static const char *const cc_written_variants[] = {"clean", "ends", "whole", NULL};
 #define CC_WRITTEN_WORD 8
