@@ -23,6 +23,9 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                blocking send's o_s + (s-1)O (the default)
     --compare written_send     what a message costs whose sender wrote its buffer
                                since its last send (loggp.written_send) against nothing
+    --compare written_exchange what such a message costs received in an exchange
+                               (written_send.exchange_ends) against what one message
+                               alone pays
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -43,7 +46,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
-            "send_post", "written_send")
+            "send_post", "written_send", "written_exchange")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -67,6 +70,8 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
                 regime.pop("O_r", None)
     elif compare == "self_footprint":
         (loggp.get("copy_footprint") or {}).pop("self_by_size", None)
+    elif compare == "written_exchange":
+        (loggp.get("written_send") or {}).pop("exchange_ends", None)
     else:
         loggp.pop(compare, None)
     without.write_text(json.dumps(doc))

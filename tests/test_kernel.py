@@ -582,9 +582,9 @@ def test_receive_buffers_may_start_elsewhere_in_their_page(kernel):
 
 
 def test_a_message_its_sender_just_wrote_is_measured_and_verified(kernel):
-    # each rank stores into its send buffer before every round trip (its first and last 8
-    # bytes, or every cache line), storing each byte's own value back: every variant still
-    # receives every byte right, one round trip a sample
+    # each rank stores into its send buffer before every round trip or exchange (its first
+    # and last 8 bytes, or every cache line), storing each byte's own value back: every
+    # variant still receives every byte right, one round trip or burst of exchanges a sample
     plan = ";".join(f"written:{v}=4096,32768" for v in WRITTEN_VARIANTS)
     done = _launch(kernel, 2, ["--plan", plan, *FAST])
     assert done.returncode == 0, done.stderr

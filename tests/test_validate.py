@@ -121,6 +121,8 @@ def test_summary_is_the_median_and_spread_over_runs() -> None:
     assert entry["loggps_error_range"] == pytest.approx([-10.0, 10.0])
     assert entry["loggp_error_range"] == pytest.approx([-50.0, 25.0])
     assert entry["loggp_error_pct"] == pytest.approx(0.0) and entry["load_avg_1m"] == 1.5
+    # per repeat |LogGPS| - |LogGP|: 10 - 50, 10 - 0, 0 - 25 points; their median
+    assert entry["loggps_further_pct"] == pytest.approx(-25.0)
     assert entry["probe_drift_pct"] is None
     assert entry["loggps_draw_span_pct"] is None  # replayed without the node's detours
 

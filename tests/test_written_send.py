@@ -22,12 +22,14 @@ PATH = "libraries.lib.loggp.written_send"
 
 def _points(ends_extra: float, whole_factor: float, variants=WRITTEN_VARIANTS) -> list[dict]:
     """A ping-pong of 1 us + 2e-4 us a byte when clean; `ends_extra` us more with its ends
-    written, `whole_factor` times it from 32 KiB on when written throughout."""
+    written, `whole_factor` times it from 32 KiB on when written throughout; an exchange
+    of 1.2 us + 2e-4 us a byte, a fifth of `ends_extra` more with its ends written."""
     points = []
     for n in SIZES:
-        clean = 1.0 + 2e-4 * n
+        clean, exchange = 1.0 + 2e-4 * n, 1.2 + 2e-4 * n
         times = {"clean": clean, "ends": clean + ends_extra,
-                 "whole": whole_factor * clean if n >= 32 * KIB else clean}
+                 "whole": whole_factor * clean if n >= 32 * KIB else clean,
+                 "exchange_clean": exchange, "exchange_ends": exchange + ends_extra / 5}
         for variant in variants:
             t = times[variant]
             # a detour of the host in one sample moves a mean, which the fit leaves aside
@@ -43,16 +45,18 @@ def _finding(entry: dict | None) -> list[str]:
 def test_each_written_variant_over_the_clean_one_per_size():
     skipped: list[str] = []
     entry = written_send_section(_points(0.5, 1.5), skipped, "lib")
-    assert skipped == [] and entry is not None and set(entry) == {"ends", "whole"}
+    assert skipped == [] and entry is not None and set(entry) == {"ends", "whole", "exchange_ends"}
     for variant in entry:
         section = entry[variant]
         assert section["statistic"] == "median"
         assert [row["n"] for row in section["sizes"]] == list(SIZES)
         assert set(section) >= {"steps", "per_byte", "c", "max_bytes", "sizes"}
         assert section["max_bytes"] == 256 * KIB
-    # ends: half a microsecond at every size
+    # ends: half a microsecond at every size, a tenth in an exchange
     for n, per_byte in entry["ends"]["steps"]:
         assert per_byte * n == pytest.approx(0.5, rel=1e-3)
+    for n, per_byte in entry["exchange_ends"]["steps"]:
+        assert per_byte * n == pytest.approx(0.1, rel=1e-3)
     # whole: nothing at 4 KiB, half the clean time more from 32 KiB on
     assert entry["whole"]["steps"][0] == [4 * KIB, 0.0]
     for n, per_byte in entry["whole"]["steps"][1:]:
@@ -66,11 +70,11 @@ def test_a_variant_that_cannot_be_fitted_is_left_out_and_said():
     skipped: list[str] = []
     entry = written_send_section(_points(0.5, 1.5, ("clean", "whole")), skipped, "lib")
     assert entry is not None and set(entry) == {"whole"}
-    assert len(skipped) == 1 and "written:ends" in skipped[0]
+    assert len(skipped) == 2 and "written:ends" in skipped[0] and "written:exchange_ends" in skipped[1]
     _validate_written_send(entry, PATH)
     skipped = []
-    assert written_send_section(_points(0.5, 1.5, ("ends", "whole")), skipped, "lib") is None
-    assert len(skipped) == 2 and all("clean'" in why for why in skipped)
+    assert written_send_section(_points(0.5, 1.5, ("ends", "whole", "exchange_ends")), skipped, "lib") is None
+    assert len(skipped) == 3 and all("clean'" in why for why in skipped)
 
 
 def test_sizes_below_the_rendezvous_threshold_are_left_out_and_said():
@@ -78,7 +82,7 @@ def test_sizes_below_the_rendezvous_threshold_are_left_out_and_said():
     # stores', which a program's trace shows as computation
     skipped: list[str] = []
     entry = written_send_section(_points(0.5, 1.5), skipped, "lib", rendezvous_min=8256.0)
-    assert entry is not None and set(entry) == {"ends", "whole"}
+    assert entry is not None and set(entry) == {"ends", "whole", "exchange_ends"}
     for variant in entry:
         assert [n for n, _ in entry[variant]["steps"]] == [32 * KIB, 256 * KIB]
         assert [row["n"] for row in entry[variant]["sizes"]] == [32 * KIB, 256 * KIB]
@@ -88,7 +92,7 @@ def test_sizes_below_the_rendezvous_threshold_are_left_out_and_said():
     # every size eager: nothing to charge, and why
     skipped = []
     assert written_send_section(_points(0.5, 1.5), skipped, "lib", rendezvous_min=1e9) is None
-    assert "4096, 32768, 262144" in skipped[0] and len(skipped) == 3
+    assert "4096, 32768, 262144" in skipped[0] and len(skipped) == 4
 
 
 def test_the_model_file_holds_each_variant_as_steps():
@@ -123,7 +127,7 @@ def test_a_real_run_measures_every_variant_and_the_model_keeps_them(mpi_librarie
     written = (lib.get("loggp") or lib["loggp_partial"])["written_send"]
     # the probe's own sizes from S up (the model's rendezvous threshold), every variant verified
     # and paired with the clean one at each
-    assert set(written) == {"ends", "whole"}
+    assert set(written) == {"ends", "whole", "exchange_ends"}
     for variant in written:
         s = (lib.get("loggp") or lib["loggp_partial"]).get("S") or 0
         assert [row["n"] for row in written[variant]["sizes"]] == [n for n in SIZES if n >= s]

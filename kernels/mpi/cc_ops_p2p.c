@@ -295,14 +295,25 @@ const cc_op cc_op_skew = {
  * its value (read and stored back through a volatile pointer), so verification holds, and
  * the stores before the warm-up's and verification's repetitions (cc_measure.c) change
  * nothing.  A sample is one round trip, halved (unbatched: a batch would send the same
- * lines clean again after its first).  There is no exchange variant: timed one
- * MPI_Sendrecv a sample, the slower rank's time kept, an exchange paid 0.4 to 0.8 us for
- * the ends of 32 KiB where a loop of them pays 0 to 0.3 (docs/models.md); the replay
- * charges a message received in an exchange what one message pays. */
-enum { CC_WRITTEN_CLEAN, CC_WRITTEN_ENDS, CC_WRITTEN_WHOLE };
-static const char *const cc_written_variants[] = {"clean", "ends", "whole", NULL};
+ * lines clean again after its first).
+ * `exchange_ends` times a loop of CC_WRITTEN_BURST MPI_Sendrecv exchanges a sample, each
+ * rank storing into the ends of its send buffer before each exchange as a program's loop
+ * stamps and exchanges, and `exchange_clean` the same loop storing into a line of its own
+ * that no message carries (the same work, no line to pull): in an exchange the two
+ * ranks' pulls overlap, and the written lines cost another excess than one message's
+ * (docs/models.md).  The stores are timed here, so no `whole` is measured so: its stores
+ * would be in its excess. */
+enum {
+    CC_WRITTEN_CLEAN,
+    CC_WRITTEN_ENDS,
+    CC_WRITTEN_WHOLE,
+    CC_WRITTEN_EXCHANGE /* exchange_clean; + CC_WRITTEN_ENDS: exchange_ends */
+};
+static const char *const cc_written_variants[] = {"clean", "ends", "whole", "exchange_clean",
+                                                  "exchange_ends", NULL};
 #define CC_WRITTEN_WORD 8
 #define CC_WRITTEN_LINE 64
+#define CC_WRITTEN_BURST 16
 
 /* stores each of len bytes from at back unchanged: their lines become modified */
 static void cc_written_store(unsigned char *buf, size_t at, size_t len)
@@ -311,25 +322,52 @@ static void cc_written_store(unsigned char *buf, size_t at, size_t len)
     for (size_t i = at; i < at + len; i++) b[i] = b[i];
 }
 
+/* the stores of variant `stores` (CC_WRITTEN_*) into the n bytes of buf */
+static void cc_written_stores(unsigned char *buf, size_t n, int stores)
+{
+    if (n == 0) return;
+    if (stores == CC_WRITTEN_ENDS) {
+        const size_t word = n < CC_WRITTEN_WORD ? n : CC_WRITTEN_WORD;
+        cc_written_store(buf, 0, word);
+        cc_written_store(buf, n - word, word);
+    } else if (stores == CC_WRITTEN_WHOLE) {
+        /* one byte every line's length from the start meets every line the buffer spans
+         * but perhaps its last, which its last byte lies in */
+        for (size_t at = 0; at < n; at += CC_WRITTEN_LINE) cc_written_store(buf, at, 1);
+        cc_written_store(buf, n - 1, 1);
+    }
+}
+
 static void cc_written_setup(cc_point *pt)
 {
     cc_p2p_buffers(pt, pt->n, 2);
-    pt->scale = 0.5; /* per message: half a round trip */
+    /* per message: half a round trip; per exchange: a burst's share */
+    pt->scale = pt->variant >= CC_WRITTEN_EXCHANGE ? 1.0 / CC_WRITTEN_BURST : 0.5;
 }
 
 static void cc_written_before(cc_point *pt)
 {
-    const size_t n = pt->n;
-    if (n == 0) return;
-    if (pt->variant == CC_WRITTEN_ENDS) {
-        const size_t word = n < CC_WRITTEN_WORD ? n : CC_WRITTEN_WORD;
-        cc_written_store(pt->sbuf, 0, word);
-        cc_written_store(pt->sbuf, n - word, word);
-    } else if (pt->variant == CC_WRITTEN_WHOLE) {
-        /* one byte every line's length from the start meets every line the buffer spans
-         * but perhaps its last, which its last byte lies in */
-        for (size_t at = 0; at < n; at += CC_WRITTEN_LINE) cc_written_store(pt->sbuf, at, 1);
-        cc_written_store(pt->sbuf, n - 1, 1);
+    if (pt->variant < CC_WRITTEN_EXCHANGE) cc_written_stores(pt->sbuf, pt->n, pt->variant);
+}
+
+/* count is 1: the op is unbatched (cc_measure.c) */
+static void cc_written_run(cc_point *pt, long count)
+{
+    if (pt->variant < CC_WRITTEN_EXCHANGE) {
+        cc_skew_run(pt, count);
+        return;
+    }
+    const int n = (int)pt->n, peer = cc_peer(pt);
+    const int written = pt->variant == CC_WRITTEN_EXCHANGE + CC_WRITTEN_ENDS;
+    /* the clean loop's stores go to a line no message carries: the same work, no pull */
+    static unsigned char own[CC_WRITTEN_LINE];
+    for (long k = 0; k < count * CC_WRITTEN_BURST; k++) {
+        if (written)
+            cc_written_stores(pt->sbuf, pt->n, CC_WRITTEN_ENDS);
+        else
+            cc_written_stores(own, 2 * CC_WRITTEN_WORD, CC_WRITTEN_ENDS);
+        CC_MPI(MPI_Sendrecv(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, pt->rbuf, n, MPI_BYTE, peer,
+                            CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
     }
 }
 
@@ -341,7 +379,7 @@ const cc_op cc_op_written = {
     .check_size = cc_p2p_check_size,
     .setup = cc_written_setup,
     .before = cc_written_before,
-    .run = cc_skew_run, /* count is 1: the op is unbatched (cc_measure.c) */
+    .run = cc_written_run,
     .fill = cc_p2p_fill,
     .check = cc_p2p_check,
     .cleanup = cc_p2p_cleanup,

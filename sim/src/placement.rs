@@ -137,6 +137,8 @@ struct Charge {
     place: u16,
     bytes: u64,
     op: u32,
+    /// Completed with a send of the receiver's own to another rank (`WrittenSend::cost`).
+    exchange: bool,
 }
 
 /// The sends and receives of a trace in matching order, to pair them once all are read.
@@ -169,14 +171,24 @@ impl Book {
         *next - 1
     }
 
-    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`.
-    pub fn charge(&mut self, channel: Channel, index: u32, place: u16, bytes: u64, op: u32) {
+    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`;
+    /// `exchange`: it completed with a send of the receiver's own to another rank.
+    pub fn charge(
+        &mut self,
+        channel: Channel,
+        index: u32,
+        place: u16,
+        bytes: u64,
+        op: u32,
+        exchange: bool,
+    ) {
         self.charges.push(Charge {
             channel,
             index,
             place,
             bytes,
             op,
+            exchange,
         });
     }
 
@@ -200,7 +212,7 @@ impl Book {
                 let dirty = if c.channel.0 == c.channel.1 {
                     0
                 } else {
-                    written.cost(c.bytes, code)
+                    written.cost(c.bytes, code, c.exchange)
                 };
                 (slow > 0 || dirty > 0).then_some((c.op, slow, dirty))
             })
@@ -253,11 +265,11 @@ mod tests {
         b.send(ch, None, 0);
         for op in 0..3 {
             let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op);
+            b.charge(ch, i, 32, 32768, op, false);
         }
         let other = (1, 0, 7);
         let i = b.receive(other); // no send on this channel
-        b.charge(other, i, 32, 32768, 9);
+        b.charge(other, i, 32, 32768, 9, false);
         assert_eq!(
             b.settle(&model(), &WrittenSend::default()),
             vec![(0, 32768, 0)]
@@ -284,6 +296,7 @@ mod tests {
                 fs_per_byte: 0,
                 steps: vec![(4096, 2000)],
             },
+            exchange_ends: ByteSteps::default(),
         };
         let mut b = Book::default();
         let ch = (0, 1, 7);
@@ -292,13 +305,13 @@ mod tests {
         b.send(ch, Some(16), 7);
         for op in 0..3 {
             let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op);
+            b.charge(ch, i, 32, 32768, op, false);
         }
         // the third is also 16 bytes ahead: misaligned
         let mine = (1, 1, 7); // a message to oneself: its writer's core copies it
         b.send(mine, None, 7);
         let i = b.receive(mine);
-        b.charge(mine, i, 16, 32768, 3);
+        b.charge(mine, i, 16, 32768, 3, false);
         assert_eq!(
             b.settle(&model(), &written),
             vec![(0, 32768, 0), (1, 0, 4096), (2, 32768, 65536)]

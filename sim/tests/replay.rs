@@ -2267,31 +2267,39 @@ fn written_messages(exchange: bool) -> TraceDir {
 }
 
 #[test]
-fn a_written_message_pays_its_excess_alone_and_in_an_exchange() {
+fn a_written_message_pays_the_single_excess_alone_and_the_exchanges_in_an_exchange() {
     let eager = params(u64::MAX, Rendezvous::Handshake);
-    // the ends: 1 ps a byte at 32 KiB
-    let opts = Options {
+    // the ends: 1 ps a byte at 32 KiB alone, 0.25 in an exchange
+    let steps = |fs| ByteSteps {
+        fs_per_byte: 0,
+        steps: vec![(32768, fs)],
+    };
+    let with = |exchange_ends| Options {
         written_send: WrittenSend {
-            ends: ByteSteps {
-                fs_per_byte: 0,
-                steps: vec![(32768, 1000)],
-            },
+            ends: steps(1000),
             whole: ByteSteps::default(),
+            exchange_ends,
         },
         ..Options::default()
     };
     for exchange in [false, true] {
         let dir = written_messages(exchange);
         let plain = replay(&dir, &Options::default(), eager.clone()).unwrap();
-        let o = replay(&dir, &opts, eager.clone()).unwrap();
-        check_sums(&o);
         // each rank receives two: one after the other on a ping-pong's path, side by side
         // in the exchanges
         let on_path = if exchange { 2 } else { 4 };
-        assert_eq!(
-            o.finish[0],
-            plain.finish[0] + on_path * 32768,
-            "exchange {exchange}"
-        );
+        for (exchange_ends, each) in [
+            (steps(250), if exchange { 8192 } else { 32768 }),
+            // without the exchange's probe an exchange's message pays as one alone
+            (ByteSteps::default(), 32768),
+        ] {
+            let o = replay(&dir, &with(exchange_ends), eager.clone()).unwrap();
+            check_sums(&o);
+            assert_eq!(
+                o.finish[0],
+                plain.finish[0] + on_path * each,
+                "exchange {exchange}, each {each}"
+            );
+        }
     }
 }

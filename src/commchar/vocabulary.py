@@ -51,10 +51,11 @@ EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv,
 FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64", "self_x1", "self_x4", "self_x16", "self_x64")
 REDUCTION_VARIANTS = ("sum", "nop")
 # written's: a ping-pong whose send buffers are clean, or written at their ends or throughout
-# before each round trip; the model's written_send keeps each written variant's excess over
-# the clean one, under the written variant's name
-WRITTEN_VARIANTS = ("clean", "ends", "whole")
-WRITTEN_EXCESSES = (("ends", "clean"), ("whole", "clean"))
+# before each round trip, and a loop of exchanges whose ranks write their ends before each
+# (exchange_ends) or the same stores elsewhere (exchange_clean); the model's written_send
+# keeps each written variant's excess over its clean one, under the written variant's name
+WRITTEN_VARIANTS = ("clean", "ends", "whole", "exchange_clean", "exchange_ends")
+WRITTEN_EXCESSES = (("ends", "clean"), ("whole", "clean"), ("exchange_ends", "exchange_clean"))
 
 # A key without a variant asks for the default variant (docs/model-format.md):
 # the standard send, and reductions that really add (their arithmetic is part of the cost).

@@ -1188,7 +1188,7 @@ impl Builder<'_> {
                 self.step(&[Op::recv(peer, rec.bytes2, tag)], true)?;
                 let ps = self.footprint_ps(st, rec.bytes2, peer);
                 self.charge_footprint(st, 1, ps)?;
-                self.charge_after(at, rec.places[1], rec.bytes2)?;
+                self.charge_after(at, rec.places[1], rec.bytes2, false)?;
             }
             call::ISEND..=call::IRSEND => {
                 if rec.peer == PEER_NULL {
@@ -1292,7 +1292,7 @@ impl Builder<'_> {
                     let ps = self.footprint_ps(st, rec.bytes2, source);
                     self.charge_footprint(st, 1, ps)?;
                 }
-                self.charge_after(at, rec.places[1], rec.bytes2)?;
+                self.charge_after(at, rec.places[1], rec.bytes2, both)?;
             }
         }
         Ok(())
@@ -1320,20 +1320,22 @@ impl Builder<'_> {
         })
     }
 
-    /// After a blocking receive (`at`: its channel and index): the operation that charges
-    /// its copy, priced once the send it matched is known.
+    /// After a blocking receive (`at`: its channel and index; `exchange`: a Sendrecv that
+    /// also sent): the operation that charges its copy, priced once the send it matched is
+    /// known.
     fn charge_after(
         &mut self,
         at: Option<(Channel, u32)>,
         place: Option<u16>,
         bytes: u64,
+        exchange: bool,
     ) -> Result<()> {
         let (Some((channel, index)), Some(place)) = (at, self.may_pay(place, bytes)) else {
             return Ok(());
         };
         let ids = self.step(&[Op::copy(0)], true)?;
         if let Some(b) = self.book.as_mut() {
-            b.charge(channel, index, place, bytes, ids[0]);
+            b.charge(channel, index, place, bytes, ids[0], exchange);
         }
         Ok(())
     }
@@ -1365,6 +1367,8 @@ impl Builder<'_> {
     fn charge_waited(&mut self, st: &mut RankState) -> Result<()> {
         let (messages, ps) = std::mem::take(&mut st.footprint_waited);
         self.charge_footprint(st, messages, ps)?;
+        // its receives were an exchange's when it completed a send to another rank too
+        let sent = st.exchanged.iter().any(|e| e.2);
         for bytes in waited_exchanges(std::mem::take(&mut st.exchanged)) {
             self.exchange_excess(st, bytes, false)?;
         }
@@ -1376,7 +1380,7 @@ impl Builder<'_> {
         let ids = self.step(&vec![Op::copy(0); charges.len()], true)?;
         if let Some(b) = self.book.as_mut() {
             for (((channel, index), place, bytes), id) in charges.into_iter().zip(ids) {
-                b.charge(channel, index, place, bytes, id);
+                b.charge(channel, index, place, bytes, id, sent);
             }
         }
         Ok(())

@@ -136,7 +136,9 @@ OPERATIONS: dict[str, Operation] = {
         # into its first and last 8 bytes (ends) before each round trip, against one whose
         # buffers are clean (cc_ops_p2p.c): what a message its sender just wrote costs to pull
         # from the sender's cache, as a program's packed halo or updated rows do (written_send,
-        # models/written_send.py). One round trip a sample: 9 points of a few milliseconds.
+        # models/written_send.py); and a loop of 16 exchanges (MPI_Sendrecv) a sample whose
+        # ranks write their ends before each, against the same loop storing elsewhere, as a
+        # program's loop stamps and exchanges. 15 points of a few milliseconds.
         Operation("written", "loggp", WRITTEN_VARIANTS, sizes=(4 * KiB, 32 * KiB, 256 * KiB), min_bytes=1),
         # The exchange with each rank cycling through 4, 16 or 64 pairs of buffers, one pair a
         # call (cc_ops_exchange.c): what a copy pays when a program's buffers outgrow the

@@ -280,8 +280,9 @@ def _validate_call_means(section: Any, path: str) -> None:
 
 
 def _validate_written_send(section: Any, path: str) -> None:
-    """A message its sender just wrote (models/written_send.py): {ends, whole}, each optional
-    (at least one), each a cost per byte by size over the clean message (_validate_steps)."""
+    """A message its sender just wrote (models/written_send.py): {ends, whole, exchange_ends},
+    each optional (at least one), each a cost per byte by size over its clean message
+    (_validate_steps)."""
     _mapping(section, path)
     if not any(section.get(key) is not None for key in WRITTEN_KEYS):
         raise _fail(path, "expected one or more of " + ", ".join(WRITTEN_KEYS))

@@ -1,11 +1,10 @@
-"""What a message costs when its sender has just written it, from the kernel's `written`
-points (cc_ops_p2p.c): per size, `written:ends` (each rank stores into the first and last
-8 bytes of its send buffer before each round trip) and `written:whole` (into every 64-byte
-line of it) less `written:clean` (nothing stored), their medians, each fitted by
-models/excess.py. A sample is one round trip (a batch would send the lines clean after its
-first), so a detour of the host lands whole in one sample and moves a point's mean by more
-than the excess: the medians' difference is the message's own, and the detours are the
-model's noise section's.
+"""What a message costs when its sender has just written it, from the kernel's `written` points
+(cc_ops_p2p.c): per size, `written:ends` (each rank stores into the first and last 8 bytes
+of its send buffer before each round trip) and `written:whole` (into every 64-byte line of
+it) less `written:clean` (nothing stored), their medians, each fitted by models/excess.py. A
+sample is one round trip (a batch would send the lines clean after its first), so a detour
+of the host lands whole in one sample and moves a point's mean by more than the excess: the
+medians' difference is the message's own, and the detours are the model's noise section's.
 
 A store leaves its cache line modified in the writer's core. The ping-pong every benchmark
 times sends the same clean buffer again and again, whose lines the receiver's core (or the
@@ -16,13 +15,14 @@ own buffers itself (eager) pays almost nothing, and the fit keeps only the sizes
 model's rendezvous threshold S up, where the receiver (or a single copy) reads the sender's
 buffer: below S the probe's difference is its own stores' cost, which a program's trace
 already shows as computation (MPICH's ping-pong and master-worker of 256 B, 0.04 to 0.05 us
-over clean, came out 5 to 7 points over in validations charged it, docs/validation.md). The
-replay charges a message received in an exchange (a Sendrecv) the same excess as one
-received alone: the two ranks' pulls run at once, and a loop of exchanges pays per exchange
-about what one message pays (bench/written_pingpong.c, docs/models.md). `ends` is a message
-of which little changed, `whole` one written throughout. The tracer records which messages
-their sender wrote (docs/trace-format.md), and the replay charges the receiver of each
-(docs/simulator.md).
+over clean, came out 5 to 7 points over in validations charged it, docs/validation.md).
+`ends` is a message of which little changed, `whole` one written throughout, and
+`exchange_ends` (`written:exchange_ends` less `written:exchange_clean`, a loop of 16
+exchanges a sample whose ranks write their ends before each, or the same stores elsewhere)
+what an exchange pays for its ends written: the replay charges a message received in an
+exchange that where it is less than `ends` (docs/models.md). The tracer records which
+messages their sender wrote (docs/trace-format.md), and the replay charges the receiver of
+each (docs/simulator.md).
 """
 
 from __future__ import annotations

@@ -510,7 +510,8 @@ def add_drift(rows: list[dict[str, Any]], after: tuple[int, list[dict], dict[str
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (library, program, size): the median over repeats of each time and error,
-    and the spread (smallest and largest) of the errors. Only the repeats whose loop ran with
+    the spread (smallest and largest) of the errors, and how much further off LogGPS is than
+    LogGP (the median over repeats of |LogGPS error| - |LogGP error|, points). Only the repeats whose loop ran with
     the ranks' cores in the main state of their model's points (`core_distance.match` not
     'differs') count, when there are any: a loop that ran on another state of the host ran on
     another machine, in effect (docs/method.md, "Where the ranks' cores are");
@@ -533,6 +534,11 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             values = [r[key] for r in rows if r[key] is not None]
             entry[key] = statistics.median(values) if values else None
             entry[key.replace("_pct", "_range")] = [min(values), max(values)] if values else None
+        # paired: both replays of one repeat's trace against its one measured time, so that
+        # the medians of the two errors, taken from different repeats, are not compared
+        further = [abs(r["loggps_error_pct"]) - abs(r["loggp_error_pct"]) for r in rows
+                   if r["loggps_error_pct"] is not None and r["loggp_error_pct"] is not None]
+        entry["loggps_further_pct"] = statistics.median(further) if further else None
         entry["S"] = rows[0]["S"]
         entry["load_avg_1m"] = max(r["load_avg_1m"] for r in rows)
         for key in ("probe_us", "probe_after_us", "probe_drift_pct", "loggps_quiet_error_pct"):
