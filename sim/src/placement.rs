@@ -129,16 +129,16 @@ impl MisalignedCopy {
 pub type Channel = (u32, u32, u32);
 
 /// A receive that may pay: its channel and place in it, its buffer's place, its size,
-/// and the operation that charges it.
+/// the operation that charges it, and whether it was an exchange's.
 #[derive(Debug, Clone, Copy)]
-struct Charge {
-    channel: Channel,
-    index: u32,
-    place: u16,
-    bytes: u64,
-    op: u32,
+pub struct Charge {
+    pub channel: Channel,
+    pub index: u32,
+    pub place: u16,
+    pub bytes: u64,
+    pub op: u32,
     /// Completed with a send of the receiver's own to another rank (`WrittenSend::cost`).
-    exchange: bool,
+    pub exchange: bool,
 }
 
 /// The sends and receives of a trace in matching order, to pair them once all are read.
@@ -171,25 +171,9 @@ impl Book {
         *next - 1
     }
 
-    /// The receive `index` of `channel` into a buffer at `place` is charged to `op`;
-    /// `exchange`: it completed with a send of the receiver's own to another rank.
-    pub fn charge(
-        &mut self,
-        channel: Channel,
-        index: u32,
-        place: u16,
-        bytes: u64,
-        op: u32,
-        exchange: bool,
-    ) {
-        self.charges.push(Charge {
-            channel,
-            index,
-            place,
-            bytes,
-            op,
-            exchange,
-        });
+    /// A receive to price once the send it matched is known.
+    pub fn charge(&mut self, charge: Charge) {
+        self.charges.push(charge);
     }
 
     /// Each charged receive's excess, by the send it matched: (op, ps of a misaligned
@@ -256,6 +240,19 @@ mod tests {
         assert_eq!(m.cost(2048, 16, 32), 0); // below the probe's sizes
     }
 
+    /// A receive of 32 KiB on `channel` into a buffer at `place`, charged to `op`.
+    fn received(b: &mut Book, channel: Channel, place: u16, op: u32) {
+        let index = b.receive(channel);
+        b.charge(Charge {
+            channel,
+            index,
+            place,
+            bytes: 32768,
+            op,
+            exchange: false,
+        });
+    }
+
     #[test]
     fn receives_meet_the_sends_they_match_in_order() {
         let mut b = Book::default();
@@ -264,12 +261,10 @@ mod tests {
         b.send(ch, Some(32), 0);
         b.send(ch, None, 0);
         for op in 0..3 {
-            let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op, false);
+            received(&mut b, ch, 32, op);
         }
         let other = (1, 0, 7);
-        let i = b.receive(other); // no send on this channel
-        b.charge(other, i, 32, 32768, 9, false);
+        received(&mut b, other, 32, 9); // no send on this channel
         assert_eq!(
             b.settle(&model(), &WrittenSend::default()),
             vec![(0, 32768, 0)]
@@ -304,14 +299,12 @@ mod tests {
         b.send(ch, None, 1);
         b.send(ch, Some(16), 7);
         for op in 0..3 {
-            let i = b.receive(ch);
-            b.charge(ch, i, 32, 32768, op, false);
+            received(&mut b, ch, 32, op);
         }
         // the third is also 16 bytes ahead: misaligned
         let mine = (1, 1, 7); // a message to oneself: its writer's core copies it
         b.send(mine, None, 7);
-        let i = b.receive(mine);
-        b.charge(mine, i, 16, 32768, 3, false);
+        received(&mut b, mine, 16, 3);
         assert_eq!(
             b.settle(&model(), &written),
             vec![(0, 32768, 0), (1, 0, 4096), (2, 32768, 65536)]

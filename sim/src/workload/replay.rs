@@ -25,7 +25,7 @@ use crate::exchange_excess::ExchangeExcess;
 use crate::first_touch::{self, ByteSteps};
 use crate::matching::ANY;
 use crate::params::Params;
-use crate::placement::{self, Book, Channel, MisalignedCopy};
+use crate::placement::{self, Book, Channel, Charge, MisalignedCopy};
 use crate::request_growth::RequestGrowth;
 use crate::written_send::WrittenSend;
 use std::collections::{BTreeMap, HashMap};
@@ -1335,7 +1335,14 @@ impl Builder<'_> {
         };
         let ids = self.step(&[Op::copy(0)], true)?;
         if let Some(b) = self.book.as_mut() {
-            b.charge(channel, index, place, bytes, ids[0], exchange);
+            b.charge(Charge {
+                channel,
+                index,
+                place,
+                bytes,
+                op: ids[0],
+                exchange,
+            });
         }
         Ok(())
     }
@@ -1380,7 +1387,14 @@ impl Builder<'_> {
         let ids = self.step(&vec![Op::copy(0); charges.len()], true)?;
         if let Some(b) = self.book.as_mut() {
             for (((channel, index), place, bytes), id) in charges.into_iter().zip(ids) {
-                b.charge(channel, index, place, bytes, id, sent);
+                b.charge(Charge {
+                    channel,
+                    index,
+                    place,
+                    bytes,
+                    op: id,
+                    exchange: sent,
+                });
             }
         }
         Ok(())
