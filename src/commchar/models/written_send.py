@@ -1,10 +1,11 @@
-"""What a message costs when its sender has just written it, from the kernel's `written` points
-(cc_ops_p2p.c): per size, `written:ends` (each rank stores into the first and last 8 bytes
-of its send buffer before each round trip) and `written:whole` (into every 64-byte line of
-it) less `written:clean` (nothing stored), their medians, each fitted by models/excess.py. A
-sample is one round trip (a batch would send the lines clean after its first), so a detour
-of the host lands whole in one sample and moves a point's mean by more than the excess: the
-medians' difference is the message's own, and the detours are the model's noise section's.
+"""What a message costs when its sender has just written it, from the kernel's `written`
+points (cc_ops_p2p.c): per size, `written:ends` (each rank stores into the first and last 8
+bytes of its send buffer before each round trip) and `written:whole` (into every 64-byte
+line of it) less `written:clean` (nothing stored), their medians, each fitted by
+models/excess.py. A sample is one round trip (a batch would send the lines clean after its
+first), so a detour of the host lands whole in one sample and moves a point's mean by more
+than the excess: the medians' difference is the message's own, and the detours are the
+model's noise section's.
 
 A store leaves its cache line modified in the writer's core. The ping-pong every benchmark
 times sends the same clean buffer again and again, whose lines the receiver's core (or the
