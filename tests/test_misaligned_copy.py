@@ -60,6 +60,25 @@ def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
                         "libraries.lib.loggp.misaligned_copy")
 
 
+def test_a_message_to_oneself_keeps_its_own_excess_where_it_was_measured():
+    # the library's copy to itself pays nothing for where it lands, its copy between ranks does
+    own = [pt | {"variant": "self_" + pt["variant"], "t_us": 1.0, "t_mean_us": 1.0}
+           for pt in _points(32 * KIB, 4.0)]
+    skipped: list[str] = []
+    section = misaligned_copy_section(_points(32 * KIB, 4.0) + own, skipped, "lib")
+    assert skipped == [] and section is not None
+    assert [n for n, _ in section["self"]["steps"]] == list(SIZES)
+    assert all(per_byte == 0.0 for _, per_byte in section["self"]["steps"])
+    assert section["steps"][1][1] > 0.0
+    _validate_steps(section["self"], "libraries.lib.loggp.misaligned_copy.self")
+    # a run without the self variants: no `self`, and nothing said
+    skipped = []
+    assert "self" not in misaligned_copy_section(_points(32 * KIB, 4.0), skipped, "lib") and skipped == []
+    # one of them alone: left out, and why
+    section = misaligned_copy_section(_points(32 * KIB, 4.0) + own[::2], skipped, "lib")
+    assert "self" not in section and len(skipped) == 1 and "skew:self_ahead" in skipped[0]
+
+
 def test_only_one_variant_measured_gives_no_section():
     skipped: list[str] = []
     only_aligned = [pt for pt in _points(32 * KIB, 4.0) if pt["variant"] == "aligned"]
@@ -76,7 +95,10 @@ def test_a_real_run_measures_both_places_and_the_model_keeps_them(mpi_libraries,
     capsys.readouterr()
     lib = json.loads(model.read_text())["libraries"][library.name]
     copy = (lib.get("loggp") or lib["loggp_partial"])["misaligned_copy"]
-    # the probe's own sizes, both variants verified and paired at each
+    # the probe's own sizes, every variant verified and paired at each, to the other rank and
+    # to oneself
     assert [row["n"] for row in copy["sizes"]] == list(SIZES)
     assert all(row["ahead_us"] > 0 and row["aligned_us"] > 0 for row in copy["sizes"])
+    assert [row["n"] for row in copy["self"]["sizes"]] == list(SIZES)
+    assert all(row["self_ahead_us"] > 0 and row["self_aligned_us"] > 0 for row in copy["self"]["sizes"])
     assert "skew:aligned" not in lib["operations"]  # a probe of the LogGP section, not a curve

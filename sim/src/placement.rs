@@ -60,6 +60,9 @@ pub fn split_sent(field: u64) -> (u64, Option<u16>, u8) {
 pub struct MisalignedCopy {
     /// The excess per byte by size (the skew probe's sizes); empty: nothing is charged.
     pub steps: ByteSteps,
+    /// The same of a message to oneself, which the library copies within one process
+    /// (`misaligned_copy.self`); None: as `steps`.
+    pub own: Option<ByteSteps>,
     /// The distances (destination ahead of source, modulo a page) that copy slowly.
     pub slow_ahead: (u16, u16),
 }
@@ -94,7 +97,15 @@ impl MisalignedCopy {
                 (d, d)
             }
         };
-        Ok(MisalignedCopy { steps, slow_ahead })
+        let own = match entry.get("self") {
+            Some(v) if !v.is_null() => Some(steps_from_entry(v, path, "misaligned_copy.self")?),
+            _ => None,
+        };
+        Ok(MisalignedCopy {
+            steps,
+            own,
+            slow_ahead,
+        })
     }
 
     /// Whether anything may be charged to a message of `bytes`: the model measured a size
@@ -104,14 +115,23 @@ impl MisalignedCopy {
     }
 
     /// ps a receiver pays beyond an aligned copy for `bytes` sent from `source`'s place
-    /// into `destination`'s.
-    pub fn cost(&self, bytes: u64, source: u16, destination: u16) -> u64 {
+    /// into `destination`'s; `own`: a message it sent itself.
+    pub fn cost(&self, bytes: u64, source: u16, destination: u16, own: bool) -> u64 {
         let ahead = (destination + PAGE_SPAN - source % PAGE_SPAN) % PAGE_SPAN;
         let (lo, hi) = self.slow_ahead;
         if !(lo..=hi).contains(&ahead) {
             return 0;
         }
-        self.slow(bytes)
+        match &self.own {
+            Some(steps) if own => {
+                if steps.covers(bytes) {
+                    steps.cost(bytes)
+                } else {
+                    0
+                }
+            }
+            _ => self.slow(bytes),
+        }
     }
 
     /// ps a copy of `bytes` whose destination lies `slow_ahead` of its source pays beyond
@@ -190,7 +210,7 @@ impl Book {
                 let slow = if source == NO_PLACE {
                     0
                 } else {
-                    misaligned.cost(c.bytes, source, c.place)
+                    misaligned.cost(c.bytes, source, c.place, c.channel.0 == c.channel.1)
                 };
                 // a message to oneself is copied by the core that wrote it
                 let dirty = if c.channel.0 == c.channel.1 {
@@ -215,6 +235,7 @@ mod tests {
                 // 1 ps per byte from 4 KiB
                 steps: vec![(4096, 1000)],
             },
+            own: None,
             slow_ahead: (1, 31),
         }
     }
@@ -231,13 +252,23 @@ mod tests {
     #[test]
     fn only_the_slow_distances_pay_from_the_smallest_measured_size() {
         let m = model();
-        assert_eq!(m.cost(32768, 16, 32), 32768); // 16 ahead
-        assert_eq!(m.cost(32768, 16, 47), 32768); // 31 ahead
-        assert_eq!(m.cost(32768, 16, 48), 0); // 32 ahead
-        assert_eq!(m.cost(32768, 32, 16), 0); // behind
-        assert_eq!(m.cost(32768, 16, 16), 0); // aligned
-        assert_eq!(m.cost(32768, 4090, 4), 32768); // 10 ahead across the page's end
-        assert_eq!(m.cost(2048, 16, 32), 0); // below the probe's sizes
+        assert_eq!(m.cost(32768, 16, 32, false), 32768); // 16 ahead
+        assert_eq!(m.cost(32768, 16, 47, false), 32768); // 31 ahead
+        assert_eq!(m.cost(32768, 16, 48, false), 0); // 32 ahead
+        assert_eq!(m.cost(32768, 32, 16, false), 0); // behind
+        assert_eq!(m.cost(32768, 16, 16, false), 0); // aligned
+        assert_eq!(m.cost(32768, 4090, 4, false), 32768); // 10 ahead across the page's end
+        assert_eq!(m.cost(2048, 16, 32, false), 0); // below the probe's sizes
+                                                    // a message to oneself pays as one between two ranks, unless its own was measured
+        assert_eq!(m.cost(32768, 16, 32, true), 32768);
+        let mut own = m.clone();
+        own.own = Some(ByteSteps {
+            fs_per_byte: 0,
+            steps: vec![(32768, 0)],
+        });
+        assert_eq!(own.cost(32768, 16, 32, true), 0);
+        assert_eq!(own.cost(32768, 16, 32, false), 32768);
+        assert_eq!(own.cost(4096, 16, 32, true), 0); // below its own probe's sizes
     }
 
     /// A receive of 32 KiB on `channel` into a buffer at `place`, charged to `op`.

@@ -1734,6 +1734,7 @@ fn misaligned_from(bytes: u64) -> Options {
                 fs_per_byte: 0,
                 steps: vec![(bytes, 1000)],
             },
+            own: None,
             slow_ahead: (1, 31),
         },
         ..Options::default()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from commchar.errors import UsageError
 from commchar.vocabulary import (EXCHANGE_VARIANTS, FOOTPRINT_VARIANTS, NBC_VARIANTS, REDUCTION_VARIANTS, RMA_VARIANTS,
-                                 SEND_MODES, WRITTEN_VARIANTS, op_key)
+                                 SEND_MODES, SKEW_VARIANTS, WRITTEN_VARIANTS, op_key)
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -129,8 +129,9 @@ OPERATIONS: dict[str, Operation] = {
                   adaptive_sizes=tuple(64 * KiB * 4 ** k for k in range(4))),
         # A ping-pong whose receive buffers lie 16 bytes further into their page than
         # the send buffers, against one where they lie alike (cc_ops_p2p.c): what a copy
-        # pays for its relative alignment, below and above where the libraries copy once.
-        Operation("skew", "loggp", ("aligned", "ahead"), sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
+        # pays for its relative alignment, below and above where the libraries copy once;
+        # and the same with each rank sending to itself (the library's own copy in memory).
+        Operation("skew", "loggp", SKEW_VARIANTS, sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
                   min_bytes=1),
         # A ping-pong whose ranks store into every cache line of their send buffers (whole) or
         # into its first and last 8 bytes (ends) before each round trip, against one whose

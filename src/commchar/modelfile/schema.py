@@ -200,6 +200,9 @@ def _validate_loggp(loggp: Any, path: str, required: tuple[str, ...] = LOGGP_REQ
     for name in ("first_touch", "replace_copy", "misaligned_copy"):
         if loggp.get(name) is not None:
             _validate_steps(loggp[name], f"{path}.{name}")
+    own = (loggp.get("misaligned_copy") or {}).get("self")
+    if own is not None:  # the same of a message to oneself
+        _validate_steps(own, f"{path}.misaligned_copy.self")
     if loggp.get("written_send") is not None:
         _validate_written_send(loggp["written_send"], f"{path}.written_send")
     for name in ("self_message", "send_post"):
