@@ -258,7 +258,7 @@ static void cc_skew_setup(cc_point *pt)
 
 static int cc_skew_self(const cc_point *pt)
 {
-    return pt->op == &cc_op_skew && pt->variant >= CC_SKEW_SELF_ALIGNED;
+    return pt->variant >= CC_SKEW_SELF_ALIGNED;
 }
 
 /* to itself: this rank's pattern goes out and comes back into a poisoned buffer */
@@ -275,16 +275,11 @@ static int cc_skew_check(const cc_point *pt, char *err, size_t errlen)
     return cc_check_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
 }
 
-static void cc_skew_run(cc_point *pt, long count)
+/* count standard-mode round trips between ranks 0 and 1, sbuf out and rbuf in */
+static void cc_round_trips(cc_point *pt, long count)
 {
     const int n = (int)pt->n, peer = cc_peer(pt);
     const MPI_Comm c = pt->comm;
-    if (cc_skew_self(pt)) {
-        for (long k = 0; k < count; k++)
-            CC_MPI(MPI_Sendrecv(pt->sbuf, n, MPI_BYTE, pt->rank, CC_TAG_DATA, pt->rbuf, n, MPI_BYTE,
-                                pt->rank, CC_TAG_DATA, c, MPI_STATUS_IGNORE));
-        return;
-    }
     for (long k = 0; k < count; k++) {
         if (pt->rank == 0) {
             CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c));
@@ -294,6 +289,18 @@ static void cc_skew_run(cc_point *pt, long count)
             CC_MPI(MPI_Send(pt->sbuf, n, MPI_BYTE, peer, CC_TAG_DATA, c));
         }
     }
+}
+
+static void cc_skew_run(cc_point *pt, long count)
+{
+    if (!cc_skew_self(pt)) {
+        cc_round_trips(pt, count);
+        return;
+    }
+    const int n = (int)pt->n;
+    for (long k = 0; k < count; k++)
+        CC_MPI(MPI_Sendrecv(pt->sbuf, n, MPI_BYTE, pt->rank, CC_TAG_DATA, pt->rbuf, n, MPI_BYTE,
+                            pt->rank, CC_TAG_DATA, pt->comm, MPI_STATUS_IGNORE));
 }
 
 const cc_op cc_op_skew = {
@@ -384,7 +391,7 @@ static void cc_written_before(cc_point *pt)
 static void cc_written_run(cc_point *pt, long count)
 {
     if (pt->variant < CC_WRITTEN_EXCHANGE) {
-        cc_skew_run(pt, count);
+        cc_round_trips(pt, count);
         return;
     }
     const int n = (int)pt->n, peer = cc_peer(pt);

@@ -24,10 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 from commchar.models.excess import excess_section
+from commchar.vocabulary import SKEW_VARIANTS
 
 OP = "skew"
-SLOW, FAST = "ahead", "aligned"
-SELF_SLOW, SELF_FAST = "self_ahead", "self_aligned"  # the same, each rank sending to itself
+# the probe's places (vocabulary.SKEW_VARIANTS): aligned and ahead, the same to oneself
+FAST, SLOW, SELF_FAST, SELF_SLOW = SKEW_VARIANTS
 SKEW_BYTES = 16  # how much further into its page the receive buffer starts (cc_ops_p2p.c)
 # the distances (destination ahead of source, modulo a page) charged at the probe's excess
 SLOW_AHEAD = (1, 31)

@@ -38,10 +38,10 @@ OP = "written"
 
 def written_send_section(points: list[dict], skipped: list[str], library: str,
                          rendezvous_min: float | None = None) -> dict[str, Any] | None:
-    """The loggp section's `written_send` entry, {variant: its excess over the clean one} for
-    each written variant that could be fitted (ends and whole over clean) from the sizes of
-    rendezvous_min (the model's S) and up, every size where the model has no S; or None when
-    none could (and why in skipped)."""
+    """The loggp section's `written_send` entry, {variant: its excess over its clean one} for
+    each written variant that could be fitted (WRITTEN_EXCESSES: ends and whole over clean,
+    exchange_ends over exchange_clean) from the sizes of rendezvous_min (the model's S) and
+    up, every size where the model has no S; or None when none could (and why in skipped)."""
     if rendezvous_min is not None:
         eager = sorted({pt["n_bytes"] for pt in points if pt.get("n_bytes", 0) < rendezvous_min})
         points = [pt for pt in points if pt.get("n_bytes", 0) >= rendezvous_min]

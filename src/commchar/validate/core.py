@@ -511,10 +511,11 @@ def add_drift(rows: list[dict[str, Any]], after: tuple[int, list[dict], dict[str
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (library, program, size): the median over repeats of each time and error,
     the spread (smallest and largest) of the errors, and how much further off LogGPS is than
-    LogGP (the median over repeats of |LogGPS error| - |LogGP error|, points). Only the repeats whose loop ran with
-    the ranks' cores in the main state of their model's points (`core_distance.match` not
-    'differs') count, when there are any: a loop that ran on another state of the host ran on
-    another machine, in effect (docs/method.md, "Where the ranks' cores are");
+    LogGP (the median over repeats of |LogGPS error| - |LogGP error|, points). Only the
+    repeats whose loop ran with the ranks' cores in the main state of their model's points
+    (`core_distance.match` not 'differs') count, when there are any: a loop that ran on
+    another state of the host ran on another machine, in effect (docs/method.md, "Where the
+    ranks' cores are");
     `repeats_in_state` says how many there were."""
     groups: dict[tuple[str, str, int, int], list[dict[str, Any]]] = {}
     for run in runs:
