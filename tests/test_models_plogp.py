@@ -103,3 +103,22 @@ def test_the_simulators_regimes_come_from_the_means_and_the_medians_stay_beside_
 
     assert at_one_kib(section["regimes"]) == pytest.approx(1.25 * (0.5 + 0.0003 * 1024), rel=0.02)
     assert at_one_kib(section["regimes_median"]) == pytest.approx(0.5 + 0.0003 * 1024, rel=0.02)
+
+
+def test_an_eager_regime_keeps_the_prtt_overheads_and_takes_the_rest_as_its_latency():
+    # S = 4096: the segment of 32 to 8192 B is cut at S; its eager part costs 0.5 us
+    # fixed, more than the PRTT's o_s + L + o_r (0.3), so it keeps 0.08 + 0.12 and its
+    # own L is 0.5 + t_b - 0.2; its rendezvous part and the long segment split as before
+    loggp = LOGGP | {"S": 4096}
+    regimes = size_regimes(loggp, SEGMENTS)
+    assert [(r["n_min"], r["n_max"]) for r in regimes] == [(0, 16), (32, 4096), (4097, 8192), (16384, None)]
+    small, eager, cut, long = regimes
+    assert (eager["o_s"], eager["o_r"]) == (LOGGP["o_s"], LOGGP["o_r"])
+    assert eager["L"] == pytest.approx(0.5 + 0.0003 - 0.2)
+    for reg, seg in ((small, SEGMENTS[0]), (eager, SEGMENTS[1]), (cut, SEGMENTS[1]), (long, SEGMENTS[2])):
+        for n in (reg["n_min"] + 1, reg["n_max"] or 1 << 22):
+            end_to_end = reg["o_s"] + reg.get("L", LOGGP["L"]) + reg["o_r"] + (n - 1) * max(reg["G"], reg["O"])
+            assert end_to_end == pytest.approx(seg["t_s"] + seg["t_b"] * n)
+    # the small segment's fixed time (0.3) is the PRTT's: nothing left for a latency of its own
+    assert "L" not in small and "L" not in cut and "L" not in long
+    assert cut["o_s"] * LOGGP["o_r"] == pytest.approx(cut["o_r"] * LOGGP["o_s"])

@@ -353,6 +353,10 @@ fn build_params(m: &ArgMatches, unit: Unit, src: &mut Sources) -> Result<Params>
         Ok(())
     };
     set(&mut p.l, "L")?;
+    if flag("L")?.is_some() {
+        // an L given explicitly is every message's, the regimes' own too
+        p.override_cost(|c| c.l = None);
+    }
     set(&mut p.g, "g")?;
     // per-message costs given explicitly override the model's regimes too
     if let Some(o) = flag("o")? {
@@ -684,7 +688,7 @@ fn result_json(
             "S": p.eager_max, "gamma": u(p.gamma), "hop": u(p.hop),
             "regimes": p.regimes.iter().map(|r| json!({
                 "n_min": r.start, "o_s": u(r.cost.o_s), "o_r": u(r.cost.o_r),
-                "G": u(r.cost.big_g), "O": u(r.cost.big_o), "O_r": r.cost.big_o_r.map(u),
+                "G": u(r.cost.big_g), "O": u(r.cost.big_o), "O_r": r.cost.big_o_r.map(u), "L": r.cost.l.map(u),
             })).collect::<Vec<_>>(),
             "rendezvous": match p.rendezvous { Rendezvous::Match => "match", Rendezvous::Handshake => "handshake" },
             "rendezvous_copy": p.rendezvous_copy.name(),

@@ -100,6 +100,9 @@ pub struct MsgCost {
     /// costs the receiver o_r + (s-1)O_r. None: LogGOPSim's rule, o_r +
     /// max((s-1)O, (s-1)G) from its first byte.
     pub big_o_r: Option<u64>,
+    /// The regime's own L (`loggp.regimes[].L`): the part of its one-way time
+    /// that no CPU pays, so back-to-back messages overlap it. None: the global L.
+    pub l: Option<u64>,
 }
 
 /// A program's first messages (commchar.models.coldstart, loggp.cold_start): of each
@@ -222,6 +225,12 @@ impl Params {
         self.regimes[after.saturating_sub(1)].cost
     }
 
+    /// The L a message of `size` bytes travels: its regime's own, else the global one.
+    #[inline]
+    pub fn latency(&self, size: u64) -> u64 {
+        self.cost(size).l.unwrap_or(self.l)
+    }
+
     /// What a message a rank sends to itself pays: the measured self path (half of
     /// one call's time to the send, half to the receive, interpolated between the
     /// measured sizes), else, the self path having no protocol switch (no rendezvous,
@@ -235,6 +244,7 @@ impl Params {
                 big_g: 0,
                 big_o: 0,
                 big_o_r: None,
+                l: None,
             };
         }
         MsgCost {
@@ -285,6 +295,7 @@ impl Params {
             big_g: self.big_g,
             big_o: self.big_o,
             big_o_r: None,
+            l: None,
         }
     }
 }
@@ -675,7 +686,7 @@ fn cold_start_from_model(
     }))
 }
 
-/// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O` and `O_r`; us and
+/// Reads `loggp.regimes` (`n_min`, `n_max`, `o_s`, `o_r`, `G`, optional `O`, `O_r` and `L`; us and
 /// us/B). Entries must be sorted by n and disjoint. A size in a gap between two
 /// regimes takes the one with the nearest bound (ties: the lower), sizes below
 /// the first take the first: the model file's rule for segments. So the table
@@ -742,6 +753,7 @@ fn regimes_from_model(
                 None => global.big_o,
             },
             big_o_r: num("O_r")?.map(|x| us.to_ps(x, "O_r")).transpose()?,
+            l: num("L")?.map(|x| us.to_ps(x, "L")).transpose()?,
         };
         let start = match prev_max {
             None => 0,
@@ -829,6 +841,7 @@ impl Params {
             big_g: s(c.big_g),
             big_o: s(c.big_o),
             big_o_r: c.big_o_r.map(s),
+            l: c.l.map(s),
         };
         Params {
             l: s(self.l),

@@ -69,6 +69,7 @@ fn variants() -> Vec<(&'static str, Params)> {
         big_g: g * NS,
         big_o: 0,
         big_o_r: None,
+        l: None,
     };
     regimes.regimes = vec![
         Regime {

@@ -1,5 +1,5 @@
 //! Size-dependent (PLogP-style) costs: a regime table changes exactly the
-//! o_s, o_r, G, O (and O_r) a message pays, by its size, and nothing else.
+//! o_s, o_r, G, O (and O_r, and L) a message pays, by its size, and nothing else.
 
 mod common;
 use commchar_sim::params::{from_model, MsgCost, Params, Regime};
@@ -16,6 +16,7 @@ fn regime(start: u64, o_s: u64, o_r: u64, g: u64, o: u64) -> Regime {
             big_g: g * NS,
             big_o: o * NS,
             big_o_r: None,
+            l: None,
         },
     }
 }
@@ -163,4 +164,72 @@ fn the_model_says_who_copies_a_rendezvous_message() {
         let err = read(with(bad)).unwrap_err().to_string();
         assert!(err.contains("rendezvous_copy"), "{bad}: {err}");
     }
+}
+
+/// Rank 0 sends two 1-byte messages back to back to rank 1 (the second starts with
+/// the first): when rank 1 has taken both in.
+fn two_messages_back_to_back(p: Params) -> u64 {
+    use commchar_sim::engine::{self, Config};
+    use commchar_sim::network::Network;
+    use commchar_sim::topology;
+    use commchar_sim::transport::Net;
+    use commchar_sim::workload::goal::GoalGraph;
+    let text =
+        "num_ranks 2\nrank 0 {\na: send 1b to 1 tag 0\nb: send 1b to 1 tag 1\nb irequires a\n}\n\
+                rank 1 {\nx: recv 1b from 0 tag 0\ny: recv 1b from 0 tag 1\n}\n";
+    let mut g = GoalGraph::parse(text, "test.goal", NS).unwrap();
+    let net = Net::ideal(Network::new(topology::parse("full", 2).unwrap(), 0));
+    let config = Config {
+        params: p,
+        network: net,
+        trace_limit: None,
+    };
+    engine::run(config, &mut g).unwrap().finish[1]
+}
+
+#[test]
+fn a_regimes_own_latency_is_crossed_once_by_messages_sent_back_to_back() {
+    // one message costs o_s + L + o_r either way: 100 + 3500 + 200 with the regime's L,
+    // 600 + 2500 + 700 with the same time split into the overheads under the global L
+    let own = Params {
+        regimes: vec![Regime {
+            start: 0,
+            cost: MsgCost {
+                l: Some(3500 * NS),
+                ..regime(0, 100, 200, 0, 0).cost
+            },
+        }],
+        g: 0,
+        ..params(0)
+    };
+    let split = Params {
+        regimes: vec![regime(0, 600, 700, 0, 0)],
+        g: 0,
+        ..params(0)
+    };
+    assert_eq!(own.latency(1), 3500 * NS);
+    assert_eq!(split.latency(1), L * NS);
+    let single = |p: Params| run_with("bcast:binomial", 2, 1, p, "full", false).makespan();
+    assert_eq!(single(own.clone()), (100 + 3500 + 200) * NS);
+    assert_eq!(single(split.clone()), (600 + 2500 + 700) * NS);
+    // two: the second arrives o_s after the first and is taken in once the first is,
+    // o_s + L + 2 o_r; the overheads that stand in for latency are paid twice
+    assert_eq!(two_messages_back_to_back(own), (100 + 3500 + 2 * 200) * NS);
+    assert_eq!(
+        two_messages_back_to_back(split),
+        (600 + 2500 + 2 * 700) * NS
+    );
+}
+
+#[test]
+fn a_model_regime_may_carry_its_own_latency() {
+    let text = model(
+        r#"[{"n_min": 0, "n_max": 256, "o_s": 0.1, "o_r": 0.2, "G": 0.01, "L": 2.5},
+            {"n_min": 257, "n_max": null, "o_s": 0.5, "o_r": 0.6, "G": 0.0001}]"#,
+    );
+    let p = from_model(&text, "m.json", None).unwrap();
+    assert_eq!((p.latency(256), p.latency(257)), (2_500_000, 1_000_000));
+    let bad = model(r#"[{"n_min": 0, "n_max": null, "o_s": 0.1, "o_r": 0.2, "G": 0.01, "L": -1}]"#);
+    let err = from_model(&bad, "m.json", None).unwrap_err().to_string();
+    assert!(err.contains("L is not a non-negative number"), "{err}");
 }

@@ -1322,6 +1322,7 @@ fn receiving(o_r: Option<u64>) -> Params {
             big_g: 6 * NS,
             big_o: 5 * NS,
             big_o_r: o_r.map(|v| v * NS),
+            l: None,
         },
     }];
     p
@@ -1471,6 +1472,7 @@ fn sendrecv_replace_copies_through_a_temporary_buffer() {
             big_g: 6 * NS,
             big_o,
             big_o_r: None,
+            l: None,
         },
     };
     by_size.regimes = vec![regime(0, 0), regime(4096, 3 * NS)];

@@ -181,6 +181,7 @@ fn a_self_message_pays_the_smallest_messages_overheads_and_its_own_copy() {
             big_g: 6 * NS,
             big_o: 2 * NS,
             big_o_r: None,
+            l: None,
         },
     };
     let mut p = model();

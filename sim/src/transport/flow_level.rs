@@ -264,7 +264,7 @@ impl NetModel for FlowLevel {
             return self.forward(host, now, depart, place, 0);
         }
         let arrive = depart
-            .saturating_add(host.params().l)
+            .saturating_add(host.params().latency(msg.size))
             .saturating_add(self.net.least_transit(msg.peer, msg.rank));
         host.schedule(arrive, kind, msg)
     }

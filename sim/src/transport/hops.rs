@@ -73,7 +73,7 @@ impl Hops {
     ) -> Result<Option<Pending>> {
         if leg.step.last {
             self.free.push(place);
-            let l = host.params().l;
+            let l = host.params().latency(leg.msg.size);
             host.schedule(head.saturating_add(l), leg.kind, leg.msg)?;
             return Ok(None);
         }

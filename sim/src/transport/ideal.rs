@@ -39,7 +39,7 @@ impl NetModel for Ideal {
             self.net.least_transit(src, dst)
         };
         let arrive = depart
-            .saturating_add(host.params().l)
+            .saturating_add(host.params().latency(msg.size))
             .saturating_add(transit);
         host.schedule(arrive, kind, msg)
     }

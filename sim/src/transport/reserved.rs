@@ -119,8 +119,8 @@ impl Reserved {
         );
         delays.clear();
         self.transits(&sent, &mut delays);
-        let l = host.params().l;
         for (s, &delay) in sent.iter().zip(&delays) {
+            let l = host.params().latency(s.msg.size);
             let arrive = s.transit.depart.saturating_add(l).saturating_add(delay);
             host.queue_at(arrive, s.seq, s.kind, s.msg);
         }
@@ -233,7 +233,9 @@ impl NetModel for Reserved {
         // the route is reserved with the next batch; the sequence number is taken now
         let seq = host.next_seq()?;
         let least = self.net.least_transit(transit.src, transit.dst);
-        let earliest = depart.saturating_add(host.params().l).saturating_add(least);
+        let earliest = depart
+            .saturating_add(host.params().latency(msg.size))
+            .saturating_add(least);
         self.sent_bound = self.sent_bound.min(earliest);
         self.sent.push(Sent {
             transit,

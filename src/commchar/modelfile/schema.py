@@ -475,7 +475,7 @@ def _validate_loggp_regimes(regimes: Any, path: str) -> None:
             raise _fail(f"{here}.n_min", "regimes must be sorted, disjoint, and only the last unbounded")
         for name in ("o_s", "o_r", "G"):
             _number(regime.get(name), f"{here}.{name}", 0)
-        for name in ("O", "O_r"):
+        for name in ("O", "O_r", "L"):
             if regime.get(name) is not None:
                 _number(regime[name], f"{here}.{name}", 0)
         previous_max = None if n_max is None else float(n_max)

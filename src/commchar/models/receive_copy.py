@@ -16,7 +16,7 @@ have arrived while it sent. In the simulator that costs
 
     X(n) = o_s + o_r + max((n-1)(O + O_r), L + (n-1)max(O, G))
 
-per exchange (engine.rs `held_back`: a receiver free at the first byte still
+(L the regime's own where it has one) per exchange (engine.rs `held_back`: a receiver free at the first byte still
 ends as LogGOPSim says, so every ping-pong keeps its time). Per regime, over
 its eager sizes (n <= S) whose bytes cost at least the regime's overheads
 ((n-1)max(O, G) >= o_s + o_r: below, the exchange's own fixed cost, which O_r
@@ -160,10 +160,11 @@ def exchange_table(regimes: list[dict[str, Any]], times: dict[int, float], S: fl
     for r, eager in zip(regimes, _eager_by_regime(regimes, times, S)):  # in size order
         fixed = float(r["o_s"]) + float(r["o_r"])
         big_o, stream = float(r["O"]), max(float(r["O"]), float(r["G"]))
+        latency = float(r.get("L", L))
 
         def exchange(n1: int, receiver: float) -> float:
             """Both ranks' send copy, then the receiver's copy per byte or the stream after L."""
-            return fixed + max(n1 * (big_o + receiver), L + n1 * stream)
+            return fixed + max(n1 * (big_o + receiver), latency + n1 * stream)
 
         for n in eager:
             # LogGOPSim's receiver copies the whole stream again: receiver = max(O, G)
@@ -186,7 +187,7 @@ def rendezvous_table(regimes: list[dict[str, Any]], times: dict[int, float], S: 
     rows = []
     for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
         r = regimes[int(i)]
-        model = float(r["o_s"]) + float(r["o_r"]) + 2 * L + (n - 1) * max(float(r["O"]), float(r["G"]))
+        model = float(r["o_s"]) + float(r["o_r"]) + 2 * float(r.get("L", L)) + (n - 1) * max(float(r["O"]), float(r["G"]))
         rows.append({"n": n, "exchange_us": round(times[n], 4), "model_us": round(model, 4)})
     return rows
 
