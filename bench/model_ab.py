@@ -26,6 +26,10 @@ Nothing is measured; the models are fitted again from the validation's own runs.
     --compare written_exchange what such a message costs received in an exchange
                                (written_send.exchange_ends) against what one message
                                alone pays
+    --compare regime_latency   each eager size regime's own L (its fixed time beyond the
+                               PRTT overheads, models/plogp.py) against that time split
+                               into its o_s and o_r under the global L (the whole fit
+                               again, O_r and the exchange's excess included)
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -46,7 +50,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
-            "send_post", "written_send", "written_exchange")
+            "send_post", "written_send", "written_exchange", "regime_latency")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -62,6 +66,9 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
     if compare == "model_runs":
         save(fit_runs(db, run_ids[:1])[0], without)
         return {"with": fitted, "without": without}
+    if compare == "regime_latency":
+        save(_fit_without_regime_latency(db, run_ids), without)
+        return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
     loggp = doc["libraries"][library]["loggp"]
     if compare == "O_r":
@@ -76,6 +83,21 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         loggp.pop(compare, None)
     without.write_text(json.dumps(doc))
     return {"with": fitted, "without": without}
+
+
+def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
+    """The model of the runs with every size regime's fixed time split into its overheads
+    under the global L: size_regimes as if no size were eager."""
+    from unittest import mock
+
+    from commchar.models import assemble, plogp
+    from commchar.validate.core import fit_runs
+
+    def split(loggp: dict[str, Any], segments: list[dict[str, Any]]) -> Any:
+        return plogp.size_regimes({k: v for k, v in loggp.items() if k != "S"}, segments)
+
+    with mock.patch.object(assemble, "size_regimes", split):
+        return fit_runs(db, run_ids)[0]
 
 
 def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int,
