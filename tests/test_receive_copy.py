@@ -130,6 +130,26 @@ def test_only_exchanges_of_the_ping_pongs_core_state_are_taken():
     assert in_state_of(far, [point("pingpong", "send", 1, None)]) == far
 
 
+def test_an_exchange_the_fit_cannot_reach_keeps_its_excess_at_every_size():
+    from commchar.models.receive_copy import exchange_excess
+
+    # an exchange slower than two full copies: O_r held at max(O, G), so the model charges
+    # the sizes it was fitted at less than they took, and the excess makes it up
+    times = _exchange(1e-3)
+    fitted = with_receive_copy(REGIMES, times, S)
+    assert fitted[1]["O_r"] == pytest.approx(1.3e-4)
+    table = exchange_table(fitted, times, S, 0.0)
+    by_n = dict(exchange_excess(fitted, table, S, "mean")["steps"])
+    model = {row["n"]: row["model_us"] for row in table}
+    for n in (2 * KIB, 4 * KIB, 8 * KIB):
+        assert by_n[n] == pytest.approx(times[n] - model[n], abs=1e-4) and by_n[n] > 0.1
+    # the regime without an O_r (LogGOPSim's receiver charging less than it took) too
+    bare = [r for r in fitted]
+    bare[1] = {k: v for k, v in fitted[1].items() if k != "O_r"}
+    table = exchange_table(bare, times, S, 0.0)
+    assert dict(exchange_excess(bare, table, S, "mean")["steps"])[4 * KIB] > 0.1
+
+
 def test_what_the_exchange_costs_beyond_the_model_is_kept_below_the_receivers_copy():
     from commchar.modelfile.schema import _validate_exchange_excess
     from commchar.models.receive_copy import exchange_excess

@@ -199,7 +199,7 @@ pub struct Params {
     /// A program's first sends cost more (None: they do not, or a generated
     /// schedule, which is measured warm).
     pub cold_start: Option<ColdStart>,
-    /// Size-dependent o_s, o_r, G, O, sorted by `start`, the first starting at 0;
+    /// Size-dependent o_s, o_r, G, O (and O_r, L), sorted by `start`, the first starting at 0;
     /// empty: every message pays the global values above.
     pub regimes: Vec<Regime>,
     /// A message to oneself as measured (`loggp.self_message`): (bytes, ps of one

@@ -5,7 +5,7 @@ protocol may copy twice and cost several times more per byte at mid sizes.
 The fitted `pingpong:send` segments already hold that: one-way time
 t_s + t_b n per protocol regime. `size_regimes` turns each segment into the
 per-message costs the simulator looks up by size (`loggp.regimes`), keeping
-L, g and S global:
+g and S global (and L, except an eager regime's own):
 
 - G = t_b of the segment (clamped at 0);
 - o_s + o_r + L = t_s + t_b, so o_s + L + o_r + (n-1)G equals the segment's
@@ -14,10 +14,11 @@ L, g and S global:
   o_r, what the sender's and the receiver's CPUs pay, and takes the rest as
   its own latency `L`: the time the message spends between the two CPUs
   (the cells it crosses, the receiver's poll finding it), which two
-  messages sent back to back overlap. Measured here, MPICH's eager ping-pong
-  of 256 B costs 0.43 us one way against the PRTT's 0.30, and a halo that
-  sends two such messages each way takes 0.84 us an iteration, one 0.56:
-  the second pair costs what the CPUs pay, not a whole half round trip.
+  messages sent back to back overlap. On a 2-vCPU Intel Xeon guest MPICH's
+  eager ping-pong of 256 B costs 0.43 us one way against the PRTT's 0.30, and
+  a loop that sends two such messages each way takes 0.84 us an iteration,
+  one 0.56: the second pair costs what the CPUs pay, not a whole half round
+  trip (docs/models.md, "Size-dependent costs").
   A segment S cuts is two entries, its eager sizes and the rest.
   Every other segment splits t_s + t_b - L (clamped at 0) in the ratio of the
   PRTT o_s : o_r (halves when both are 0) under the global L: a rendezvous

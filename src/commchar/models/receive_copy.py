@@ -51,7 +51,9 @@ shared cells (MPICH 4.0.2 here: 0.21 against 0.18 us at 1 to 64 B, 0.30 against
 0.27 at 256 B; Open MPI 4.1.4: 0.21 against 0.16 at 1 B). A ping-pong does not
 show it, and a model that leaves it out predicts its own exchange short.
 `loggp.exchange_excess` keeps it per eager size measured below those O_r is
-fitted at, exchange less X(n) (at least 0), 0 at the sizes O_r is fitted at, and at
+fitted at, exchange less X(n) (at least 0), 0 at the sizes O_r is fitted at (but
+where the fit held O_r at its bound, or the regime has none, the excess too: the
+model cannot reach those exchanges), and at
 each rendezvous size measured the exchange less the model's rendezvous exchange
 (rendezvous_table: no exchange is fitted there, and Open MPI's vader copies a large
 message's first 32 KiB twice through its cells where the rule counts one pull). The
@@ -199,7 +201,9 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
     took beyond the model, at least 0; None where no size was measured. `steps`, the eager
     sizes: below those O_r is fitted at (whose bytes cost less than the regime's overheads)
     the exchange's own fixed cost decides; at those, 0: the model meets the exchanges in
-    least squares, and their residuals, clamped, would only add. `rendezvous` (only where a
+    least squares, and their residuals, clamped, would only add; but where the fit held O_r
+    at its bound max(O, G), or the regime has none (LogGOPSim's receiver charging them less
+    than they took), the model cannot meet them, and every size keeps its excess. `rendezvous` (only where a
     rendezvous size was measured): the exchange beyond the model's rendezvous rule, which no
     exchange was fitted to (Open MPI's exchange of 4 KiB took 2.6 to 3.9 us against 2.3 to 3.1
     in its models)."""
@@ -208,8 +212,12 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
     for regime, eager in zip(regimes, _eager_by_regime(regimes, {n: 1.0 for n in by_n}, S)):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
+        # the fit meets the exchanges only where its O_r is free of its bound: held at
+        # max(O, G), or absent (LogGOPSim's receiver charging less than they took), it
+        # leaves them their excess
+        met = regime.get("O_r") is not None and float(regime["O_r"]) < per_byte
         for n in eager:
-            steps.append([n, _beyond(by_n[n]) if (n - 1) * per_byte < fixed else 0.0])
+            steps.append([n, 0.0 if met and (n - 1) * per_byte >= fixed else _beyond(by_n[n])])
     pulled = [[int(row["n"]), _beyond(row)] for row in rendezvous or []]
     if not steps and not pulled:
         return None
