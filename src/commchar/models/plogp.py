@@ -15,10 +15,11 @@ g and S global (and L, except an eager regime's own):
   its own latency `L`: the time the message spends between the two CPUs
   (the cells it crosses, the receiver's poll finding it), which two
   messages sent back to back overlap. On a 2-vCPU Intel Xeon guest MPICH's
-  eager ping-pong of 256 B costs 0.43 us one way against the PRTT's 0.30, and
-  a loop that sends two such messages each way takes 0.84 us an iteration,
-  one 0.56: the second pair costs what the CPUs pay, not a whole half round
-  trip (docs/models.md, "Size-dependent costs").
+  eager ping-pong of 256 B has a fixed time of 0.45 us one way against the
+  PRTT's o_s + L + o_r of 0.32, and a loop that sends two such messages each
+  way takes 0.84 us an iteration, one 0.56: the second pair costs what the
+  CPUs pay, not a whole half round trip (docs/models.md, "Size-dependent
+  costs").
   A segment S cuts is two entries, its eager sizes and the rest.
   Every other segment splits t_s + t_b - L (clamped at 0) in the ratio of the
   PRTT o_s : o_r (halves when both are 0) under the global L: a rendezvous
