@@ -97,7 +97,12 @@ def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
         return plogp.size_regimes({k: v for k, v in loggp.items() if k != "S"}, segments)
 
     with mock.patch.object(assemble, "size_regimes", split):
-        return fit_runs(db, run_ids)[0]
+        model = fit_runs(db, run_ids)[0]
+    if any("L" in regime for fitted in model.libraries.values() if isinstance(fitted.loggp, dict)
+           for regime in fitted.loggp.get("regimes") or []):
+        raise SystemExit("model_ab: the fit no longer takes its regimes from assemble.size_regimes; "
+                         "--compare regime_latency cannot take the regimes' own L out")
+    return model
 
 
 def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int,

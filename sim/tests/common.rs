@@ -7,7 +7,9 @@ use commchar_sim::params::{Params, Rendezvous, RendezvousCopy};
 use commchar_sim::topology;
 use commchar_sim::transport::Net;
 use commchar_sim::workload::collectives::{self, Collective};
+use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::phased::Phased;
+use commchar_sim::SimError;
 
 pub const NS: u64 = 1000; // ps
 
@@ -60,6 +62,21 @@ pub fn run_with(
         &mut wl,
     )
     .expect("run completes")
+}
+
+/// A GOAL schedule (`text`, times in ns) run under `params` on a full network without congestion.
+pub fn run_goal(text: &str, params: Params) -> Result<Outcome, SimError> {
+    let mut g = GoalGraph::parse(text, "test.goal", NS)?;
+    let p = commchar_sim::workload::Workload::ranks(&g);
+    let net = Net::ideal(Network::new(topology::parse("full", p)?, 0));
+    engine::run(
+        Config {
+            params,
+            network: net,
+            trace_limit: None,
+        },
+        &mut g,
+    )
 }
 
 pub fn run(spec: &str, p: u32, n: u64, gamma_ns: u64) -> u64 {

@@ -9,20 +9,10 @@ use commchar_sim::workload::collectives::{self, Collective};
 use commchar_sim::workload::goal::GoalGraph;
 use commchar_sim::workload::phased::{write_goal, Phased};
 use commchar_sim::SimError;
-use common::{params, NS};
+use common::{params, run_goal, NS};
 
 fn simulate(text: &str) -> Result<commchar_sim::engine::Outcome, SimError> {
-    let mut g = GoalGraph::parse(text, "test.goal", NS)?;
-    let p = commchar_sim::workload::Workload::ranks(&g);
-    let net = Net::ideal(Network::new(topology::parse("full", p)?, 0));
-    engine::run(
-        Config {
-            params: params(0),
-            network: net,
-            trace_limit: None,
-        },
-        &mut g,
-    )
+    run_goal(text, params(0))
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 use commchar_sim::params::{from_model, MsgCost, Params, Regime};
-use common::{params, run_with, NS};
+use common::{params, run_goal, run_with, NS};
 
 const L: u64 = 2500;
 
@@ -169,22 +169,10 @@ fn the_model_says_who_copies_a_rendezvous_message() {
 /// Rank 0 sends two 1-byte messages back to back to rank 1 (the second starts with
 /// the first): when rank 1 has taken both in.
 fn two_messages_back_to_back(p: Params) -> u64 {
-    use commchar_sim::engine::{self, Config};
-    use commchar_sim::network::Network;
-    use commchar_sim::topology;
-    use commchar_sim::transport::Net;
-    use commchar_sim::workload::goal::GoalGraph;
     let text =
         "num_ranks 2\nrank 0 {\na: send 1b to 1 tag 0\nb: send 1b to 1 tag 1\nb irequires a\n}\n\
                 rank 1 {\nx: recv 1b from 0 tag 0\ny: recv 1b from 0 tag 1\n}\n";
-    let mut g = GoalGraph::parse(text, "test.goal", NS).unwrap();
-    let net = Net::ideal(Network::new(topology::parse("full", 2).unwrap(), 0));
-    let config = Config {
-        params: p,
-        network: net,
-        trace_limit: None,
-    };
-    engine::run(config, &mut g).unwrap().finish[1]
+    run_goal(text, p).unwrap().finish[1]
 }
 
 #[test]
