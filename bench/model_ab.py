@@ -30,6 +30,10 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                PRTT overheads, models/plogp.py) against that time split
                                into its o_s and o_r under the global L (the whole fit
                                again, O_r and the exchange's excess included)
+    --compare second_message   the receiver's copy O_r fitted from a second message each
+                               way (exchange:isend2 less exchange:isend,
+                               models/receive_copy.py) against the single exchange's fit
+                               (the whole fit again without those points)
 
     chrt -f 10 python3 bench/validation.py --library mpich,openmpi --repeat 3 --db v.db
     python3 bench/model_ab.py --from-db v.db [--compare O_r] [--programs ring_sendrecv,halo2d]
@@ -50,7 +54,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
-            "send_post", "written_send", "written_exchange", "regime_latency")
+            "send_post", "written_send", "written_exchange", "regime_latency", "second_message")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -68,6 +72,9 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         return {"with": fitted, "without": without}
     if compare == "regime_latency":
         save(_fit_without_regime_latency(db, run_ids), without)
+        return {"with": fitted, "without": without}
+    if compare == "second_message":
+        save(_fit_without_second_message(db, run_ids), without)
         return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
     loggp = doc["libraries"][library]["loggp"]
@@ -102,6 +109,23 @@ def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
            for regime in fitted.loggp.get("regimes") or []):
         raise SystemExit("model_ab: the fit no longer takes its regimes from assemble.size_regimes; "
                          "--compare regime_latency cannot take the regimes' own L out")
+    return model
+
+
+def _fit_without_second_message(db: str, run_ids: list[int]) -> Any:
+    """The model of the runs with every regime's O_r fitted from the single exchange, as if
+    no second message each way had been measured."""
+    from unittest import mock
+
+    from commchar.models import assemble
+    from commchar.validate.core import fit_runs
+
+    with mock.patch.object(assemble, "second_message_times", lambda points, statistic: {}):
+        model = fit_runs(db, run_ids)[0]
+    if any((fitted.loggp.get("receive_copy") or {}).get("second") for fitted in model.libraries.values()
+           if isinstance(fitted.loggp, dict)):
+        raise SystemExit("model_ab: the fit no longer takes the second messages from "
+                         "assemble.second_message_times; --compare second_message cannot take them out")
     return model
 
 

@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import subprocess
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,6 +258,25 @@ def test_corruption_reported_and_run_continues(kernel, fault, problem):
     assert bad["valid"] is False
     assert problem in bad["error"] and "expected" in bad["error"]
     assert all(pt["valid"] for pt in points if pt is not bad)
+
+
+def test_a_halo_style_exchange_of_one_and_two_messages_each_way_is_measured_and_verified(kernel):
+    # each rank's MPI_Irecv's, its MPI_Isend's, then MPI_Waitall: every byte of both messages
+    # each way arrives right, and two messages each way take longer than one
+    plan = "exchange:isend=0,4096;exchange:isend2=0,4096"
+    done = _launch(kernel, 2, ["--plan", plan, *FAST])
+    assert done.returncode == 0, done.stderr
+    points = _points(_records(done.stdout))
+    assert [(pt["variant"], pt["n_bytes"]) for pt in points] == [
+        ("isend", 0), ("isend", 4096), ("isend2", 0), ("isend2", 4096)]
+    assert all(pt["valid"] for pt in points), points
+    t = {(pt["variant"], pt["n_bytes"]): statistics.median(pt["samples_us"]) for pt in points}
+    assert t[("isend2", 4096)] > t[("isend", 4096)]
+    # a byte of the second message received wrong is caught: it is the check's half-way byte
+    bad = _launch(kernel, 2, ["--plan", "exchange:isend2=4096", *FAST], fault="corrupt@exchange:isend2:4096")
+    assert bad.returncode == 0, bad.stderr
+    (point,) = _points(_records(bad.stdout))
+    assert point["valid"] is False and "rank 1: byte 4096 is 0x" in point["error"], point
 
 
 WINDOW_PLAN = "allreduce:sum=8,4096;bcast=8;pingpong:send=8"

@@ -212,3 +212,68 @@ def test_a_rendezvous_exchange_is_kept_at_its_own_probe():
         _validate_exchange_excess(excess | {"rendezvous": [[64, 0.1], [16, 0.1]]}, "loggp.exchange_excess")
     # everything eager at S = None: no rendezvous size
     assert rendezvous_table(REGIMES, times, None, L) == []
+
+
+def _second(o_r: float, regimes=REGIMES) -> dict[int, float]:
+    """What a second message each way adds, as the model's CPUs spend it: o_s + o_r +
+    (n-1)(O + O_r) in each regime."""
+    return _exchange(o_r, regimes)
+
+
+def test_a_second_message_each_way_gives_the_receivers_copy_the_single_exchange_cannot():
+    from commchar.models.receive_copy import exchange_excess
+
+    # a single exchange slower than two full copies holds O_r at its bound max(O, G); the
+    # second message each way of a halo, taken in with its bytes there, says 3e-5
+    times, second = _exchange(1e-3), _second(3e-5)
+    fitted = with_receive_copy(REGIMES, times, S, second)
+    assert fitted[1]["O_r"] == pytest.approx(3e-5, rel=1e-9)
+    assert with_receive_copy(REGIMES, times, S)[1]["O_r"] == pytest.approx(1.3e-4)
+    # the smallest messages' bytes cost less than their overheads: no second-message fit
+    # there, the single exchange's rule (its largest size, bound max(O, G): none)
+    assert "O_r" not in fitted[0]
+    # beyond S the messages are rendezvous: no O_r whatever was measured
+    assert "O_r" not in with_receive_copy(REGIMES, times, S, _second(3e-5) | {16 * KIB: 2.0})[2]
+    # within the same bounds
+    assert with_receive_copy(REGIMES, times, S, _second(-2e-4))[1]["O_r"] == 0.0
+    assert with_receive_copy(REGIMES, times, S, _second(1e-3))[1]["O_r"] == pytest.approx(1.3e-4)
+    # the single exchange was not fitted: every size keeps what it took beyond the model
+    table = exchange_table(fitted, times, S, 0.0)
+    model = {row["n"]: row["model_us"] for row in table}
+    by_n = dict(exchange_excess(fitted, table, S, "mean", None, second)["steps"])
+    for n in (2 * KIB, 4 * KIB, 8 * KIB):
+        assert by_n[n] == pytest.approx(times[n] - model[n], abs=1e-4) and by_n[n] > 1.0
+
+
+def test_a_second_message_is_two_each_way_less_one_each_way():
+    from commchar.models.receive_copy import second_message_table, second_message_times
+
+    def point(variant: str, n: int, mean: float) -> dict:
+        return {"op": "exchange", "variant": variant, "n_bytes": n, "t_us": mean - 0.1, "t_mean_us": mean,
+                "valid": True}
+
+    points = [point("isend", 4096, 1.2), point("isend2", 4096, 2.0), point("isend", 8192, 1.8),
+              point("isend2", 8192, 3.1), point("isend2", 2048, 1.5),  # 2 KiB: no one-each-way point
+              point("isend", 1024, 0.9), point("isend2", 1024, 0.8),  # quicker with two: left out
+              point("sendrecv", 4096, 9.0)]
+    second = second_message_times(points, "mean")
+    assert second == pytest.approx({4096: 0.8, 8192: 1.3})
+    assert second_message_times(points, "median") == pytest.approx({4096: 0.8, 8192: 1.3})
+    fitted = with_receive_copy(REGIMES, {}, S, second)
+    rows = second_message_table(fitted, second, S)
+    assert [r["n"] for r in rows] == [4096, 8192]
+    r = fitted[1]
+    assert rows[0]["second_us"] == 0.8
+    assert rows[0]["model_us"] == pytest.approx(r["o_s"] + r["o_r"] + 4095 * (r["O"] + r["O_r"]), abs=1e-4)
+
+
+def test_the_model_file_checks_the_second_message_table():
+    from commchar.modelfile.schema import _validate_receive_copy
+
+    table = {"statistic": "mean", "sizes": [], "second": [{"n": 4096, "second_us": 0.8, "model_us": 0.79}]}
+    _validate_receive_copy(table, "loggp.receive_copy")
+    with pytest.raises(ModelError, match=r"receive_copy\.second\[0\]\.second_us"):
+        _validate_receive_copy(table | {"second": [{"n": 4096, "second_us": -1, "model_us": 0.79}]},
+                               "loggp.receive_copy")
+    with pytest.raises(ModelError, match=r"receive_copy\.second"):
+        _validate_receive_copy(table | {"second": {}}, "loggp.receive_copy")

@@ -7,6 +7,12 @@
  * Variant self: each rank MPI_Sendrecv's n bytes to itself (the library's self
  * path, as a halo's neighbour that is the rank itself): the model's
  * `loggp.self_message` (models/self_message.py).
+ * Variants isend and isend2: one and two messages each way, as a halo exchange
+ * sends them (MPI_Irecv of each, then MPI_Isend of each, then MPI_Waitall):
+ * the second message of isend2 is taken in once its bytes are there, after
+ * the rank's own sends, so isend2 less isend is what one more message each
+ * way costs the two CPUs (the receiver's copy `O_r` of `loggp.regimes`,
+ * models/receive_copy.py).
  * One repetition is one exchange; rank 0 times it.
  *
  * footprint: the sendrecv exchange with each rank cycling through K pairs of
@@ -28,13 +34,29 @@
 #include "cc_ops_mpi.h"
 #include "cc_verify.h"
 
-enum { CC_EX_SENDRECV, CC_EX_REPLACE, CC_EX_SELF };
-static const char *const cc_exchange_variants[] = {"sendrecv", "replace", "self", NULL};
+enum { CC_EX_SENDRECV, CC_EX_REPLACE, CC_EX_SELF, CC_EX_ISEND, CC_EX_ISEND2 };
+static const char *const cc_exchange_variants[] = {"sendrecv", "replace", "self", "isend", "isend2", NULL};
+/* the largest number of messages each way of a variant (isend2) */
+enum { CC_EX_MOST_MESSAGES = 2 };
+
+/* messages each way: 2 for isend2, else 1 */
+static int cc_exchange_messages(const cc_point *pt)
+{
+    return pt->variant == CC_EX_ISEND2 ? 2 : 1;
+}
 
 static void cc_exchange_setup(cc_point *pt)
 {
     cc_pair_buffers(pt);
     pt->scale = 1.0; /* one exchange */
+    const int k = cc_exchange_messages(pt);
+    if (k > 1) { /* message i carries bytes [i n, (i+1) n) of the pattern, into its own part of rbuf */
+        cc_buffer_free(pt, pt->sbuf);
+        cc_buffer_free(pt, pt->rbuf);
+        pt->sbuf_len = pt->rbuf_len = pt->check_len = (size_t)k * pt->n;
+        pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
+        pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
+    }
 }
 
 /* what goes out: this rank's pattern; to itself, the receive buffer poisoned
@@ -56,12 +78,19 @@ static int cc_sendrecv_check(const cc_point *pt, int to_self, char *err, size_t 
  * holding the peer's (the one verified repetition) */
 static void cc_exchange_fill(cc_point *pt)
 {
+    if (cc_exchange_messages(pt) > 1) { /* every message's bytes, as one pattern */
+        cc_fill_bytes(pt->sbuf, pt->sbuf_len, pt->rank, 0, pt->seed);
+        cc_poison_bytes(pt->rbuf, pt->rbuf_len, 1 - pt->rank, 0, pt->seed);
+        return;
+    }
     cc_sendrecv_fill(pt, pt->variant == CC_EX_SELF);
     if (pt->variant == CC_EX_REPLACE) cc_fill_bytes(pt->rbuf, pt->n, pt->rank, 0, pt->seed);
 }
 
 static int cc_exchange_check(const cc_point *pt, char *err, size_t errlen)
 {
+    if (cc_exchange_messages(pt) > 1)
+        return cc_check_bytes(pt->rbuf, pt->rbuf_len, 1 - pt->rank, 0, pt->seed, pt->rank, 0, err, errlen);
     return cc_sendrecv_check(pt, pt->variant == CC_EX_SELF, err, errlen);
 }
 
@@ -74,10 +103,26 @@ static void cc_sendrecv_run(cc_point *pt, long count, int peer)
                             pt->comm, MPI_STATUS_IGNORE));
 }
 
+/* count halo-style exchanges with peer: k receives posted, k sends, all completed */
+static void cc_isend_run(cc_point *pt, long count, int k, int peer)
+{
+    const int n = (int)pt->n;
+    MPI_Request q[2 * CC_EX_MOST_MESSAGES];
+    for (long r = 0; r < count; r++) {
+        for (int i = 0; i < k; i++)
+            CC_MPI(MPI_Irecv(pt->rbuf + (size_t)i * pt->n, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, &q[i]));
+        for (int i = 0; i < k; i++)
+            CC_MPI(MPI_Isend(pt->sbuf + (size_t)i * pt->n, n, MPI_BYTE, peer, CC_TAG_DATA, pt->comm, &q[k + i]));
+        CC_MPI(MPI_Waitall(2 * k, q, cc_statuses_ignore));
+    }
+}
+
 static void cc_exchange_run(cc_point *pt, long count)
 {
     const int n = (int)pt->n, peer = pt->variant == CC_EX_SELF ? pt->rank : 1 - pt->rank;
-    if (pt->variant == CC_EX_REPLACE) {
+    if (pt->variant == CC_EX_ISEND || pt->variant == CC_EX_ISEND2) {
+        cc_isend_run(pt, count, cc_exchange_messages(pt), peer);
+    } else if (pt->variant == CC_EX_REPLACE) {
         for (long k = 0; k < count; k++)
             CC_MPI(MPI_Sendrecv_replace(pt->rbuf, n, MPI_BYTE, peer, CC_TAG_DATA, peer, CC_TAG_DATA, pt->comm,
                                         MPI_STATUS_IGNORE));

@@ -45,7 +45,7 @@ REDUCTIONS = ("reduce", "allreduce", "reduce_scatter", "scan")
 # operations measure/operations.py sizes per rank)
 SPLIT_COLLECTIVES = ("scatter", "gather", "allgather", "reduce_scatter", "iallgather")
 SEND_MODES = ("send", "bsend", "ssend", "rsend", "isend")  # pingpong's variants
-EXCHANGE_VARIANTS = ("sendrecv", "replace", "self")  # exchange's: MPI_Sendrecv, MPI_Sendrecv_replace, to oneself
+EXCHANGE_VARIANTS = ("sendrecv", "replace", "self", "isend", "isend2")  # MPI_Sendrecv, MPI_Sendrecv_replace, to oneself, halo-style one and two each way
 # footprint's: the exchange cycling through 1 (the others' baseline), 4, 16 or 64 pairs of buffers,
 # with the other rank (xK) and with itself (self_xK)
 FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64", "self_x1", "self_x4", "self_x16", "self_x64")

@@ -259,7 +259,8 @@ def _validate_exchange_excess(section: Any, path: str) -> None:
 
 def _validate_receive_copy(section: Any, path: str) -> None:
     """The exchanges beside the model's (models/receive_copy.py): {statistic, sizes: [{n,
-    exchange_us, model_us, loggopsim_us}]}, informational."""
+    exchange_us, model_us, loggopsim_us}], second (optional): [{n, second_us, model_us}]},
+    informational."""
     _mapping(section, path)
     sizes = section.get("sizes")
     if not isinstance(sizes, list):
@@ -269,6 +270,16 @@ def _validate_receive_copy(section: Any, path: str) -> None:
         _bytes(row.get("n"), f"{path}.sizes[{i}].n")
         for name in ("exchange_us", "model_us", "loggopsim_us"):
             _number(row.get(name), f"{path}.sizes[{i}].{name}", 0)
+    second = section.get("second")
+    if second is None:
+        return
+    if not isinstance(second, list):
+        raise _fail(f"{path}.second", "expected a list of {n, second_us, model_us}")
+    for i, row in enumerate(second):
+        _mapping(row, f"{path}.second[{i}]")
+        _bytes(row.get("n"), f"{path}.second[{i}].n")
+        for name in ("second_us", "model_us"):
+            _number(row.get(name), f"{path}.second[{i}].{name}", 0)
 
 
 def _validate_call_means(section: Any, path: str) -> None:

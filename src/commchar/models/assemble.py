@@ -49,7 +49,8 @@ from commchar.models.metrics import (
     peak_metrics, point_to_point_metrics, r_cc, scale_bandwidth, scale_specific, unit_names)
 from commchar.models.plogp import size_regimes
 from commchar.models.receive_copy import (OP as EXCHANGE_OP, exchange_excess, exchange_table, exchange_times,
-                                         in_state_of, rendezvous_table, with_receive_copy)
+                                         in_state_of, rendezvous_table, second_message_table,
+                                         second_message_times, with_receive_copy)
 from commchar.models.overlap import overlaps
 from commchar.models.regimes import DEFAULT_PENALTY, MAX_MISS, MAX_Z, SegmentedHockneyModel
 from commchar.modelfile.document import ABSENT, LibraryEntry, MeanFit, ModelDocument, OperationEntry, SegmentEntry
@@ -601,22 +602,23 @@ def _loggp_sections(library: str, lg: LogGPModel, operations: dict[str, Operatio
 
 def _add_receive_copy(loggp: dict[str, Any], exchange: list[dict]) -> None:
     """O_r in each eager size regime of the loggp section whose exchanges were measured, the
-    exchanges beside the model's (`receive_copy`), and what they cost beyond it
-    (`exchange_excess`)."""
+    exchanges and the second messages each way beside the model's (`receive_copy`), and what
+    the exchanges cost beyond it (`exchange_excess`)."""
     for name, statistic in (("regimes", loggp.get("regimes_statistic", "median")), ("regimes_median", "median")):
         if not loggp.get(name):
             continue
-        times = exchange_times(exchange, statistic)
-        loggp[name] = with_receive_copy(loggp[name], times, loggp.get("S"))
+        times, second = exchange_times(exchange, statistic), second_message_times(exchange, statistic)
+        loggp[name] = with_receive_copy(loggp[name], times, loggp.get("S"), second)
         L = float(loggp.get("L") or 0.0)
         sizes = exchange_table(loggp[name], times, loggp.get("S"), L)
         if name != "regimes":
             continue
-        if sizes:
-            loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes}
+        seconds = second_message_table(loggp[name], second, loggp.get("S"))
+        if sizes or seconds:
+            loggp["receive_copy"] = {"statistic": statistic, "sizes": sizes} | ({"second": seconds} if seconds else {})
         # what the simulator charges
         excess = exchange_excess(loggp[name], sizes, loggp.get("S"), statistic,
-                                 rendezvous_table(loggp[name], times, loggp.get("S"), L))
+                                 rendezvous_table(loggp[name], times, loggp.get("S"), L), second)
         if excess is not None:
             loggp["exchange_excess"] = excess
 

@@ -1,5 +1,6 @@
 """The receiver's copy of an eager message that is already there (`O_r` of each
-eager entry of `loggp.regimes`), from the kernel's `exchange:sendrecv` points.
+eager entry of `loggp.regimes`), from the kernel's `exchange:isend2` and
+`exchange:isend` points (a halo's burst), else its `exchange:sendrecv` points.
 
 A ping-pong measures o_s + L + o_r + (n-1)G and cannot say which CPU pays for
 the bytes: the sender copying them into the shared buffer, the receiver
@@ -32,6 +33,22 @@ measured more than it took: there O_r is what that exchange leaves after the
 regime's o_s + o_r and O (within the same bounds), so that the model does not
 overcharge its own measurement (a fixed cost of the exchange beyond the
 overheads only raises it towards LogGOPSim's).
+
+The single exchange cannot tell O_r where its bytes cost no more than the
+stream: with O + O_r below max(O, G) the exchange is L + (n-1)max(O, G) after
+the overheads whatever O_r is, and an exchange that took more than that held
+the fit at its bound max(O, G) (MPICH 4.0.2 on an Intel Xeon guest: 1.19 to
+1.37 us at 4 KiB against 1.16 there). A halo's second message each way is
+taken in after the rank's own sends, its bytes there: `exchange:isend2` less
+`exchange:isend` (two and one messages each way, each rank's MPI_Irecv's, then
+its MPI_Isend's, then MPI_Waitall) is what one more message each way costs the
+two CPUs, o_s + o_r + (n-1)(O + O_r). Where a regime has such sizes whose bytes
+cost at least its overheads, that difference is fitted as o_s + o_r + k(n-1)
+(relative least squares) and O_r = k - O, within the same bounds, whatever
+the single exchange says (MPICH there: 0.84 us at 4 KiB, O_r 0.8e-4 us/B
+against 1.5e-4 from the single exchange; a 2-D halo of 4 KiB at p = 2 was
+predicted 16% slow with the single exchange's O_r). The single exchange's time
+beyond the model is then its excess at every size (below).
 
 The exchanges are taken only where the host held ranks 0 and 1 in the state of
 the ping-pong the regimes come from (commchar.core_distance): an exchange of
@@ -71,6 +88,8 @@ from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair
 from commchar.models.regimes import segment_index
 
 OP, VARIANT = "exchange", "sendrecv"
+# the halo's burst: one and two messages each way (MPI_Irecv's, MPI_Isend's, MPI_Waitall)
+ONE_EACH_WAY, TWO_EACH_WAY = "isend", "isend2"
 STATISTIC_KEYS = {"mean": "t_mean_us", "median": "t_us"}
 
 
@@ -86,13 +105,13 @@ def in_state_of(exchanges: list[dict], pingpongs: list[dict]) -> list[dict]:
     return [pt for pt, pair in paired if pair is None or next(in_main)]
 
 
-def exchange_times(points: list[dict], statistic: str) -> dict[int, float]:
-    """{n: time (us)} of the valid `exchange:sendrecv` points, by the regimes' statistic
+def exchange_times(points: list[dict], statistic: str, variant: str = VARIANT) -> dict[int, float]:
+    """{n: time (us)} of the valid `exchange:<variant>` points, by the regimes' statistic
     (the median where a point has no mean)."""
     key = STATISTIC_KEYS[statistic]
     out: dict[int, float] = {}
     for pt in points:
-        if pt.get("op") != OP or pt.get("variant") != VARIANT or not pt.get("valid", True):
+        if pt.get("op") != OP or pt.get("variant") != variant or not pt.get("valid", True):
             continue
         n, t = pt.get("n_bytes"), pt.get(key)
         if not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0:
@@ -100,6 +119,13 @@ def exchange_times(points: list[dict], statistic: str) -> dict[int, float]:
         if isinstance(n, int) and n > 0 and isinstance(t, (int, float)) and np.isfinite(t) and t > 0:
             out[n] = float(t)
     return out
+
+
+def second_message_times(points: list[dict], statistic: str) -> dict[int, float]:
+    """{n: us} what a second message each way added to a halo-style exchange: `exchange:isend2`
+    less `exchange:isend` at each size both measured where it is positive."""
+    two, one = exchange_times(points, statistic, TWO_EACH_WAY), exchange_times(points, statistic, ONE_EACH_WAY)
+    return {n: two[n] - one[n] for n in sorted(two.keys() & one.keys()) if two[n] > one[n]}
 
 
 def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
@@ -114,24 +140,49 @@ def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: 
     return grouped
 
 
-def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
-                      ) -> list[dict[str, Any]]:
-    """The regimes, each with `O_r` (us/B) where two or more of its eager sizes whose bytes
-    cost at least its overheads were measured, or where LogGOPSim's rule overcharges the
-    exchange at its largest eager size (_below_logGOPSim)."""
+def _copying(regime: dict[str, Any], sizes: list[int]) -> list[int]:
+    """The sizes of `sizes` whose bytes cost at least the regime's overheads,
+    (n-1)max(O, G) >= o_s + o_r: below, a fixed cost of the exchange, which O_r does not
+    model, would decide it."""
+    fixed = float(regime["o_s"]) + float(regime["o_r"])
+    per_byte = max(float(regime["O"]), float(regime["G"]))
+    return [n for n in sizes if n > 1 and (n - 1) * per_byte >= fixed]
+
+
+def _slope(sizes: list[int], times: dict[int, float], fixed: float) -> float:
+    """k of times[n] = fixed + k(n-1) over `sizes`, in relative least squares."""
+    n1 = np.array(sizes, dtype=float) - 1.0
+    x = np.array([times[n] for n in sizes])
+    w = 1.0 / (x * x)  # relative error
+    return float(np.sum(w * n1 * (x - fixed)) / np.sum(w * n1 * n1))
+
+
+def second_message_sizes(regimes: list[dict[str, Any]], second: dict[int, float], S: float | None
+                         ) -> list[list[int]]:
+    """Per regime, the eager sizes of `second` (second_message_times) its O_r is fitted at."""
+    return [_copying(regime, sizes) for regime, sizes in zip(regimes, _eager_by_regime(regimes, second, S))]
+
+
+def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None,
+                      second: dict[int, float] | None = None) -> list[dict[str, Any]]:
+    """The regimes, each with `O_r` (us/B): from the second message each way (`second`,
+    second_message_times) where the regime has such a size whose bytes cost at least its
+    overheads; else from the exchanges `times` where two or more of its eager sizes whose
+    bytes do were measured, or where LogGOPSim's rule overcharges the exchange at its
+    largest eager size (_below_logGOPSim)."""
     out = []
-    for regime, eager in zip(regimes, _eager_by_regime(regimes, times, S)):
+    seconds = second_message_sizes(regimes, second or {}, S)
+    for regime, eager, at in zip(regimes, _eager_by_regime(regimes, times, S), seconds):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
-        sizes = [n for n in eager if n > 1 and (n - 1) * per_byte >= fixed]
+        if at:
+            out.append(regime | {"O_r": _within(_slope(at, second or {}, fixed) - float(regime["O"]), per_byte)})
+            continue
+        sizes = _copying(regime, eager)
         if len(sizes) < 2:
             out.append(_below_logGOPSim(regime, eager, times, fixed, per_byte))
             continue
-        n1 = np.array(sizes, dtype=float) - 1.0
-        x = np.array([times[n] for n in sizes])
-        w = 1.0 / (x * x)  # relative error
-        slope = float(np.sum(w * n1 * (x - fixed)) / np.sum(w * n1 * n1))
-        out.append(regime | {"O_r": _within(slope - float(regime["O"]), per_byte)})
+        out.append(regime | {"O_r": _within(_slope(sizes, times, fixed) - float(regime["O"]), per_byte)})
     return out
 
 
@@ -194,8 +245,23 @@ def rendezvous_table(regimes: list[dict[str, Any]], times: dict[int, float], S: 
     return rows
 
 
+def second_message_table(regimes: list[dict[str, Any]], second: dict[int, float], S: float | None
+                         ) -> list[dict[str, Any]]:
+    """Per eager size measured: {n, second_us, model_us}, what a second message each way added
+    to the exchange (second_message_times) and what the model's CPUs spend on it, o_s + o_r +
+    (n-1)(O + O_r) (LogGOPSim's receiver, O_r = max(O, G), where the regime has none)."""
+    rows = []
+    for r, eager in zip(regimes, _eager_by_regime(regimes, second, S)):
+        o_r = float(r["O_r"]) if r.get("O_r") is not None else max(float(r["O"]), float(r["G"]))
+        for n in eager:
+            model = float(r["o_s"]) + float(r["o_r"]) + max(n - 1, 0) * (float(r["O"]) + o_r)
+            rows.append({"n": n, "second_us": round(second[n], 4), "model_us": round(model, 4)})
+    return rows
+
+
 def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], S: float | None,
-                    statistic: str, rendezvous: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+                    statistic: str, rendezvous: list[dict[str, Any]] | None = None,
+                    second: dict[int, float] | None = None) -> dict[str, Any] | None:
     """`loggp.exchange_excess` from the rows of exchange_table and rendezvous_table:
     {statistic, steps: [[n, us]], rendezvous: [[n, us]]}, per size measured, what the exchange
     took beyond the model, at least 0; None where no size was measured. `steps`, the eager
@@ -205,17 +271,20 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
     at its bound max(O, G), or the regime has none (LogGOPSim's receiver charging them less
     than they took), the model cannot meet them, and every size keeps its excess. `rendezvous` (only where a
     rendezvous size was measured): the exchange beyond the model's rendezvous rule, which no
-    exchange was fitted to (Open MPI's exchange of 4 KiB took 2.6 to 3.9 us against 2.3 to 3.1
+    exchange was fitted to. A regime whose O_r comes from the second message each way
+    (`second`, with_receive_copy) was not fitted to the exchanges either: every size keeps
+    its excess (Open MPI's exchange of 4 KiB took 2.6 to 3.9 us against 2.3 to 3.1
     in its models)."""
     by_n = {int(row["n"]): row for row in table}
     steps = []
-    for regime, eager in zip(regimes, _eager_by_regime(regimes, {n: 1.0 for n in by_n}, S)):
+    seconds = second_message_sizes(regimes, second or {}, S)
+    for regime, eager, at in zip(regimes, _eager_by_regime(regimes, {n: 1.0 for n in by_n}, S), seconds):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
-        # the fit meets the exchanges only where its O_r is free of its bound: held at
-        # max(O, G), or absent (LogGOPSim's receiver charging less than they took), it
-        # leaves them their excess
-        met = regime.get("O_r") is not None and float(regime["O_r"]) < per_byte
+        # the fit meets the exchanges only where its O_r is theirs and free of its bound: held
+        # at max(O, G), absent (LogGOPSim's receiver charging less than they took), or the
+        # second message's, it leaves them their excess
+        met = not at and regime.get("O_r") is not None and float(regime["O_r"]) < per_byte
         for n in eager:
             steps.append([n, 0.0 if met and (n - 1) * per_byte >= fixed else _beyond(by_n[n])])
     pulled = [[int(row["n"]), _beyond(row)] for row in rendezvous or []]
