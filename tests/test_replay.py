@@ -298,8 +298,9 @@ def test_a_traced_program_is_replayed(capsys, tmp_path: Path, model: Path, mpi_l
 def test_the_nodes_detours_are_drawn_by_seed_and_the_median_run_is_the_answer(capsys, tmp_path: Path):
     """A model with a noise section: every replay draws --noise-runs seeds and keeps the run of
     the median time; the same request gives the same answer, --noise off none, and the
-    detours slow a program of messages alone."""
-    exchange_program(tmp_path / "t", iterations=400, sizes=(64,), compute_ns=0)
+    detours slow a program of messages alone. Measured at p = 2, they are in the costs of a
+    message already: a replay of 4 ranks draws half of each rank's, one of 2 ranks none."""
+    exchange_program(tmp_path / "t", p=4, iterations=400, sizes=(64,), compute_ns=0)
     noise = {"by_p": [{"p": 2, "rank_seconds": 1.0, "rate_per_s": 2000.0, "fraction": 0.05,
                        "bins": [[16.0, 2000.0, 25.0]]}]}
     path = tmp_path / "noisy.json"
@@ -311,7 +312,8 @@ def test_the_nodes_detours_are_drawn_by_seed_and_the_median_run_is_the_answer(ca
     quiet = _replay_json(capsys, *args, "--noise", "off")
     three = _replay_json(capsys, *args, "--noise-runs", "3")
     drawn = doc["noise"]
-    assert drawn["runs"] == 5 and drawn["measured_p"] == 2 and drawn["fraction"] == pytest.approx(0.05)
+    assert drawn["runs"] == 5 and drawn["measured_p"] == 2 and drawn["held_ranks"] == 2
+    assert drawn["measured_fraction"] == pytest.approx(0.05) and drawn["fraction"] == pytest.approx(0.025)
     spans = drawn["makespans"]["loggps"]
     assert spans == sorted(spans) and spans[0] < spans[-1]
     assert doc["predictions"]["loggps"]["makespan"] == pytest.approx(spans[2])
@@ -319,7 +321,13 @@ def test_the_nodes_detours_are_drawn_by_seed_and_the_median_run_is_the_answer(ca
         assert again["predictions"][key]["ranks"] == doc["predictions"][key]["ranks"]
     assert quiet["noise"] is None and three["noise"]["runs"] == 3
     slower = doc["predictions"]["loggps"]["makespan"] / quiet["predictions"]["loggps"]["makespan"] - 1
-    assert 0.02 < slower < 0.12
+    assert 0.01 < slower < 0.08
+    # two ranks: the costs hold both ranks' detours, nothing is drawn, one run answers
+    exchange_program(tmp_path / "two", iterations=400, sizes=(64,), compute_ns=0)
+    two = ("--dir", str(tmp_path / "two"), "--model", str(path))
+    held, plain = _replay_json(capsys, *two), _replay_json(capsys, *two, "--noise", "off")
+    assert held["noise"]["runs"] == 1 and held["noise"]["fraction"] == 0.0
+    assert held["predictions"]["loggps"]["ranks"] == plain["predictions"]["loggps"]["ranks"]
     capsys.readouterr()
     assert main(["replay", *args, "--noise-runs", "0"]) == 2
     assert "--noise-runs must be a whole number from 1 to 99" in capsys.readouterr().err

@@ -699,8 +699,9 @@ fn result_json(
                 "min_bytes": cs.min_bytes, "max_bytes": cs.max_bytes,
                 "rendezvous_first_us": u(cs.rendezvous_first), "rendezvous_reverse_us": u(cs.rendezvous_reverse),
             })),
-            "noise": p.noise.as_ref().and_then(|nz| nz.summary_for(o.ranks)).map(|(from_p, lost)| json!({
-                "seed": p.noise.as_ref().map_or(0, |nz| nz.seed), "measured_p": from_p, "fraction": lost,
+            "noise": p.noise.as_ref().and_then(|nz| nz.summary_for(o.ranks)).map(|(from_p, measured, drawn)| json!({
+                "seed": p.noise.as_ref().map_or(0, |nz| nz.seed), "measured_p": from_p,
+                "measured_fraction": measured, "fraction": drawn, "held_ranks": commchar_sim::noise::HELD_BY_COSTS,
             })),
         },
         "makespan": u(o.makespan()),

@@ -9,6 +9,14 @@
 //! that starts during a traced computation is dropped: the computation's measured time
 //! already holds it.
 //!
+//! A message's costs already hold some: each is the mean of a point-to-point probe that
+//! ran with HELD_BY_COSTS ranks busy, and that mean holds the detours that hit either of
+//! them while it measured. p ranks of a tightly coupled program lose p F_p of a rank's
+//! time to the detours of all (F_q: the fraction of a rank's time the bins measured for q
+//! take), of which the costs hold 2 F_2; each rank draws the rest, a share 1 - 2 F_2 /
+//! (p F_p) of its own detours (the Poisson process thinned, every bin alike), none at p =
+//! 2 (`drawn_share`).
+//!
 //! The draws are SplitMix64 (Steele, Lea and Flood, 2014) seeded from the seed and the
 //! rank: a fixed seed replays to the same answer on every platform, and several seeds
 //! give the expected time and its spread. It is ten lines, so the simulator keeps no
@@ -18,6 +26,14 @@ use serde_json::Value;
 
 use crate::error::{input, Result};
 use crate::per_p::{by_p_rows, row_for_ranks};
+
+/// Ranks whose detours the costs of a message hold: the point-to-point probes' two.
+pub const HELD_BY_COSTS: u32 = 2;
+
+/// The fraction of a rank's time a row's bins take.
+fn fraction(bins: &[(u64, u64)]) -> f64 {
+    bins.iter().map(|&(gap, len)| len as f64 / gap as f64).sum()
+}
 
 /// The model's detour bins per rank count measured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,13 +72,23 @@ impl Noise {
         row_for_ranks(&self.rows, ranks, |r| r.0).map_or(&[], |(_, bins)| bins.as_slice())
     }
 
-    /// The p whose bins a replay of `ranks` draws from, and its fraction of time lost.
-    pub fn summary_for(&self, ranks: u32) -> Option<(u32, f64)> {
+    /// The share of its detours (the bins at `ranks`) each rank of a replay of `ranks`
+    /// draws: what the ranks lose beyond what the costs hold (see the module), in [0, 1].
+    pub fn drawn_share(&self, ranks: u32) -> f64 {
+        let at = fraction(self.bins_for(ranks));
+        if at.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return 0.0;
+        }
+        let held = HELD_BY_COSTS as f64 * fraction(self.bins_for(HELD_BY_COSTS));
+        (1.0 - held / (ranks as f64 * at)).clamp(0.0, 1.0)
+    }
+
+    /// The p whose bins a replay of `ranks` draws from, the fraction of a rank's time they
+    /// take, and the fraction its draws take (`drawn_share` of it).
+    pub fn summary_for(&self, ranks: u32) -> Option<(u32, f64, f64)> {
         let (p, bins) = row_for_ranks(&self.rows, ranks, |r| r.0)?;
-        Some((
-            *p,
-            bins.iter().map(|&(gap, len)| len as f64 / gap as f64).sum(),
-        ))
+        let measured = fraction(bins);
+        Some((*p, measured, measured * self.drawn_share(ranks)))
     }
 }
 
@@ -135,10 +161,12 @@ pub struct Detours {
 }
 
 impl Detours {
-    /// None when the model's bins at this rank count hold no detour.
+    /// None when the model's bins at this rank count hold no detour, or the costs hold
+    /// every one (`Noise::drawn_share`).
     pub fn new(noise: &Noise, ranks: usize) -> Option<Detours> {
         let chosen = noise.bins_for(ranks as u32);
-        let rate: f64 = chosen.iter().map(|&(gap, _)| 1.0 / gap as f64).sum();
+        let rate: f64 = chosen.iter().map(|&(gap, _)| 1.0 / gap as f64).sum::<f64>()
+            * noise.drawn_share(ranks as u32);
         if rate.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
@@ -210,13 +238,15 @@ impl Detours {
 mod tests {
     use super::*;
 
+    /// Detours at 4 ranks and none at 2 (whose costs then hold none): a replay of 4 ranks
+    /// draws every one.
     fn noise(rate_per_s: f64, us: f64, seed: u64) -> Noise {
-        Noise::from_rows(vec![(2, vec![(rate_per_s, us)])], seed)
+        Noise::from_rows(vec![(2, vec![]), (4, vec![(rate_per_s, us)])], seed)
     }
 
-    #[test]
-    fn the_detours_drawn_hold_the_rate_and_the_time_lost_the_model_gives() {
-        let mut d = Detours::new(&noise(1000.0, 20.0, 7), 1).unwrap();
+    /// Rank 0's detours over one simulated second, a CPU activity every microsecond: their
+    /// count and the fraction of the second they took.
+    fn one_second(d: &mut Detours) -> (u64, f64) {
         let second = 1_000_000_000_000u64;
         let (mut count, mut lost, mut t) = (0u64, 0u64, 0u64);
         while t < second {
@@ -226,19 +256,50 @@ mod tests {
                     lost += end - t;
                     t = end;
                 }
-                None => t += 1_000_000, // a CPU activity every microsecond
+                None => t += 1_000_000,
             }
         }
+        (count, lost as f64 / second as f64)
+    }
+
+    #[test]
+    fn the_detours_drawn_hold_the_rate_and_the_time_lost_the_model_gives() {
+        let mut d = Detours::new(&noise(1000.0, 20.0, 7), 4).unwrap();
+        let (count, fraction) = one_second(&mut d);
         // 1000 a second of 20 us: 2% of the time; each is met within a microsecond of its start
         assert!((900..1100).contains(&count), "{count}");
-        let fraction = lost as f64 / second as f64;
         assert!((0.017..0.021).contains(&fraction), "{fraction}");
+    }
+
+    #[test]
+    fn a_replay_draws_only_the_detours_its_costs_do_not_hold() {
+        // measured at p = 2 only: 2% of a rank's time; the costs hold two ranks' detours
+        let at_two = Noise::from_rows(vec![(2, vec![(1000.0, 20.0)])], 7);
+        assert_eq!(at_two.drawn_share(2), 0.0);
+        assert!(Detours::new(&at_two, 2).is_none());
+        assert_eq!(at_two.drawn_share(1), 0.0);
+        assert!((at_two.drawn_share(4) - 0.5).abs() < 1e-12);
+        assert!((at_two.drawn_share(16) - 0.875).abs() < 1e-12);
+        // each of 4 ranks draws half its detours: p F_p - 2 F_2 of the time in all
+        let (count, fraction) = one_second(&mut Detours::new(&at_two, 4).unwrap());
+        assert!((430..570).contains(&count), "{count}");
+        assert!((0.008..0.0115).contains(&fraction), "{fraction}");
+        // a busier node at 16 ranks: 16 x 2% in all, of which the costs hold 2 x 1%
+        let busier = Noise::from_rows(
+            vec![(2, vec![(500.0, 20.0)]), (16, vec![(1000.0, 20.0)])],
+            7,
+        );
+        assert!((busier.drawn_share(16) - (1.0 - 0.02 / 0.32)).abs() < 1e-12);
+        let (p, measured, drawn) = busier.summary_for(16).unwrap();
+        assert_eq!(p, 16);
+        assert!((measured - 0.02).abs() < 1e-12 && (drawn - 0.02 * 0.9375).abs() < 1e-12);
+        assert_eq!(at_two.summary_for(2).unwrap(), (2, 0.02, 0.0));
     }
 
     #[test]
     fn a_seed_replays_alike_and_another_differs() {
         let starts = |seed| {
-            let mut d = Detours::new(&noise(1e4, 5.0, seed), 3).unwrap();
+            let mut d = Detours::new(&noise(1e4, 5.0, seed), 4).unwrap();
             (0..50u64)
                 .map(|k| d.taken_until(1, k * 10_000_000))
                 .collect::<Vec<_>>()
@@ -249,7 +310,7 @@ mod tests {
 
     #[test]
     fn detours_in_a_computation_are_dropped_and_a_rank_count_takes_its_row() {
-        let mut d = Detours::new(&noise(1e6, 0.5, 3), 1).unwrap(); // one every us
+        let mut d = Detours::new(&noise(1e6, 0.5, 3), 4).unwrap(); // one every us
         d.skip_until(0, 1_000_000_000);
         assert!(d.ranks[0].start >= 1_000_000_000);
         let rows = Noise::from_rows(vec![(2, vec![(10.0, 1.0)]), (8, vec![(20.0, 2.0)])], 0);

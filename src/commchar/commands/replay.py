@@ -112,8 +112,11 @@ def _noise(noise: dict[str, Any] | None) -> str:
     if not noise:
         return ""
     spread = noise["makespans"]["loggps"]
-    return (f", noise of p={noise.get('measured_p')} ({100 * (noise.get('fraction') or 0):.2f}% of a rank), "
-            f"median of {noise['runs']} draws ({spread[0]:.1f}..{spread[-1]:.1f} us)")
+    measured = (f"noise of p={noise.get('measured_p')} ({100 * (noise.get('measured_fraction') or 0):.2f}% of a rank,"
+                f" {100 * (noise.get('fraction') or 0):.2f}% drawn beyond the costs' own)")
+    if noise["runs"] < 2:
+        return f", {measured}"
+    return f", {measured}, median of {noise['runs']} draws ({spread[0]:.1f}..{spread[-1]:.1f} us)"
 
 
 def _err(pct: float | None) -> str:
