@@ -39,16 +39,22 @@ static const char *const cc_exchange_variants[] = {"sendrecv", "replace", "self"
 /* the largest number of messages each way of a variant (isend2) */
 enum { CC_EX_MOST_MESSAGES = 2 };
 
-/* messages each way: 2 for isend2, else 1 */
+/* messages each way of an exchange variant: 2 for isend2, else 1 */
 static int cc_exchange_messages(const cc_point *pt)
 {
     return pt->variant == CC_EX_ISEND2 ? 2 : 1;
 }
 
-static void cc_exchange_setup(cc_point *pt)
+/* one pair of n-byte buffers, one exchange a repetition (exchange and footprint) */
+static void cc_one_pair_setup(cc_point *pt)
 {
     cc_pair_buffers(pt);
     pt->scale = 1.0; /* one exchange */
+}
+
+static void cc_exchange_setup(cc_point *pt)
+{
+    cc_one_pair_setup(pt);
     const int k = cc_exchange_messages(pt);
     if (k > 1) { /* message i carries bytes [i n, (i+1) n) of the pattern, into its own part of rbuf */
         cc_buffer_free(pt, pt->sbuf);
@@ -152,7 +158,7 @@ static int cc_footprint_self(const cc_point *pt)
 
 static void cc_footprint_setup(cc_point *pt)
 {
-    cc_exchange_setup(pt);
+    cc_one_pair_setup(pt);
     /* cc_cache.c moves sbuf and rbuf */
     pt->rotate_slots = cc_footprint_pairs[pt->variant % CC_FOOTPRINT_SIZES];
 }
