@@ -272,11 +272,16 @@ const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t wh
  * per window of n bytes) */
 void cc_pair_buffers(cc_point *pt)
 {
-    pt->sbuf_len = pt->rbuf_len = pt->n;
-    pt->sbuf = cc_buffer_alloc(pt, pt->n);
-    pt->rbuf = cc_recv_buffer_alloc(pt, pt->n);
+    cc_pair_buffers_of(pt, pt->n);
+}
+
+void cc_pair_buffers_of(cc_point *pt, size_t len)
+{
+    pt->sbuf_len = pt->rbuf_len = len;
+    pt->sbuf = cc_buffer_alloc(pt, len);
+    pt->rbuf = cc_recv_buffer_alloc(pt, len);
     pt->check_off = 0;
-    pt->check_len = pt->n;
+    pt->check_len = len;
     pt->timed = pt->rank == 0;
     pt->scale = 0.5; /* half a round trip */
 }

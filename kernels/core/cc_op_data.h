@@ -76,6 +76,7 @@ extern const cc_coll_data cc_bcast_data, cc_allreduce_data, cc_alltoall_data, cc
  * each sends its own pattern and checks its peer's (point-to-point,
  * partitioned, PVM's sends) */
 void cc_pair_buffers(cc_point *pt); /* n bytes each way, rank 0 timed, half a round trip */
+void cc_pair_buffers_of(cc_point *pt, size_t len); /* the same with len-byte buffers, all checked */
 /* NULL when ranks 0 and 1 can exchange one message of n bytes at p, else why not */
 const char *cc_p2p_check_size(size_t n, int p, int variant, char *why, size_t whylen);
 void cc_pair_fill(cc_point *pt);

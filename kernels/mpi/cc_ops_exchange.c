@@ -52,17 +52,11 @@ static void cc_one_pair_setup(cc_point *pt)
     pt->scale = 1.0; /* one exchange */
 }
 
+/* message i of a variant carries bytes [i n, (i+1) n) of the pattern, into its own part of rbuf */
 static void cc_exchange_setup(cc_point *pt)
 {
-    cc_one_pair_setup(pt);
-    const int k = cc_exchange_messages(pt);
-    if (k > 1) { /* message i carries bytes [i n, (i+1) n) of the pattern, into its own part of rbuf */
-        cc_buffer_free(pt, pt->sbuf);
-        cc_buffer_free(pt, pt->rbuf);
-        pt->sbuf_len = pt->rbuf_len = pt->check_len = (size_t)k * pt->n;
-        pt->sbuf = cc_buffer_alloc(pt, pt->sbuf_len);
-        pt->rbuf = cc_recv_buffer_alloc(pt, pt->rbuf_len);
-    }
+    cc_pair_buffers_of(pt, (size_t)cc_exchange_messages(pt) * pt->n);
+    pt->scale = 1.0; /* one exchange */
 }
 
 /* what goes out: this rank's pattern; to itself, the receive buffer poisoned
