@@ -47,7 +47,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -92,41 +92,41 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
     return {"with": fitted, "without": without}
 
 
-def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
-    """The model of the runs with every size regime's fixed time split into its overheads
-    under the global L: size_regimes as if no size were eager."""
-    from unittest import mock
-
-    from commchar.models import assemble, plogp
-    from commchar.validate.core import fit_runs
-
-    def split(loggp: dict[str, Any], segments: list[dict[str, Any]]) -> Any:
-        return plogp.size_regimes({k: v for k, v in loggp.items() if k != "S"}, segments)
-
-    with mock.patch.object(assemble, "size_regimes", split):
-        model = fit_runs(db, run_ids)[0]
-    if any("L" in regime for fitted in model.libraries.values() if isinstance(fitted.loggp, dict)
-           for regime in fitted.loggp.get("regimes") or []):
-        raise SystemExit("model_ab: the fit no longer takes its regimes from assemble.size_regimes; "
-                         "--compare regime_latency cannot take the regimes' own L out")
-    return model
-
-
-def _fit_without_second_message(db: str, run_ids: list[int]) -> Any:
-    """The model of the runs with every regime's O_r fitted from the single exchange, as if
-    no second message each way had been measured."""
+def _fit_with(db: str, run_ids: list[int], name: str, replacement: Any,
+              still_there: Callable[[dict[str, Any]], bool], compare: str) -> Any:
+    """The model of the runs fitted with `commchar.models.assemble.<name>` replaced; stops
+    with one line where a library's loggp section still shows the part (`still_there`): the
+    fit no longer takes it from there, and the comparison would measure nothing."""
     from unittest import mock
 
     from commchar.models import assemble
     from commchar.validate.core import fit_runs
 
-    with mock.patch.object(assemble, "second_message_times", lambda points, statistic: {}):
+    with mock.patch.object(assemble, name, replacement):
         model = fit_runs(db, run_ids)[0]
-    if any((fitted.loggp.get("receive_copy") or {}).get("second") for fitted in model.libraries.values()
-           if isinstance(fitted.loggp, dict)):
-        raise SystemExit("model_ab: the fit no longer takes the second messages from "
-                         "assemble.second_message_times; --compare second_message cannot take them out")
+    if any(still_there(fitted.loggp) for fitted in model.libraries.values() if isinstance(fitted.loggp, dict)):
+        raise SystemExit(f"model_ab: the fit no longer takes its part from assemble.{name}; "
+                         f"--compare {compare} cannot take it out")
     return model
+
+
+def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
+    """The model of the runs with every size regime's fixed time split into its overheads
+    under the global L: size_regimes as if no size were eager."""
+    from commchar.models import plogp
+
+    def split(loggp: dict[str, Any], segments: list[dict[str, Any]]) -> Any:
+        return plogp.size_regimes({k: v for k, v in loggp.items() if k != "S"}, segments)
+
+    return _fit_with(db, run_ids, "size_regimes", split,
+                     lambda loggp: any("L" in regime for regime in loggp.get("regimes") or []), "regime_latency")
+
+
+def _fit_without_second_message(db: str, run_ids: list[int]) -> Any:
+    """The model of the runs with every regime's O_r fitted from the single exchange, as if
+    no second message each way had been measured."""
+    return _fit_with(db, run_ids, "second_message_times", lambda points, statistic: {},
+                     lambda loggp: bool((loggp.get("receive_copy") or {}).get("second")), "second_message")
 
 
 def _predicted(db: str, trace_id: int, model: Path, library: str, iterations: int,

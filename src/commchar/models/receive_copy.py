@@ -171,12 +171,13 @@ def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S:
     bytes do were measured, or where LogGOPSim's rule overcharges the exchange at its
     largest eager size (_below_logGOPSim)."""
     out = []
-    seconds = second_message_sizes(regimes, second or {}, S)
-    for regime, eager, at in zip(regimes, _eager_by_regime(regimes, times, S), seconds):
+    second = second or {}
+    for regime, eager, at in zip(regimes, _eager_by_regime(regimes, times, S),
+                                 second_message_sizes(regimes, second, S)):
         fixed = float(regime["o_s"]) + float(regime["o_r"])
         per_byte = max(float(regime["O"]), float(regime["G"]))
         if at:
-            out.append(regime | {"O_r": _within(_slope(at, second or {}, fixed) - float(regime["O"]), per_byte)})
+            out.append(regime | {"O_r": _within(_slope(at, second, fixed) - float(regime["O"]), per_byte)})
             continue
         sizes = _copying(regime, eager)
         if len(sizes) < 2:
@@ -254,7 +255,7 @@ def second_message_table(regimes: list[dict[str, Any]], second: dict[int, float]
     for r, eager in zip(regimes, _eager_by_regime(regimes, second, S)):
         o_r = float(r["O_r"]) if r.get("O_r") is not None else max(float(r["O"]), float(r["G"]))
         for n in eager:
-            model = float(r["o_s"]) + float(r["o_r"]) + max(n - 1, 0) * (float(r["O"]) + o_r)
+            model = float(r["o_s"]) + float(r["o_r"]) + (n - 1) * (float(r["O"]) + o_r)
             rows.append({"n": n, "second_us": round(second[n], 4), "model_us": round(model, 4)})
     return rows
 

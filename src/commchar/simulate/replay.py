@@ -190,7 +190,8 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
             runs = []
             for seed in seeds or [None]:
                 runs.append(sim.run([*argv, *extra, *_noise_args(seed)]))
-                if seed is not None and not _drawn(runs[0]):  # the costs hold every detour: seeds alike
+                # the costs hold every detour: every seed alike
+                if seed is not None and not drew_detours(runs[0]["params"].get("noise")):
                     break
             results[key], spread[key] = _median_run(runs)
     doc = _document(req, library, loggp, listed, rows, results)
@@ -201,10 +202,11 @@ def _replay(req: ReplayRequest) -> dict[str, Any]:
     return doc
 
 
-def _drawn(run: dict[str, Any]) -> bool:
-    """Whether a simulator run drew detours: its model has them at the replay's rank count
-    beyond those the costs of a message hold (docs/models.md, "The node's detours")."""
-    return bool(((run.get("params") or {}).get("noise") or {}).get("fraction"))
+def drew_detours(noise: dict[str, Any] | None) -> bool:
+    """Whether a replay drew detours, from its noise summary (a simulator run's
+    `params.noise`, a replay document's `noise`): its model has them at the replay's rank
+    count beyond those the costs of a message hold (docs/models.md, "The node's detours")."""
+    return bool((noise or {}).get("fraction"))
 
 
 def _noise_args(seed: int | None) -> list[str]:

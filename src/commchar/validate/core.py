@@ -357,7 +357,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     """Traces one program at one size and replays it: one row of the table."""
     from commchar.apps.sweep import CaseFailed, run_traced
     from commchar.measure.launch import LaunchSpec, program_command
-    from commchar.simulate.replay import ReplayRequest, replay
+    from commchar.simulate.replay import ReplayRequest, drew_detours, replay
     from commchar.store.traces import extract_trace
     from commchar.trace.program import TraceRequest
 
@@ -379,7 +379,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         # the same trace without the node's detours: what the noise model adds (where the replay
         # drew any: at p = 2 the costs hold them all)
         quiet = (replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name,
-                                      noise="off")) if (doc.get("noise") or {}).get("fraction") else None)
+                                      noise="off")) if drew_detours(doc.get("noise")) else None)
     row: dict[str, Any] = {"program": program.name, "bytes": n, "p": options.np,
                            "iterations": options.iterations, "trace_id": result["trace_id"],
                            "S": doc["model"]["S"], "program_us": float(result["per_iteration_us"]),
