@@ -493,6 +493,33 @@ def test_a_scattered_series_gets_the_midpoints_of_its_cheap_gaps_and_a_straight_
     assert "scattered" not in state.sizes.values()
 
 
+def test_a_series_is_scattered_beyond_what_its_librarys_series_typically_show():
+    """A host that moves every series by 10% from size to size raises the threshold to 1.5
+    times their typical scatter: a series at its library's typical scatter asks no midpoints,
+    one with steps of its own far beyond it does; a quiet library keeps SCATTERED."""
+    n = np.array([2.0 ** k for k in range(0, 17)])
+    rng = np.random.default_rng(7)
+    ops = ("bcast", "reduce", "gather", "scatter", "allgather")
+    noisy = [_point(op, size, float(t)) for op in ops
+             for size, t in zip(n, _hockney(n) * np.exp(rng.normal(0.0, 0.10, n.size)))]
+    quiet = [{**_point(op, size, float(t)), "library": "quiet"} for op in ops for size, t in zip(n, _hockney(n))]
+    every = adaptive.series(noisy + quiet)
+    above = adaptive.scattered_thresholds(every)
+    typical = [adaptive.scatter(f.n, f.t, f.state) for key, f in every.items() if key[0] == "lib"]
+    assert above["lib"] == pytest.approx(adaptive.TYPICAL_FACTOR * float(np.median(typical)))
+    assert above["lib"] > adaptive.SCATTERED and above["quiet"] == adaptive.SCATTERED
+    one = min((f for key, f in every.items() if key[0] == "lib"), key=lambda f: abs(
+        adaptive.scatter(f.n, f.t, f.state) - float(np.median(typical))))
+    assert adaptive.SCATTERED < adaptive.scatter(one.n, one.t, one.state) < above["lib"]
+    for threshold, asks in ((adaptive.SCATTERED, True), (above["lib"], False)):
+        state, _ = adaptive.analyse(one.n, one.t, one.noise, 0.03, scattered_above=threshold)
+        assert ("scattered" in state.sizes.values()) is asks
+    # steps of its own, every other size 40% up, stay scattered at the raised threshold
+    jagged = _hockney(n) * np.where(np.arange(n.size) % 2 == 0, 1.0, 1.4)
+    state, _ = adaptive.analyse(n, jagged, np.full(n.size, 0.004), 0.03, scattered_above=above["lib"])
+    assert "scattered" in state.sizes.values()
+
+
 def test_a_staircase_that_a_size_between_two_shows_gets_the_midpoints_of_its_cheap_gaps_near_it():
     # the powers of two lie on one line; the time doubles just past each of them, so a size
     # between two lies well below the line (Open MPI's allreduce: 2.10 us at 3072 B, 3.38 at 4096)

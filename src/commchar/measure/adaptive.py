@@ -37,9 +37,10 @@ uncertain:
   series' floor included) and TOLERANCE gets the log midpoints of both its
   gaps (split further, round after round, while wider than MIN_GAP);
 - scattered: a series whose sizes lie off the lines through their neighbours
-  by more than SCATTERED (its scatter(), below) gets the log midpoint of
-  every gap up to CHEAP_BYTES wider than MIN_SPLIT_GAP: such a curve is no few
-  straight lines, and a size there is known only where it is measured;
+  by more than SCATTERED (its scatter(), below), and by more than TYPICAL_FACTOR
+  times its library's typical series (scattered_thresholds()), gets the log
+  midpoint of every gap up to CHEAP_BYTES wider than MIN_SPLIT_GAP: such a curve
+  is no few straight lines, and a size there is known only where it is measured;
 - stepped: a series one of whose added sizes up to CHEAP_BYTES lies off the
   previous round's model by more than STEPPED (a staircase the coarse grid's
   sizes cannot show: they may all sit on its steps) gets the log midpoints a
@@ -128,6 +129,10 @@ SCATTER_POINTS = 6  # sizes between two others of their state that a series' own
 # robust spread of scatter(), 2.8 times the run-to-run floor) has its gaps up to CHEAP_BYTES
 # split down to MIN_SPLIT_GAP: Open MPI's bcast took 0.29 us at 4 and 8 B and 0.38 at 6 B
 SCATTERED = 0.07
+# ...and by more than this many times its library's typical series (the median scatter of its
+# series this round): a host that moves every series' times from size to size (the Intel Xeon
+# guest's 5 to 6%) is no structure of one series', and splitting its gaps measures the host
+TYPICAL_FACTOR = 1.5
 # A series one of whose sizes up to CHEAP_BYTES, added between two measured ones, lies off the
 # previous round's model by more than this (and by more than its noise allows: "deviates") has
 # its cheap gaps within STEPPED_REACH of that size (either way) split as a scattered series'
@@ -345,8 +350,8 @@ def _breakpoint_disagreement(before: dict[str, Any], after: dict[str, Any], mid:
 
 def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
             previous: SegmentedHockneyModel | None = None, state: np.ndarray | None = None,
-            previous_state: dict[Any, Any] | None = None, left_out: np.ndarray | None = None
-            ) -> tuple[SeriesState, SegmentedHockneyModel | None]:
+            previous_state: dict[Any, Any] | None = None, left_out: np.ndarray | None = None,
+            scattered_above: float = SCATTERED) -> tuple[SeriesState, SegmentedHockneyModel | None]:
     """The sizes one series still needs, its segments with their CIs, and its model.
 
     `n`, `t`, `noise`: sizes (sorted), median times and relative standard errors, one per size
@@ -355,7 +360,8 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     own state: `previous_state` maps a state's label to the previous model's label of the same
     state (None: the same labels). `left_out`: sizes the series measured that the rule cannot
     use (Series.left_out); those beyond its usable sizes still bound it, and the gaps out to
-    them are split down to 2-fold."""
+    them are split down to 2-fold. `scattered_above`: the scatter beyond which the series is
+    scattered (scattered_threshold())."""
     state_out = SeriesState()
     labels = np.zeros(n.size, dtype=int) if state is None else np.asarray(state)
     if np.unique(n).size < 2:
@@ -432,7 +438,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
                          (float(n[j]), above.min() if above.size else 0.0)):
                 if a > 0 and b > a * MIN_GAP:
                     state_out.ask(log_mid(a, b), "deviates")
-    scattered = (state_out.scatter or 0.0) > SCATTERED
+    scattered = (state_out.scatter or 0.0) > scattered_above
     if scattered or steps:
         # sizes that lie off the lines through their neighbours by more than the host's noise,
         # or a size between two that lies off the model: no few straight lines there, and a
@@ -517,6 +523,17 @@ def series(points: list[dict]) -> dict[tuple[str, str, str, int], Series]:
             states=found,
             left_out=np.array(sorted(measured[key] - {size for size, _ in cells}), dtype=float))
     return out
+
+
+def scattered_thresholds(every: dict[tuple[str, str, str, int], Series]) -> dict[str, float]:
+    """Per library, the scatter beyond which one of its series is scattered: SCATTERED, or
+    TYPICAL_FACTOR times the median of its series' own scatters where that is larger (the
+    host's moves from size to size, which every series shows)."""
+    own: dict[str, list[float]] = defaultdict(list)
+    for (library, *_), found in every.items():
+        if (value := scatter(found.n, found.t, found.state)) is not None:
+            own[library].append(value)
+    return {library: max(SCATTERED, TYPICAL_FACTOR * statistics.median(values)) for library, values in own.items()}
 
 
 def touch_extension(points: list[dict], floors: dict[str, float] | None = None) -> dict[str, int]:
@@ -611,15 +628,17 @@ def adaptive_proposer(precision: float, record: Record | None = None, long_reps:
         for (library, *_), found in every.items():
             pooled[library] += misses(found.n, found.t, found.state)
         library_scatter = {library: robust_spread(values) for library, values in pooled.items()}
+        scattered_above = scattered_thresholds(every)
         for key, found in sorted(every.items()):
             library, op, variant, p = key
-            fingerprint = _fingerprint(found)
+            above = scattered_above.get(library, SCATTERED)
+            fingerprint = (_fingerprint(found), above)
             if key in seen and seen[key][0] == fingerprint:
                 state = seen[key][1]
             else:
                 previous, previous_ns = models.get(key, (None, {}))
                 state, model = analyse(found.n, found.t, found.noise, ci_target, previous, found.state,
-                                       same_states(found, previous_ns), found.left_out)
+                                       same_states(found, previous_ns), found.left_out, above)
                 models[key] = (model, found.state_ns())
                 seen[key] = (fingerprint, state)
             asked: dict[int, str] = {}

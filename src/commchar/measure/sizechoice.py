@@ -92,9 +92,12 @@ def _one_run(store: Store, run: dict) -> dict[str, Any]:
     models: dict[tuple[str, str, str, int], adaptive.SeriesState] = {}
     if rule == ADAPTIVE:
         record["ci_target"] = adaptive.LOOSE_FACTOR * precision
-        for key, found in adaptive.series(store.points([run["id"]])).items():
+        chosen = adaptive.series(store.points([run["id"]]))
+        above = adaptive.scattered_thresholds(chosen)
+        for key, found in chosen.items():
             models[key], _ = adaptive.analyse(found.n, found.t, found.noise, record["ci_target"],
-                                              state=found.state, left_out=found.left_out)
+                                              state=found.state, left_out=found.left_out,
+                                              scattered_above=above.get(key[0], adaptive.SCATTERED))
     series = []
     for key in sorted(rounds):
         library, op, variant, p = key
