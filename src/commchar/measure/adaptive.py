@@ -361,7 +361,7 @@ def analyse(n: np.ndarray, t: np.ndarray, noise: np.ndarray, ci_target: float,
     state (None: the same labels). `left_out`: sizes the series measured that the rule cannot
     use (Series.left_out); those beyond its usable sizes still bound it, and the gaps out to
     them are split down to 2-fold. `scattered_above`: the scatter beyond which the series is
-    scattered (scattered_threshold())."""
+    scattered (scattered_thresholds())."""
     state_out = SeriesState()
     labels = np.zeros(n.size, dtype=int) if state is None else np.asarray(state)
     if np.unique(n).size < 2:
