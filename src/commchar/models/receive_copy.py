@@ -140,12 +140,16 @@ def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: 
     return grouped
 
 
+def _fixed_and_stream(regime: dict[str, Any]) -> tuple[float, float]:
+    """A regime's overheads o_s + o_r and its stream's time per byte, max(O, G)."""
+    return float(regime["o_s"]) + float(regime["o_r"]), max(float(regime["O"]), float(regime["G"]))
+
+
 def _copying(regime: dict[str, Any], sizes: list[int]) -> list[int]:
     """The sizes of `sizes` whose bytes cost at least the regime's overheads,
     (n-1)max(O, G) >= o_s + o_r: below, a fixed cost of the exchange, which O_r does not
     model, would decide it."""
-    fixed = float(regime["o_s"]) + float(regime["o_r"])
-    per_byte = max(float(regime["O"]), float(regime["G"]))
+    fixed, per_byte = _fixed_and_stream(regime)
     return [n for n in sizes if n > 1 and (n - 1) * per_byte >= fixed]
 
 
@@ -174,8 +178,7 @@ def with_receive_copy(regimes: list[dict[str, Any]], times: dict[int, float], S:
     second = second or {}
     for regime, eager, at in zip(regimes, _eager_by_regime(regimes, times, S),
                                  second_message_sizes(regimes, second, S)):
-        fixed = float(regime["o_s"]) + float(regime["o_r"])
-        per_byte = max(float(regime["O"]), float(regime["G"]))
+        fixed, per_byte = _fixed_and_stream(regime)
         if at:
             out.append(regime | {"O_r": _within(_slope(at, second, fixed) - float(regime["O"]), per_byte)})
             continue
@@ -280,8 +283,7 @@ def exchange_excess(regimes: list[dict[str, Any]], table: list[dict[str, Any]], 
     steps = []
     seconds = second_message_sizes(regimes, second or {}, S)
     for regime, eager, at in zip(regimes, _eager_by_regime(regimes, {n: 1.0 for n in by_n}, S), seconds):
-        fixed = float(regime["o_s"]) + float(regime["o_r"])
-        per_byte = max(float(regime["O"]), float(regime["G"]))
+        fixed, per_byte = _fixed_and_stream(regime)
         # the fit meets the exchanges only where its O_r is theirs and free of its bound: held
         # at max(O, G), absent (LogGOPSim's receiver charging less than they took), or the
         # second message's, it leaves them their excess
