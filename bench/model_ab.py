@@ -30,6 +30,9 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                PRTT overheads, models/plogp.py) against that time split
                                into its o_s and o_r under the global L (the whole fit
                                again, O_r and the exchange's excess included)
+    --compare measured_means   a charged collective at a size the model's runs measured
+                               paying their mean (mean.measured, ModelFile.charged_time)
+                               against the mean fit at every size
     --compare second_message   the receiver's copy O_r fitted from a second message each
                                way (exchange:isend2 less exchange:isend,
                                models/receive_copy.py) against the single exchange's fit
@@ -54,7 +57,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
-            "send_post", "written_send", "written_exchange", "regime_latency", "second_message")
+            "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
+            "measured_means")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -78,7 +82,10 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
     loggp = doc["libraries"][library]["loggp"]
-    if compare == "O_r":
+    if compare == "measured_means":
+        for entry in doc["libraries"][library]["operations"].values():
+            (entry.get("mean") or {}).pop("measured", None)
+    elif compare == "O_r":
         for key in ("regimes", "regimes_median"):
             for regime in loggp.get(key) or []:
                 regime.pop("O_r", None)

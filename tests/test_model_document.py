@@ -144,7 +144,7 @@ def test_the_file_keeps_the_formats_key_order(fitted: Path, fitted_db: Path) -> 
     assert list(ops["bcast"]) == ["kind", "n_range", "p_range", "segments", "laws", "metrics", "fit",
                                   "breakpoints", "mean", "errors", "oversubscribed_p"]
     assert list(ops["bcast"]["segments"][0]) == ["n_min", "n_max", "t_s", "t_b", "t_c", "fit"]
-    assert list(ops["bcast"]["mean"]) == ["segments", "fit", "breakpoints"]
+    assert list(ops["bcast"]["mean"]) == ["segments", "fit", "breakpoints", "measured"]
     assert list(ops["bcast"]["errors"]) == ["in_sample", "mean_in_sample", "held_out"]
     measured = json.loads(fitted.read_text(encoding="utf-8"))["libraries"]["mpich"]
     assert list(measured) == ["version", "operations", "nbc_overlap", "loggp"]

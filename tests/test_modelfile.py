@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -316,3 +317,30 @@ def test_the_mean_fit_is_read_with_statistic_mean_and_the_median_by_default():
     assert len(m.segments("openmpi", "pingpong:send", "mean")) == 1
     # an operation without a mean fit answers with its median one
     assert m.time("openmpi", "bcast", 0, 4, statistic="mean").t_us == pytest.approx(1.5)
+
+
+def test_measured_means_price_a_charged_call_and_a_bad_table_is_refused():
+    d = two_regime_model()
+    d["libraries"]["openmpi"]["operations"]["bcast"]["mean"] = {
+        "segments": [{"n_min": 0, "n_max": None, "t_s": "1.0", "t_b": "0.001"}],
+        "measured": [{"p": 4, "steps": [[0, 1.2], [1000, 2.2], [4000, 4.0]]}]}
+    m = ModelFile.from_dict(d)
+    bcast = lambda n, p: m.charged_time("openmpi", "bcast", n, p).t_us  # noqa: E731
+    assert bcast(1000, 4) == pytest.approx(2.2)
+    assert bcast(0, 4) == pytest.approx(1.2)
+    # between two sizes the fit (1 + 0.001 n) times the ratio interpolated in log n: at 2000,
+    # halfway from 2.2 / 2 = 1.1 to 4 / 5 = 0.8
+    assert bcast(2000, 4) == pytest.approx(3.0 * 0.95)
+    # from 0 bytes the ratio is interpolated in n: 1.2 / 1 at 0, 1.1 at 1000
+    assert bcast(500, 4) == pytest.approx(1.5 * 1.15)
+    # beyond the table, or at a p it does not hold: the mean fit
+    assert bcast(8000, 4) == pytest.approx(9.0)
+    assert bcast(1000, 8) == pytest.approx(2.0)
+    for bad, where in (({"p": 4, "steps": [[1000, 2.2], [0, 1.2]]}, "measured[0].steps[1][0]"),
+                       ({"p": 4, "steps": []}, "measured[0].steps"),
+                       ({"p": 0.5, "steps": [[0, 1.0]]}, "measured[0].p"),
+                       ({"p": 4, "steps": [[0, -1.0]]}, "measured[0].steps[0][1]")):
+        d2 = copy.deepcopy(d)
+        d2["libraries"]["openmpi"]["operations"]["bcast"]["mean"]["measured"] = [bad]
+        with pytest.raises(ModelError, match=re.escape(f"bcast.mean.{where}")):
+            ModelFile.from_dict(d2)

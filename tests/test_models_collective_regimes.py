@@ -137,3 +137,32 @@ def test_a_variant_measured_at_one_size_of_a_regime_keeps_the_others_shape_there
     assert at[0] == pytest.approx(0.91)
     # the other variant's own growth from 1 to 64 B: (1.9 + 0.0035*64) / (1.9 + 0.0035)
     assert at[1] == pytest.approx(0.91 * (1.9 + 0.0035 * 64) / (1.9 + 0.0035), rel=0.02)
+
+
+def test_a_charged_call_pays_the_measured_mean_where_the_fit_misses_it():
+    # one size whose mean lies 8% above the others' line: within the fit's 10% bound, so the
+    # fit's line may pass it; a program's call of that size pays what was measured
+    pts = _points(np.random.default_rng(6))
+    bump = 256
+    for pt in pts:
+        if pt["n_bytes"] == bump:
+            pt["t_mean_us"] *= 1.08
+    model = fit_points(pts)
+    op = model["libraries"]["lib"]["operations"]["alltoall"]
+    measured = {entry["p"]: dict(map(tuple, entry["steps"])) for entry in op["mean"]["measured"]}
+    assert sorted(measured) == list(P_VALUES)
+    loaded = ModelFile.from_dict(model)
+    for pt in pts:
+        p, n = pt["p"], pt["n_bytes"]
+        assert measured[p][n] == pytest.approx(pt["t_mean_us"], rel=1e-5)
+        assert loaded.charged_time("lib", "alltoall", n, p).t_us == pytest.approx(pt["t_mean_us"], rel=1e-5)
+    # between two measured sizes, the fit's shape scaled to both neighbours: never beyond them
+    for p in P_VALUES:
+        fit = [loaded.time("lib", "alltoall", n, p, statistic="mean").t_us for n in (bump, 384, 2 * bump)]
+        charged = loaded.charged_time("lib", "alltoall", 384, p).t_us
+        low, high = sorted((measured[p][bump] / fit[0], measured[p][2 * bump] / fit[2]))
+        assert low * fit[1] - 1e-9 <= charged <= high * fit[1] + 1e-9
+    # beyond the measured sizes, and at a p no run measured: the fit
+    for n, p in ((4 << 20, 2), (4096, 16)):
+        assert loaded.charged_time("lib", "alltoall", n, p).t_us == loaded.time(
+            "lib", "alltoall", n, p, statistic="mean").t_us

@@ -170,9 +170,10 @@ def test_collectives_charged_from_the_model_or_expanded(capsys, tmp_path: Path, 
     assert sum(ph["measured"] for ph in rank0["phases"]) == pytest.approx(rank0["measured"])
 
 
-def test_a_charged_collective_pays_the_mean_fit(capsys, tmp_path: Path, model: Path):
-    """A program's loop pays the sum of its calls: the charged cost is the mean fit's
-    T(n, p) where the operation has one, the median fit's where it has none."""
+def test_a_charged_collective_pays_the_measured_mean_or_the_mean_fit(capsys, tmp_path: Path, model: Path):
+    """A program's loop pays the sum of its calls: the charged cost is the measured mean
+    where the model has one at the call's n and p, else the mean fit's T(n, p) where the
+    operation has one, the median fit's where it has none."""
     exchange_program(tmp_path / "t", p=2, iterations=40, allreduce_every=10)
     data = json.loads(model.read_text())
     data["libraries"]["mpich"]["operations"]["allreduce:sum"]["mean"] = {
@@ -185,6 +186,12 @@ def test_a_charged_collective_pays_the_mean_fit(capsys, tmp_path: Path, model: P
     assert sig["cost_us"] == pytest.approx(4.0 + 0.002 * 64)
     [median] = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(model))["signatures"]
     assert median["cost_us"] == pytest.approx(3.0 + 0.001 * 64)
+    # where the model's runs measured the call's size at its p, their mean, not the fit's
+    data["libraries"]["mpich"]["operations"]["allreduce:sum"]["mean"]["measured"] = [
+        {"p": 2, "steps": [[8, 4.5], [64, 4.7], [4096, 12.0]]}]
+    with_mean.write_text(json.dumps(data))
+    [sig] = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(with_mean))["signatures"]
+    assert sig["cost_us"] == pytest.approx(4.7)
 
 
 def test_a_signature_the_model_lacks_is_expanded_and_said(capsys, tmp_path: Path, model: Path):

@@ -154,6 +154,8 @@ class MeanFit:
     segments: tuple[SegmentEntry, ...]
     fit: JSON | Absent = ABSENT
     breakpoints: list[JSON] | Absent = ABSENT
+    # the means the fit was made from, per p: [{p, steps: [[n, us], ...]}] (a collective's)
+    measured: list[JSON] | Absent = ABSENT
     extra: JSON = field(default_factory=dict)
 
     def to_json(self) -> JSON:

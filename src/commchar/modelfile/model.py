@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,8 @@ class _Operation:
     laws: dict[str, Any] | None
     oversubscribed_p: tuple[float, ...] = ()
     mean_segments: tuple[Segment, ...] = ()  # the fit of the means (`mean`), empty when absent
+    # the means that fit was made from (`mean.measured`): p -> (sizes, us), sizes increasing
+    mean_measured: dict[float, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
 
 
 def _bounds(segments: tuple[Segment, ...]) -> list[tuple[float, float | None]]:
@@ -143,12 +146,16 @@ class ModelFile:
         segments = cls._segments(f"{path}.segments", op.segments)
         mean_segments = (cls._segments(f"{path}.mean.segments", op.mean.segments)
                          if isinstance(op.mean, MeanFit) else ())
+        tables = given(op.mean.measured, []) if isinstance(op.mean, MeanFit) else []
+        measured = {float(entry["p"]): (tuple(float(n) for n, _ in entry["steps"]),
+                                        tuple(float(t) for _, t in entry["steps"]))
+                    for entry in tables}
         kind = given(op.kind, "") or ("p2p" if key_op(key) in MPI_P2P_OPS else "collective")
         n_range = tuple(float(x) for x in op.n_range) if isinstance(op.n_range, list) else None
         p_range = tuple(float(x) for x in op.p_range) if isinstance(op.p_range, list) else None
         oversubscribed = tuple(float(x) for x in given(op.oversubscribed_p, None) or ())
         return _Operation(key, kind, segments, n_range, p_range, given(op.laws, None),  # type: ignore[arg-type]
-                          oversubscribed, mean_segments)
+                          oversubscribed, mean_segments, measured)
 
     # --- what the model holds -------------------------------------------------
 
@@ -324,6 +331,32 @@ class ModelFile:
             warnings.append(f"{library} {op.key}: fitted with oversubscribed runs at p="
                             f"{','.join(_fmt(q) for q in op.oversubscribed_p)} (cores time-shared)")
         return Prediction(library, op.key, float(n), float(p), t_us, index, extrapolated_n, extrapolated_p, tuple(warnings))
+
+
+    def charged_time(self, library: str, key: str, n: float, p: float) -> Prediction:
+        """The expected cost in us of one call of `key` at (n, p) as a program's sum of calls
+        pays it: at a size the model's runs measured at this p, the mean they measured
+        (`mean.measured`); between two such sizes, the mean fit scaled by their ratios of
+        measured to fitted, interpolated in log n (in n from 0 bytes); elsewhere, and for an
+        operation without measured means, the mean fit (`time(..., statistic="mean")`).
+        The fit may miss a measured mean by up to its bound (10%); a charged call at that
+        size would pay the miss in full."""
+        fitted = self.time(library, key, n, p, statistic="mean")
+        op = self._op(library, key)
+        sizes, means = op.mean_measured.get(float(p), ((), ()))
+        if not sizes or not sizes[0] <= n <= sizes[-1]:
+            return fitted
+        upper = bisect.bisect_left(sizes, n)
+        if sizes[upper] == n:
+            return replace(fitted, t_us=means[upper])
+        n1, n2 = sizes[upper - 1], sizes[upper]
+        fit1 = self.time(library, key, n1, p, statistic="mean").t_us
+        fit2 = self.time(library, key, n2, p, statistic="mean").t_us
+        w = (math.log(n / n1) / math.log(n2 / n1)) if n1 > 0 else (n - n1) / (n2 - n1)
+        if fit1 <= 0 or fit2 <= 0 or fitted.t_us <= 0:  # no ratio to carry: the means' line
+            return replace(fitted, t_us=(1 - w) * means[upper - 1] + w * means[upper])
+        ratio = (1 - w) * means[upper - 1] / fit1 + w * means[upper] / fit2
+        return replace(fitted, t_us=fitted.t_us * ratio)
 
 
 def load(path: str | os.PathLike[str]) -> ModelFile:

@@ -150,6 +150,8 @@ def _validate_operation(op: Any, path: str) -> None:
         if "segments" not in mean:
             raise _fail(f"{path}.mean", "missing 'segments'")
         _validate_segments(mean["segments"], f"{path}.mean.segments", p_range)
+        if "measured" in mean:
+            _validate_measured_means(mean["measured"], f"{path}.mean.measured")
     if "laws" in op:
         laws = _mapping(op["laws"], f"{path}.laws")
         for term, law in laws.items():
@@ -291,6 +293,27 @@ def _validate_call_means(section: Any, path: str) -> None:
     if not isinstance(steps, list) or not steps:
         raise _fail(f"{path}.steps", "expected a non-empty list of [n, us]")
     _sized_pairs(steps, f"{path}.steps", "us")
+
+
+def _validate_measured_means(section: Any, path: str) -> None:
+    """A collective's measured means (models/assemble.py): [{p, steps ([n, us per call], n
+    increasing, at least one)}, ...], each p once."""
+    if not isinstance(section, list):
+        raise _fail(path, "expected a list of {p, steps}")
+    seen: set[float] = set()
+    for i, entry in enumerate(section):
+        here = f"{path}[{i}]"
+        _mapping(entry, here)
+        p = _number(entry.get("p"), f"{here}.p", 1)
+        if not p.is_integer():
+            raise _fail(f"{here}.p", f"expected a whole number of processes, found {entry.get('p')!r}")
+        if p in seen:
+            raise _fail(f"{here}.p", f"p = {p:g} is listed twice")
+        seen.add(p)
+        steps = entry.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise _fail(f"{here}.steps", "expected a non-empty list of [n, us]")
+        _sized_pairs(steps, f"{here}.steps", "us")
 
 
 def _validate_written_send(section: Any, path: str) -> None:

@@ -311,9 +311,26 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float, th
                      **({"selection": _selection(mean_model.regimes_)} if mean_model.regimes_ else {}),
                      "outliers": [o for o in _outliers(mean_model.outliers_) if o.get("variant") == variant]},
                 breakpoints=_breakpoints(mean_model.breakpoints_),
+                measured=_measured_means(variant, [pt for pt, here in zip(pts, sel) if here], mean_model),
             ))
         entries[op_key(op, variant)] = entry
     return entries, model, mean_model
+
+
+def _measured_means(variant: str, pts: list[dict], mean_model: CollectiveModel) -> list[dict[str, Any]]:
+    """The variant's measured means per p, [{p, steps: [[n, us], ...]}]: per size the median
+    of its points' means (a model of several runs has one point per run), the spikes the fit
+    left out left out. A charged call pays these where it was measured (ModelFile.charged_time):
+    the fit may miss one by up to its bound."""
+    spikes = {(int(group[1]), float(size), float(t)) for group, size, t in mean_model.outliers_
+              if group[0] == variant}
+    by_p: dict[int, dict[int, list[float]]] = {}
+    for pt in pts:
+        if (int(pt["p"]), float(pt["n_bytes"]), float(pt["t_mean_us"])) in spikes:
+            continue
+        by_p.setdefault(int(pt["p"]), {}).setdefault(int(pt["n_bytes"]), []).append(float(pt["t_mean_us"]))
+    return [{"p": q, "steps": [[size, float(f"{float(np.median(ts)):.6g}")] for size, ts in sorted(sizes.items())]}
+            for q, sizes in sorted(by_p.items())]
 
 
 def _collective_segments(variant: str, model: CollectiveModel) -> tuple[SegmentEntry, ...]:

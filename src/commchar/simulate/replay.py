@@ -89,8 +89,9 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
 
     Every signature gets the algorithm the library's selection rules choose
     (commchar.simulate.selection). In charged mode it also gets the model's
-    T(n, p) as its cost when the model has the operation (its `mean` fit where it has
-    one: the expected cost of a call, which a program's sum of calls pays); a signature the
+    T(n, p) as its cost when the model has the operation (the expected cost of a call,
+    which a program's sum of calls pays: the measured mean where the model's runs measured
+    that n and p, else its `mean` fit, ModelFile.charged_time); a signature the
     model does not cover falls back to expanded, and one outside the fitted
     n or p range stays charged with the model's extrapolation warning.
     """
@@ -108,8 +109,9 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
             row["selection"] = str(exc)
         if mode == "charged":
             if model.has(library, op):
-                # the mean fit: a program's loop pays the sum of its calls, tail included
-                prediction = model.time(library, op, n, p, statistic="mean")
+                # the means: a program's loop pays the sum of its calls, tail included; the
+                # measured ones where the model's runs measured the size (charged_time)
+                prediction = model.charged_time(library, op, n, p)
                 row["mode"], row["cost_us"] = "charged", max(prediction.t_us, 0.0)
                 if prediction.warnings:
                     row["warning"] = "; ".join(prediction.warnings)
