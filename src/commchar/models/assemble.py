@@ -27,6 +27,7 @@ from commchar.models.misaligned_copy import misaligned_copy_section
 from commchar.models.noise import OP as NOISE_OP, noise_section
 from commchar.models.collstart import OP as COLLSTART_OP, collective_start_section
 from commchar.models.fit_provenance import fit_provenance
+from commchar.models.call_means import mean_steps
 from commchar.models.collective import CollectiveModel
 from commchar.models.concurrency import OP as CONCURRENCY_OP, concurrency_section
 from commchar.models.hockney import HockneyModel, interval
@@ -318,19 +319,15 @@ def _collective_entries(op: str, pts: list[dict], units: str, penalty: float, th
 
 
 def _measured_means(variant: str, pts: list[dict], mean_model: CollectiveModel) -> list[dict[str, Any]]:
-    """The variant's measured means per p, [{p, steps: [[n, us], ...]}]: per size the median
-    of its points' means (a model of several runs has one point per run), the spikes the fit
-    left out left out. A charged call pays these where it was measured (ModelFile.charged_time):
-    the fit may miss one by up to its bound."""
+    """The variant's measured means per p, [{p, steps: [[n, us], ...]}] (call_means.mean_steps:
+    a model of several runs has one point per run and size), the spikes the fit left out left
+    out. A charged call pays these where it was measured (ModelFile.charged_time): the fit
+    may miss one by up to its bound."""
     spikes = {(int(group[1]), float(size), float(t)) for group, size, t in mean_model.outliers_
               if group[0] == variant}
-    by_p: dict[int, dict[int, list[float]]] = {}
-    for pt in pts:
-        if (int(pt["p"]), float(pt["n_bytes"]), float(pt["t_mean_us"])) in spikes:
-            continue
-        by_p.setdefault(int(pt["p"]), {}).setdefault(int(pt["n_bytes"]), []).append(float(pt["t_mean_us"]))
-    return [{"p": q, "steps": [[size, float(f"{float(np.median(ts)):.6g}")] for size, ts in sorted(sizes.items())]}
-            for q, sizes in sorted(by_p.items())]
+    kept = [pt for pt in pts if (int(pt["p"]), float(pt["n_bytes"]), float(pt["t_mean_us"])) not in spikes]
+    return [{"p": q, "steps": mean_steps([pt for pt in kept if int(pt["p"]) == q])}
+            for q in sorted({int(pt["p"]) for pt in kept})]
 
 
 def _collective_segments(variant: str, model: CollectiveModel) -> tuple[SegmentEntry, ...]:

@@ -10,6 +10,7 @@ between them, beyond the measured sizes along the nearest segment, never below 0
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,22 +18,35 @@ import numpy as np
 from commchar.vocabulary import op_key
 
 
+def _finite(value: Any) -> float | None:
+    """A finite number (Python's or numpy's) as a float, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    x = float(value)
+    return x if math.isfinite(x) else None
+
+
+def mean_steps(points: list[dict]) -> list[list[float]]:
+    """[[n, us], ...], n increasing: per size the median over `points` of each point's mean
+    (its median where it lacks one), to 6 significant digits."""
+    by_size: dict[int, list[float]] = {}
+    for pt in points:
+        t = _finite(pt.get("t_mean_us"))
+        if t is None:
+            t = _finite(pt.get("t_us"))
+        n = _finite(pt.get("n_bytes"))
+        if t is not None and t >= 0 and n is not None and n >= 0 and n.is_integer():
+            by_size.setdefault(int(n), []).append(t)
+    return [[n, float(f"{float(np.median(ts)):.6g}")] for n, ts in sorted(by_size.items())]
+
+
 def call_means_section(points: list[dict], op: str, variant: str, skipped: list[str], library: str
                        ) -> dict[str, Any] | None:
     """{statistic: "mean", steps, max_bytes} of the valid `op:variant` points, or None (and
     why in skipped) where there is none."""
-    by_size: dict[int, list[float]] = {}
-    for pt in points:
-        if pt.get("op") != op or (pt.get("variant") or "") != variant or not pt.get("valid", True):
-            continue
-        t = pt.get("t_mean_us")
-        if not isinstance(t, (int, float)) or not np.isfinite(t):
-            t = pt.get("t_us")
-        n = pt.get("n_bytes")
-        if isinstance(t, (int, float)) and np.isfinite(t) and t >= 0 and isinstance(n, int) and n >= 0:
-            by_size.setdefault(n, []).append(float(t))
-    if not by_size:
+    steps = mean_steps([pt for pt in points if pt.get("op") == op and (pt.get("variant") or "") == variant
+                        and pt.get("valid", True)])
+    if not steps:
         skipped.append(f"{library} {op_key(op, variant)}: no valid point")
         return None
-    steps = [[n, float(f"{float(np.median(ts)):.6g}")] for n, ts in sorted(by_size.items())]
     return {"statistic": "mean", "steps": steps, "max_bytes": steps[-1][0]}
