@@ -327,6 +327,8 @@ def test_measured_means_price_a_charged_call_and_a_bad_table_is_refused():
     m = ModelFile.from_dict(d)
     bcast = lambda n, p: m.charged_time("openmpi", "bcast", n, p).t_us  # noqa: E731
     assert bcast(1000, 4) == pytest.approx(2.2)
+    assert [m.charged_time("openmpi", "bcast", n, 4).basis for n in (1000, 2000, 8000)] == [
+        "measured", "measured neighbours", "fit"]
     assert bcast(0, 4) == pytest.approx(1.2)
     # between two sizes the fit (1 + 0.001 n) times the ratio interpolated in log n: at 2000,
     # halfway from 2.2 / 2 = 1.1 to 4 / 5 = 0.8

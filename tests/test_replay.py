@@ -191,7 +191,8 @@ def test_a_charged_collective_pays_the_measured_mean_or_the_mean_fit(capsys, tmp
         {"p": 2, "steps": [[8, 4.5], [64, 4.7], [4096, 12.0]]}]
     with_mean.write_text(json.dumps(data))
     [sig] = _replay_json(capsys, "--dir", str(tmp_path / "t"), "--model", str(with_mean))["signatures"]
-    assert sig["cost_us"] == pytest.approx(4.7)
+    assert (sig["cost_us"], sig["cost_basis"]) == (pytest.approx(4.7), "measured")
+    assert median["cost_basis"] == "fit"
 
 
 def test_a_signature_the_model_lacks_is_expanded_and_said(capsys, tmp_path: Path, model: Path):

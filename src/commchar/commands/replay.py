@@ -161,11 +161,11 @@ def render(doc: dict[str, Any], console: Console) -> None:
     sigs = doc["signatures"]
     if sigs:
         coll = Table(title="collective calls", title_justify="left")
-        for col in ("call", "p", "n B", "calls", "replayed", "algorithm", "cost us"):
+        for col in ("call", "p", "n B", "calls", "replayed", "algorithm", "cost us", "from"):
             coll.add_column(col, justify="right")
         for s in sigs:
             coll.add_row(s["call"], str(s["p"]), str(s["n"]), str(s["calls"]), s["mode"], s["algorithm"] or "default",
-                         "" if s["cost_us"] is None else f"{s['cost_us']:.2f}")
+                         "" if s["cost_us"] is None else f"{s['cost_us']:.2f}", s.get("cost_basis") or "")
         console.print(coll)
     for note in charge_notes(doc):
         console.print(note, markup=False)

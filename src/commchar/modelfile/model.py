@@ -44,7 +44,9 @@ class Prediction:
 
     `segment` is the index of the segment used; `extrapolated_n` and
     `extrapolated_p` say that n or p lies outside what the fit saw, and
-    `warnings` says so in words (never silently).
+    `warnings` says so in words (never silently). `basis` says where t_us comes
+    from: `fit`, or for `charged_time` `measured` (the mean measured at n and p) or
+    `measured neighbours` (the fit scaled to the two measured sizes around n).
     """
 
     library: str
@@ -56,6 +58,7 @@ class Prediction:
     extrapolated_n: bool
     extrapolated_p: bool
     warnings: tuple[str, ...]
+    basis: str = "fit"
 
     @property
     def extrapolated(self) -> bool:
@@ -348,15 +351,15 @@ class ModelFile:
             return fitted
         upper = bisect.bisect_left(sizes, n)
         if sizes[upper] == n:
-            return replace(fitted, t_us=means[upper])
+            return replace(fitted, t_us=means[upper], basis="measured")
         n1, n2 = sizes[upper - 1], sizes[upper]
         fit1 = self.time(library, key, n1, p, statistic="mean").t_us
         fit2 = self.time(library, key, n2, p, statistic="mean").t_us
         w = (math.log(n / n1) / math.log(n2 / n1)) if n1 > 0 else (n - n1) / (n2 - n1)
         if fit1 <= 0 or fit2 <= 0 or fitted.t_us <= 0:  # no ratio to carry: the means' line
-            return replace(fitted, t_us=(1 - w) * means[upper - 1] + w * means[upper])
+            return replace(fitted, t_us=(1 - w) * means[upper - 1] + w * means[upper], basis="measured neighbours")
         ratio = (1 - w) * means[upper - 1] / fit1 + w * means[upper] / fit2
-        return replace(fitted, t_us=fitted.t_us * ratio)
+        return replace(fitted, t_us=fitted.t_us * ratio, basis="measured neighbours")
 
 
 def load(path: str | os.PathLike[str]) -> ModelFile:

@@ -101,7 +101,7 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
         op = _MODEL_OP[call]
         row: dict[str, Any] = {"call": call, "p": p, "n": n, "calls": sig.get("calls", 0),
                                "mode": "expanded", "algorithm": None, "selection": None,
-                               "cost_us": None, "warning": None}
+                               "cost_us": None, "cost_basis": None, "warning": None}
         try:
             choice = selection.decide(library, op, n, p)
             row["algorithm"], row["selection"] = choice.algorithm, choice.source
@@ -113,6 +113,7 @@ def price_signatures(model: ModelFile, library: str, signatures: list[dict[str, 
                 # measured ones where the model's runs measured the size (charged_time)
                 prediction = model.charged_time(library, op, n, p)
                 row["mode"], row["cost_us"] = "charged", max(prediction.t_us, 0.0)
+                row["cost_basis"] = prediction.basis
                 if prediction.warnings:
                     row["warning"] = "; ".join(prediction.warnings)
             else:
