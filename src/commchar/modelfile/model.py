@@ -335,7 +335,6 @@ class ModelFile:
                             f"{','.join(_fmt(q) for q in op.oversubscribed_p)} (cores time-shared)")
         return Prediction(library, op.key, float(n), float(p), t_us, index, extrapolated_n, extrapolated_p, tuple(warnings))
 
-
     def charged_time(self, library: str, key: str, n: float, p: float) -> Prediction:
         """The expected cost in us of one call of `key` at (n, p) as a program's sum of calls
         pays it: at a size the model's runs measured at this p, the mean they measured

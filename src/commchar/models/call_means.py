@@ -10,32 +10,23 @@ between them, beyond the measured sizes along the nearest segment, never below 0
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from commchar.models.excess import point_time
 from commchar.vocabulary import op_key
-
-
-def _finite(value: Any) -> float | None:
-    """A finite number (Python's or numpy's) as a float, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return None
-    x = float(value)
-    return x if math.isfinite(x) else None
 
 
 def mean_steps(points: list[dict]) -> list[list[float]]:
     """[[n, us], ...], n increasing: per size the median over `points` of each point's mean
-    (its median where it lacks one), to 6 significant digits."""
+    (its median where it lacks one: excess.point_time), to 6 significant digits."""
     by_size: dict[int, list[float]] = {}
     for pt in points:
-        t = _finite(pt.get("t_mean_us"))
-        if t is None:
-            t = _finite(pt.get("t_us"))
-        n = _finite(pt.get("n_bytes"))
-        if t is not None and t >= 0 and n is not None and n >= 0 and n.is_integer():
+        t, n = point_time(pt, "t_mean_us"), pt.get("n_bytes")
+        if isinstance(n, (float, np.floating)) and float(n).is_integer():
+            n = int(n)
+        if t is not None and isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0:
             by_size.setdefault(int(n), []).append(t)
     return [[n, float(f"{float(np.median(ts)):.6g}")] for n, ts in sorted(by_size.items())]
 
