@@ -33,6 +33,10 @@ Nothing is measured; the models are fitted again from the validation's own runs.
     --compare measured_means   a charged collective at a size the model's runs measured
                                paying their mean (mean.measured, ModelFile.charged_time)
                                against the mean fit at every size
+    --compare line_bytes       the misaligned copy's slow class by the cache line, where the
+                               probe's 80 bytes ahead paid as 16 ahead did
+                               (misaligned_copy.line_bytes, models/misaligned_copy.py)
+                               against the class within 31 bytes ahead
     --compare second_message   the receiver's copy O_r fitted from a second message each
                                way (exchange:isend2 less exchange:isend,
                                models/receive_copy.py) against the single exchange's fit
@@ -58,7 +62,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
             "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
-            "measured_means")
+            "measured_means", "line_bytes")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -89,6 +93,12 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         for key in ("regimes", "regimes_median"):
             for regime in loggp.get(key) or []:
                 regime.pop("O_r", None)
+    elif compare == "line_bytes":
+        from commchar.models.misaligned_copy import SLOW_AHEAD
+
+        copy = loggp.get("misaligned_copy") or {}
+        copy.pop("line_bytes", None)
+        copy["slow_ahead"] = list(SLOW_AHEAD)
     elif compare == "self_footprint":
         (loggp.get("copy_footprint") or {}).pop("self_by_size", None)
     elif compare == "written_exchange":

@@ -60,6 +60,33 @@ def test_the_excess_of_a_misaligned_copy_per_size_and_its_finding():
                         "libraries.lib.loggp.misaligned_copy")
 
 
+def _next_line(points: list[dict], factor: float) -> list[dict]:
+    """`skew:ahead80` beside `points`: the aligned time, `factor` times it from 32 KiB on."""
+    return [pt | {"variant": "ahead80", "t_us": pt["t_us"] * (factor if pt["n_bytes"] >= 32 * KIB else 1.0),
+                  "t_mean_us": pt["t_mean_us"] * (factor if pt["n_bytes"] >= 32 * KIB else 1.0)}
+            for pt in points if pt["variant"] == "aligned"]
+
+
+def test_the_slow_class_is_the_line_where_the_next_lines_place_pays_as_well():
+    ahead = _points(32 * KIB, 1.08)
+    # an Intel Xeon's: 80 ahead pays what 16 ahead does
+    section = misaligned_copy_section(ahead + _next_line(ahead, 1.07), [], "lib")
+    assert section["slow_ahead"] == [1, 255] and section["line_bytes"] == 64
+    assert [row["n"] for row in section["next_line"]] == [32 * KIB, 256 * KIB, 1024 * KIB]
+    _validate_steps(section, "libraries.lib.loggp.misaligned_copy")
+    # the AMD EPYC's: 80 ahead as fast as aligned, or a little slower
+    for factor in (1.0, 1.02):
+        section = misaligned_copy_section(ahead + _next_line(ahead, factor), [], "lib")
+        assert section["slow_ahead"] == [1, 31] and "line_bytes" not in section
+    # without the variant, or where 16 ahead pays nothing, the class within 31 bytes
+    assert "next_line" not in misaligned_copy_section(ahead, [], "lib")
+    flat = _points(32 * KIB, 1.0)
+    assert "line_bytes" not in misaligned_copy_section(flat + _next_line(flat, 1.07), [], "lib")
+    for bad in (0, 4097, 64.5, "64"):
+        with pytest.raises(ModelError, match="misaligned_copy.line_bytes"):
+            _validate_steps(section | {"line_bytes": bad}, "libraries.lib.loggp.misaligned_copy")
+
+
 def test_a_message_to_oneself_keeps_its_own_excess_where_it_was_measured():
     # the library's copy to itself pays nothing for where it lands, its copy between ranks does
     own = [pt | {"variant": "self_" + pt["variant"], "t_us": 1.0, "t_mean_us": 1.0}
@@ -101,4 +128,7 @@ def test_a_real_run_measures_both_places_and_the_model_keeps_them(mpi_libraries,
     assert all(row["ahead_us"] > 0 and row["aligned_us"] > 0 for row in copy["sizes"])
     assert [row["n"] for row in copy["self"]["sizes"]] == list(SIZES)
     assert all(row["self_ahead_us"] > 0 and row["self_aligned_us"] > 0 for row in copy["self"]["sizes"])
+    # and 80 ahead, from 32 KiB, which chose the class
+    assert [row["n"] for row in copy["next_line"]] == list(SIZES[1:])
+    assert copy["slow_ahead"] in ([1, 31], [1, 255])
     assert "skew:aligned" not in lib["operations"]  # a probe of the LogGP section, not a curve

@@ -72,7 +72,7 @@ def test_a_message_landing_ahead_in_its_page_is_charged_and_counted(capsys, tmp_
     misaligned_copy (2 ps a byte from 4 KiB) is charged to the receiver, and said."""
     n = 100_000
     placed = lambda at: n | ((fmt.PAGE_KNOWN | at) << fmt.SIZE_BITS)  # noqa: E731
-    for name, (src, dst) in (("ahead", (16, 32)), ("behind", (32, 16))):
+    for name, (src, dst) in (("ahead", (16, 32)), ("behind", (32, 16)), ("next_line", (16, 96))):
         _late_receiver(tmp_path / name, n)
         for rank, column, at in ((0, "bytes", src), (1, "bytes2", dst)):
             path = tmp_path / name / f"rank-{rank}.cctrace"
@@ -98,6 +98,20 @@ def test_a_message_landing_ahead_in_its_page_is_charged_and_counted(capsys, tmp_
     assert main(["replay", "--dir", str(tmp_path / "ahead"), "--model", str(skew_model)]) == 0
     said = " ".join(capsys.readouterr().out.split())  # the terminal wraps the line
     assert "1 copy (a message received, an all-to-all's block) landed a few bytes ahead of where it left" in said
+    # 80 bytes ahead, the same place in the next line: fast in the class within 31 bytes,
+    # slow in a class by the line, which leaves out a whole line ahead
+    assert _replay_json(capsys, "--dir", str(tmp_path / "next_line"), "--model",
+                        str(skew_model))["misaligned_copies"]["messages"] == 0
+    copy = with_skew["libraries"]["mpich"]["loggp"]["misaligned_copy"]
+    copy |= {"slow_ahead": [1, 255], "line_bytes": 64}
+    skew_model.write_text(json.dumps(with_skew))
+    for name, messages in (("next_line", 1), ("ahead", 1), ("behind", 0)):
+        doc = _replay_json(capsys, "--dir", str(tmp_path / name), "--model", str(skew_model))
+        assert doc["misaligned_copies"]["messages"] == messages, name
+    copy["line_bytes"] = 0
+    skew_model.write_text(json.dumps(with_skew))
+    assert main(["replay", "--dir", str(tmp_path / "ahead"), "--model", str(skew_model)]) != 0
+    assert "misaligned_copy.line_bytes" in capsys.readouterr().err
 
 
 def test_a_message_whose_sender_wrote_its_buffer_is_charged_and_counted(capsys, tmp_path: Path, model: Path):

@@ -239,27 +239,33 @@ const cc_op cc_op_pingpong = {
  * costs 1.3 to 7 times from 32 KiB by the host's state, where the libraries copy once).
  * `self_aligned` and `self_ahead` place the buffers alike, each rank sending to itself
  * (one MPI_Sendrecv a call, as exchange:self): the library's own copy in memory, which
- * need not be the one it copies another rank's message with.  Under --cache cold every
- * buffer starts on a page: the variants would not differ. */
-enum { CC_SKEW_ALIGNED, CC_SKEW_AHEAD, CC_SKEW_SELF_ALIGNED, CC_SKEW_SELF_AHEAD };
-static const char *const cc_skew_variants[] = {"aligned", "ahead", "self_aligned", "self_ahead", NULL};
+ * need not be the one it copies another rank's message with.  `ahead80` puts the receive
+ * buffers CC_SKEW_LINE_BYTES further than `ahead` does: at the same place in their 64-byte
+ * line, in the next line.  It tells which distances a processor copies slowly: on the
+ * AMD EPYC only those within 31 bytes ahead (80 ahead is as fast as aligned), on an Intel
+ * Xeon any distance ahead that is no whole number of lines (80 ahead costs what 16 does).
+ * Under --cache cold every buffer starts on a page: the variants would not differ. */
+enum { CC_SKEW_ALIGNED, CC_SKEW_AHEAD, CC_SKEW_SELF_ALIGNED, CC_SKEW_SELF_AHEAD, CC_SKEW_AHEAD80 };
+static const char *const cc_skew_variants[] = {"aligned", "ahead", "self_aligned", "self_ahead", "ahead80", NULL};
 #define CC_SKEW_BYTES 16
+#define CC_SKEW_LINE_BYTES 64
+
+static int cc_skew_self(const cc_point *pt)
+{
+    return pt->variant == CC_SKEW_SELF_ALIGNED || pt->variant == CC_SKEW_SELF_AHEAD;
+}
 
 static void cc_skew_setup(cc_point *pt)
 {
     cc_p2p_buffers(pt, pt->n, 2);
-    const int self = pt->variant >= CC_SKEW_SELF_ALIGNED;
-    pt->scale = self ? 1.0 : 0.5; /* one message to oneself, or half a round trip */
+    pt->scale = cc_skew_self(pt) ? 1.0 : 0.5; /* one message to oneself, or half a round trip */
     cc_buffer_free(pt, pt->rbuf);
     const int ahead = pt->variant == CC_SKEW_AHEAD || pt->variant == CC_SKEW_SELF_AHEAD;
-    const long at = pt->env->opt->buffer_offset + (ahead ? CC_SKEW_BYTES : 0);
+    const long at = pt->env->opt->buffer_offset + (ahead ? CC_SKEW_BYTES : 0) +
+                    (pt->variant == CC_SKEW_AHEAD80 ? CC_SKEW_BYTES + CC_SKEW_LINE_BYTES : 0);
     pt->rbuf = cc_buffer_alloc_at(pt->rbuf_len, at % CC_PAGE_BYTES);
 }
 
-static int cc_skew_self(const cc_point *pt)
-{
-    return pt->variant >= CC_SKEW_SELF_ALIGNED;
-}
 
 /* to itself: this rank's pattern goes out and comes back into a poisoned buffer */
 static void cc_skew_fill(cc_point *pt)

@@ -63,8 +63,11 @@ pub struct MisalignedCopy {
     /// The same of a message to oneself, which the library copies within one process
     /// (`misaligned_copy.self`); None: as `steps`.
     pub own: Option<ByteSteps>,
-    /// The distances (destination ahead of source, modulo a page) that copy slowly.
+    /// The distances (destination ahead of source, modulo a page) that copy slowly...
     pub slow_ahead: (u16, u16),
+    /// ...those of them that are no whole number of this many bytes (`line_bytes`: a
+    /// processor that copies by the place in the cache line); None: all of them.
+    pub line_bytes: Option<u16>,
 }
 
 impl MisalignedCopy {
@@ -101,11 +104,30 @@ impl MisalignedCopy {
             Some(v) if !v.is_null() => Some(steps_from_entry(v, path, "misaligned_copy.self")?),
             _ => None,
         };
+        let line_bytes = match entry.get("line_bytes") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_u64() {
+                Some(l) if (1..=u64::from(PAGE_SPAN)).contains(&l) => Some(l as u16),
+                _ => {
+                    return input(format!(
+                        "{what}: line_bytes is not a size of 1 to 4096 bytes"
+                    ))
+                }
+            },
+        };
         Ok(MisalignedCopy {
             steps,
             own,
             slow_ahead,
+            line_bytes,
         })
+    }
+
+    /// Whether a destination `ahead` bytes ahead of its source (modulo a page) copies slowly.
+    #[inline]
+    pub fn is_slow(&self, ahead: u16) -> bool {
+        let (lo, hi) = self.slow_ahead;
+        (lo..=hi).contains(&ahead) && self.line_bytes.is_none_or(|l| !ahead.is_multiple_of(l))
     }
 
     /// Whether anything may be charged to a message of `bytes`: the model measured a size
@@ -118,8 +140,7 @@ impl MisalignedCopy {
     /// into `destination`'s; `own`: a message it sent itself.
     pub fn cost(&self, bytes: u64, source: u16, destination: u16, own: bool) -> u64 {
         let ahead = (destination + PAGE_SPAN - source % PAGE_SPAN) % PAGE_SPAN;
-        let (lo, hi) = self.slow_ahead;
-        if !(lo..=hi).contains(&ahead) {
+        if !self.is_slow(ahead) {
             return 0;
         }
         match &self.own {
@@ -237,6 +258,7 @@ mod tests {
             },
             own: None,
             slow_ahead: (1, 31),
+            line_bytes: None,
         }
     }
 
@@ -269,6 +291,24 @@ mod tests {
         assert_eq!(own.cost(32768, 16, 32, true), 0);
         assert_eq!(own.cost(32768, 16, 32, false), 32768);
         assert_eq!(own.cost(4096, 16, 32, true), 0); // below its own probe's sizes
+    }
+
+    #[test]
+    fn a_class_by_the_line_charges_every_place_in_it_but_whole_lines() {
+        let m = MisalignedCopy {
+            slow_ahead: (1, 255),
+            line_bytes: Some(64),
+            ..model()
+        };
+        assert_eq!(m.cost(32768, 16, 32, false), 32768); // 16 ahead
+        assert_eq!(m.cost(32768, 16, 96, false), 32768); // 80 ahead: the next line, same place
+        assert_eq!(m.cost(32768, 560, 608, false), 32768); // 48 ahead
+        assert_eq!(m.cost(32768, 16, 80, false), 0); // a whole line ahead
+        assert_eq!(m.cost(32768, 16, 16 + 256 + 16, false), 0); // beyond the class
+        assert_eq!(m.cost(32768, 592, 576, false), 0); // behind
+        assert!(m.is_slow(255) && !m.is_slow(192) && !m.is_slow(0));
+        // the page's class is the AMD EPYC's, where 80 ahead is fast
+        assert_eq!(model().cost(32768, 16, 96, false), 0);
     }
 
     /// A receive of 32 KiB on `channel` into a buffer at `place`, charged to `op`.

@@ -1738,6 +1738,7 @@ fn misaligned_from(bytes: u64) -> Options {
             },
             own: None,
             slow_ahead: (1, 31),
+            line_bytes: None,
         },
         ..Options::default()
     }
@@ -2093,6 +2094,16 @@ fn an_alltoall_pays_for_each_block_that_lands_ahead_of_where_its_sender_placed_i
     let (reduction, _) = run(ALLREDUCE, 8192, [None, None]);
     let (ahead, paid) = run(ALLREDUCE, 8192, [Some((16, 32)), Some((16, 32))]);
     assert_eq!((ahead, paid), (reduction, (0, 0)));
+    // where the class is by the line (80 ahead as slow as 16), the program's 48 ahead is
+    // slow: rank 1 pays for rank 0's block; rank 1's, 16 behind, stays fast
+    let mut line = misaligned();
+    line.misaligned_copy.slow_ahead = (1, 255);
+    line.misaligned_copy.line_bytes = Some(64);
+    let dir = collective(ALLTOALL, 8192, [Some((560, 576)), Some((592, 608))]);
+    let out = replay(&dir, &line, eager.clone()).unwrap();
+    check_sums(&out);
+    assert_eq!(out.finish, vec![plain[0], plain[1] + 8192]);
+    assert_eq!(Replay::load(&dir, &line).unwrap().misaligned, (1, 8192));
 }
 
 /// Every rank's header says its message buffers spanned `bytes` (buffer_bytes, offset 192).

@@ -51,8 +51,8 @@ EXCHANGE_VARIANTS = ("sendrecv", "replace", "self", "isend", "isend2")  # MPI_Se
 FOOTPRINT_VARIANTS = ("x1", "x4", "x16", "x64", "self_x1", "self_x4", "self_x16", "self_x64")
 REDUCTION_VARIANTS = ("sum", "nop")
 # skew's: a ping-pong whose receive buffers lie where the send buffers do in their page, or
-# 16 bytes ahead, and the same to oneself (models/misaligned_copy.py)
-SKEW_VARIANTS = ("aligned", "ahead", "self_aligned", "self_ahead")
+# 16 bytes ahead, and the same to oneself, or 80 bytes ahead (models/misaligned_copy.py)
+SKEW_VARIANTS = ("aligned", "ahead", "self_aligned", "self_ahead", "ahead80")
 # written's: a ping-pong whose send buffers are clean, or written at their ends or throughout
 # before each round trip, and a loop of exchanges whose ranks write their ends before each
 # (exchange_ends) or the same stores elsewhere (exchange_clean); the model's written_send

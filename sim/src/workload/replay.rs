@@ -562,7 +562,11 @@ fn settle_all_to_alls(
     model: &MisalignedCopy,
 ) -> Vec<(u32, u64, u64)> {
     let page = usize::from(placement::PAGE_SPAN);
-    let (lo, hi) = model.slow_ahead;
+    // the slow distances, or the fast ones where those are fewer (a class by the line)
+    let (slow_set, fast_set): (Vec<u16>, Vec<u16>) =
+        (0..placement::PAGE_SPAN).partition(|&d| model.is_slow(d));
+    let count_slow = slow_set.len() <= fast_set.len();
+    let counted = if count_slow { slow_set } else { fast_set };
     let mut out = Vec::new();
     let mut sends = vec![0u64; page];
     for ranks in all.values() {
@@ -570,13 +574,14 @@ fn settle_all_to_alls(
         for r in ranks {
             sends[usize::from(r.send)] += 1;
         }
+        let total = ranks.len() as u64;
         for r in ranks {
-            let own =
-                usize::from((r.receive + placement::PAGE_SPAN - r.send) % placement::PAGE_SPAN);
-            let slow: u64 = (lo..=hi)
-                .map(|d| sends[(usize::from(r.receive) + page - usize::from(d) % page) % page])
-                .sum::<u64>()
-                - u64::from((usize::from(lo)..=usize::from(hi)).contains(&own));
+            let own = (r.receive + placement::PAGE_SPAN - r.send) % placement::PAGE_SPAN;
+            let at: u64 = counted
+                .iter()
+                .map(|&d| sends[(usize::from(r.receive) + page - usize::from(d)) % page])
+                .sum();
+            let slow = if count_slow { at } else { total - at } - u64::from(model.is_slow(own));
             let each = model.slow(r.bytes);
             if slow > 0 && each > 0 {
                 out.push((r.op, slow, each.saturating_mul(slow)));

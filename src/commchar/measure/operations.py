@@ -130,7 +130,8 @@ OPERATIONS: dict[str, Operation] = {
         # A ping-pong whose receive buffers lie 16 bytes further into their page than
         # the send buffers, against one where they lie alike (cc_ops_p2p.c): what a copy
         # pays for its relative alignment, below and above where the libraries copy once;
-        # and the same with each rank sending to itself (the library's own copy in memory).
+        # the same with each rank sending to itself (the library's own copy in memory); and
+        # 80 bytes further, the same place in the next line: which distances copy slowly.
         Operation("skew", "loggp", SKEW_VARIANTS, sizes=(4 * KiB, 32 * KiB, 256 * KiB, MiB),
                   min_bytes=1),
         # A ping-pong whose ranks store into every cache line of their send buffers (whole) or

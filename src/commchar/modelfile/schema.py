@@ -333,8 +333,9 @@ def _validate_steps(section: Any, path: str) -> None:
     (first_touch), MPI_Sendrecv_replace's extra copy (replace_copy), a message landing
     elsewhere in its page than it left (misaligned_copy): {per_byte (us/B),
     per_page (us), page_bytes, c (us), min_bytes, max_bytes, steps ([n, us/B], n
-    increasing), slow_ahead ([first, last] bytes ahead, misaligned_copy's)}; the simulator
-    charges the steps, else per_byte."""
+    increasing), slow_ahead ([first, last] bytes ahead, misaligned_copy's), line_bytes
+    (misaligned_copy's: only the distances that are no multiple of it are slow)}; the
+    simulator charges the steps, else per_byte."""
     _mapping(section, path)
     _number(section.get("per_byte"), f"{path}.per_byte", 0)
     for name in ("per_page", "c"):
@@ -352,6 +353,9 @@ def _validate_steps(section: Any, path: str) -> None:
     if slow is not None and not (isinstance(slow, list) and len(slow) == 2
                                  and all(type(d) is int and 1 <= d < 4096 for d in slow) and slow[0] <= slow[1]):
         raise _fail(f"{path}.slow_ahead", "expected [first, last]: distances of 1 to 4095 bytes, first <= last")
+    line = section.get("line_bytes")
+    if line is not None and not (type(line) is int and 1 <= line <= 4096):
+        raise _fail(f"{path}.line_bytes", "expected a whole number of bytes from 1 to 4096")
 
 
 def _sized_pairs(steps: list, path: str, value: str) -> None:
