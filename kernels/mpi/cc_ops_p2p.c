@@ -261,11 +261,11 @@ static void cc_skew_setup(cc_point *pt)
     pt->scale = cc_skew_self(pt) ? 1.0 : 0.5; /* one message to oneself, or half a round trip */
     cc_buffer_free(pt, pt->rbuf);
     const int ahead = pt->variant == CC_SKEW_AHEAD || pt->variant == CC_SKEW_SELF_AHEAD;
-    const long at = pt->env->opt->buffer_offset + (ahead ? CC_SKEW_BYTES : 0) +
-                    (pt->variant == CC_SKEW_AHEAD80 ? CC_SKEW_BYTES + CC_SKEW_LINE_BYTES : 0);
+    const long skew = ahead ? CC_SKEW_BYTES
+                            : pt->variant == CC_SKEW_AHEAD80 ? CC_SKEW_BYTES + CC_SKEW_LINE_BYTES : 0;
+    const long at = pt->env->opt->buffer_offset + skew;
     pt->rbuf = cc_buffer_alloc_at(pt->rbuf_len, at % CC_PAGE_BYTES);
 }
-
 
 /* to itself: this rank's pattern goes out and comes back into a poisoned buffer */
 static void cc_skew_fill(cc_point *pt)

@@ -11,18 +11,19 @@ into the receiver's (docs/validation.md, "Where a buffer lies in its page"). The
 measures one such distance; `slow_ahead` (with `line_bytes`) is the class the replay charges
 at its excess. Which distances copy slowly is the processor's: `bench/buffer_offset.py
 --move recv` found 1 to 31 bytes ahead slow on the AMD EPYC, 32 and more ahead, behind and
-aligned as fast as each other; on an Intel Xeon guest, the ranks' copies of 32 KiB paid 5 to
-10% at 16, 32, 48, 80, 96 and 144 bytes ahead, 2 to 4% at 1040, about nothing at 64, 128,
-1024 and 2048 ahead (whole lines) and 0 to 3% behind. The probe's `ahead80` variant, 80
-bytes ahead (16 ahead's place in the next line), tells them apart: where it pays at least
-half of what 16 ahead does from 32 KiB, the class is every distance within 255 bytes ahead
-that is no whole number of 64-byte lines, else 1 to 31 bytes ahead. The tracer records
-where each message buffer lay in its page, so the replay charges each receive whose distance
-from the send it matched falls in the class (sim/src/placement.rs). A message to oneself is
-copied by the library within one process, by another copy than its messages between two:
-`skew:self_ahead` less `skew:self_aligned` (each rank MPI_Sendrecv to itself), kept as
-`self`, is what the replay charges such a message in the class (Open MPI's copy to itself of
-32 KiB paid nothing for it where its messages between ranks paid 1.4 us, docs/models.md).
+aligned as fast as each other; on an Intel Xeon guest, the ranks' copies of 32 KiB paid 4 to
+10% at 16, 48, 80, 96 and 144 bytes ahead, 2 to 4% at 1040, -3 to +7% (most within 3%) at
+64, 1024 and 2048 ahead (whole lines) and 0 to 6% behind (docs/models.md). The probe's
+`ahead80` variant, 80 bytes ahead (16 ahead's place in the next line), tells them apart:
+where it pays at least half of what 16 ahead does from 32 KiB, the class is every distance
+within 255 bytes ahead that is no whole number of 64-byte lines, else 1 to 31 bytes ahead.
+The tracer records where each message buffer lay in its page, so the replay charges each
+receive whose distance from the send it matched falls in the class (sim/src/placement.rs). A
+message to oneself is copied by the library within one process, by another copy than its
+messages between two: `skew:self_ahead` less `skew:self_aligned` (each rank MPI_Sendrecv to
+itself), kept as `self`, is what the replay charges such a message in the class (Open MPI's
+copy to itself of 32 KiB paid nothing for it where its messages between ranks paid 1.4 us,
+docs/models.md).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ CLASS_FROM_BYTES = 32 * 1024
 def misaligned_copy_section(points: list[dict], skipped: list[str], library: str) -> dict[str, Any] | None:
     """The loggp section's `misaligned_copy` entry, or None (and why in skipped); its `self`,
     the same of a message to oneself, where `skew:self_ahead` and `skew:self_aligned` were
-    measured; its slow class by `skew:ahead80` where that was measured (slow_class)."""
+    measured; its slow class chosen by `skew:ahead80` where that was measured (slow_class)."""
     section = excess_section(points, OP, SLOW, FAST, skipped, library)
     if section is None:
         return None
