@@ -11,9 +11,9 @@ into the receiver's (docs/validation.md, "Where a buffer lies in its page"). The
 measures one such distance; `slow_ahead` (with `line_bytes`) is the class the replay charges
 at its excess. Which distances copy slowly is the processor's: `bench/buffer_offset.py
 --move recv` found 1 to 31 bytes ahead slow on the AMD EPYC, 32 and more ahead, behind and
-aligned as fast as each other; on an Intel Xeon guest, the ranks' copies of 32 KiB paid 4 to
-10% at 16, 48, 80, 96 and 144 bytes ahead, 2 to 4% at 1040, -3 to +7% (most within 3%) at
-64, 1024 and 2048 ahead (whole lines) and 0 to 6% behind (docs/models.md). The probe's
+aligned as fast as each other; on an Intel Xeon guest (bench/place_pingpong.c), the ranks'
+copies of 32 KiB paid 4 to 16% at 16, 48, 80, 96 and 144 bytes ahead, 2 to 6% at 1040, -1.5
+to +2.2% at 64, 1024 and 2048 ahead (whole lines) and 1 to 8% behind (docs/models.md). The probe's
 `ahead80` variant, 80 bytes ahead (16 ahead's place in the next line), tells them apart:
 where it pays at least half of what 16 ahead does from 32 KiB, the class is every distance
 within 255 bytes ahead that is no whole number of 64-byte lines, else 1 to 31 bytes ahead.
