@@ -37,6 +37,9 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                probe's 80 bytes ahead paid as 16 ahead did
                                (misaligned_copy.line_bytes, models/misaligned_copy.py)
                                against the class within 31 bytes ahead
+    --compare both_places      in a class by the line, each size charged the mean of the
+                               probe's 16 and 80 bytes ahead excesses
+                               (models/misaligned_copy.py) against 16 ahead's alone
     --compare second_message   the receiver's copy O_r fitted from a second message each
                                way (exchange:isend2 less exchange:isend,
                                models/receive_copy.py) against the single exchange's fit
@@ -62,7 +65,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
             "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
-            "measured_means", "line_bytes")
+            "measured_means", "line_bytes", "both_places")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -83,6 +86,10 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         return {"with": fitted, "without": without}
     if compare == "second_message":
         save(_fit_without_second_message(db, run_ids), without)
+        return {"with": fitted, "without": without}
+    if compare == "both_places":
+        save(_fit_with(db, run_ids, "misaligned_copy_section", _sixteen_ahead_alone,
+                       lambda loggp: False, compare), without)
         return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
     loggp = doc["libraries"][library]["loggp"]
@@ -137,6 +144,16 @@ def _fit_without_regime_latency(db: str, run_ids: list[int]) -> Any:
 
     return _fit_with(db, run_ids, "size_regimes", split,
                      lambda loggp: any("L" in regime for regime in loggp.get("regimes") or []), "regime_latency")
+
+
+def _sixteen_ahead_alone(points: list[dict], skipped: list[str], library: str) -> Any:
+    """misaligned_copy_section with each size's step 16 ahead's excess alone."""
+    from unittest import mock
+
+    from commchar.models import misaligned_copy
+
+    with mock.patch.object(misaligned_copy, "_both_places", lambda steps, points, statistic: steps):
+        return misaligned_copy.misaligned_copy_section(points, skipped, library)
 
 
 def _fit_without_second_message(db: str, run_ids: list[int]) -> Any:

@@ -73,11 +73,17 @@ def test_the_slow_class_is_the_line_where_the_next_lines_place_pays_as_well():
     section = misaligned_copy_section(ahead + _next_line(ahead, 1.07), [], "lib")
     assert section["slow_ahead"] == [1, 255] and section["line_bytes"] == 64
     assert [row["n"] for row in section["next_line"]] == [32 * KIB, 256 * KIB, 1024 * KIB]
+    # two places of the class, two draws of its cost: each step their mean
+    for n, per_byte in section["steps"]:
+        expected = 0.0 if n < 32 * KIB else (0.08 + 0.07) / 2 * (1.0 + 4e-5 * n)
+        assert per_byte * n == pytest.approx(expected, rel=1e-3, abs=1e-9)
     _validate_steps(section, "libraries.lib.loggp.misaligned_copy")
     # the AMD EPYC's: 80 ahead as fast as aligned, or a little slower
     for factor in (1.0, 1.02):
         section = misaligned_copy_section(ahead + _next_line(ahead, factor), [], "lib")
         assert section["slow_ahead"] == [1, 31] and "line_bytes" not in section
+        # 80 ahead is no place of that class: 16 ahead's excess alone
+        assert section["steps"][1][1] * 32 * KIB == pytest.approx(0.08 * (1.0 + 4e-5 * 32 * KIB), rel=1e-3)
     # without the variant, or where 16 ahead pays nothing, the class within 31 bytes
     assert "next_line" not in misaligned_copy_section(ahead, [], "lib")
     flat = _points(32 * KIB, 1.0)
