@@ -152,7 +152,7 @@ def _sixteen_ahead_alone(points: list[dict], skipped: list[str], library: str) -
 
     from commchar.models import misaligned_copy
 
-    with mock.patch.object(misaligned_copy, "_both_places", lambda steps, points, statistic: steps):
+    with mock.patch.object(misaligned_copy, "_both_places", lambda steps, line: steps):
         return misaligned_copy.misaligned_copy_section(points, skipped, library)
 
 

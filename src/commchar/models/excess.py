@@ -23,6 +23,9 @@ import numpy as np
 
 from commchar.errors import InputError
 
+# the point field each statistic of a model section is read from
+TIME_KEYS = {"mean": "t_mean_us", "median": "t_us"}
+
 
 def point_time(pt: dict, time_key: str = "t_us") -> float | None:
     """A valid point's time_key (else its t_us, the median) when that is a number > 0, else None."""
@@ -93,7 +96,7 @@ def excess_section(points: list[dict], op: str, slow: str, fast: str, skipped: l
     pays the mean of its calls; statistic "median": from their medians, where single samples
     carry the host's detours, which the model's noise section charges, in their means): the
     fit's params with the statistic and the per-size table, or None (and why in skipped)."""
-    time_key = {"mean": "t_mean_us", "median": "t_us"}[statistic]
+    time_key = TIME_KEYS[statistic]
     try:
         params, table, notes = fit_excess(paired_times(points, op, slow, fast, time_key), op, slow, fast)
     except InputError as exc:

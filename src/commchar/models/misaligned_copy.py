@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commchar.models.excess import excess_section, paired_times
+from commchar.models.excess import TIME_KEYS, excess_section, paired_times
 from commchar.vocabulary import SKEW_VARIANTS
 
 OP = "skew"
@@ -60,9 +60,11 @@ def misaligned_copy_section(points: list[dict], skipped: list[str], library: str
     section = excess_section(points, OP, SLOW, FAST, skipped, library)
     if section is None:
         return None
-    section |= {"skew_bytes": SKEW_BYTES} | slow_class(points, section["statistic"])
+    key = TIME_KEYS[section["statistic"]]
+    next_line = paired_times(points, OP, NEXT_LINE, FAST, key)
+    section |= {"skew_bytes": SKEW_BYTES} | slow_class(paired_times(points, OP, SLOW, FAST, key), next_line)
     if section.get("line_bytes"):
-        section["steps"] = _both_places(section["steps"], points, section["statistic"])
+        section["steps"] = _both_places(section["steps"], next_line)
     if any(pt.get("op") == OP and pt.get("variant") in (SELF_SLOW, SELF_FAST) for pt in points):
         own = excess_section(points, OP, SELF_SLOW, SELF_FAST, skipped, library)
         if own is not None:
@@ -70,14 +72,12 @@ def misaligned_copy_section(points: list[dict], skipped: list[str], library: str
     return section
 
 
-def slow_class(points: list[dict], statistic: str) -> dict[str, Any]:
-    """{slow_ahead, line_bytes (the class by the line only), next_line (the evidence)}: the class
-    by the line where, over the sizes from CLASS_FROM_BYTES measured in all three places,
-    80 ahead took at least LINE_SHARE of what 16 ahead took beyond aligned (each clamped at
-    0); else, or without `skew:ahead80`, the class within 31 bytes ahead."""
-    time_key = {"mean": "t_mean_us", "median": "t_us"}[statistic]
-    ahead = paired_times(points, OP, SLOW, FAST, time_key)
-    line = paired_times(points, OP, NEXT_LINE, FAST, time_key)
+def slow_class(ahead: dict[int, dict[str, float]], line: dict[int, dict[str, float]]) -> dict[str, Any]:
+    """{slow_ahead, line_bytes (the class by the line only), next_line (the evidence)} from the
+    paired times (excess.paired_times) of 16 ahead and of 80 ahead with aligned: the class by
+    the line where, over the sizes from CLASS_FROM_BYTES measured in all three places, 80
+    ahead took at least LINE_SHARE of what 16 ahead took beyond aligned (each clamped at 0);
+    else, or without `skew:ahead80`, the class within 31 bytes ahead."""
     sizes = sorted(n for n in ahead.keys() & line.keys()
                    if n >= CLASS_FROM_BYTES and len(ahead[n]) == 2 and len(line[n]) == 2)
     if not sizes:
@@ -92,12 +92,10 @@ def slow_class(points: list[dict], statistic: str) -> dict[str, Any]:
     return {"slow_ahead": list(SLOW_AHEAD)} | evidence
 
 
-def _both_places(steps: list[list[float]], points: list[dict], statistic: str) -> list[list[float]]:
-    """The steps of a class by the line: at each size where 80 ahead was measured too, the mean
-    of what 16 and 80 ahead cost a byte beyond aligned (each at least 0): two places of the
-    class, two draws of its cost."""
-    time_key = {"mean": "t_mean_us", "median": "t_us"}[statistic]
-    line = paired_times(points, OP, NEXT_LINE, FAST, time_key)
+def _both_places(steps: list[list[float]], line: dict[int, dict[str, float]]) -> list[list[float]]:
+    """The steps of a class by the line: at each size where 80 ahead was measured too (`line`,
+    its paired times with aligned), the mean of what 16 and 80 ahead cost a byte beyond
+    aligned (each at least 0): two places of the class, two draws of its cost."""
     out = []
     for n, per_byte in steps:
         pair = line.get(int(n), {})

@@ -85,12 +85,12 @@ from typing import Any
 import numpy as np
 
 from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair
+from commchar.models.excess import TIME_KEYS
 from commchar.models.regimes import segment_index
 
 OP, VARIANT = "exchange", "sendrecv"
 # the halo's burst: one and two messages each way (MPI_Irecv's, MPI_Isend's, MPI_Waitall)
 ONE_EACH_WAY, TWO_EACH_WAY = "isend", "isend2"
-STATISTIC_KEYS = {"mean": "t_mean_us", "median": "t_us"}
 
 
 def in_state_of(exchanges: list[dict], pingpongs: list[dict]) -> list[dict]:
@@ -108,7 +108,7 @@ def in_state_of(exchanges: list[dict], pingpongs: list[dict]) -> list[dict]:
 def exchange_times(points: list[dict], statistic: str, variant: str = VARIANT) -> dict[int, float]:
     """{n: time (us)} of the valid `exchange:<variant>` points, by the regimes' statistic
     (the median where a point has no mean)."""
-    key = STATISTIC_KEYS[statistic]
+    key = TIME_KEYS[statistic]
     out: dict[int, float] = {}
     for pt in points:
         if pt.get("op") != OP or pt.get("variant") != variant or not pt.get("valid", True):
