@@ -14,6 +14,10 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                caches (loggp.copy_footprint) against nothing
     --compare self_footprint   messages to oneself charged their own footprint curves
                                (copy_footprint.self_by_size) against the others'
+    --compare held_bytes       the footprint curves 0 up to the footprint every size's
+                               probe took within the host's noise at (copy_footprint.held_bytes,
+                               models/copy_footprint.py) against each size's curve
+                               from 0 at its own one pair
     --compare cold_start       a program's first sends and each pair's first rendezvous
                                (loggp.cold_start) against a program warm from its start
     --compare noise            the node's detours drawn in the library (loggp.noise)
@@ -65,7 +69,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
             "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
-            "measured_means", "line_bytes", "both_places")
+            "measured_means", "line_bytes", "both_places", "held_bytes")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:
@@ -90,6 +94,10 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
     if compare == "both_places":
         save(_fit_with(db, run_ids, "misaligned_copy_section", _sixteen_ahead_alone,
                        lambda loggp: False, compare), without)
+        return {"with": fitted, "without": without}
+    if compare == "held_bytes":
+        save(_fit_with(db, run_ids, "copy_footprint_section", _each_size_alone,
+                       lambda loggp: "held_bytes" in (loggp.get("copy_footprint") or {}), compare), without)
         return {"with": fitted, "without": without}
     doc = json.loads(fitted.read_text())
     loggp = doc["libraries"][library]["loggp"]
@@ -154,6 +162,17 @@ def _sixteen_ahead_alone(points: list[dict], skipped: list[str], library: str) -
 
     with mock.patch.object(misaligned_copy, "_both_places", lambda steps, line: steps):
         return misaligned_copy.misaligned_copy_section(points, skipped, library)
+
+
+def _each_size_alone(points: list[dict], exchange_points: list[dict], skipped: list[str], library: str) -> Any:
+    """copy_footprint_section with each size's curve from 0 at its own one pair, no footprint
+    taken as held by the caches."""
+    from unittest import mock
+
+    from commchar.models import copy_footprint
+
+    with mock.patch.object(copy_footprint, "held_bytes", lambda rows: None):
+        return copy_footprint.copy_footprint_section(points, exchange_points, skipped, library)
 
 
 def _fit_without_second_message(db: str, run_ids: list[int]) -> Any:

@@ -121,29 +121,60 @@ def test_messages_to_oneself_keep_curves_of_their_own():
     # neither path's points move the other's curve, and neither loop over one pair counts
     footprint, pair = _points({"x4": 21.6, "x16": 24.0}, exchange=20.0)
     pair.append({"op": "exchange", "variant": "self", "n_bytes": N, "t_us": 5.0, "t_mean_us": 5.0, "valid": True})
-    for variant, t in (("x1", 25.0), ("self_x1", 5.2), ("self_x4", 5.4), ("self_x16", 6.0)):
+    for variant, t in (("x1", 25.0), ("self_x1", 5.2), ("self_x4", 5.6), ("self_x16", 6.0)):
         footprint.append({"op": "footprint", "variant": variant, "n_bytes": N, "t_us": t, "t_mean_us": t,
                           "valid": True, "cache_region_bytes": FOOTPRINTS.get(variant[5:], STRIDE)})
     section = copy_footprint_section(footprint, pair, [], "lib")
     assert section is not None
     (between,), (to_self,) = section["by_size"], section["self_by_size"]
     assert [v * N for _, v in between["steps"][1:]] == [pytest.approx(1.6, rel=1e-4), pytest.approx(4.0, rel=1e-4)]
-    assert [v * N for _, v in to_self["steps"][1:]] == [pytest.approx(0.4, rel=1e-4), pytest.approx(1.0, rel=1e-4)]
+    assert [v * N for _, v in to_self["steps"][1:]] == [pytest.approx(0.6, rel=1e-4), pytest.approx(1.0, rel=1e-4)]
     assert [row["variant"] for row in section["sizes"]] == ["x4", "x16", "self_x4", "self_x16"]
     (text,) = _finding(section)
     assert "spanning 2.031 MiB: 1.08 times; 8.125 MiB: 1.20 times as much" in text
-    assert "a rank's messages to itself: 2.031 MiB: 1.08 times; 8.125 MiB: 1.20 times." in text
+    assert "a rank's messages to itself: 2.031 MiB: 1.12 times; 8.125 MiB: 1.20 times." in text
     assert section["sizes"][2]["one_pair_us"] == 5.0
     _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
     # self_x1 stands in where the run lacks the exchange to oneself
     section = copy_footprint_section(footprint, pair[:1], [], "lib")
-    assert section is not None and section["self_by_size"][0]["steps"][1][1] * N == pytest.approx(0.2, rel=1e-4)
+    assert section is not None and section["self_by_size"][0]["steps"][1][1] * N == pytest.approx(0.4, rel=1e-4)
     # self points alone, with no baseline of their own: no self curves, the others' stand
     without = [pt for pt in footprint if pt["variant"] != "self_x1"]
     section = copy_footprint_section(without, pair[:1], [], "lib")
     assert section is not None and "self_by_size" not in section and section["by_size"] == [between]
     with pytest.raises(ModelError, match="copy_footprint.self_by_size"):
         _validate_copy_footprint({**section, "self_by_size": []}, "libraries.lib.loggp.copy_footprint")
+
+
+def test_footprints_every_size_took_within_the_noise_at_are_held_by_the_caches():
+    # 128 KiB over four pairs (1 MiB a rank) took 2% over its one pair; 256 KiB over four
+    # (2 MiB) 40%: 256 KiB's curve is 0 up to 1 MiB, then rises to its own first point,
+    # where a line from its one pair's 512 KiB would have charged 1 MiB half of it
+    footprint, pair = _points({"x4": 28.0, "x16": 30.0}, exchange=20.0)
+    small = 128 * KIB
+    pair.append({"op": "exchange", "variant": "sendrecv", "n_bytes": small, "t_us": 10.0, "t_mean_us": 10.0,
+                 "valid": True})
+    footprint.append({"op": "footprint", "variant": "x4", "n_bytes": small, "t_us": 10.2, "t_mean_us": 10.2,
+                      "valid": True, "cache_region_bytes": MIB})
+    section = copy_footprint_section(footprint, pair, [], "lib")
+    assert section is not None and section["held_bytes"] == MIB and "self_held_bytes" not in section
+    low, high = section["by_size"]
+    assert low["n"] == small and low["steps"] == [[2 * small, 0.0], [MIB, 0.0]]
+    assert [f for f, _ in high["steps"]] == [2 * N, MIB, FOOTPRINTS["x4"], FOOTPRINTS["x16"]]
+    assert [v * N for _, v in high["steps"]] == [0.0, 0.0, pytest.approx(8.0, rel=1e-4),
+                                                 pytest.approx(10.0, rel=1e-4)]
+    _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
+    with pytest.raises(ModelError, match="copy_footprint.held_bytes"):
+        _validate_copy_footprint({**section, "held_bytes": -1}, "libraries.lib.loggp.copy_footprint")
+    # the smallest footprint measured already costs more than the noise: nothing is held
+    footprint[-1] = {**footprint[-1], "t_us": 11.0, "t_mean_us": 11.0}
+    section = copy_footprint_section(footprint, pair, [], "lib")
+    assert section is not None and "held_bytes" not in section
+    assert section["by_size"][1]["steps"][1] == [FOOTPRINTS["x4"], pytest.approx(8.0 / N, rel=1e-4)]
+    # every footprint within the noise: every curve 0
+    section = copy_footprint_section(*_points({"x4": 20.4, "x16": 20.8}), [], "lib")
+    assert section is not None and section["held_bytes"] == FOOTPRINTS["x16"]
+    assert [v for _, v in section["by_size"][0]["steps"]] == [0.0, 0.0, 0.0]
 
 
 def test_without_the_one_pair_exchange_there_is_no_section():

@@ -222,11 +222,15 @@ def _validate_copy_footprint(section: Any, path: str) -> None:
     """What a copy costs a byte once a rank's buffers span F bytes (models/copy_footprint.py):
     {statistic, by_size ([{n, steps: [[F, us per byte], F increasing, at least one]}], n
     increasing, at least one), self_by_size (optional, the same for messages to oneself),
-    sizes (informational)}."""
+    held_bytes and self_held_bytes (optional, bytes: the footprint up to which the curves
+    are 0), sizes (informational)}."""
     _mapping(section, path)
     _footprint_curves(section.get("by_size"), f"{path}.by_size")
     if section.get("self_by_size") is not None:
         _footprint_curves(section["self_by_size"], f"{path}.self_by_size")
+    for key in ("held_bytes", "self_held_bytes"):
+        if section.get(key) is not None:
+            _bytes(section[key], f"{path}.{key}")
 
 
 def _footprint_curves(by_size: Any, path: str) -> None:

@@ -35,6 +35,18 @@ and linear in log2 s between the two sizes measured around s (the nearest one's 
 them; sim/src/copy_footprint.rs). The model's own cost of s bytes, fitted from probes
 whose buffers span 2s, is where c_s is 0.
 
+A cache holds a rank's buffers up to its size and lets them go past it: the cost is a
+step in F, not a line from 2n. Each size's own points lie a factor of 4 apart in F, so
+a curve drawn from 0 at 2n to its first point charges the footprints between them a
+share of what only the footprints past the cache pay. The other sizes' points fill
+those gaps: the footprint up to which every point of the path, whatever its size, took
+within two run-to-run noise levels of its one pair (`held_bytes`, `self_held_bytes`;
+NOISE) is one the caches held, and every curve is 0 up to it (its steps there set to 0,
+a step of 0 added at it). On the Intel Xeon guest (2 MiB of L2 a core) the exchanges of
+128 KiB over four pairs, 1 MiB a rank, took -0.3 to +3.1% over one pair, those of 256 KiB
+over four, 2 MiB, 35 to 45% more, and an exchange of 256 KiB cycling through two pairs
+took what one pair did (docs/models.md, "When the buffers outgrow the caches").
+
 A message a rank sends itself takes the library's self path, a copy within one process
 that meets the footprint otherwise: the probe's self variants (`self_x4` ... `self_x64`,
 each rank sending to itself) against `exchange:self` (`loggp.self_message`'s probe;
@@ -50,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from commchar.models.excess import point_time
+from commchar.models.regimes import DEFAULT_NOISE_FLOOR
 
 OP = "footprint"
 SELF = "self_"  # the variants whose ranks send to themselves (the library's self path)
@@ -57,7 +70,11 @@ SELF = "self_"  # the variants whose ranks send to themselves (the library's sel
 # buffers (where a run lacks the exchange) and the exchange variant the model's own cost
 # of a message in cache is fitted from
 PATHS = (("", "by_size", "x1", "sendrecv"), (SELF, "self_by_size", SELF + "x1", "self"))
+HELD = {"by_size": "held_bytes", "self_by_size": "self_held_bytes"}  # each path's held_bytes()
 BASE_OP = "exchange"
+# A footprint at which a probe took no more than this over its one pair costs nothing the
+# host's own moves do not: two run-to-run noise levels (models/regimes.py)
+NOISE = 2 * DEFAULT_NOISE_FLOOR
 
 
 def _baseline(points: list[dict], exchange_points: list[dict], one_pair: str, exchange: str) -> dict[int, list[float]]:
@@ -76,8 +93,8 @@ def _baseline(points: list[dict], exchange_points: list[dict], one_pair: str, ex
 
 
 def _curves(points: list[dict], exchange_points: list[dict], prefix: str, one_pair: str,
-            exchange: str) -> tuple[list[dict], list[dict]]:
-    """One path's curves (by_size) and the rows they were fitted from."""
+            exchange: str) -> tuple[list[dict], list[dict], int | None]:
+    """One path's curves (by_size), the rows they were fitted from and its held_bytes."""
     base = _baseline(points, exchange_points, one_pair, exchange)
     rows: list[dict[str, Any]] = []
     by_size: dict[int, dict[int, list[float]]] = {}  # n -> footprint -> us per byte beyond
@@ -95,9 +112,10 @@ def _curves(points: list[dict], exchange_points: list[dict], prefix: str, one_pa
         rows.append({"n": n, "variant": variant, "footprint_bytes": footprint,
                      "footprint_us": round(t, 3), "one_pair_us": round(one_pair_us, 3)})
     if not by_size:
-        return [], rows
+        return [], rows, None
     from scipy.optimize import isotonic_regression  # scipy takes a while to import: only here
 
+    held = held_bytes(rows)
     sizes = []
     for n, found in sorted(by_size.items()):
         footprints = sorted(found)
@@ -105,9 +123,35 @@ def _curves(points: list[dict], exchange_points: list[dict], prefix: str, one_pa
         values = np.array([0.0] + [float(np.median(found[f])) for f in footprints])
         weights = np.array([1e9] + [1.0] * len(footprints))
         fitted = np.maximum(isotonic_regression(values, weights=weights, increasing=True).x, 0.0)
-        sizes.append({"n": n, "steps": [[2 * n, 0.0]] + [[f, float(f"{v:.6g}")]
-                                                        for f, v in zip(footprints, fitted[1:])]})
-    return sizes, rows
+        steps = [[2 * n, 0.0]] + [[f, float(f"{v:.6g}")] for f, v in zip(footprints, fitted[1:])]
+        sizes.append({"n": n, "steps": held_in_cache(steps, held)})
+    return sizes, rows, held
+
+
+def held_bytes(rows: list[dict[str, Any]]) -> int | None:
+    """The largest footprint up to which every row (any size of one path) took within NOISE
+    of its one pair; None where the smallest footprint measured already took more."""
+    by_footprint: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_footprint.setdefault(int(row["footprint_bytes"]), []).append(row)
+    held = None
+    for footprint in sorted(by_footprint):
+        if any(row["footprint_us"] > row["one_pair_us"] * (1 + NOISE) for row in by_footprint[footprint]):
+            break
+        held = footprint
+    return held
+
+
+def held_in_cache(steps: list[list[float]], held: int | None) -> list[list[float]]:
+    """A size's steps ([F, us per byte], F increasing from 2n) 0 up to `held` (held_bytes),
+    with a step of 0 at it where it lies between two of them."""
+    if held is None or held <= steps[0][0]:
+        return steps
+    out = [[f, 0.0 if f <= held else v] for f, v in steps]
+    if held < steps[-1][0] and all(f != held for f, _ in steps):
+        out.append([held, 0.0])
+        out.sort(key=lambda step: step[0])
+    return out
 
 
 def copy_footprint_section(points: list[dict], exchange_points: list[dict], skipped: list[str],
@@ -116,10 +160,12 @@ def copy_footprint_section(points: list[dict], exchange_points: list[dict], skip
     section: dict[str, Any] = {"statistic": "mean"}
     rows: list[dict[str, Any]] = []
     for prefix, key, one_pair, exchange in PATHS:
-        sizes, found = _curves(points, exchange_points, prefix, one_pair, exchange)
+        sizes, found, held = _curves(points, exchange_points, prefix, one_pair, exchange)
         if sizes:
             section[key] = sizes
             rows += found
+            if held is not None:
+                section[HELD[key]] = held
     if "by_size" not in section:
         skipped.append(f"{library} footprint: no valid point beside a valid footprint:x1 or exchange:sendrecv of"
                        " its size")
