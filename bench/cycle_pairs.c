@@ -16,25 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rounds.h"
+
 enum { MAX_COUNTS = 16, MAX_ROUNDS = 101, MAX_PAIRS = 256, PAGE = 4096, OFFSET = 16 };
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static int usage(int rank, const char *why)
 {
-    if (rank == 0) fprintf(stderr, "cycle_pairs: %s (usage: BYTES CALLS ROUNDS K ...)\n", why);
-    MPI_Finalize();
-    return 2;
+    return rounds_refuse(rank, "cycle_pairs", "BYTES CALLS ROUNDS K ...", why);
 }
 
 /* a buffer of n bytes OFFSET bytes into pages of its own */
@@ -95,9 +83,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < counts; i++) {
             double sorted[MAX_ROUNDS];
             memcpy(sorted, times[i], sizeof(double) * (size_t)rounds);
-            qsort(sorted, (size_t)rounds, sizeof(double), cmp);
+            qsort(sorted, (size_t)rounds, sizeof(double), rounds_cmp);
             printf("%5d %12.3f %12.3f %8.3f..%-9.3f %8.3f\n", k[i], 2.0 * k[i] * (double)n / 1048576.0,
-                   sorted[rounds / 2], sorted[0], sorted[rounds - 1], median(ratios[i], rounds));
+                   sorted[rounds / 2], sorted[0], sorted[rounds - 1], rounds_median(ratios[i], rounds));
         }
     }
     MPI_Finalize();

@@ -16,25 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rounds.h"
+
 enum { MAX_PLACES = 32, MAX_ROUNDS = 101, PAGE = 4096 };
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static int usage(int rank, const char *why)
 {
-    if (rank == 0) fprintf(stderr, "place_pingpong: %s (usage: BYTES ITERS ROUNDS S:R ...)\n", why);
-    MPI_Finalize();
-    return 2;
+    return rounds_refuse(rank, "place_pingpong", "BYTES ITERS ROUNDS S:R ...", why);
 }
 
 int main(int argc, char **argv)
@@ -87,7 +75,7 @@ int main(int argc, char **argv)
         for (int p = 0; p < places; p++) /* before any median sorts a pair's times */
             for (int r = 0; r < rounds; r++) ratio[p][r] = t[p][r] / t[0][r];
         for (int p = 0; p < places; p++) {
-            const double mid = median(t[p], rounds), rel = median(ratio[p], rounds);
+            const double mid = rounds_median(t[p], rounds), rel = rounds_median(ratio[p], rounds);
             printf("%4d:%-6d %8d %12.3f %8.3f..%-8.3f %10.3f\n", at[p][0], at[p][1],
                    ((at[p][1] - at[p][0]) % PAGE + PAGE) % PAGE, mid, t[p][0], t[p][rounds - 1], rel);
         }
