@@ -164,6 +164,8 @@ def test_footprints_every_size_took_within_the_noise_at_are_held_by_the_caches()
     assert [v * N for _, v in high["steps"]] == [0.0, 0.0, pytest.approx(8.0, rel=1e-4),
                                                  pytest.approx(10.0, rel=1e-4)]
     _validate_copy_footprint(section, "libraries.lib.loggp.copy_footprint")
+    (text,) = _finding(section)
+    assert "Up to 1 MiB a rank every size's probe took within the host's noise of one pair" in text
     with pytest.raises(ModelError, match="copy_footprint.held_bytes"):
         _validate_copy_footprint({**section, "held_bytes": -1}, "libraries.lib.loggp.copy_footprint")
     # the smallest footprint measured already costs more than the noise: nothing is held
@@ -171,6 +173,8 @@ def test_footprints_every_size_took_within_the_noise_at_are_held_by_the_caches()
     section = copy_footprint_section(footprint, pair, [], "lib")
     assert section is not None and "held_bytes" not in section
     assert section["by_size"][1]["steps"][1] == [FOOTPRINTS["x4"], pytest.approx(8.0 / N, rel=1e-4)]
+    (text,) = _finding(section)
+    assert "Up to" not in text
     # every footprint within the noise: every curve 0
     section = copy_footprint_section(*_points({"x4": 20.4, "x16": 20.8}), [], "lib")
     assert section is not None and section["held_bytes"] == FOOTPRINTS["x16"]

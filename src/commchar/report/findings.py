@@ -167,7 +167,8 @@ def _send_post(e: Entity) -> list[Finding]:
 def _footprint(e: Entity) -> list[Finding]:
     """Copies once a rank's buffers outgrow the caches (the footprint probe), at its largest size,
     between ranks and, where measured, to oneself."""
-    rows = [r for r in (_loggp_entry(e, "copy_footprint") or {}).get("sizes") or []
+    entry = _loggp_entry(e, "copy_footprint") or {}
+    rows = [r for r in entry.get("sizes") or []
             if isinstance(r, dict) and (r.get("one_pair_us") or 0) > 0 and r.get("footprint_us")]
     if not rows:
         return []
@@ -184,11 +185,15 @@ def _footprint(e: Entity) -> list[Finding]:
         return "; ".join(f"{format_size(f)}: {ratio:.2f} times" for f, ratio in sorted(at))
 
     to_self = f"; a rank's messages to itself: {listed(paths[True])}" if True in paths else ""
+    held = entry.get("held_bytes")
+    held_text = (f" Up to {format_size(held)} a rank every size's probe took within the host's noise of one pair: "
+                 "the caches hold that much, and the replay charges nothing there."
+                 if isinstance(held, int) and not isinstance(held, bool) and held > 0 else "")
     return [Finding("threshold", e.label, (
         f"{e.label}: an exchange of {format_size(n)} costs more when each rank cycles through many buffers than "
         f"when it uses one pair (a rank's buffers spanning {listed(paths[False])} as much; the footprint probe)"
         f"{to_self}. A program whose message buffers outgrow the caches pays it on every "
-        "copy; `commchar replay` charges each rank by the buffers its trace shows it used."))]
+        f"copy; `commchar replay` charges each rank by the buffers its trace shows it used.{held_text}"))]
 
 
 def _loggp_entry(e: Entity, name: str) -> dict | None:
