@@ -185,10 +185,11 @@ def _footprint(e: Entity) -> list[Finding]:
         return "; ".join(f"{format_size(f)}: {ratio:.2f} times" for f, ratio in sorted(at))
 
     to_self = f"; a rank's messages to itself: {listed(paths[True])}" if True in paths else ""
+    # a whole number of bytes, as the model file's schema takes it (1081344 or 1081344.0)
     held = entry.get("held_bytes")
-    held_text = (f" Up to {format_size(held)} a rank every size's probe took within the host's noise of one pair: "
-                 "the caches hold that much, and the replay charges nothing there."
-                 if isinstance(held, int) and not isinstance(held, bool) and held > 0 else "")
+    held_text = (f" Up to {format_size(int(held))} a rank every size's probe took within the host's noise of one "
+                 "pair: the caches hold that much, and the replay charges nothing there."
+                 if isinstance(held, (int, float)) and not isinstance(held, bool) and held > 0 else "")
     return [Finding("threshold", e.label, (
         f"{e.label}: an exchange of {format_size(n)} costs more when each rank cycles through many buffers than "
         f"when it uses one pair (a rank's buffers spanning {listed(paths[False])} as much; the footprint probe)"
