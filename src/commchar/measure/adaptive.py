@@ -138,8 +138,8 @@ TYPICAL_FACTOR = 1.5
 # its cheap gaps within STEPPED_REACH of that size (either way) split as a scattered series'
 # are: a staircase (Open MPI's allreduce doubles just past each power of two, 2.10 us at 3072
 # B, 3.38 at 4096, 3.98 at 6144) lies on a line at the powers of two, and only a size between
-# two of them shows it. Every cheap gap of such a series took 200 to 600 more points a library
-# and MPICH's run 1.13 of OSU's time (docs/method.md)
+# two of them shows it. Splitting every cheap gap of such a series, not only those near the
+# step, takes 200 to 600 more points a library
 STEPPED = 0.10
 STEPPED_REACH = 8.0
 BREAK_SIZES = 3  # most sizes a round inside a breakpoint's gap (16-fold to 2-fold in one round)
@@ -159,8 +159,8 @@ SLOW_AT_EVERY_SIZE = ("rndv",)
 # LogGP's o_s, O and o_r are fitted below the rendezvous threshold S (models/loggp.py), which no
 # library puts near 1 MiB (here MPICH's is 8 KiB, Open MPI's 257 B; TCP's eager limit is 64
 # KiB): from there on the rule's probe times its gap alone (the kernel's
-# --loggp-overheads-below). PRTT(16,d,n) and o_r, 16 messages and delays of PRTT(1,0,n) a
-# sample, were 0.2 to 0.3 s of the 4 MiB point's 0.3 to 0.35 (docs/method.md "Which sizes").
+# --loggp-overheads-below): PRTT(16,d,n) and o_r, 16 messages and delays of PRTT(1,0,n) a
+# sample, are most of a large point's time (docs/method.md "Which sizes").
 LOGGP_OVERHEADS_BELOW = 1 << 20
 # Operations whose sizes the rule chooses: every one measured over sizes whose model is
 # a Hockney curve. The LogGP probe's model is its parameters (its coarse grid has sizes

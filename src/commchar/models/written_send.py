@@ -16,7 +16,7 @@ own buffers itself (eager) pays almost nothing, and the fit keeps only the sizes
 model's rendezvous threshold S up, where the receiver (or a single copy) reads the sender's
 buffer: below S the probe's difference is its own stores' cost, which a program's trace
 already shows as computation (MPICH's ping-pong and master-worker of 256 B, 0.04 to 0.05 us
-over clean, came out 5 to 7 points over in validations charged it, docs/validation.md).
+over clean, came out 5 to 7 points over in validations that charged it).
 `ends` is a message of which little changed, `whole` one written throughout, and
 `exchange_ends` (`written:exchange_ends` less `written:exchange_clean`, a loop of 16
 exchanges a sample whose ranks write their ends before each, or the same stores elsewhere)
