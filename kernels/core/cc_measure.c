@@ -213,6 +213,10 @@ typedef struct cc_chunk_decision {
     long stop;       /* CC_STOP_GO, or why the series stops (cc_stop_names) */
 } cc_chunk_decision;
 #define CC_CHUNK_LONGS 2
+/* a chunk ends where the projected need times this lies, and is at least the samples so far
+ * over CC_LEAST_STEP */
+#define CC_PROJECTION_MARGIN 1.15
+#define CC_LEAST_STEP 8
 _Static_assert(sizeof(cc_chunk_decision) == CC_CHUNK_LONGS * sizeof(long),
                "cc_chunk_decision is broadcast as an array of longs");
 
@@ -249,6 +253,15 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         long by_time = per_rep > 0.0 ? cc_clamp((lim->max_time - elapsed) / per_rep, 1, lim->max_reps)
                                      : lim->max_reps;
         long chunk = (s->n + 1) / 2;
+        /* ...but no further than the CI's projection says the precision needs, with a
+         * margin for the projection's own error: a stop is checked only after a whole
+         * chunk, and a step of x1.5 past the need measures up to half as much again */
+        if (isfinite(needed) && needed > (double)s->n) {
+            long projected = (long)ceil(needed * CC_PROJECTION_MARGIN) - s->n;
+            const long least = s->n / CC_LEAST_STEP > 1 ? s->n / CC_LEAST_STEP : 1;
+            if (projected < least) projected = least;
+            if (projected < chunk) chunk = projected;
+        }
         if (chunk > lim->max_reps - s->n) chunk = lim->max_reps - s->n;
         if (chunk > by_time) chunk = by_time;
         if (s->n + chunk < lim->min_reps) chunk = lim->min_reps - s->n;
