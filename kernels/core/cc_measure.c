@@ -246,10 +246,10 @@ static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, 
         decision->stop = CC_STOP_UNREACHABLE;
     } else {
         /* grow geometrically (x1.5 in total), never past max-reps or max-time.  Not
-         * in smaller steps towards what the CI says it needs: every chunk ends in
-         * control messages that wait for both ranks, and on a loaded machine each
-         * such wait can be a time slice (x1.125 steps made a one-sided sweep slower
-         * and meet the precision less often than x1.5) */
+         * in smaller fixed steps: every chunk ends in control messages that wait for
+         * both ranks, and on a loaded machine each such wait can be a time slice
+         * (x1.125 steps made a one-sided sweep slower and meet the precision less
+         * often than x1.5) */
         long by_time = per_rep > 0.0 ? cc_clamp((lim->max_time - elapsed) / per_rep, 1, lim->max_reps)
                                      : lim->max_reps;
         long chunk = (s->n + 1) / 2;
