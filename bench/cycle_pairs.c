@@ -19,11 +19,10 @@
 #include "rounds.h"
 
 enum { MAX_COUNTS = 16, MAX_ROUNDS = 101, MAX_PAIRS = 256, PAGE = 4096, OFFSET = 16 };
+#define PROGRAM "cycle_pairs"
+#define ARGS "BYTES CALLS ROUNDS K ..."
 
-static int usage(int rank, const char *why)
-{
-    return rounds_refuse(rank, "cycle_pairs", "BYTES CALLS ROUNDS K ...", why);
-}
+static int usage(int rank, const char *why) { return rounds_refuse(rank, PROGRAM, ARGS, why); }
 
 /* a buffer of n bytes OFFSET bytes into pages of its own */
 static char *place(long n, int fill)
@@ -37,12 +36,9 @@ static char *place(long n, int fill)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) return usage(rank, "needs exactly 2 ranks");
-    if (argc < 5) return usage(rank, "too few arguments");
+    int rank;
+    const int refused = rounds_pair(&argc, &argv, 5, &rank, PROGRAM, ARGS, "too few arguments");
+    if (refused) return refused;
     const long n = atol(argv[1]), calls = atol(argv[2]);
     const int rounds = atoi(argv[3]), counts = argc - 4;
     if (n < 1 || n > (1L << 30)) return usage(rank, "BYTES must be 1 to 2^30");

@@ -19,20 +19,17 @@
 #include "rounds.h"
 
 enum { MAX_PLACES = 32, MAX_ROUNDS = 101, PAGE = 4096 };
+#define PROGRAM "place_pingpong"
+#define ARGS "BYTES ITERS ROUNDS S:R ..."
 
-static int usage(int rank, const char *why)
-{
-    return rounds_refuse(rank, "place_pingpong", "BYTES ITERS ROUNDS S:R ...", why);
-}
+static int usage(int rank, const char *why) { return rounds_refuse(rank, PROGRAM, ARGS, why); }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) return usage(rank, "runs on 2 ranks");
-    if (argc < 5) return usage(rank, "give the bytes, the round trips a block, the rounds and a place");
+    int rank;
+    const int refused = rounds_pair(&argc, &argv, 5, &rank, PROGRAM, ARGS,
+                                    "give the bytes, the round trips a block, the rounds and a place");
+    if (refused) return refused;
     const long n = atol(argv[1]);
     const int iterations = atoi(argv[2]), rounds = atoi(argv[3]), places = argc - 4;
     if (n < 1 || n > (1L << 26)) return usage(rank, "bytes must be 1 to 64 MiB");

@@ -213,12 +213,13 @@ typedef struct cc_chunk_decision {
     long stop;       /* CC_STOP_GO, or why the series stops (cc_stop_names) */
 } cc_chunk_decision;
 #define CC_CHUNK_LONGS 2
+_Static_assert(sizeof(cc_chunk_decision) == CC_CHUNK_LONGS * sizeof(long),
+               "cc_chunk_decision is broadcast as an array of longs");
+
 /* a chunk ends where the projected need times this lies, and is at least the samples so far
  * over CC_LEAST_STEP */
 #define CC_PROJECTION_MARGIN 1.15
 #define CC_LEAST_STEP 8
-_Static_assert(sizeof(cc_chunk_decision) == CC_CHUNK_LONGS * sizeof(long),
-               "cc_chunk_decision is broadcast as an array of longs");
 
 /* rank 0: stop (and why), or how many repetitions the next chunk has */
 static void cc_decide(const cc_series *s, const cc_limits *lim, double elapsed, cc_chunk_decision *decision)
