@@ -27,6 +27,10 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                blocking send's o_s + (s-1)O (the default)
     --compare written_send     what a message costs whose sender wrote its buffer
                                since its last send (loggp.written_send) against nothing
+    --compare burst            what two rendezvous messages each way that one wait completed
+                               cost beyond the model's two (exchange_excess.burst,
+                               simulate/burst.py), shared by the pairs, against a single
+                               exchange's excess charged to every pair
     --compare written_exchange what such a message costs received in an exchange
                                (written_send.exchange_ends) against what one message
                                alone pays
@@ -67,7 +71,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-COMPARED = ("O_r", "exchange_excess", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
+COMPARED = ("O_r", "exchange_excess", "burst", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
             "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
             "measured_means", "line_bytes", "both_places", "held_bytes")
 
@@ -118,6 +122,8 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
         (loggp.get("copy_footprint") or {}).pop("self_by_size", None)
     elif compare == "written_exchange":
         (loggp.get("written_send") or {}).pop("exchange_ends", None)
+    elif compare == "burst":
+        (loggp.get("exchange_excess") or {}).pop("burst", None)
     else:
         loggp.pop(compare, None)
     without.write_text(json.dumps(doc))

@@ -6,7 +6,10 @@
 //! model was fitted to it); the replay charges each MPI_Sendrecv and MPI_Sendrecv_replace
 //! that both sends and receives the excess of its size, linear between the measured
 //! sizes, the smallest's below them, and nothing above the largest (one the probe did not
-//! send).
+//! send). Rendezvous messages exchanged by one wait, two or more each way with one rank (a
+//! halo's burst), pay instead what the kernel's burst of two each way took beyond the
+//! model's own two (`burst`), shared among the pairs: a burst pays its excess once, not
+//! once a pair.
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json};
@@ -19,12 +22,36 @@ pub struct ExchangeExcess {
     steps: Vec<(u64, u64)>,
     /// Rendezvous sizes: what it took beyond the rendezvous rule.
     rendezvous: Vec<(u64, u64)>,
+    /// Rendezvous sizes: what two messages each way that one wait completed took beyond
+    /// the model's two (empty: each pair of a burst pays `rendezvous`).
+    burst: Vec<(u64, u64)>,
 }
 
 impl ExchangeExcess {
     /// From measured (bytes, ps) steps of eager and of rendezvous sizes, sizes increasing.
     pub fn from_steps(steps: Vec<(u64, u64)>, rendezvous: Vec<(u64, u64)>) -> ExchangeExcess {
-        ExchangeExcess { steps, rendezvous }
+        ExchangeExcess {
+            steps,
+            rendezvous,
+            burst: Vec::new(),
+        }
+    }
+
+    /// The same with a burst's steps: (bytes, ps per two messages each way).
+    pub fn with_burst(self, burst: Vec<(u64, u64)>) -> ExchangeExcess {
+        ExchangeExcess { burst, ..self }
+    }
+
+    /// ps one of `pairs` rendezvous exchanges of `bytes` each way that one wait completed
+    /// with one rank costs beyond the model: the burst's excess shared by its pairs (half of
+    /// it a pair, the burst measured being two), or a single exchange's where there is one
+    /// pair or no burst was measured.
+    pub fn rendezvous_cost(&self, bytes: u64, pairs: usize) -> u64 {
+        if pairs >= 2 && !self.burst.is_empty() {
+            interpolated(&self.burst, bytes) / 2
+        } else {
+            self.cost(bytes, true)
+        }
     }
 
     /// ps an exchange of `bytes` each way costs beyond the model, its messages eager under
@@ -61,25 +88,26 @@ fn interpolated(steps: &[(u64, u64)], bytes: u64) -> u64 {
     at.max(0.0).round() as u64
 }
 
-/// `libraries.<lib>.loggp.exchange_excess.steps` and `.rendezvous` ([bytes, us], sizes
-/// increasing) of a model file; free when the model has none.
+/// `libraries.<lib>.loggp.exchange_excess.steps`, `.rendezvous` and `.burst` ([bytes, us],
+/// sizes increasing) of a model file; free when the model has none.
 pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
     let doc = model_json(text, path)?;
     let Some(entry) = loggp_entry(&doc, library, "exchange_excess") else {
         return Ok(ExchangeExcess::default());
     };
     let what = format!("{path}: loggp exchange_excess.steps");
-    let rendezvous = match entry.get("rendezvous") {
-        None | Some(serde_json::Value::Null) => Vec::new(),
+    let optional = |key: &str| match entry.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
         some => us_steps(
             some,
-            &format!("{path}: loggp exchange_excess.rendezvous"),
+            &format!("{path}: loggp exchange_excess.{key}"),
             "exchange_excess",
-        )?,
+        ),
     };
     Ok(ExchangeExcess {
         steps: us_steps(entry.get("steps"), &what, "exchange_excess")?,
-        rendezvous,
+        rendezvous: optional("rendezvous")?,
+        burst: optional("burst")?,
     })
 }
 
@@ -107,6 +135,18 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_shares_its_excess_among_its_pairs() {
+        let single = ExchangeExcess::from_steps(vec![], vec![(4096, 700_000), (32768, 1_000_000)]);
+        // no burst measured: every pair pays a single exchange's excess
+        assert_eq!(single.rendezvous_cost(4096, 2), 700_000);
+        let e = single.with_burst(vec![(4096, 740_000), (32768, 1_070_000)]);
+        assert_eq!(e.rendezvous_cost(4096, 1), 700_000);
+        assert_eq!(e.rendezvous_cost(4096, 2), 370_000);
+        assert_eq!(e.rendezvous_cost(4096, 4), 370_000);
+        assert_eq!(e.rendezvous_cost(65536, 2), 0);
+    }
+
+    #[test]
     fn read_from_a_model_and_refused_when_malformed() {
         let model = |steps: &str| {
             format!(
@@ -122,6 +162,12 @@ mod tests {
             from_model(both, "m.json", None).unwrap().cost(16384, true),
             200_000
         );
+        let burst = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [[1, 0.03]], "rendezvous": [[16384, 0.2]], "burst": [[16384, 0.1]]}}}}}"#;
+        let e = from_model(burst, "m.json", None).unwrap();
+        assert_eq!(e.rendezvous_cost(16384, 2), 50_000);
+        assert_eq!(e.rendezvous_cost(16384, 1), 200_000);
+        let bad = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [], "burst": [[8, -1]]}}}}}"#;
+        assert!(from_model(bad, "m.json", None).is_err());
         let bad = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [], "rendezvous": [[8, -1]]}}}}}"#;
         assert!(from_model(bad, "m.json", None).is_err());
         assert!(from_model(&model("[[8, 0.03], [4, 0.01]]"), "m.json", None).is_err());

@@ -1637,60 +1637,72 @@ fn a_rendezvous_exchange_pays_its_own_excess_and_an_eager_one_the_eager_steps() 
 
 /// Each rank: Irecv `n` bytes from the other, Isend `n` bytes to it, Waitall.
 fn nonblocking_exchange(n: u64) -> TraceDir {
+    nonblocking_burst(n, 1)
+}
+
+/// Each rank: `k` Irecvs of `n` bytes from the other, `k` Isends of `n` bytes to it, one
+/// Waitall of all of them (a halo's left and right neighbours at p = 2 are `k` = 2).
+fn nonblocking_burst(n: u64, k: u32) -> TraceDir {
     let mut t = traces(2);
     for r in 0..2i32 {
         let other = 1 - r;
-        t[r as usize]
-            .call(
+        let rank = &mut t[r as usize];
+        for m in 0..k {
+            rank.call(
                 R {
                     call: IRECV,
                     peer: other,
-                    tag: 4,
+                    tag: 4 + m as i32,
                     bytes2: n,
-                    req: 1,
-                    ..R::default()
-                },
-                0,
-            )
-            .call(
-                R {
-                    call: ISEND,
-                    peer: other,
-                    tag: 4,
-                    bytes: n,
-                    req: 2,
-                    ..R::default()
-                },
-                0,
-            )
-            .call(
-                R {
-                    call: WAITALL,
-                    aux: 2,
-                    ..R::default()
-                },
-                0,
-            )
-            .call(
-                R {
-                    call: COMPLETE,
-                    req: 1,
-                    aux: other,
-                    aux2: 4,
-                    ..R::default()
-                },
-                0,
-            )
-            .call(
-                R {
-                    call: COMPLETE,
-                    req: 2,
+                    req: 1 + 2 * m as u64,
                     ..R::default()
                 },
                 0,
             );
+        }
+        for m in 0..k {
+            rank.call(
+                R {
+                    call: ISEND,
+                    peer: other,
+                    tag: 4 + m as i32,
+                    bytes: n,
+                    req: 2 + 2 * m as u64,
+                    ..R::default()
+                },
+                0,
+            );
+        }
+        rank.call(
+            R {
+                call: WAITALL,
+                aux: 2 * k as i32,
+                ..R::default()
+            },
+            0,
+        );
+        for m in 0..k {
+            rank.call(
+                R {
+                    call: COMPLETE,
+                    req: 1 + 2 * m as u64,
+                    aux: other,
+                    aux2: 4 + m as i32,
+                    ..R::default()
+                },
+                0,
+            )
+            .call(
+                R {
+                    call: COMPLETE,
+                    req: 2 + 2 * m as u64,
+                    ..R::default()
+                },
+                0,
+            );
+        }
     }
-    write_trace(&format!("nonblocking-exchange-{n}"), &t)
+    write_trace(&format!("nonblocking-burst-{n}-{k}"), &t)
 }
 
 #[test]
@@ -1716,6 +1728,42 @@ fn a_waitall_completing_a_receive_from_a_rank_and_a_send_to_it_pays_the_rendezvo
     .unwrap();
     let o = replay(&nonblocking_exchange(1000), &opts, eager).unwrap();
     assert_eq!(o.finish, plain.finish);
+}
+
+#[test]
+fn a_burst_of_rendezvous_exchanges_pays_the_measured_burst_once_not_once_a_pair() {
+    let rendezvous = params(0, Rendezvous::Handshake);
+    let plain = replay(
+        &nonblocking_burst(12_000, 2),
+        &Options::default(),
+        rendezvous.clone(),
+    )
+    .unwrap();
+    // no burst measured: each of the two pairs pays a single exchange's excess
+    let single = exchange_excesses();
+    let o = replay(&nonblocking_burst(12_000, 2), &single, rendezvous.clone()).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish, vec![plain.finish[0] + 2 * 300 * NS; 2]);
+    // measured: the two pairs share the burst's 360 ns
+    let burst = Options {
+        exchange_excess: single
+            .exchange_excess
+            .clone()
+            .with_burst(vec![(12_000, 360 * NS)]),
+        ..Options::default()
+    };
+    let o = replay(&nonblocking_burst(12_000, 2), &burst, rendezvous.clone()).unwrap();
+    check_sums(&o);
+    assert_eq!(o.finish, vec![plain.finish[0] + 360 * NS; 2]);
+    // a single exchange still pays its own
+    let one = replay(
+        &nonblocking_exchange(12_000),
+        &Options::default(),
+        rendezvous.clone(),
+    )
+    .unwrap();
+    let o = replay(&nonblocking_exchange(12_000), &burst, rendezvous).unwrap();
+    assert_eq!(o.finish, vec![one.finish[0] + 300 * NS; 2]);
 }
 
 /// A size field holding where its buffer lay in its page (tracer/cc_trace_format.h).

@@ -525,8 +525,9 @@ type ExchangeCharge = (u32, u64, u64, u64);
 
 /// The exchanges among the messages one Wait*/Test* step completed with other ranks,
 /// (peer, bytes, whether a send): each receive from a rank paired with a send to it, in
-/// order; the larger of the two messages' bytes of each pair.
-fn waited_exchanges(exchanged: Vec<(u32, u64, bool)>) -> Vec<u64> {
+/// order; per pair, the larger of its two messages' bytes and how many pairs the step
+/// completed with that rank (a burst of two or more shares its excess).
+fn waited_exchanges(exchanged: Vec<(u32, u64, bool)>) -> Vec<(u64, usize)> {
     let mut sends: Vec<(u32, u64)> = exchanged
         .iter()
         .filter(|e| e.2)
@@ -535,10 +536,13 @@ fn waited_exchanges(exchanged: Vec<(u32, u64, bool)>) -> Vec<u64> {
     let mut pairs = Vec::new();
     for &(peer, bytes, _) in exchanged.iter().filter(|e| !e.2) {
         if let Some(i) = sends.iter().position(|s| s.0 == peer) {
-            pairs.push(bytes.max(sends.remove(i).1));
+            pairs.push((peer, bytes.max(sends.remove(i).1)));
         }
     }
     pairs
+        .iter()
+        .map(|&(peer, bytes)| (bytes, pairs.iter().filter(|p| p.0 == peer).count()))
+        .collect()
 }
 
 /// One rank's part of an all-to-all whose copies may be misaligned: its send and receive
@@ -1291,7 +1295,7 @@ impl Builder<'_> {
                 // both ways at once through the same cells: what the exchange took beyond
                 // the model where the kernel measured it (loggp.exchange_excess)
                 if both {
-                    self.exchange_excess(st, rec.bytes.max(rec.bytes2), true)?;
+                    self.exchange_excess(st, rec.bytes.max(rec.bytes2), true, 1)?;
                 }
                 if let Some(source) = source {
                     let ps = self.footprint_ps(st, rec.bytes2, source);
@@ -1381,8 +1385,8 @@ impl Builder<'_> {
         self.charge_footprint(st, messages, ps)?;
         // its receives were an exchange's when it completed a send to another rank too
         let sent = st.exchanged.iter().any(|e| e.2);
-        for bytes in waited_exchanges(std::mem::take(&mut st.exchanged)) {
-            self.exchange_excess(st, bytes, false)?;
+        for (bytes, pairs) in waited_exchanges(std::mem::take(&mut st.exchanged)) {
+            self.exchange_excess(st, bytes, false, pairs)?;
         }
         if st.wait_charges.is_empty() {
             return Ok(());
@@ -1409,15 +1413,23 @@ impl Builder<'_> {
     /// time, priced once the replay's S is known (Replay::price_exchanges): the rendezvous
     /// step when its messages are rendezvous ones, else the eager step (`eager_too`: a
     /// Sendrecv's; an exchange by Isend and Irecv pays none there: that excess is the
-    /// Sendrecv call's own, and would add a tenth to the halo of 256 B).
-    fn exchange_excess(&mut self, st: &mut RankState, bytes: u64, eager_too: bool) -> Result<()> {
+    /// Sendrecv call's own, and would add a tenth to the halo of 256 B). `pairs`: the
+    /// exchanges the same wait completed with the same rank, this one among them (a burst's
+    /// rendezvous pairs share the burst's excess).
+    fn exchange_excess(
+        &mut self,
+        st: &mut RankState,
+        bytes: u64,
+        eager_too: bool,
+        pairs: usize,
+    ) -> Result<()> {
         let excess = &self.opts.exchange_excess;
         let eager = if eager_too {
             excess.cost(bytes, false)
         } else {
             0
         };
-        let rendezvous = excess.cost(bytes, true);
+        let rendezvous = excess.rendezvous_cost(bytes, pairs);
         if eager == 0 && rendezvous == 0 {
             return Ok(());
         }

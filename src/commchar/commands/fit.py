@@ -92,18 +92,22 @@ def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
     return delays
 
 
-def _with_call_costs(model: ModelDocument, points: list[dict]) -> ModelDocument:
-    """Per-call collective costs need the simulator; without it the model is complete but
-    uncalibrated, and provenance says so."""
+def _calibrated(model: ModelDocument, points: list[dict], call_costs: bool) -> ModelDocument:
+    """Per-call collective costs (where `call_costs`) and a burst's exchange excess need the
+    simulator; without it the model is complete but uncalibrated, and provenance says so."""
     from commchar.simulate.binary import SimulationError, find_binary
+    from commchar.simulate.burst import add_burst_excess
     from commchar.simulate.calibration import add_call_costs
 
     try:
         find_binary()
     except SimulationError as exc:
-        return model.with_skipped([f"call costs not fitted: {exc}"])
-    calibrated, notes = add_call_costs(model, points)
-    return calibrated.with_skipped(notes)
+        what = "call costs and the burst's exchange excess" if call_costs else "the burst's exchange excess"
+        return model.with_skipped([f"{what} not fitted: {exc}"])
+    notes: list[str] = []
+    if call_costs:
+        model, notes = add_call_costs(model, points)
+    return add_burst_excess(model, points).with_skipped(notes)
 
 
 def execute(args: argparse.Namespace, console: Console) -> int:
@@ -125,8 +129,7 @@ def execute(args: argparse.Namespace, console: Console) -> int:
 
         model = model.with_provenance(replace(model.provenance_or_empty(),
                                               size_choice=size_choice(args.db, args.run or [])))
-    if args.call_costs == "on":
-        model = _with_call_costs(model, points)
+    model = _calibrated(model, points, args.call_costs == "on")
     provenance = model.provenance_or_empty()
     if args.output:
         save(model, args.output)

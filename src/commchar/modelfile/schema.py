@@ -252,9 +252,10 @@ def _footprint_curves(by_size: Any, path: str) -> None:
 def _validate_exchange_excess(section: Any, path: str) -> None:
     """What a simultaneous exchange costs beyond the model (models/receive_copy.py):
     {statistic, steps ([n, us per exchange], n increasing: eager sizes), rendezvous
-    (optional, the same for rendezvous sizes)}."""
+    (optional, the same for rendezvous sizes), burst (optional, [n, us per two messages
+    each way that one wait completed], rendezvous sizes: simulate/burst.py)}."""
     _mapping(section, path)
-    for key, required in (("steps", True), ("rendezvous", False)):
+    for key, required in (("steps", True), ("rendezvous", False), ("burst", False)):
         steps = section.get(key)
         if steps is None and not required:
             continue

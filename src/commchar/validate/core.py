@@ -197,10 +197,12 @@ def median_points(points: list[dict]) -> list[dict]:
 
 def fit_runs(db: str | Path, run_ids: list[int]) -> tuple[ModelDocument, list[dict]]:
     """The model document of stored runs of one measurement (the rndv probe's receiver delay
-    from their jobs' kernel options), each point the median of the runs' (median_points), and
-    those points."""
+    from their jobs' kernel options, a burst's exchange excess from the simulator:
+    simulate/burst.py), each point the median of the runs' (median_points), and those
+    points."""
     from commchar.models.document_fit import fit_document
     from commchar.models.inputs import read_store
+    from commchar.simulate.burst import add_burst_excess
 
     points, failures, facts = read_store(db, run_ids)
     if len(run_ids) > 1:
@@ -208,7 +210,8 @@ def fit_runs(db: str | Path, run_ids: list[int]) -> tuple[ModelDocument, list[di
     delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
               for job in facts.get("jobs", [])
               if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
-    return fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays), points
+    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
+    return add_burst_excess(model, points), points
 
 
 class _Quiet:
