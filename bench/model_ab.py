@@ -27,10 +27,11 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                blocking send's o_s + (s-1)O (the default)
     --compare written_send     what a message costs whose sender wrote its buffer
                                since its last send (loggp.written_send) against nothing
-    --compare burst            what two rendezvous messages each way that one wait completed
-                               cost beyond the model's two (exchange_excess.burst,
+    --compare burst            what two messages each way that one wait completed cost
+                               beyond the model's two (exchange_excess.burst and burst_eager,
                                simulate/burst.py), shared by the pairs, against a single
-                               exchange's excess charged to every pair
+                               exchange's excess charged to every rendezvous pair and
+                               nothing to an eager one
     --compare written_exchange what such a message costs received in an exchange
                                (written_send.exchange_ends) against what one message
                                alone pays
@@ -123,7 +124,8 @@ def _models(db: str, run_ids: list[int], library: str, directory: Path, compare:
     elif compare == "written_exchange":
         (loggp.get("written_send") or {}).pop("exchange_ends", None)
     elif compare == "burst":
-        (loggp.get("exchange_excess") or {}).pop("burst", None)
+        for key in ("burst", "burst_eager"):
+            (loggp.get("exchange_excess") or {}).pop(key, None)
     else:
         loggp.pop(compare, None)
     without.write_text(json.dumps(doc))

@@ -59,9 +59,14 @@ def test_each_rendezvous_size_keeps_what_the_probe_took_beyond_the_simulated_bur
               _burst(4096, 9.0),  # eager: no burst step
               {**_burst(65536, 1.0), "library": "other"}]
     calibrated = add_burst_excess(load_document(path), points)
-    burst = dict(calibrated.libraries["lib"].loggp["exchange_excess"]["burst"])
+    excess = calibrated.libraries["lib"].loggp["exchange_excess"]
+    burst = dict(excess["burst"])
     assert set(burst) == {16384, 65536}
     assert burst[16384] == pytest.approx(0.5, abs=1e-3) and burst[65536] == pytest.approx(0.25, abs=1e-3)
+    # an eager size keeps its own step, apart from the rendezvous ones
+    with Session() as sim:
+        eager_us = simulated_burst_us(sim, str(path), "lib", 4096, str(tmp_path))
+    assert dict(excess["burst_eager"]) == {4096: pytest.approx(9.0 - eager_us, abs=1e-3)}
     out = tmp_path / "calibrated.json"
     save(calibrated, out)
     validate(json.loads(out.read_text()))
@@ -71,12 +76,11 @@ def test_each_rendezvous_size_keeps_what_the_probe_took_beyond_the_simulated_bur
 
 
 @needs_sim
-def test_a_model_without_a_rendezvous_excess_or_without_the_probe_is_unchanged(tmp_path: Path):
+def test_a_model_without_an_exchange_excess_or_without_the_probe_is_unchanged(tmp_path: Path):
     from commchar.simulate.burst import add_burst_excess
 
-    eager_only = {**LOGGP, "exchange_excess": {"statistic": "mean", "steps": [[1, 0.02]]}}
-    path = _model(tmp_path, eager_only)
+    no_exchange = {key: value for key, value in LOGGP.items() if key != "exchange_excess"}
+    path = _model(tmp_path, no_exchange)
     assert add_burst_excess(load_document(path), [_burst(16384, 5.0)]) == load_document(path)
     path = _model(tmp_path, LOGGP)
-    unchanged = add_burst_excess(load_document(path), [_burst(4096, 5.0)])
-    assert "burst" not in unchanged.libraries["lib"].loggp["exchange_excess"]
+    assert add_burst_excess(load_document(path), [{**_burst(4096, 5.0), "variant": "isend"}]) == load_document(path)

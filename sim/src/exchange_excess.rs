@@ -6,10 +6,11 @@
 //! model was fitted to it); the replay charges each MPI_Sendrecv and MPI_Sendrecv_replace
 //! that both sends and receives the excess of its size, linear between the measured
 //! sizes, the smallest's below them, and nothing above the largest (one the probe did not
-//! send). Rendezvous messages exchanged by one wait, two or more each way with one rank (a
-//! halo's burst), pay instead what the kernel's burst of two each way took beyond the
-//! model's own two (`burst`), shared among the pairs: a burst pays its excess once, not
-//! once a pair.
+//! send). Messages exchanged by one wait, two or more each way with one rank (a halo's
+//! burst), pay what the kernel's burst of two each way took beyond the model's own two
+//! (`burst` at rendezvous sizes, `burst_eager` at eager ones), shared among the pairs: a
+//! burst pays its excess once, not once a pair. An eager exchange of one pair by one wait
+//! pays nothing (the eager steps are the Sendrecv call's own).
 
 use crate::error::Result;
 use crate::first_touch::{loggp_entry, model_json};
@@ -25,6 +26,8 @@ pub struct ExchangeExcess {
     /// Rendezvous sizes: what two messages each way that one wait completed took beyond
     /// the model's two (empty: each pair of a burst pays `rendezvous`).
     burst: Vec<(u64, u64)>,
+    /// Eager sizes: the same (empty: a burst pays nothing, as a single pair).
+    burst_eager: Vec<(u64, u64)>,
 }
 
 impl ExchangeExcess {
@@ -34,12 +37,33 @@ impl ExchangeExcess {
             steps,
             rendezvous,
             burst: Vec::new(),
+            burst_eager: Vec::new(),
         }
     }
 
-    /// The same with a burst's steps: (bytes, ps per two messages each way).
-    pub fn with_burst(self, burst: Vec<(u64, u64)>) -> ExchangeExcess {
-        ExchangeExcess { burst, ..self }
+    /// The same with a burst's steps: (bytes, ps per two messages each way), at rendezvous
+    /// sizes and at eager ones.
+    pub fn with_burst(
+        self,
+        burst: Vec<(u64, u64)>,
+        burst_eager: Vec<(u64, u64)>,
+    ) -> ExchangeExcess {
+        ExchangeExcess {
+            burst,
+            burst_eager,
+            ..self
+        }
+    }
+
+    /// ps one of `pairs` eager exchanges of `bytes` each way that one wait completed with one
+    /// rank costs beyond the model: half the eager burst's excess where there are two or
+    /// more, else nothing.
+    pub fn eager_burst_cost(&self, bytes: u64, pairs: usize) -> u64 {
+        if pairs >= 2 {
+            interpolated(&self.burst_eager, bytes) / 2
+        } else {
+            0
+        }
     }
 
     /// ps one of `pairs` rendezvous exchanges of `bytes` each way that one wait completed
@@ -88,8 +112,8 @@ fn interpolated(steps: &[(u64, u64)], bytes: u64) -> u64 {
     at.max(0.0).round() as u64
 }
 
-/// `libraries.<lib>.loggp.exchange_excess.steps`, `.rendezvous` and `.burst` ([bytes, us],
-/// sizes increasing) of a model file; free when the model has none.
+/// `libraries.<lib>.loggp.exchange_excess.steps`, `.rendezvous`, `.burst` and `.burst_eager`
+/// ([bytes, us], sizes increasing) of a model file; free when the model has none.
 pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<ExchangeExcess> {
     let doc = model_json(text, path)?;
     let Some(entry) = loggp_entry(&doc, library, "exchange_excess") else {
@@ -108,6 +132,7 @@ pub fn from_model(text: &str, path: &str, library: Option<&str>) -> Result<Excha
         steps: us_steps(entry.get("steps"), &what, "exchange_excess")?,
         rendezvous: optional("rendezvous")?,
         burst: optional("burst")?,
+        burst_eager: optional("burst_eager")?,
     })
 }
 
@@ -139,11 +164,18 @@ mod tests {
         let single = ExchangeExcess::from_steps(vec![], vec![(4096, 700_000), (32768, 1_000_000)]);
         // no burst measured: every pair pays a single exchange's excess
         assert_eq!(single.rendezvous_cost(4096, 2), 700_000);
-        let e = single.with_burst(vec![(4096, 740_000), (32768, 1_070_000)]);
+        let e = single.with_burst(
+            vec![(4096, 740_000), (32768, 1_070_000)],
+            vec![(256, 80_000)],
+        );
         assert_eq!(e.rendezvous_cost(4096, 1), 700_000);
         assert_eq!(e.rendezvous_cost(4096, 2), 370_000);
         assert_eq!(e.rendezvous_cost(4096, 4), 370_000);
         assert_eq!(e.rendezvous_cost(65536, 2), 0);
+        // eager: a burst shares the eager burst's excess, a single pair pays nothing
+        assert_eq!(e.eager_burst_cost(256, 2), 40_000);
+        assert_eq!(e.eager_burst_cost(256, 1), 0);
+        assert_eq!(e.eager_burst_cost(1024, 2), 0);
     }
 
     #[test]

@@ -1731,7 +1731,7 @@ fn a_waitall_completing_a_receive_from_a_rank_and_a_send_to_it_pays_the_rendezvo
 }
 
 #[test]
-fn a_burst_of_rendezvous_exchanges_pays_the_measured_burst_once_not_once_a_pair() {
+fn a_burst_of_exchanges_pays_the_measured_burst_once_not_once_a_pair() {
     let rendezvous = params(0, Rendezvous::Handshake);
     let plain = replay(
         &nonblocking_burst(12_000, 2),
@@ -1749,7 +1749,7 @@ fn a_burst_of_rendezvous_exchanges_pays_the_measured_burst_once_not_once_a_pair(
         exchange_excess: single
             .exchange_excess
             .clone()
-            .with_burst(vec![(12_000, 360 * NS)]),
+            .with_burst(vec![(12_000, 360 * NS)], vec![(1000, 50 * NS)]),
         ..Options::default()
     };
     let o = replay(&nonblocking_burst(12_000, 2), &burst, rendezvous.clone()).unwrap();
@@ -1764,6 +1764,19 @@ fn a_burst_of_rendezvous_exchanges_pays_the_measured_burst_once_not_once_a_pair(
     .unwrap();
     let o = replay(&nonblocking_exchange(12_000), &burst, rendezvous).unwrap();
     assert_eq!(o.finish, vec![one.finish[0] + 300 * NS; 2]);
+    // an eager burst shares the eager burst's 50 ns; an eager single pair pays nothing
+    let eager = params(u64::MAX, Rendezvous::Handshake);
+    for (k, paid) in [(2, 50 * NS), (1, 0)] {
+        let plain = replay(
+            &nonblocking_burst(1000, k),
+            &Options::default(),
+            eager.clone(),
+        )
+        .unwrap();
+        let o = replay(&nonblocking_burst(1000, k), &burst, eager.clone()).unwrap();
+        check_sums(&o);
+        assert_eq!(o.finish, vec![plain.finish[0] + paid; 2], "{k} pair(s)");
+    }
 }
 
 /// A size field holding where its buffer lay in its page (tracer/cc_trace_format.h).

@@ -1415,7 +1415,7 @@ impl Builder<'_> {
     /// Sendrecv's; an exchange by Isend and Irecv pays none there: that excess is the
     /// Sendrecv call's own, and would add a tenth to the halo of 256 B). `pairs`: the
     /// exchanges the same wait completed with the same rank, this one among them (a burst's
-    /// rendezvous pairs share the burst's excess).
+    /// pairs share the burst's excess, eager or rendezvous).
     fn exchange_excess(
         &mut self,
         st: &mut RankState,
@@ -1427,7 +1427,7 @@ impl Builder<'_> {
         let eager = if eager_too {
             excess.cost(bytes, false)
         } else {
-            0
+            excess.eager_burst_cost(bytes, pairs)
         };
         let rendezvous = excess.rendezvous_cost(bytes, pairs);
         if eager == 0 && rendezvous == 0 {

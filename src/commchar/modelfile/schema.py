@@ -252,10 +252,11 @@ def _footprint_curves(by_size: Any, path: str) -> None:
 def _validate_exchange_excess(section: Any, path: str) -> None:
     """What a simultaneous exchange costs beyond the model (models/receive_copy.py):
     {statistic, steps ([n, us per exchange], n increasing: eager sizes), rendezvous
-    (optional, the same for rendezvous sizes), burst (optional, [n, us per two messages
-    each way that one wait completed], rendezvous sizes: simulate/burst.py)}."""
+    (optional, the same for rendezvous sizes), burst and burst_eager (optional, [n, us per
+    two messages each way that one wait completed], rendezvous and eager sizes:
+    simulate/burst.py)}."""
     _mapping(section, path)
-    for key, required in (("steps", True), ("rendezvous", False), ("burst", False)):
+    for key, required in (("steps", True), ("rendezvous", False), ("burst", False), ("burst_eager", False)):
         steps = section.get(key)
         if steps is None and not required:
             continue
