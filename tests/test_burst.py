@@ -84,3 +84,14 @@ def test_a_model_without_an_exchange_excess_or_without_the_probe_is_unchanged(tm
     assert add_burst_excess(load_document(path), [_burst(16384, 5.0)]) == load_document(path)
     path = _model(tmp_path, LOGGP)
     assert add_burst_excess(load_document(path), [{**_burst(4096, 5.0), "variant": "isend"}]) == load_document(path)
+
+
+@needs_sim
+def test_no_step_where_the_bursts_buffers_outgrow_what_the_footprint_curves_hold(tmp_path: Path):
+    from commchar.simulate.burst import add_burst_excess
+
+    held = {**LOGGP, "copy_footprint": {"statistic": "mean", "held_bytes": 4 * 16384,
+                                        "by_size": [{"n": 65536, "steps": [[262144, 1e-5]]}]}}
+    path = _model(tmp_path, held)
+    calibrated = add_burst_excess(load_document(path), [_burst(16384, 50.0), _burst(65536, 90.0)])
+    assert [n for n, _ in calibrated.libraries["lib"].loggp["exchange_excess"]["burst"]] == [16384]
