@@ -32,6 +32,8 @@ Nothing is measured; the models are fitted again from the validation's own runs.
                                simulate/burst.py), shared by the pairs, against a single
                                exchange's excess charged to every rendezvous pair and
                                nothing to an eager one
+    --compare misaligned_copy  what a copy costs whose receive buffer lies in the slow class
+                               ahead of its send buffer (loggp.misaligned_copy) against nothing
     --compare written_exchange what such a message costs received in an exchange
                                (written_send.exchange_ends) against what one message
                                alone pays
@@ -74,7 +76,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 COMPARED = ("O_r", "exchange_excess", "burst", "model_runs", "copy_footprint", "self_footprint", "cold_start", "noise",
             "send_post", "written_send", "written_exchange", "regime_latency", "second_message",
-            "measured_means", "line_bytes", "both_places", "held_bytes")
+            "measured_means", "line_bytes", "both_places", "held_bytes", "misaligned_copy")
 
 
 def _models(db: str, run_ids: list[int], library: str, directory: Path, compare: str) -> dict[str, Path]:

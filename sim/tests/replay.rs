@@ -1705,46 +1705,43 @@ fn nonblocking_burst(n: u64, k: u32) -> TraceDir {
     write_trace(&format!("nonblocking-burst-{n}-{k}"), &t)
 }
 
+/// What each rank's finish gains when `trace` is replayed under `opts` instead of the
+/// default options, the engine's parameters `prm` alike (the replay's sums checked).
+fn paid(trace: &TraceDir, opts: &Options, prm: &Params) -> Vec<u64> {
+    let plain = replay(trace, &Options::default(), prm.clone()).unwrap();
+    let o = replay(trace, opts, prm.clone()).unwrap();
+    check_sums(&o);
+    o.finish
+        .iter()
+        .zip(&plain.finish)
+        .map(|(a, b)| a - b)
+        .collect()
+}
+
 #[test]
 fn a_waitall_completing_a_receive_from_a_rank_and_a_send_to_it_pays_the_rendezvous_excess() {
     let opts = exchange_excesses();
     let rendezvous = params(0, Rendezvous::Handshake);
-    let plain = replay(
-        &nonblocking_exchange(12_000),
-        &Options::default(),
-        rendezvous.clone(),
-    )
-    .unwrap();
-    let o = replay(&nonblocking_exchange(12_000), &opts, rendezvous).unwrap();
-    check_sums(&o);
-    assert_eq!(o.finish, vec![plain.finish[0] + 300 * NS; 2]);
+    assert_eq!(
+        paid(&nonblocking_exchange(12_000), &opts, &rendezvous),
+        vec![300 * NS; 2]
+    );
     // an eager exchange by Isend and Irecv pays nothing: the eager excess is the Sendrecv's
     let eager = params(u64::MAX, Rendezvous::Handshake);
-    let plain = replay(
-        &nonblocking_exchange(1000),
-        &Options::default(),
-        eager.clone(),
-    )
-    .unwrap();
-    let o = replay(&nonblocking_exchange(1000), &opts, eager).unwrap();
-    assert_eq!(o.finish, plain.finish);
+    assert_eq!(paid(&nonblocking_exchange(1000), &opts, &eager), vec![0; 2]);
 }
 
 #[test]
 fn a_burst_of_exchanges_pays_the_measured_burst_once_not_once_a_pair() {
     let rendezvous = params(0, Rendezvous::Handshake);
-    let plain = replay(
-        &nonblocking_burst(12_000, 2),
-        &Options::default(),
-        rendezvous.clone(),
-    )
-    .unwrap();
     // no burst measured: each of the two pairs pays a single exchange's excess
     let single = exchange_excesses();
-    let o = replay(&nonblocking_burst(12_000, 2), &single, rendezvous.clone()).unwrap();
-    check_sums(&o);
-    assert_eq!(o.finish, vec![plain.finish[0] + 2 * 300 * NS; 2]);
-    // measured: the two pairs share the burst's 360 ns
+    assert_eq!(
+        paid(&nonblocking_burst(12_000, 2), &single, &rendezvous),
+        vec![2 * 300 * NS; 2]
+    );
+    // measured: the two pairs share the burst's 360 ns, and a single exchange still pays
+    // its own
     let burst = Options {
         exchange_excess: single
             .exchange_excess
@@ -1752,30 +1749,22 @@ fn a_burst_of_exchanges_pays_the_measured_burst_once_not_once_a_pair() {
             .with_burst(vec![(12_000, 360 * NS)], vec![(1000, 50 * NS)]),
         ..Options::default()
     };
-    let o = replay(&nonblocking_burst(12_000, 2), &burst, rendezvous.clone()).unwrap();
-    check_sums(&o);
-    assert_eq!(o.finish, vec![plain.finish[0] + 360 * NS; 2]);
-    // a single exchange still pays its own
-    let one = replay(
-        &nonblocking_exchange(12_000),
-        &Options::default(),
-        rendezvous.clone(),
-    )
-    .unwrap();
-    let o = replay(&nonblocking_exchange(12_000), &burst, rendezvous).unwrap();
-    assert_eq!(o.finish, vec![one.finish[0] + 300 * NS; 2]);
+    assert_eq!(
+        paid(&nonblocking_burst(12_000, 2), &burst, &rendezvous),
+        vec![360 * NS; 2]
+    );
+    assert_eq!(
+        paid(&nonblocking_exchange(12_000), &burst, &rendezvous),
+        vec![300 * NS; 2]
+    );
     // an eager burst shares the eager burst's 50 ns; an eager single pair pays nothing
     let eager = params(u64::MAX, Rendezvous::Handshake);
-    for (k, paid) in [(2, 50 * NS), (1, 0)] {
-        let plain = replay(
-            &nonblocking_burst(1000, k),
-            &Options::default(),
-            eager.clone(),
-        )
-        .unwrap();
-        let o = replay(&nonblocking_burst(1000, k), &burst, eager.clone()).unwrap();
-        check_sums(&o);
-        assert_eq!(o.finish, vec![plain.finish[0] + paid; 2], "{k} pair(s)");
+    for (k, expected) in [(2, 50 * NS), (1, 0)] {
+        assert_eq!(
+            paid(&nonblocking_burst(1000, k), &burst, &eager),
+            vec![expected; 2],
+            "{k} pair(s)"
+        );
     }
 }
 
