@@ -539,9 +539,13 @@ fn waited_exchanges(exchanged: Vec<(u32, u64, bool)>) -> Vec<(u64, usize)> {
             pairs.push((peer, bytes.max(sends.remove(i).1)));
         }
     }
+    let mut per_peer: HashMap<u32, usize> = HashMap::new();
+    for &(peer, _) in &pairs {
+        *per_peer.entry(peer).or_default() += 1;
+    }
     pairs
         .iter()
-        .map(|&(peer, bytes)| (bytes, pairs.iter().filter(|p| p.0 == peer).count()))
+        .map(|&(peer, bytes)| (bytes, per_peer[&peer]))
         .collect()
 }
 

@@ -69,12 +69,14 @@ def burst_schedule(n: int, bursts: int) -> str:
 
 
 def simulated_burst_us(sim: Session, model_path: str, library: str, n: int, directory: str) -> float:
-    """One burst of the model's own (us), in steady state."""
+    """One burst of the model's own (us), in steady state (the schedules written once into
+    `directory`, whatever the library)."""
     makespans = []
     for bursts in (ITERATIONS, 2 * ITERATIONS):
         path = os.path.join(directory, f"burst-{n}-{bursts}.goal")
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(burst_schedule(n, bursts))
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(burst_schedule(n, bursts))
         makespans.append(float(sim.run(["--model", model_path, "--library", library, "--unit", "us",
                                         "--goal", path])["makespan"]))
     return (makespans[1] - makespans[0]) / ITERATIONS
@@ -100,7 +102,6 @@ def burst_steps(sim: Session, model_path: str, library: str, loggp: dict[str, An
     for n in sorted(measured):
         if held is not None and BUFFERS * n > float(held):
             continue  # the footprint curves charge what the burst's buffers cost from here
-
         model = simulated_burst_us(sim, model_path, library, n, directory)
         steps["burst" if n > S else "burst_eager"].append([n, round(max(measured[n] - model, 0.0), 4)])
     return {key: value for key, value in steps.items() if value}
