@@ -55,26 +55,23 @@ impl ExchangeExcess {
         }
     }
 
-    /// ps one of `pairs` eager exchanges of `bytes` each way that one wait completed with one
-    /// rank costs beyond the model: half the eager burst's excess where there are two or
-    /// more, else nothing.
-    pub fn eager_burst_cost(&self, bytes: u64, pairs: usize) -> u64 {
-        if pairs >= 2 {
-            interpolated(&self.burst_eager, bytes) / 2
+    /// ps one of `pairs` exchanges of `bytes` each way that one wait completed with one rank
+    /// costs beyond the model, its messages rendezvous ones under the replay's model or
+    /// eager: where there are two or more and the burst of that kind was measured, half its
+    /// step (the burst measured being two); else a single rendezvous exchange's step, and
+    /// nothing for an eager one (the eager steps are the Sendrecv call's own).
+    pub fn waited_cost(&self, bytes: u64, rendezvous: bool, pairs: usize) -> u64 {
+        let burst = if rendezvous {
+            &self.burst
+        } else {
+            &self.burst_eager
+        };
+        if pairs >= 2 && !burst.is_empty() {
+            interpolated(burst, bytes) / 2
+        } else if rendezvous {
+            self.cost(bytes, true)
         } else {
             0
-        }
-    }
-
-    /// ps one of `pairs` rendezvous exchanges of `bytes` each way that one wait completed
-    /// with one rank costs beyond the model: the burst's excess shared by its pairs (half of
-    /// it a pair, the burst measured being two), or a single exchange's where there is one
-    /// pair or no burst was measured.
-    pub fn rendezvous_cost(&self, bytes: u64, pairs: usize) -> u64 {
-        if pairs >= 2 && !self.burst.is_empty() {
-            interpolated(&self.burst, bytes) / 2
-        } else {
-            self.cost(bytes, true)
         }
     }
 
@@ -163,19 +160,19 @@ mod tests {
     fn a_burst_shares_its_excess_among_its_pairs() {
         let single = ExchangeExcess::from_steps(vec![], vec![(4096, 700_000), (32768, 1_000_000)]);
         // no burst measured: every pair pays a single exchange's excess
-        assert_eq!(single.rendezvous_cost(4096, 2), 700_000);
+        assert_eq!(single.waited_cost(4096, true, 2), 700_000);
         let e = single.with_burst(
             vec![(4096, 740_000), (32768, 1_070_000)],
             vec![(256, 80_000)],
         );
-        assert_eq!(e.rendezvous_cost(4096, 1), 700_000);
-        assert_eq!(e.rendezvous_cost(4096, 2), 370_000);
-        assert_eq!(e.rendezvous_cost(4096, 4), 370_000);
-        assert_eq!(e.rendezvous_cost(65536, 2), 0);
+        assert_eq!(e.waited_cost(4096, true, 1), 700_000);
+        assert_eq!(e.waited_cost(4096, true, 2), 370_000);
+        assert_eq!(e.waited_cost(4096, true, 4), 370_000);
+        assert_eq!(e.waited_cost(65536, true, 2), 0);
         // eager: a burst shares the eager burst's excess, a single pair pays nothing
-        assert_eq!(e.eager_burst_cost(256, 2), 40_000);
-        assert_eq!(e.eager_burst_cost(256, 1), 0);
-        assert_eq!(e.eager_burst_cost(1024, 2), 0);
+        assert_eq!(e.waited_cost(256, false, 2), 40_000);
+        assert_eq!(e.waited_cost(256, false, 1), 0);
+        assert_eq!(e.waited_cost(1024, false, 2), 0);
     }
 
     #[test]
@@ -196,8 +193,8 @@ mod tests {
         );
         let burst = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [[1, 0.03]], "rendezvous": [[16384, 0.2]], "burst": [[16384, 0.1]]}}}}}"#;
         let e = from_model(burst, "m.json", None).unwrap();
-        assert_eq!(e.rendezvous_cost(16384, 2), 50_000);
-        assert_eq!(e.rendezvous_cost(16384, 1), 200_000);
+        assert_eq!(e.waited_cost(16384, true, 2), 50_000);
+        assert_eq!(e.waited_cost(16384, true, 1), 200_000);
         let bad = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [], "burst": [[8, -1]]}}}}}"#;
         assert!(from_model(bad, "m.json", None).is_err());
         let bad = r#"{"libraries": {"mpich": {"loggp": {"exchange_excess": {"steps": [], "rendezvous": [[8, -1]]}}}}}"#;

@@ -1431,9 +1431,9 @@ impl Builder<'_> {
         let eager = if eager_too {
             excess.cost(bytes, false)
         } else {
-            excess.eager_burst_cost(bytes, pairs)
+            excess.waited_cost(bytes, false, pairs)
         };
-        let rendezvous = excess.rendezvous_cost(bytes, pairs);
+        let rendezvous = excess.waited_cost(bytes, true, pairs);
         if eager == 0 && rendezvous == 0 {
             return Ok(());
         }

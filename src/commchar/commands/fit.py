@@ -83,33 +83,6 @@ def _at_np(points: list[dict], text: str) -> list[dict]:
     return kept
 
 
-def _receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
-    delays = {}
-    for job in facts.get("jobs", []):
-        value = (job.get("kernel_options") or {}).get("rndv_delay_us")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            delays[job["library"]] = float(value)
-    return delays
-
-
-def _calibrated(model: ModelDocument, points: list[dict], call_costs: bool) -> ModelDocument:
-    """Per-call collective costs (where `call_costs`) and a burst's exchange excess need the
-    simulator; without it the model is complete but uncalibrated, and provenance says so."""
-    from commchar.simulate.binary import SimulationError, find_binary
-    from commchar.simulate.burst import add_burst_excess
-    from commchar.simulate.calibration import add_call_costs
-
-    try:
-        find_binary()
-    except SimulationError as exc:
-        what = "call costs and the burst's exchange excess" if call_costs else "the burst's exchange excess"
-        return model.with_skipped([f"{what} not fitted: {exc}"])
-    notes: list[str] = []
-    if call_costs:
-        model, notes = add_call_costs(model, points)
-    return add_burst_excess(model, points).with_skipped(notes)
-
-
 def execute(args: argparse.Namespace, console: Console) -> int:
     penalty = args.regime_penalty
     if penalty is not None and not 0 <= penalty <= 1000:
@@ -118,18 +91,21 @@ def execute(args: argparse.Namespace, console: Console) -> int:
     if args.np is not None:
         points = _at_np(points, args.np)
     from commchar.models.document_fit import fit_document
+    from commchar.models.inputs import receiver_delays
     from commchar.models.regimes import DEFAULT_PENALTY
 
     penalty = DEFAULT_PENALTY if penalty is None else penalty
     model = fit_document(points, failures, units=unit_system(args.units), runs=facts.get("runs"),
-                         receiver_delay_us=_receiver_delays(facts), penalty=penalty,
+                         receiver_delay_us=receiver_delays(facts), penalty=penalty,
                          oversubscribed=args.oversubscribed)
     if args.db:  # how the runs' sizes were chosen, and the CIs the adaptive rule judged
         from commchar.measure.sizechoice import size_choice
 
         model = model.with_provenance(replace(model.provenance_or_empty(),
                                               size_choice=size_choice(args.db, args.run or [])))
-    model = _calibrated(model, points, args.call_costs == "on")
+    from commchar.simulate.calibration import calibrated
+
+    model = calibrated(model, points, call_costs=args.call_costs == "on")
     provenance = model.provenance_or_empty()
     if args.output:
         save(model, args.output)

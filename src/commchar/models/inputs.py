@@ -326,6 +326,17 @@ def read_json(path: str | Path) -> list[dict]:
     return points
 
 
+def receiver_delays(facts: dict[str, Any]) -> dict[str, float]:
+    """{library: us} the rndv probe's receiver delay each library's jobs ran with (read_store's
+    facts; a library whose jobs name none is left out)."""
+    delays = {}
+    for job in facts.get("jobs", []):
+        value = (job.get("kernel_options") or {}).get("rndv_delay_us")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            delays[job["library"]] = float(value)
+    return delays
+
+
 def read_store(db: str | Path, run_ids: Iterable[int]) -> tuple[list[dict], list[dict], dict[str, Any]]:
     """Points, failures and per-library facts (versions, kernel options) of the runs."""
     from commchar.store import Store

@@ -1,6 +1,9 @@
 """Calibrating the simulator from a fitted model: reduction cost and per-call collective costs.
 
-`add_call_costs(model, points)` returns a copy of a model document
+`calibrated(model, points, call_costs=...)` is what `commchar fit` and `commchar validate`
+call: the call costs (where asked) and a burst's exchange excess (simulate/burst.py), or a
+note in the provenance where the simulator is missing. `add_call_costs(model, points)`
+returns a copy of a model document
 (commchar.modelfile.document) whose libraries' loggp sections hold `call_costs`
 (docs/model-format.md): for each collective measured at a
 dedicated p, the simulator runs the algorithm the library chooses there
@@ -168,3 +171,21 @@ def add_call_costs(model: ModelDocument, points: list[dict],
                 continue
             calibrated = calibrated.with_library(library, lib.with_loggp(call_costs=section))
     return calibrated, notes
+
+
+def calibrated(model: ModelDocument, points: list[dict], *, call_costs: bool) -> ModelDocument:
+    """`model` with what needs the simulator: per-call collective costs (where `call_costs`)
+    and a burst's exchange excess (simulate/burst.py); without the simulator the model is
+    complete but uncalibrated, and its provenance says so."""
+    from commchar.simulate.binary import SimulationError, find_binary
+    from commchar.simulate.burst import add_burst_excess
+
+    try:
+        find_binary()
+    except SimulationError as exc:
+        what = "call costs and the burst's exchange excess" if call_costs else "the burst's exchange excess"
+        return model.with_skipped([f"{what} not fitted: {exc}"])
+    notes: list[str] = []
+    if call_costs:
+        model, notes = add_call_costs(model, points)
+    return add_burst_excess(model, points).with_skipped(notes)

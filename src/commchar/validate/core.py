@@ -201,17 +201,14 @@ def fit_runs(db: str | Path, run_ids: list[int]) -> tuple[ModelDocument, list[di
     simulate/burst.py), each point the median of the runs' (median_points), and those
     points."""
     from commchar.models.document_fit import fit_document
-    from commchar.models.inputs import read_store
-    from commchar.simulate.burst import add_burst_excess
+    from commchar.models.inputs import read_store, receiver_delays
+    from commchar.simulate.calibration import calibrated
 
     points, failures, facts = read_store(db, run_ids)
     if len(run_ids) > 1:
         points = median_points(points)
-    delays = {job["library"]: float(job["kernel_options"]["rndv_delay_us"])
-              for job in facts.get("jobs", [])
-              if isinstance((job.get("kernel_options") or {}).get("rndv_delay_us"), (int, float))}
-    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=delays)
-    return add_burst_excess(model, points), points
+    model = fit_document(points, failures, runs=facts.get("runs"), receiver_delay_us=receiver_delays(facts))
+    return calibrated(model, points, call_costs=False), points
 
 
 class _Quiet:
