@@ -123,21 +123,21 @@ void app_result_emit(cc_buf *line, int verified)
 void app_distance_begin(app_distance *d, int asked)
 {
     d->asked = asked;
-    d->before_ns = d->after_ns = -1.0;
+    d->before.rtt_ns = d->before.copy_ns = d->after.rtt_ns = d->after.copy_ns = -1.0;
     d->probe.side = -1;
     if (!asked) return;
     cc_core_distance_open(&d->probe, MPI_COMM_WORLD);
-    d->before_ns = cc_core_distance_rtt_ns(&d->probe);
+    d->before = cc_core_distance_sample(&d->probe);
 }
 
 void app_distance_end(app_distance *d)
 {
     if (!d->asked) return;
-    d->after_ns = cc_core_distance_rtt_ns(&d->probe);
+    d->after = cc_core_distance_sample(&d->probe);
     cc_core_distance_close(&d->probe);
 }
 
 void app_distance_json(cc_buf *line, const app_distance *d)
 {
-    cc_core_distance_json(line, d->before_ns, d->after_ns);
+    cc_core_distance_json(line, d->before, d->after);
 }

@@ -53,14 +53,14 @@ _Noreturn void app_usage(const char *usage, const char *fmt, ...) CC_PRINTF(2, 3
 long app_parse_long(const char *usage, const char *flag, const char *text, long lo, long hi);
 double app_parse_double(const char *usage, const char *flag, const char *text);
 
-/* --core-distance: ranks 0 and 1's cache line timed just before the timed
- * region and just after it (cc_core_distance.h, through the PMPI names, so a
- * tracer sees none of it), reported as the result's core_rtt_ns: which state
- * of the host's cores the run was measured in. */
+/* --core-distance: ranks 0 and 1's cache line and L1 copy timed just before
+ * the timed region and just after it (cc_core_distance.h, through the PMPI
+ * names, so a tracer sees none of it), reported as the result's core_rtt_ns
+ * and core_copy_ns: which state of the host's cores the run was measured in. */
 typedef struct app_distance {
     int asked;
     cc_core_distance probe;
-    double before_ns, after_ns;
+    cc_core_sample before, after;
 } app_distance;
 /* collective: opens the probe and times the line when asked */
 void app_distance_begin(app_distance *d, int asked);

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cc_core_distance.h"
-
 #define STAMP 8
 
 static int in_stamp(size_t i, size_t n) { return i < STAMP || i + STAMP >= n; }
@@ -86,21 +84,14 @@ int loop_main(int argc, char **argv, const loop_program *program)
     ctx.perturb = app_fault_read() == APP_FAULT_WRONG && ctx.rank == 0;
 
     program->setup(&ctx);
-    cc_core_distance distance = {.side = -1};
-    double distance_before = -1.0, distance_after = -1.0;
-    if (distance_asked) {
-        cc_core_distance_open(&distance, MPI_COMM_WORLD);
-        distance_before = cc_core_distance_rtt_ns(&distance);
-    }
+    app_distance distance;
+    app_distance_begin(&distance, distance_asked);
     CC_MPI(MPI_Barrier(MPI_COMM_WORLD));
     app_clock clock;
     app_clock_start(&clock, APP_COMMUNICATION);
     for (long k = 0; k < ctx.iterations; k++) program->iterate(&ctx, k);
     double elapsed = app_clock_stop(&clock);
-    if (distance_asked) {
-        distance_after = cc_core_distance_rtt_ns(&distance);
-        cc_core_distance_close(&distance);
-    }
+    app_distance_end(&distance);
     program->finish(&ctx);
 
     long errors = 0;
@@ -118,7 +109,7 @@ int loop_main(int argc, char **argv, const loop_program *program)
         cc_buf_num(&line, slowest / (double)ctx.iterations * 1e6);
         cc_buf_key(&line, "errors");
         cc_buf_printf(&line, "%ld", errors);
-        cc_core_distance_json(&line, distance_before, distance_after);
+        app_distance_json(&line, &distance);
         app_result_emit(&line, errors == 0);
     } else {
         cc_buf_free(&line);

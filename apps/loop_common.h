@@ -17,8 +17,10 @@
  *    "per_iteration_us":T,"errors":E,"verified":true}
  * with T the loop's time (the slowest rank's) over K.  Wrong data: exit 1.
  * --core-distance adds "core_rtt_ns":[before,after], the round trip of a cache
- * line between ranks 0 and 1's cores just before and after the loop
- * (cc_core_distance.h): which state of the host the loop ran in. */
+ * line between ranks 0 and 1's cores just before and after the loop, and
+ * "core_copy_ns":[before,after], the slower of the two ranks' copy of 4 KiB
+ * within its L1 cache (cc_core_distance.h): which state of the host the loop
+ * ran in. */
 #ifndef LOOP_COMMON_H
 #define LOOP_COMMON_H
 

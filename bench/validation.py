@@ -125,6 +125,12 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
     apart = [e for e in rows if e.get("repeats_in_state", e["repeats"]) == 0]
     print(f"cores: the repeats whose loop ran with the ranks' cores in the main state of their model's points "
           f"(the medians are of those); {len(apart)} row(s) had none and are the median of every repeat")
+    slowed = [(r["core_distance"]["slowed"], len(r.get("launches_us") or [])) for run in doc.get("runs") or []
+              for r in run["rows"] if (r.get("core_distance") or {}).get("slowed") is not None]
+    if slowed:
+        print(f"slowed: {sum(s for s, _ in slowed)} of {sum(n for _, n in slowed)} launches kept ran with a core the "
+              "host slowed (their copy within L1 beyond 1.1 times the model's floor), left out of their row's "
+              "median where another launch was not")
     loads = [e["load_avg_1m"] for e in rows if e.get("load_avg_1m") is not None]
     if loads:
         print(f"1-minute load average while the programs ran: {min(loads):.2f} to {max(loads):.2f} "

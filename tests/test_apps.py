@@ -52,8 +52,10 @@ def test_a_run_says_where_ranks_0_and_1s_cores_were_and_its_trace_does_not_show_
         result = run_app(library, 2, argv)
         before, after = result["core_rtt_ns"]
         assert result["verified"] and before > 0 and after > 0, result
+        assert all(v > 0 for v in result["core_copy_ns"]), result
         # one rank has no other to time a line with: nothing said
-        assert "core_rtt_ns" not in run_app(library, 1, argv)
+        alone = run_app(library, 1, argv)
+        assert "core_rtt_ns" not in alone and "core_copy_ns" not in alone
     # the probe goes through the PMPI names: the tracer sees the program's own calls only
     db = tmp_path / "t.db"
     done = subprocess.run([sys.executable, "-m", "commchar", "trace", "--db", str(db), "--library", library.name,

@@ -1,6 +1,7 @@
-"""The distance of ranks 0 and 1's cores (a cache line's round trip): the kernel and the
-validation programs measure it, the states of a host that moves its vCPUs are told apart, the
-fit keeps one state, the report says so, and a validation row says which state it ran in."""
+"""The distance of ranks 0 and 1's cores (a cache line's round trip) and their speed (each
+rank's L1 copy): the kernel and the validation programs measure both, the states of a host
+that moves its vCPUs are told apart, the fit keeps one state, the report says so, and a
+validation row says which state it ran in and leaves out launches on a slowed core."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from commchar.core_distance import in_recorded_main, rtt_pair, same_state, split
+from commchar.core_distance import Cores, copy_floor, copy_pair, in_recorded_main, rtt_pair, same_state, slowed, split
 from commchar.models.core_distance_policy import MIN_KEPT, keep_one_state
 from commchar.models.document_fit import fit_document
 from commchar.validate.core import _distance_row
@@ -164,12 +165,12 @@ def test_a_validation_row_says_whether_its_loop_ran_in_the_models_state() -> Non
     model = [(88.0 + i % 7, 90.0) for i in range(30)]
     tried = [{"per_iteration_us": 6.1, "core_rtt_ns": [470.0, 480.0]},
              {"per_iteration_us": 1.7, "core_rtt_ns": [88.0, 91.0]}]
-    row = _distance_row(tried, model)
+    row = _distance_row(tried, Cores(tuple(model)))
     assert row["match"] == "same" and row["runs"] == 2 and row["rtt_ns"] == [88.0, 91.0]
     assert row["model_rtt_ns"] == pytest.approx(90.0, abs=2)
-    assert _distance_row(tried[:1], model)["match"] == "differs"
-    assert _distance_row(tried, [])["match"] == "unknown"
-    assert _distance_row([{"per_iteration_us": 1.7, "core_rtt_ns": None}], model)["match"] == "unknown"
+    assert _distance_row(tried[:1], Cores(tuple(model)))["match"] == "differs"
+    assert _distance_row(tried, Cores())["match"] == "unknown"
+    assert _distance_row([{"per_iteration_us": 1.7, "core_rtt_ns": None}], Cores(tuple(model)))["match"] == "unknown"
 
 
 def test_a_rows_measured_time_is_the_median_of_its_launches_in_the_models_state() -> None:
@@ -180,13 +181,62 @@ def test_a_rows_measured_time_is_the_median_of_its_launches_in_the_models_state(
                 {"per_iteration_us": 1.7, "core_rtt_ns": near, "kept": True},
                 {"per_iteration_us": 5.0, "core_rtt_ns": far, "kept": True},  # every attempt far
                 {"per_iteration_us": 1.6, "core_rtt_ns": near, "kept": True}]
-    row = _distance_row(launches, model)
+    row = _distance_row(launches, Cores(tuple(model)))
     assert row["launches_us"] == [1.9, 1.7, 5.0, 1.6] and row["runs"] == 5
     assert row["match"] == "same" and row["measured_us"] == pytest.approx(1.7)  # the far launch left out
-    assert row["rtt_ns"] == near
-    apart = _distance_row([launches[3], {**launches[1], "kept": True}], model)
+    assert row["rtt_ns"] == near and row["slowed"] == 0
+    apart = _distance_row([launches[3], {**launches[1], "kept": True}], Cores(tuple(model)))
     assert apart["match"] == "differs" and apart["measured_us"] == pytest.approx(5.55)  # all, in no state
-    assert _distance_row(launches, [])["measured_us"] == pytest.approx(1.8)  # no states: every launch
+    assert _distance_row(launches, Cores())["measured_us"] == pytest.approx(1.8)  # no states: every launch
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ({"core_copy_ns": [42.1, 55.5]}, (42.1, 55.5)),
+    ({"core_copy_ns": [42.1]}, None),
+    ({"core_copy_ns": [0.0, 42.0]}, None),
+    ({"core_copy_ns": [math.inf, 42.0]}, None),
+    ({"core_rtt_ns": [70.0, 70.0]}, None),
+    (None, None),
+])
+def test_a_copy_pair_is_read_only_when_both_ends_are_times(extra, expected) -> None:
+    assert copy_pair(extra) == expected
+
+
+def test_a_copy_beyond_a_tenth_over_the_sets_lower_decile_ran_on_a_slowed_core() -> None:
+    # eighteen measurements at full speed, two slowed: the floor is the full speed's
+    pairs = [(42.0 + 0.1 * (i % 5), 42.2) for i in range(18)] + [(55.0, 60.0), (48.0, 140.0)]
+    floor = copy_floor(pairs)
+    assert floor == pytest.approx(42.0, abs=0.2)
+    assert not slowed((42.9, 44.0), floor)
+    assert slowed((42.1, 47.0), floor) and slowed((55.0, 42.0), floor)
+    assert not slowed(None, floor) and not slowed((99.0, 99.0), None)
+    assert copy_floor([]) is None
+
+
+def test_a_rows_measured_time_leaves_out_the_launches_on_a_slowed_core() -> None:
+    model = [(68.0 + i % 3, 70.0) for i in range(30)]
+    cores = Cores(tuple(model), 42.0)
+    fast, slow = [42.1, 42.3], [42.1, 55.0]
+    launches = [{"per_iteration_us": 1.2, "core_rtt_ns": [70.0, 70.0], "core_copy_ns": fast, "kept": True},
+                {"per_iteration_us": 1.9, "core_rtt_ns": [70.0, 70.0], "core_copy_ns": slow, "kept": True},
+                {"per_iteration_us": 1.3, "core_rtt_ns": [70.0, 70.0], "core_copy_ns": fast, "kept": True}]
+    row = _distance_row(launches, cores)
+    assert row["slowed"] == 1 and row["measured_us"] == pytest.approx(1.25)
+    # every launch slowed: their median, as before the probe
+    every = _distance_row([{**a, "core_copy_ns": slow} for a in launches], cores)
+    assert every["slowed"] == 3 and every["measured_us"] == pytest.approx(1.3)
+    # a model without copies (an older kernel's) leaves every launch in
+    assert _distance_row(launches, Cores(tuple(model)))["measured_us"] == pytest.approx(1.3)
+
+
+def test_the_cores_of_a_models_points_are_their_round_trips_and_their_copys_floor() -> None:
+    points = [{"extra": {"core_rtt_ns": [70.0, 71.0], "core_copy_ns": [42.0 + i % 2, 42.5]}} for i in range(9)]
+    points += [{"extra": {}}, {"extra": {"core_rtt_ns": [70.0, 70.0], "core_copy_ns": [60.0, 61.0]}}]
+    cores = Cores.of(points)
+    assert len(cores.pairs) == 10 and cores.floor_ns == pytest.approx(42.0)
+    assert cores.same_state((69.0, 72.0)) and cores.same_state((480.0, 470.0)) is False
+    assert cores.same_state(None) is None and Cores().same_state((70.0, 70.0)) is None
+    assert cores.slowed((42.0, 60.0)) and not cores.slowed((42.0, 43.0))
 
 
 @pytest.mark.mpi
@@ -203,9 +253,11 @@ def test_the_kernel_times_the_ranks_cores_before_and_after_every_point(mpi_libra
     points = Store(db).points()
     assert points
     for pt in points:
-        pair = rtt_pair(pt.get("extra"))
+        pair, copy = rtt_pair(pt.get("extra")), copy_pair(pt.get("extra"))
         # a cache line between two cores of one machine: more than a few ns, less than a millisecond
         assert pair is not None and all(5 < v < 1e6 for v in pair), (pt["op"], pt.get("extra"))
+        # a copy of 4 KiB within L1: at least 16 bytes a cycle of a 5 GHz core, less than 0.1 ms
+        assert copy is not None and all(50e-3 < v < 1e5 for v in copy), (pt["op"], pt.get("extra"))
 
 
 @pytest.mark.mpi
@@ -273,3 +325,20 @@ def test_the_rendezvous_probe_keeps_every_point_whatever_the_state() -> None:
     far = _with_distance(p2p_points(regimes, [8200, 8210, 8220], 0.01, seed=2, op="rndv", variant=""), 460.0)
     kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(near + far)])
     assert len(kept) == len(near) + len(far) and record["lib"]["mixed"] and record["lib"]["left_out"] == 0
+
+
+def test_the_report_says_how_many_points_a_slowed_core_measured() -> None:
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import slowed_cores
+
+    def point(n: int, copy: list[float] | None, valid: bool = True) -> dict:
+        return {"op": "alltoall", "variant": "", "p": 2, "n_bytes": n, "t_us": 1.0, "valid": valid,
+                "oversubscribed": False, "extra": {"core_copy_ns": copy} if copy else {}}
+
+    full = [point(n, [42.0, 42.3]) for n in range(12)]
+    slow = [point(100, [42.0, 57.0]), point(101, [140.0, 42.1]), point(102, [90.0, 90.0], valid=False)]
+    (found,) = slowed_cores(Entity("lib", "lib", {}, [], full + slow + [point(5, None)], []))
+    assert found.category == "variance"
+    assert "during 2 of 14 points" in found.text and "took 42 ns" in found.text and "up to 140 ns" in found.text
+    assert slowed_cores(Entity("lib", "lib", {}, [], full, [])) == []
+    assert slowed_cores(Entity("lib", "lib", {}, [], [point(1, None)], [])) == []

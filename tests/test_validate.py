@@ -88,6 +88,23 @@ def test_the_models_points_are_each_the_median_of_its_runs() -> None:
     assert kept[("pingpong", 64)] is points[2]
 
 
+def test_the_models_points_leave_out_those_measured_on_a_slowed_core_where_a_run_had_none() -> None:
+    def point(run: int, n: int, mean: float, copy: list[float] | None) -> dict:
+        return {"library": "lib", "op": "alltoall", "variant": "", "n_bytes": n, "p": 2, "sync": "none",
+                "t_us": mean, "t_mean_us": mean, "valid": True, "run_id": run,
+                "extra": {"core_copy_ns": copy} if copy else {}}
+
+    fast, slow = [42.0, 42.2], [42.0, 56.0]
+    points = [point(1, 4096, 1.2, fast), point(2, 4096, 1.9, slow), point(3, 4096, 1.8, slow),
+              point(1, 256, 0.5, slow), point(2, 256, 0.8, slow), point(3, 256, 0.85, slow),
+              point(1, 64, 0.3, None), point(2, 64, 0.4, fast), point(3, 64, 0.35, None)]
+    points += [point(k, 8 + k, 0.1, fast) for k in range(10)]  # the library's floor: 42 ns
+    kept = {pt["n_bytes"]: pt for pt in median_points(points)}
+    assert kept[4096]["run_id"] == 1  # the one run on full-speed cores, not the slowed median 1.8
+    assert kept[256]["run_id"] == 2  # every run slowed: their median
+    assert kept[64]["run_id"] == 3  # unknown copies count as full speed: 0.3, 0.35, 0.4
+
+
 def test_the_noise_probe_of_the_median_run_is_the_one_whose_detours_took_the_median_share() -> None:
     def noise(run: int, loop_us: float, lost_us: list[float]) -> dict:
         bins = [[4.0, 1000.0, lost_us[0]], [512.0, 1.0, lost_us[1]]]

@@ -11,8 +11,15 @@ enum {
     CC_DISTANCE_WARM = 4,     /* round trips before the timed ones: the line moves in */
     CC_DISTANCE_SAMPLES = 16, /* timed samples ... */
     CC_DISTANCE_TRIPS = 4,    /* ... of this many round trips each (the clock's cost spread thin) */
-    CC_DISTANCE_SPINS = 4096  /* polls before yielding the core: ranks that share one still progress */
+    CC_DISTANCE_SPINS = 4096, /* polls before yielding the core: ranks that share one still progress */
+    CC_COPY_BYTES = 4096,     /* the copy: one page, from one buffer to the other, both in L1 */
+    CC_COPY_SAMPLES = 9,      /* timed samples ... */
+    CC_COPY_REPS = 16,        /* ... of this many copies each (the clock's 20 ns step spread thin) */
+    CC_LINE_BYTES = 64
 };
+
+/* static, not from the heap: a traced program's buffers lie where they would without the probe */
+static _Alignas(CC_LINE_BYTES) unsigned char cc_copy_buffers[2 * CC_COPY_BYTES];
 
 void cc_core_distance_open(cc_core_distance *pl, MPI_Comm comm)
 {
@@ -35,12 +42,19 @@ void cc_core_distance_open(cc_core_distance *pl, MPI_Comm comm)
     }
     CC_MPI(PMPI_Comm_rank(pl->node, &pl->side));
     void *base = NULL;
-    CC_MPI(PMPI_Win_allocate_shared(pl->side == 0 ? 128 : 0, 1, MPI_INFO_NULL, pl->node, &base, &pl->win));
+    CC_MPI(PMPI_Win_allocate_shared(pl->side == 0 ? 3 * CC_LINE_BYTES : 0, 1, MPI_INFO_NULL, pl->node, &base,
+                                    &pl->win));
     MPI_Aint bytes;
     int unit;
     CC_MPI(PMPI_Win_shared_query(pl->win, 0, &bytes, &unit, &base));
     pl->line = (_Atomic long *)base;
-    if (pl->side == 0) atomic_store(pl->line, 0);
+    pl->peer_copy = (_Atomic long *)((unsigned char *)base + 2 * CC_LINE_BYTES);
+    if (pl->side == 0) {
+        atomic_store(pl->line, 0);
+        atomic_store(pl->peer_copy, -1);
+    }
+    pl->copy = cc_copy_buffers;
+    memset(pl->copy, 1, sizeof cc_copy_buffers);
     CC_MPI(PMPI_Barrier(pl->node));
 }
 
@@ -73,9 +87,31 @@ static int cc_core_distance_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double cc_core_distance_rtt_ns(cc_core_distance *pl)
+/* this rank's median time of one copy of CC_COPY_BYTES between its two buffers, ps */
+static long cc_core_copy_ps(cc_core_distance *pl)
 {
-    if (pl->side < 0) return -1.0;
+    unsigned char *from = pl->copy, *to = pl->copy + CC_COPY_BYTES;
+    int64_t samples[CC_COPY_SAMPLES];
+    memcpy(to, from, CC_COPY_BYTES); /* both buffers into the cache */
+    for (int s = 0; s < CC_COPY_SAMPLES; s++) {
+        const int64_t start = cc_now_ns();
+        for (int i = 0; i < CC_COPY_REPS; i++) {
+            memcpy(to, from, CC_COPY_BYTES);
+            from[(size_t)i * CC_LINE_BYTES] ^= to[(size_t)(i + 1) * CC_LINE_BYTES]; /* each copy is used */
+        }
+        samples[s] = cc_now_ns() - start;
+    }
+    qsort(samples, CC_COPY_SAMPLES, sizeof samples[0], cc_core_distance_cmp);
+    return (long)(samples[CC_COPY_SAMPLES / 2] * 1000 / CC_COPY_REPS);
+}
+
+cc_core_sample cc_core_distance_sample(cc_core_distance *pl)
+{
+    cc_core_sample none = {-1.0, -1.0};
+    if (pl->side < 0) return none;
+    /* both ranks copy at once; side 1's time is in place before its first trip below */
+    const long copy_ps = cc_core_copy_ps(pl);
+    if (pl->side == 1) atomic_store_explicit(pl->peer_copy, copy_ps, memory_order_release);
     for (int i = 0; i < CC_DISTANCE_WARM; i++) cc_core_distance_trip(pl);
     int64_t samples[CC_DISTANCE_SAMPLES];
     for (int s = 0; s < CC_DISTANCE_SAMPLES; s++) {
@@ -83,10 +119,14 @@ double cc_core_distance_rtt_ns(cc_core_distance *pl)
         for (int i = 0; i < CC_DISTANCE_TRIPS; i++) cc_core_distance_trip(pl);
         samples[s] = cc_now_ns() - start;
     }
-    if (pl->side != 0) return -1.0;
+    if (pl->side != 0) return none;
     qsort(samples, CC_DISTANCE_SAMPLES, sizeof samples[0], cc_core_distance_cmp);
     const int mid = CC_DISTANCE_SAMPLES / 2;
-    return (double)(samples[mid - 1] + samples[mid]) / 2.0 / CC_DISTANCE_TRIPS;
+    const long peer_ps = atomic_load_explicit(pl->peer_copy, memory_order_acquire);
+    cc_core_sample out;
+    out.rtt_ns = (double)(samples[mid - 1] + samples[mid]) / 2.0 / CC_DISTANCE_TRIPS;
+    out.copy_ns = (double)(peer_ps > copy_ps ? peer_ps : copy_ps) * 1e-3;
+    return out;
 }
 
 void cc_core_distance_close(cc_core_distance *pl)
@@ -94,17 +134,24 @@ void cc_core_distance_close(cc_core_distance *pl)
     if (pl->side >= 0) { /* a line was shared; one never opened ({.side = -1}) has nothing to free */
         CC_MPI(PMPI_Win_free(&pl->win));
         CC_MPI(PMPI_Comm_free(&pl->node));
+        pl->copy = NULL;
     }
     pl->side = -1;
 }
 
-void cc_core_distance_json(cc_buf *b, double before, double after)
+static void cc_core_pair_json(cc_buf *b, const char *key, double before, double after)
 {
     if (before < 0 || after < 0) return;
-    cc_buf_key(b, "core_rtt_ns");
+    cc_buf_key(b, key);
     cc_buf_printf(b, "[");
     cc_buf_num(b, before);
     cc_buf_printf(b, ",");
     cc_buf_num(b, after);
     cc_buf_printf(b, "]");
+}
+
+void cc_core_distance_json(cc_buf *b, cc_core_sample before, cc_core_sample after)
+{
+    cc_core_pair_json(b, "core_rtt_ns", before.rtt_ns, after.rtt_ns);
+    cc_core_pair_json(b, "core_copy_ns", before.copy_ns, after.copy_ns);
 }

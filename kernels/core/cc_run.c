@@ -122,7 +122,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
              * next point's first samples: over the points of at most 1 KiB of an adaptive MPICH
              * run on 2 cores, the mean was 1.21 times the median and p95 2.03 times, against
              * 1.02 and 1.18 with it. */
-            const double distance_before = cc_core_distance_rtt_ns(env->core_distance);
+            const cc_core_sample distance_before = cc_core_distance_sample(env->core_distance);
             if (pt.comm != MPI_COMM_NULL) { /* ranks outside a pair wait at the barrier */
                 cc_limits lim;
                 cc_limits_from_options(opt, pt.op->phases, &lim);
@@ -173,7 +173,7 @@ size_t cc_run_plan(const cc_env *env, const cc_fault *fault)
                 cc_cache_release(&pt);
                 pt.op->cleanup(&pt);
             }
-            const double distance_after = cc_core_distance_rtt_ns(env->core_distance);
+            const cc_core_sample distance_after = cc_core_distance_sample(env->core_distance);
             if (root) cc_core_distance_json(&extra, distance_before, distance_after);
             cc_buf_printf(&extra, "}");
             CC_MPI(MPI_Barrier(env->all_ctl));

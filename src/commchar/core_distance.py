@@ -11,6 +11,14 @@ message takes up to four times as long when they are apart. Two round
 trips in different states (`split`) were measured on different machines, in effect: a time
 measured in one says nothing of the other (docs/method.md, "Where the ranks'
 cores are").
+
+Beside the round trip each of the two ranks times a copy of 4 KiB within its own
+L1 cache (`core_copy_ns`: [before, after], the slower rank's), which no distance
+moves: it takes its least time while both cores run at full speed and longer
+while the host slows one, as when it runs another guest's thread on the core's
+other hyperthread. On a 2-vCPU guest of an AMD EPYC the copy took 42 ns or 46 to
+140 ns, each for tens of milliseconds to seconds, the round trip 65 to 85 ns in
+both, and MPICH's 4 KiB all-to-all 1.15 to 1.26 us against 1.6 to 1.95 (`slowed`).
 """
 
 from __future__ import annotations
@@ -27,6 +35,13 @@ from typing import Any
 # round trips lie close together: a step of more than STATE_GAP between neighbours starts another.
 STATE_GAP = 1.4
 
+# A copy further than this over the least of its set (copy_floor) ran on a slowed core: the copy
+# without a slowed core varied by 3% (41.8 to 42.9 ns over thirty launches), a slowed one took
+# 9% to 3.4 times as long.
+SLOWED = 1.10
+# The least of a set: its lower decile, so that one short copy does not set it.
+FLOOR_QUANTILE = 0.1
+
 
 def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
     """(before, after) in ns from a point's extra or a program's result, None if not measured."""
@@ -40,6 +55,36 @@ def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
     if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
         return None
     return before, after
+
+
+def copy_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """(before, after) in ns of the slower rank's L1 copy, from a point's extra or a program's
+    result; None if not measured."""
+    value = (extra or {}).get("core_copy_ns")
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    try:
+        before, after = float(value[0]), float(value[1])
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
+        return None
+    return before, after
+
+
+def copy_floor(pairs: Iterable[tuple[float, float]]) -> float | None:
+    """The copy's time on cores at full speed: the lower decile of every end of `pairs`; None
+    when there are none."""
+    ends = sorted(v for pair in pairs for v in pair)
+    if not ends:
+        return None
+    return ends[min(len(ends) - 1, int(FLOOR_QUANTILE * len(ends)))]
+
+
+def slowed(pair: tuple[float, float] | None, floor: float | None) -> bool:
+    """Whether a measurement's copy (before, after) took more than SLOWED times `floor` at either
+    end: a rank's core ran slowed for part of it. False where either is unknown."""
+    return pair is not None and floor is not None and max(pair) > SLOWED * floor
 
 
 @dataclass(frozen=True)
@@ -159,6 +204,31 @@ def in_recorded_main(record: Mapping[str, Any] | None, pair: tuple[float, float]
     except (TypeError, ValueError, KeyError):
         return None
     return same_state(reference, pair)
+
+
+@dataclass(frozen=True)
+class Cores:
+    """What a model's points say of the ranks' cores, for a later measurement to be compared
+    with: their round trips (split into states) and the floor of their copy."""
+
+    pairs: tuple[tuple[float, float], ...] = ()
+    floor_ns: float | None = None
+
+    @classmethod
+    def of(cls, points: Iterable[Mapping[str, Any]]) -> Cores:
+        points = list(points)
+        return cls(tuple(point_pairs(points)),
+                   copy_floor(pair for pt in points if (pair := copy_pair(pt.get("extra"))) is not None))
+
+    def same_state(self, pair: tuple[float, float] | None) -> bool | None:
+        """Whether a measurement's round trips lie in the main state of the points; None where
+        either side has none."""
+        if not self.pairs or pair is None:
+            return None
+        return same_state(self.pairs, pair)
+
+    def slowed(self, copy: tuple[float, float] | None) -> bool:
+        return slowed(copy, self.floor_ns)
 
 
 def group_label(op: str, variant: str, p: int) -> str:

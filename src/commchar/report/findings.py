@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import by_round_trip, group_label, point_pairs, rtt_pair, split
+from commchar.core_distance import SLOWED, by_round_trip, copy_floor, copy_pair, group_label, point_pairs, rtt_pair, slowed, split
 from commchar.report.adapters import FOOTPRINT_SELF, best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -400,6 +400,23 @@ def core_distance(e: Entity) -> list[Finding]:
         f"{_fitted_elsewhere(e)}"))]
 
 
+def slowed_cores(e: Entity) -> list[Finding]:
+    """The host slowed a core of rank 0 or 1 during some points (commchar.core_distance.slowed)."""
+    copies = [(pt, pair) for pt in e.points if pt["valid"] and (pair := copy_pair(pt.get("extra"))) is not None]
+    floor = copy_floor(pair for _, pair in copies)
+    hit = [max(pair) for _, pair in copies if slowed(pair, floor)]
+    if floor is None or not hit:
+        return []
+    return [Finding("variance", e.label, (
+        f"{e.label}: the host slowed a core of rank 0 or 1 during {len(hit)} of {len(copies)} points: a copy of"
+        f" 4 KiB within a rank's L1 cache took {floor:.0f} ns on full-speed cores and up to {max(hit):.0f} ns"
+        f" at those points (more than {SLOWED:.2f}× it), as when the host runs another guest's thread on the"
+        " core's other hyperthread. Their times may lie tens of percent above the others' and the model"
+        " blends both: measure on dedicated cores, or compare what you predict with runs whose cores ran at"
+        " full speed (commchar validate runs a program again while a core is slowed; docs/method.md,"
+        " \"A slowed core\")."))]
+
+
 def _fitted_elsewhere(e: Entity) -> str:
     """The operations the fit took from another state, where most of their own points lie."""
     own = e.model.fitted_state_ns if e.model is not None else {}
@@ -512,7 +529,7 @@ def all_findings(entities: list[Entity], compared: list[Entity] | None = None) -
     compared: the entities of the comparison, reference first (default: `entities`)."""
     out: list[Finding] = []
     for e in entities:
-        for rule in (failures, core_distance, oversubscription, thresholds, laws, precision, variance, model_misses,
+        for rule in (failures, core_distance, slowed_cores, oversubscription, thresholds, laws, precision, variance, model_misses,
                      exchange_misses, unsupported):
             out.extend(rule(e))
     out.extend(comparison(entities if compared is None else compared))

@@ -442,7 +442,8 @@ class Store:
             return point, refined
         first = _loads(old["extra_json"], f"point {old['id']} extra", {})
         superseded = {"t_us": old["t_us"], "t_mean_us": old["t_mean_us"],
-                      "core_rtt_ns": first.get("core_rtt_ns"), "created_at": old["created_at"]}
+                      "core_rtt_ns": first.get("core_rtt_ns"), "core_copy_ns": first.get("core_copy_ns"),
+                      "created_at": old["created_at"]}
         self._db.execute("DELETE FROM samples WHERE point_id = ?", (old["id"],))
         self._db.execute("DELETE FROM points WHERE id = ?", (old["id"],))
         return point | {"extra": (point.get("extra") or {}) | {"superseded": superseded}}, bool(old["refined"])

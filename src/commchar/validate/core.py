@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from commchar.errors import MeasurementError, UsageError
 from commchar.measure.build import APPS, ensure_built
 from commchar.measure.libraries import Library
-from commchar.core_distance import States, point_pairs, rtt_pair, same_state, split
+from commchar.core_distance import Cores, States, copy_floor, copy_pair, point_pairs, rtt_pair, same_state, slowed, split
 from commchar.store import Store
 
 if TYPE_CHECKING:
@@ -169,8 +169,11 @@ def median_points(points: list[dict]) -> list[dict]:
     """Of several runs' points, per (library, op, variant, n, p, sync), the point whose mean
     (t_mean_us, else t_us; the noise probe's share of time lost) is the median over the runs
     (the lower middle one of an even number): a run takes whichever speed the host gives it,
-    as a program's launch does. The valid points only, where a key has any. A key one run
-    measured alone (a size its refinement chose) keeps that point."""
+    as a program's launch does. The valid points only, where a key has any, and of those the
+    ones no slowed core measured (core_distance.slowed, against the floor of the library's
+    copies), where it has any: the programs run again while a core is slowed
+    (run_settled). A key one run measured alone (a size its refinement chose) keeps that
+    point."""
     from commchar.models.noise import OP as NOISE, lost_fraction
 
     def central(point: dict) -> float:
@@ -184,12 +187,17 @@ def median_points(points: list[dict]) -> list[dict]:
         return float(point.get("t_mean_us") or point["t_us"])
 
     groups: dict[tuple, list[dict]] = {}
+    copies: dict[str, list[tuple[float, float]]] = {}
     for pt in points:
         key = (pt["library"], pt["op"], pt.get("variant") or "", pt["n_bytes"], pt["p"], pt.get("sync"))
         groups.setdefault(key, []).append(pt)
+        if (copy := copy_pair(pt.get("extra"))) is not None:
+            copies.setdefault(pt["library"], []).append(copy)
+    floors = {library: copy_floor(pairs) for library, pairs in copies.items()}
     out = []
-    for every in groups.values():
+    for (library, *_), every in groups.items():
         pool = [pt for pt in every if pt.get("valid", True)] or every
+        pool = [pt for pt in pool if not slowed(copy_pair(pt.get("extra")), floors.get(library))] or pool
         pool.sort(key=central)
         out.append(pool[(len(pool) - 1) // 2])
     return out
@@ -312,7 +320,9 @@ def measure_model_settled(store: Store, library: Library, options: ValidateOptio
     record: dict[str, Any] = {"run_id": kept[0], "attempts": tried}
     if states is not None:
         record.update(rtt_ns=round(states.main_ns(), 1), minority_points=_minority(states))
-    record["pairs"] = point_pairs(points)
+    cores = Cores.of(points)
+    record["pairs"] = list(cores.pairs)
+    record["copy_floor_ns"] = cores.floor_ns
     return kept, path, points, record
 
 
@@ -320,40 +330,40 @@ def _minority(states: States | None) -> int:
     return states.outside_main() if states is not None else 0
 
 
-def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions,
-                model_pairs: list[tuple[float, float]]) -> list[dict[str, Any]]:
+def run_settled(argv: list[str], env: dict[str, str], options: ValidateOptions, cores: Cores) -> list[dict[str, Any]]:
     """The untraced run, again while the host held the ranks in another state than the main
-    state of the model's points (core_distance.same_state), at most options.distance_attempts
-    times: every attempt's time and round trips, the last the one kept (the first in the
-    model's state, else the last tried)."""
+    state of the model's points (core_distance.same_state) or slowed a rank's core
+    (core_distance.slowed, against the floor of the model's copies), at most
+    options.distance_attempts times: every attempt's time, round trips and copies, the last
+    the one kept (the first in the model's state on full-speed cores, else the last tried)."""
     from commchar.apps.sweep import run_once
 
     tried: list[dict[str, Any]] = []
     for _ in range(max(1, options.distance_attempts)):
         result = run_once([*argv, "--core-distance"], env, options.timeout)
-        pair = rtt_pair(result)
+        pair, copy = rtt_pair(result), copy_pair(result)
         tried.append({"per_iteration_us": float(result["per_iteration_us"]),
-                      "core_rtt_ns": list(pair) if pair else None})
-        if not model_pairs or pair is None or same_state(model_pairs, pair):
+                      "core_rtt_ns": list(pair) if pair else None,
+                      "core_copy_ns": list(copy) if copy else None})
+        if cores.same_state(pair) is not False and not cores.slowed(copy):
             break
     return tried
 
 
-def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions,
-                 model_pairs: list[tuple[float, float]]) -> list[dict[str, Any]]:
+def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions, cores: Cores) -> list[dict[str, Any]]:
     """options.launches untraced runs, each by run_settled: every attempt's time and round
     trips, the run each launch kept marked `kept`. One launch alone takes whichever speed the
     host gives it, several percent from the next (docs/method.md, "Which sizes")."""
     attempts: list[dict[str, Any]] = []
     for _ in range(max(1, options.launches)):
-        tried = run_settled(argv, env, options, model_pairs)
+        tried = run_settled(argv, env, options, cores)
         tried[-1]["kept"] = True
         attempts.extend(tried)
     return attempts
 
 
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
-             model_path: str, model_pairs: list[tuple[float, float]] | None = None) -> dict[str, Any]:
+             model_path: str, cores: Cores | None = None) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
     from commchar.apps.sweep import CaseFailed, run_traced
     from commchar.measure.launch import LaunchSpec, program_command
@@ -368,7 +378,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     try:
         # The measured time is the program's own, untraced: what a user runs. The traced run that
         # follows gives the trace to replay (and its loop time, which the tracer's cost inflates).
-        attempts = run_launches(job.argv, {**os.environ, **job.env_added}, options, model_pairs or [])
+        attempts = run_launches(job.argv, {**os.environ, **job.env_added}, options, cores or Cores())
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
         raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
@@ -389,7 +399,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
     row["traced_us"] = measured / options.iterations
-    distance = _distance_row(attempts, model_pairs or [])
+    distance = _distance_row(attempts, cores or Cores())
     # each held once in the row: the launches' times and their median beside the core distance
     row["launches_us"] = distance.pop("launches_us")
     row["measured_us"] = distance.pop("measured_us")
@@ -407,28 +417,33 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
     return row
 
 
-def _distance_row(attempts: list[dict[str, Any]], model_pairs: list[tuple[float, float]]) -> dict[str, Any]:
+def _distance_row(attempts: list[dict[str, Any]], cores: Cores) -> dict[str, Any]:
     """The row's core distance and measured time over the launches kept (run_launches): the
     round trips of the last launch in the model's state (else the last launch), the main
     state's round trip of the model's points, whether the loop ran in that state ('same' where
     a launch did, 'differs' where none did, 'unknown' where either side was not measured), the
-    runs it took, each launch's time, and the measured time: the median over the launches in
-    the model's state (every launch where none was)."""
-    states = split(model_pairs)
+    runs it took, how many launches kept ran on a slowed core, each launch's time, and the
+    measured time: the median over the launches in the model's state on full-speed cores
+    (those in its state where every one was slowed; every launch where none was in it)."""
+    states = split(cores.pairs)
     kept = [a for a in attempts if a.get("kept")] or attempts[-1:]
 
     def match_of(attempt: dict[str, Any]) -> str:
         pair = attempt["core_rtt_ns"]
         if states is None or pair is None:
             return "unknown"
-        return "same" if same_state(model_pairs, (float(pair[0]), float(pair[1]))) else "differs"
+        return "same" if cores.same_state((float(pair[0]), float(pair[1]))) else "differs"
+
+    def slow(attempt: dict[str, Any]) -> bool:
+        copy = attempt.get("core_copy_ns")
+        return cores.slowed((float(copy[0]), float(copy[1])) if copy else None)
 
     matches = [match_of(a) for a in kept]
     in_state = [a for a, m in zip(kept, matches) if m != "differs"]
     match = "same" if "same" in matches else "unknown" if in_state else "differs"
-    chosen = in_state or kept
+    chosen = [a for a in in_state if not slow(a)] or in_state or kept
     return {"rtt_ns": chosen[-1]["core_rtt_ns"], "model_rtt_ns": round(states.main_ns(), 1) if states else None,
-            "match": match, "runs": len(attempts), "attempts": attempts,
+            "match": match, "runs": len(attempts), "slowed": sum(slow(a) for a in kept), "attempts": attempts,
             "launches_us": [a["per_iteration_us"] for a in kept],
             "measured_us": statistics.median(a["per_iteration_us"] for a in chosen)}
 
@@ -475,7 +490,8 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                 rows = []
                 for program, n in todo:
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
-                    row = run_case(store, library, program, n, options, model_path, model_distance["pairs"])
+                    row = run_case(store, library, program, n, options, model_path,
+                                   Cores(tuple(model_distance["pairs"]), model_distance["copy_floor_ns"]))
                     row["library"] = library.name
                     row["probe_us"] = probe_time(points, program.name, n, options.np)
                     row["repeat"] = repeat + 1
