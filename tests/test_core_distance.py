@@ -342,3 +342,56 @@ def test_the_report_says_how_many_points_a_slowed_core_measured() -> None:
     assert "during 2 of 14 points" in found.text and "took 42 ns" in found.text and "up to 140 ns" in found.text
     assert slowed_cores(Entity("lib", "lib", {}, [], full, [])) == []
     assert slowed_cores(Entity("lib", "lib", {}, [], [point(1, None)], [])) == []
+
+
+def _with_copy(points: list[dict], copy: float) -> list[dict]:
+    return [pt | {"extra": (pt.get("extra") or {}) | {"core_copy_ns": [42.0, copy]}} for pt in points]
+
+
+def test_the_fit_leaves_out_what_a_slowed_core_measured_where_enough_full_speed_points_remain() -> None:
+    regimes = [(8192, 1.0, 0.0004), (math.inf, 4.0, 0.0001)]
+    full = _with_copy(_with_distance(p2p_points(regimes, SIZES, 0.01, seed=1), 70.0), 42.3)
+    # the same sizes again while the host slowed a core: 1.2 times as long, the same round trip
+    slow = _with_copy(_with_distance([pt | {"t_us": 1.2 * pt["t_us"]}
+                                      for pt in p2p_points(regimes, SIZES[::2], 0.01, seed=2)], 70.0), 56.0)
+    # an operation mostly measured on a slowed core keeps every point: too few to fit otherwise
+    mostly = _with_copy(_with_distance(p2p_points(regimes, SIZES[:6], 0.01, seed=3, variant="ssend"), 70.0), 56.0)
+    mostly += _with_copy(_with_distance(p2p_points(regimes, SIZES[6:8], 0.01, seed=4, variant="ssend"), 70.0), 42.1)
+    points = full + slow + mostly
+    kept, record = keep_one_state([pt | {"row": f"pt{i}"} for i, pt in enumerate(points)])
+    assert len(kept) == len(full) + len(mostly)
+    found = record["lib"]["slowed"]
+    assert found["copy_floor_ns"] == pytest.approx(42.0) and found["points"] == len(slow) + 6
+    assert found["left_out"] == len(slow) and found["left_out_by_operation"] == {"pingpong:send p=2": len(slow)}
+    model = fit_document(points).to_json()
+    send = model["libraries"]["lib"]["operations"]["pingpong:send"]
+    assert send["errors"]["in_sample"]["points"] == len(SIZES) and send["errors"]["in_sample"]["max"] < 0.05
+    # no copy slowed, or none measured: nothing said
+    assert "slowed" not in keep_one_state(full)[1]["lib"]
+    assert keep_one_state(p2p_points(regimes, SIZES, 0.01, seed=1))[1] == {}
+
+
+def test_the_report_does_not_score_the_points_the_fit_left_out_as_slowed() -> None:
+    from commchar.report.adapters import model_views
+    from commchar.report.dataset import Entity
+    from commchar.report.findings import model_misses
+
+    segments = [{"n_min": 0, "n_max": None, "t_s": "1", "t_b": "0.001"}]
+
+    def model(record: dict | None) -> object:
+        doc = {"format": "commchar-model", "version": 1, "units": {"time": "us", "size": "B"},
+               "libraries": {"lib": {"operations": {"pingpong:send": {"kind": "p2p", "segments": segments}}}}}
+        if record is not None:
+            doc["provenance"] = {"core_distance": {"lib": {"slowed": record}}}
+        return model_views(doc, "test")[0]["lib"]
+
+    def point(n: int, t: float, copy: float) -> dict:
+        return {"op": "pingpong", "variant": "send", "p": 2, "n_bytes": n, "t_us": t, "valid": True,
+                "oversubscribed": False, "extra": {"core_copy_ns": [42.0, copy]}}
+
+    full = [point(n, 1 + 0.001 * n, 42.2) for n in (0, 1000, 2000, 3000, 4000)]
+    slow = [point(n, 1.3 * (1 + 0.001 * n), 60.0) for n in (500, 1500)]
+    said = model({"copy_floor_ns": 42.0, "points": 2, "left_out": 2, "left_out_by_operation": {"pingpong:send p=2": 2}})
+    assert model_misses(Entity("lib", "lib", {}, [], full + slow, [], model=said)) == []
+    # a model that kept them scores them
+    assert len(model_misses(Entity("lib", "lib", {}, [], full + slow, [], model=model(None)))) == 1

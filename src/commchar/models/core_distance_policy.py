@@ -6,7 +6,14 @@ An operation is fitted in one state: the library's main state where at least hal
 points lie there, else the state most of its points lie in. A run whose first job fell in the
 far state and whose refinement in the near one (MPICH's ping-pong: 24 points 0 B to 4 MiB at
 330 ns, the 6 sizes that bisect S at 68 ns, the library's main state) would otherwise be fitted
-from the 6 refined sizes alone, one segment from 8555 to 13777 B standing for every size."""
+from the 6 refined sizes alone, one segment from 8555 to 13777 B standing for every size.
+
+A point measured while the host slowed the core of rank 0 or 1 (commchar.core_distance.slowed:
+the slower rank's copy within L1 beyond 1.10 times the floor of the library's copies) describes
+another machine too: on a 2-vCPU AMD EPYC guest such points took a median 1.18 (MPICH) and 1.21
+(Open MPI) times the full-speed points of the same operation and size (`bench/core_distance.py
+--from-db`). They are left out of an operation, in the state it is fitted in, that keeps at least
+MIN_KEPT points and at least half of its own on full-speed cores."""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from commchar.core_distance import States, group_label, point_pairs, rtt_pair, split
+from commchar.core_distance import States, copy_floor, copy_pair, group_label, point_pairs, rtt_pair, slowed, split
 
 # an operation (library, op, variant, p) keeps its points of every state when fewer than this
 # many of the state it would be fitted in would remain: too few to fit
@@ -28,40 +35,79 @@ EXEMPT = frozenset({"rndv"})
 
 def keep_one_state(points: list[dict]) -> tuple[list[dict], dict[str, Any]]:
     """The points to fit (checked points, as models/assemble.py normalises them) and, per library
-    whose points carry the kernel's round trips, what was found: the states (core_distance.States's
-    dict: `main` is the one kept) and how many points per operation were left out."""
+    whose points carry the kernel's round trips or copies, what was found: the states
+    (core_distance.States's dict: `main` is the one kept), how many points per operation were
+    left out, and `slowed` (_full_speed), where a slowed core measured any."""
     kept: list[dict] = []
     record: dict[str, Any] = {}
     for library in sorted({pt["library"] for pt in points}):
-        mine = [pt for pt in points if pt["library"] == library]
-        states = split(point_pairs(pt for pt in mine if pt["valid"]))
-        if states is None:
-            kept += mine
-            continue
-        entry = states.to_dict()
-        if not states.mixed:
+        mine, entry = _one_state(points, library)
+        mine, slow = _full_speed(mine)
+        if slow is not None:
+            entry = (entry or {}) | {"slowed": slow}
+        if entry is not None:
             record[library] = entry
-            kept += mine
-            continue
-        def group(pt: dict) -> tuple:
-            return pt["op"], pt.get("variant") or "", pt["p"]
-
-        fitted_in = _fitted_states(mine, states, group)
-        left: Counter[str] = Counter()
-        for pt in mine:
-            state = fitted_in.get(group(pt))
-            if (state is not None and pt["valid"] and pt["op"] not in EXEMPT
-                    and _state(states, pt) != state):
-                left[group_label(*group(pt))] += 1
-                continue
-            kept.append(pt)
-        entry.update(left_out=sum(left.values()), left_out_by_operation=dict(sorted(left.items())))
-        own = {group_label(*g): {"state": s, "rtt_ns": round(statistics.median(states.members[s]), 1)}
-               for g, s in sorted(fitted_in.items()) if s != states.main()}
-        if own:
-            entry["own_state_by_operation"] = own
-        record[library] = entry
+        kept += mine
     return kept, record
+
+
+def _group(pt: dict) -> tuple:
+    return pt["op"], pt.get("variant") or "", pt["p"]
+
+
+def _one_state(points: list[dict], library: str) -> tuple[list[dict], dict[str, Any] | None]:
+    """A library's points of the states its operations are fitted in, and the record of its
+    states (None where no point carries round trips)."""
+    mine = [pt for pt in points if pt["library"] == library]
+    states = split(point_pairs(pt for pt in mine if pt["valid"]))
+    if states is None:
+        return mine, None
+    entry = states.to_dict()
+    if not states.mixed:
+        return mine, entry
+    kept: list[dict] = []
+    fitted_in = _fitted_states(mine, states, _group)
+    left: Counter[str] = Counter()
+    for pt in mine:
+        state = fitted_in.get(_group(pt))
+        if (state is not None and pt["valid"] and pt["op"] not in EXEMPT
+                and _state(states, pt) != state):
+            left[group_label(*_group(pt))] += 1
+            continue
+        kept.append(pt)
+    entry.update(left_out=sum(left.values()), left_out_by_operation=dict(sorted(left.items())))
+    own = {group_label(*g): {"state": s, "rtt_ns": round(statistics.median(states.members[s]), 1)}
+           for g, s in sorted(fitted_in.items()) if s != states.main()}
+    if own:
+        entry["own_state_by_operation"] = own
+    return kept, entry
+
+
+def _full_speed(points: list[dict]) -> tuple[list[dict], dict[str, Any] | None]:
+    """One library's points less those a slowed core measured, per operation that keeps at
+    least MIN_KEPT and at least half of its valid points on full-speed cores, and the record
+    (`copy_floor_ns`, `points` slowed, `left_out`, `left_out_by_operation`); the record is None
+    where no point carries the ranks' copies or none was slowed."""
+    copies = [pair for pt in points if pt["valid"] and (pair := copy_pair(pt.get("extra"))) is not None]
+    floor = copy_floor(copies)
+    if floor is None:
+        return points, None
+
+    def slow(pt: dict) -> bool:
+        return bool(pt["valid"]) and pt["op"] not in EXEMPT and slowed(copy_pair(pt.get("extra")), floor)
+
+    counts: dict[tuple, Counter[bool]] = {}
+    for pt in points:
+        if pt["valid"] and pt["op"] not in EXEMPT:
+            counts.setdefault(_group(pt), Counter())[slow(pt)] += 1
+    dropped = {g for g, c in counts.items() if c[True] and c[False] >= MIN_KEPT and 2 * c[False] >= c[True] + c[False]}
+    hit = sum(c[True] for c in counts.values())
+    if not hit:
+        return points, None
+    left: Counter[str] = Counter(group_label(*_group(pt)) for pt in points if _group(pt) in dropped and slow(pt))
+    kept = [pt for pt in points if not (_group(pt) in dropped and slow(pt))]
+    return kept, {"copy_floor_ns": round(floor, 2), "points": hit, "left_out": sum(left.values()),
+                  "left_out_by_operation": dict(sorted(left.items()))}
 
 
 def _state(states: States, pt: dict) -> int | None:

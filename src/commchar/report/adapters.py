@@ -140,6 +140,9 @@ class ModelView:
     # the operations the fit took from another state than the main one, where most of their
     # own points lie: the round trip (ns) of that state
     fitted_state_ns: dict[str, float] = field(default_factory=dict)
+    # the fit's record of the points a slowed core measured (copy_floor_ns, left_out_by_operation:
+    # models/core_distance_policy.py); None: the model says of none
+    slowed: dict | None = None
 
     def stored_key(self, key: str) -> str | None:
         """The model's key for `key`: itself, its default variant (`pingpong` -> `pingpong:send`,
@@ -204,7 +207,8 @@ def model_views(model: ModelFile | ModelDocument | dict, source: str, *,
             raise InputError(f"model ({source}): {exc}") from None
         return {}, f"the model {source} was rejected by the model-file reader, so it is not shown: {exc}"
     views = {lib: ModelView(lib, evaluator.data["libraries"][lib], source, evaluator,
-                            _left_out(evaluator.data, lib), _fitted_state_ns(evaluator.data, lib))
+                            _left_out(evaluator.data, lib), _fitted_state_ns(evaluator.data, lib),
+                            _slowed(evaluator.data, lib))
              for lib in evaluator.libraries()}
     return views, None
 
@@ -219,6 +223,11 @@ def _left_out(data: dict, library: str) -> frozenset[str] | None:
     if record is None:
         return None
     return frozenset((record.get("left_out_by_operation") or {}).keys())
+
+
+def _slowed(data: dict, library: str) -> dict | None:
+    record = (_core_distance_record(data, library) or {}).get("slowed")
+    return record if isinstance(record, dict) else None
 
 
 def _fitted_state_ns(data: dict, library: str) -> dict[str, float]:

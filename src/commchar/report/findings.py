@@ -363,12 +363,13 @@ def variance(e: Entity) -> list[Finding]:
 
 def _other_state(e: Entity) -> Callable[[dict], bool]:
     """Whether a point was measured in another core-distance state than the one its operation
-    was fitted in, and its model was fitted without it (the model's record says which operations
-    it left such points out of, and which it fitted in a state other than the main one; every
-    operation in the main state, for a model that does not say)."""
+    was fitted in, or on a slowed core, and its model was fitted without it (the model's record
+    says which operations it left such points out of, and which it fitted in a state other than
+    the main one; every operation in the main state, for a model that does not say)."""
+    slow = _slowed_left_out(e)
     states = split(point_pairs(pt for pt in e.points if pt["valid"]))
     if states is None or not states.mixed:
-        return lambda pt: False
+        return slow
     left_out = e.model.left_out if e.model is not None else None
     fitted_in = {label: states.index(ns) for label, ns in
                  (e.model.fitted_state_ns if e.model is not None else {}).items()}
@@ -378,8 +379,18 @@ def _other_state(e: Entity) -> Callable[[dict], bool]:
         if label in fitted_in:
             pair = rtt_pair(pt.get("extra"))
             return pair is not None and states.state_of(pair) != fitted_in[label]
-        return not states.in_main(pt.get("extra")) and (left_out is None or label in left_out)
+        return slow(pt) or not states.in_main(pt.get("extra")) and (left_out is None or label in left_out)
     return other
+
+
+def _slowed_left_out(e: Entity) -> Callable[[dict], bool]:
+    """Whether the fit left a point out as measured on a slowed core (the model's record)."""
+    record = e.model.slowed if e.model is not None else None
+    if not record or not isinstance(record.get("copy_floor_ns"), (int, float)):
+        return lambda pt: False
+    floor, left = float(record["copy_floor_ns"]), record.get("left_out_by_operation") or {}
+    return lambda pt: (group_label(pt["op"], pt["variant"] or "", pt["p"]) in left
+                       and slowed(copy_pair(pt.get("extra")), floor))
 
 
 def core_distance(e: Entity) -> list[Finding]:
@@ -411,9 +422,10 @@ def slowed_cores(e: Entity) -> list[Finding]:
         f"{e.label}: the host slowed a core of rank 0 or 1 during {len(hit)} of {len(copies)} points: a copy of"
         f" 4 KiB within a rank's L1 cache took {floor:.0f} ns on full-speed cores and up to {max(hit):.0f} ns"
         f" at those points (more than {SLOWED:.2f}× it), as when the host runs another guest's thread on the"
-        " core's other hyperthread. Their times may lie tens of percent above the others' and the model"
-        " blends both: measure on dedicated cores, or compare what you predict with runs whose cores ran at"
-        " full speed (commchar validate runs a program again while a core is slowed; docs/method.md,"
+        " core's other hyperthread. Their times may lie tens of percent above the others': the model is"
+        " fitted without them wherever an operation keeps enough full-speed points (its provenance says"
+        " where), those left out are not scored, and a program run on such a host pays either speed"
+        " (commchar validate runs a program again while a core is slowed; docs/method.md,"
         " \"A slowed core\")."))]
 
 
