@@ -25,8 +25,10 @@ message).
 
 A host that moves the ranks' cores (docs/method.md, "Where the ranks' cores
 are") makes a store of two machines: the fast run is fitted as `commchar fit`
-keeps it (its main state), and is compared with the reference's points
-measured in that state only; a line per run says how many those are.
+keeps it (its main state, on full-speed cores where enough points were), and
+is compared with the reference's points measured in that state on full-speed
+cores only (docs/method.md, "A slowed core"); a line per run says how many
+those are.
 
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
         [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]
@@ -62,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair, split
+from commchar.core_distance import Cores, copy_pair, in_main_state_of, point_pairs, rtt_pair, split
 from commchar.errors import InputError
 from commchar.measure.operations import parse_ops
 from commchar.models import fit_points
@@ -174,21 +176,28 @@ def sizes_per_op(points: list[dict]) -> dict[str, int]:
 
 
 def in_fast_state(fast: list[dict], reference: list[dict]) -> tuple[list[dict], list[dict], str]:
-    """The fast run's points as `commchar fit` keeps them (its main state of the ranks' cores),
-    the reference's points measured in that state (and those without round trips), and a line
-    saying which: a model of one state says nothing of another's times (docs/method.md, "Where
-    the ranks' cores are"), and a reference measured over minutes holds several."""
+    """The fast run's points as `commchar fit` keeps them (its main state of the ranks' cores,
+    on full-speed cores where enough were), the reference's points measured in that state on
+    full-speed cores (against the floor of the fast run's copies; those without round trips or
+    copies count as in it), and a line saying which: a model of one state says nothing of
+    another's times (docs/method.md, "Where the ranks' cores are", "A slowed core"), and a
+    reference measured over minutes holds several."""
     kept, _ = keep_one_state(fast)
+    cores = Cores.of(fast)
+    full = [pt for pt in reference if not cores.slowed(copy_pair(pt.get("extra")))]
+    slowed = (f"; {len(reference) - len(full)} of its points measured on a slowed core left out"
+              if len(full) < len(reference) else "")
     fast_pairs = point_pairs(kept)
     main = split(fast_pairs)
     if main is None:
-        return kept, reference, "no round trips: every reference point compared"
-    with_pairs = [(pt, rtt_pair(pt.get("extra"))) for pt in reference]
+        return kept, full, "no round trips: every reference point compared" + slowed
+    with_pairs = [(pt, rtt_pair(pt.get("extra"))) for pt in full]
     inside = iter(in_main_state_of(fast_pairs, [pair for _, pair in with_pairs if pair is not None]))
     same = [pt for pt, pair in with_pairs if pair is None or next(inside)]
     lo, hi = min(main.members[main.main()]), max(main.members[main.main()])
     return kept, same, (f"the fast run's main state ({lo:.0f}-{hi:.0f} ns round trips, {len(kept)} of"
-                        f" {len(fast)} points) holds {len(same)} of the reference's {len(reference)}")
+                        f" {len(fast)} points) holds {len(same)} of the reference's {len(reference)}"
+                        + slowed)
 
 
 def report(library: str, fast: list[dict], reference: list[dict], seconds: float | None,
