@@ -43,9 +43,10 @@ SLOWED = 1.10
 FLOOR_QUANTILE = 0.1
 
 
-def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
-    """(before, after) in ns from a point's extra or a program's result, None if not measured."""
-    value = (extra or {}).get("core_rtt_ns")
+def _times(extra: Mapping[str, Any] | None, key: str) -> tuple[float, float] | None:
+    """(before, after) in ns under `key` of a point's extra or a program's result: two positive
+    finite times, else None."""
+    value = (extra or {}).get(key)
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
     try:
@@ -55,21 +56,17 @@ def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
     if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
         return None
     return before, after
+
+
+def rtt_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """(before, after) in ns from a point's extra or a program's result, None if not measured."""
+    return _times(extra, "core_rtt_ns")
 
 
 def copy_pair(extra: Mapping[str, Any] | None) -> tuple[float, float] | None:
     """(before, after) in ns of the slower rank's L1 copy, from a point's extra or a program's
     result; None if not measured."""
-    value = (extra or {}).get("core_copy_ns")
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        return None
-    try:
-        before, after = float(value[0]), float(value[1])
-    except (TypeError, ValueError):
-        return None
-    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
-        return None
-    return before, after
+    return _times(extra, "core_copy_ns")
 
 
 def copy_floor(pairs: Iterable[tuple[float, float]]) -> float | None:
