@@ -11,12 +11,12 @@
  * its own L1 cache, which no distance moves: it takes longer only while the
  * rank's core runs slower than its own best, as when the host runs another
  * guest's thread on the core's other hyperthread.  On a 2-vCPU KVM guest of an
- * AMD EPYC the copy took 42 ns when neither rank was slowed and 46 to 140 ns
+ * AMD EPYC the copy took 42 ns when neither rank was slowed and 46 to 144 ns
  * otherwise, both states lasting tens of milliseconds to seconds, with the
- * round trip unchanged (65 to 85 ns) while MPICH's 4 KiB all-to-all took 1.15
- * to 1.26 against 1.6 to 1.95 us: a time measured on a slowed core, like one
- * measured apart, describes another machine (docs/method.md, "Where the
- * ranks' cores are").
+ * round trip in the same 65 to 90 ns, and the points a slowed core measured
+ * took a median 1.18 (MPICH) and 1.21 (Open MPI) times the others: a time
+ * measured on a slowed core, like one measured apart, describes another
+ * machine (docs/method.md, "A slowed core").
  *
  * Shared by the kernel and the applications; MPI only to find the other rank
  * on the node and share one cache line with it (MPI_Win_allocate_shared),

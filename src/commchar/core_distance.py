@@ -17,8 +17,9 @@ L1 cache (`core_copy_ns`: [before, after], the slower rank's), which no distance
 moves: it takes its least time while both cores run at full speed and longer
 while the host slows one, as when it runs another guest's thread on the core's
 other hyperthread. On a 2-vCPU guest of an AMD EPYC the copy took 42 ns or 46 to
-140 ns, each for tens of milliseconds to seconds, the round trip 65 to 85 ns in
-both, and MPICH's 4 KiB all-to-all 1.15 to 1.26 us against 1.6 to 1.95 (`slowed`).
+144 ns, each for tens of milliseconds to seconds, the round trip 65 to 90 ns in
+both, and the points a slowed core measured a median 1.18 (MPICH) and 1.21 (Open
+MPI) times the others (`slowed`).
 """
 
 from __future__ import annotations
