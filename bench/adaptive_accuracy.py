@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from commchar.core_distance import Cores, copy_pair, in_main_state_of, point_pairs, rtt_pair, split
+from commchar.core_distance import Cores, in_main_state_of, point_pairs, point_slowed, rtt_pair, split
 from commchar.errors import InputError
 from commchar.measure.operations import parse_ops
 from commchar.models import fit_points
@@ -184,7 +184,7 @@ def in_fast_state(fast: list[dict], reference: list[dict]) -> tuple[list[dict], 
     reference measured over minutes holds several."""
     kept, _ = keep_one_state(fast)
     cores = Cores.of(fast)
-    full = [pt for pt in reference if not cores.slowed(copy_pair(pt.get("extra")))]
+    full = [pt for pt in reference if not point_slowed(pt, cores.floor_ns)]
     slowed = (f"; {len(reference) - len(full)} of its points measured on a slowed core left out"
               if len(full) < len(reference) else "")
     fast_pairs = point_pairs(kept)

@@ -79,6 +79,16 @@ def copy_floor(pairs: Iterable[tuple[float, float]]) -> float | None:
     return ends[min(len(ends) - 1, int(FLOOR_QUANTILE * len(ends)))]
 
 
+def points_copy_floor(points: Iterable[Mapping[str, Any]]) -> float | None:
+    """copy_floor of the copies `points` carry in their extra."""
+    return copy_floor(pair for pt in points if (pair := copy_pair(pt.get("extra"))) is not None)
+
+
+def point_slowed(point: Mapping[str, Any], floor: float | None) -> bool:
+    """Whether a point (or a program's result: its extra) was measured on a slowed core."""
+    return slowed(copy_pair(point.get("extra")), floor)
+
+
 def slowed(pair: tuple[float, float] | None, floor: float | None) -> bool:
     """Whether a measurement's copy (before, after) took more than SLOWED times `floor` at either
     end: a rank's core ran slowed for part of it. False where either is unknown."""
@@ -215,8 +225,7 @@ class Cores:
     @classmethod
     def of(cls, points: Iterable[Mapping[str, Any]]) -> Cores:
         points = list(points)
-        return cls(tuple(point_pairs(points)),
-                   copy_floor(pair for pt in points if (pair := copy_pair(pt.get("extra"))) is not None))
+        return cls(tuple(point_pairs(points)), points_copy_floor(points))
 
     def same_state(self, pair: tuple[float, float] | None) -> bool | None:
         """Whether a measurement's round trips lie in the main state of the points; None where

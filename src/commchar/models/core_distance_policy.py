@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from commchar.core_distance import States, copy_floor, copy_pair, group_label, point_pairs, rtt_pair, slowed, split
+from commchar.core_distance import States, group_label, point_pairs, point_slowed, points_copy_floor, rtt_pair, split
 
 # an operation (library, op, variant, p) keeps its points of every state when fewer than this
 # many of the state it would be fitted in would remain: too few to fit
@@ -88,13 +88,12 @@ def _full_speed(points: list[dict]) -> tuple[list[dict], dict[str, Any] | None]:
     least MIN_KEPT and at least half of its valid points on full-speed cores, and the record
     (`copy_floor_ns`, `points` slowed, `left_out`, `left_out_by_operation`); the record is None
     where no point carries the ranks' copies or none was slowed."""
-    copies = [pair for pt in points if pt["valid"] and (pair := copy_pair(pt.get("extra"))) is not None]
-    floor = copy_floor(copies)
+    floor = points_copy_floor(pt for pt in points if pt["valid"])
     if floor is None:
         return points, None
 
     def slow(pt: dict) -> bool:
-        return bool(pt["valid"]) and pt["op"] not in EXEMPT and slowed(copy_pair(pt.get("extra")), floor)
+        return bool(pt["valid"]) and pt["op"] not in EXEMPT and point_slowed(pt, floor)
 
     counts: dict[tuple, Counter[bool]] = {}
     for pt in points:

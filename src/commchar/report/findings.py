@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from commchar.core_distance import SLOWED, by_round_trip, copy_floor, copy_pair, group_label, point_pairs, rtt_pair, slowed, split
+from commchar.core_distance import (SLOWED, by_round_trip, copy_floor, copy_pair, group_label, point_pairs, point_slowed,
+                                    rtt_pair, slowed, split)
 from commchar.report.adapters import FOOTPRINT_SELF, best_known_class, class_named, describe
 from commchar.report import modelinfo
 from commchar.report.compare import BANDS, band_ratios
@@ -389,8 +390,7 @@ def _slowed_left_out(e: Entity) -> Callable[[dict], bool]:
     if not record or not isinstance(record.get("copy_floor_ns"), (int, float)):
         return lambda pt: False
     floor, left = float(record["copy_floor_ns"]), record.get("left_out_by_operation") or {}
-    return lambda pt: (group_label(pt["op"], pt["variant"] or "", pt["p"]) in left
-                       and slowed(copy_pair(pt.get("extra")), floor))
+    return lambda pt: group_label(pt["op"], pt["variant"] or "", pt["p"]) in left and point_slowed(pt, floor)
 
 
 def core_distance(e: Entity) -> list[Finding]:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from commchar.errors import MeasurementError, UsageError
 from commchar.measure.build import APPS, ensure_built
 from commchar.measure.libraries import Library
-from commchar.core_distance import Cores, States, copy_floor, copy_pair, point_pairs, rtt_pair, same_state, slowed, split
+from commchar.core_distance import (Cores, States, copy_pair, point_pairs, point_slowed, points_copy_floor, rtt_pair,
+                                    same_state, split)
 from commchar.store import Store
 
 if TYPE_CHECKING:
@@ -187,17 +188,15 @@ def median_points(points: list[dict]) -> list[dict]:
         return float(point.get("t_mean_us") or point["t_us"])
 
     groups: dict[tuple, list[dict]] = {}
-    copies: dict[str, list[tuple[float, float]]] = {}
     for pt in points:
         key = (pt["library"], pt["op"], pt.get("variant") or "", pt["n_bytes"], pt["p"], pt.get("sync"))
         groups.setdefault(key, []).append(pt)
-        if (copy := copy_pair(pt.get("extra"))) is not None:
-            copies.setdefault(pt["library"], []).append(copy)
-    floors = {library: copy_floor(pairs) for library, pairs in copies.items()}
+    floors = {library: points_copy_floor(pt for pt in points if pt["library"] == library)
+              for library in {pt["library"] for pt in points}}
     out = []
     for (library, *_), every in groups.items():
         pool = [pt for pt in every if pt.get("valid", True)] or every
-        pool = [pt for pt in pool if not slowed(copy_pair(pt.get("extra")), floors.get(library))] or pool
+        pool = [pt for pt in pool if not point_slowed(pt, floors[library])] or pool
         pool.sort(key=central)
         out.append(pool[(len(pool) - 1) // 2])
     return out
@@ -435,8 +434,7 @@ def _distance_row(attempts: list[dict[str, Any]], cores: Cores) -> dict[str, Any
         return "same" if cores.same_state((float(pair[0]), float(pair[1]))) else "differs"
 
     def slow(attempt: dict[str, Any]) -> bool:
-        copy = attempt.get("core_copy_ns")
-        return cores.slowed((float(copy[0]), float(copy[1])) if copy else None)
+        return cores.slowed(copy_pair(attempt))
 
     matches = [match_of(a) for a in kept]
     in_state = [a for a, m in zip(kept, matches) if m != "differs"]
