@@ -16,6 +16,10 @@ median error, how many are missed by more than 10% and by more than 25%, and the
 for both fits.
 
     python bench/threshold_gap.py [--library mpich,openmpi] [--repeat 3] [--db DIR]
+    python bench/threshold_gap.py --from-db DIR [--library mpich,openmpi]
+
+With --from-db, the runs a previous `--db DIR` stored are scored again as this
+checkout fits them, nothing measured: a change to the fit compared on the same points.
 """
 
 from __future__ import annotations
@@ -80,29 +84,41 @@ def main() -> int:
     parser.add_argument("--library", default="mpich,openmpi")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--db", type=Path, help="folder for the databases (default: a temporary one)")
+    parser.add_argument("--from-db", type=Path, metavar="DIR",
+                        help="score the runs stored in DIR by an earlier --db DIR again, measuring nothing")
     args = parser.parse_args()
     if args.repeat < 1:
         print("threshold_gap: --repeat must be at least 1", file=sys.stderr)
         return 2
+    if args.from_db is not None and not args.from_db.is_dir():
+        print(f"threshold_gap: --from-db {args.from_db}: no such folder", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.db or Path(tmp)
+        folder = args.from_db or args.db or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         for library in args.library.split(","):
             probe = folder / f"rndv_{library}.db"
-            commchar("run", "--db", str(probe), "--library", library, "--np", "2", "--ops", "rndv")
+            db = folder / f"gap_{library}.db"
+            if args.from_db is None:
+                commchar("run", "--db", str(probe), "--library", library, "--np", "2", "--ops", "rndv")
+            elif not (probe.is_file() and db.is_file()):
+                print(f"{library:8} {folder} holds no runs of it")
+                continue
             S = threshold(probe, library)
             if S is None:
                 print(f"{library:8} the rndv probe saw no rendezvous threshold: nothing to hold out")
                 continue
             fitted, held, below, above = sizes_around(S)
-            db = folder / f"gap_{library}.db"
             sizes = ",".join(str(n) for n in sorted(fitted + held))
             print(f"{library:8} S = {S} B; fitted {fitted[0]} to {fitted[-1]} B, held out {len(held)} sizes"
                   f" between {below} and {above} B")
-            for _ in range(args.repeat):
-                commchar("run", "--db", str(db), "--library", library, "--np", "2", "--sizes", sizes, "--no-refine")
-                with Store(db, readonly=True) as store:
-                    run = max(r["id"] for r in store.runs())
+            if args.from_db is None:
+                for _ in range(args.repeat):
+                    commchar("run", "--db", str(db), "--library", library, "--np", "2", "--sizes", sizes,
+                             "--no-refine")
+            with Store(db, readonly=True) as store:
+                runs = sorted(r["id"] for r in store.runs())
+            for run in runs if args.from_db is not None else runs[-args.repeat:]:
                 points = points_of(db, library, [run])
                 closed, nearer = (score(points, library, below, above, probe) for probe in (True, False))
                 print(f"  run {run}: {len(closed)} held-out points; gap closed at S: {line(closed)}")

@@ -106,12 +106,13 @@ def test_the_simulators_regimes_come_from_the_means_and_the_medians_stay_beside_
 
 
 def test_an_eager_regime_keeps_the_prtt_overheads_and_takes_the_rest_as_its_latency():
-    # S = 4096: the segment of 32 to 8192 B is cut at S; its eager part costs 0.5 us
+    # S = 4096, the first rendezvous size: the segment of 32 to 8192 B is cut there, its
+    # eager part ending at 4095 B; that part costs 0.5 us
     # fixed, more than the PRTT's o_s + L + o_r (0.3), so it keeps 0.08 + 0.12 and its
     # own L is 0.5 + t_b - 0.2; its rendezvous part and the long segment split as before
     loggp = LOGGP | {"S": 4096}
     regimes = size_regimes(loggp, SEGMENTS)
-    assert [(r["n_min"], r["n_max"]) for r in regimes] == [(0, 16), (32, 4096), (4097, 8192), (16384, None)]
+    assert [(r["n_min"], r["n_max"]) for r in regimes] == [(0, 16), (32, 4095), (4096, 8192), (16384, None)]
     small, eager, cut, long = regimes
     assert (eager["o_s"], eager["o_r"]) == (LOGGP["o_s"], LOGGP["o_r"])
     assert eager["L"] == pytest.approx(0.5 + 0.0003 - 0.2)

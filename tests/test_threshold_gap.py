@@ -89,3 +89,21 @@ def test_a_threshold_that_is_no_bracket_of_sizes_is_refused(threshold):
         with pytest.raises(UsageError, match="threshold"):
             estimator.fit(*([[1, 2, 4], [1.0, 1.1, 1.2]] if isinstance(estimator, SegmentedHockneyModel)
                             else [[1, 2, 4], [2, 2, 2], [1.0, 1.1, 1.2]]))
+
+
+def test_no_segment_holds_sizes_on_both_sides_of_the_threshold():
+    # one straight line through every size, eager and rendezvous alike (Open MPI's ping-pong at
+    # 256 and 512 B lay on one): without S one segment fits it; with S the fit splits it there
+    n = [16, 32, 64, 128, 256, 512, 1024, 2048]
+    t = [0.15 + 1e-4 * x for x in n]
+    noise = [0.005] * len(n)
+    plain = SegmentedHockneyModel(min_sizes=1).fit(n, t, noise=noise)
+    assert len(plain.segments_) == 1
+    split = SegmentedHockneyModel(min_sizes=1, threshold=(257, 257)).fit(n, t, noise=noise)
+    assert [(s["n_min"], s["n_max"]) for s in split.segments_] == [(16, 256), (257, 2048)]
+    assert split.breakpoints_ == [{"after": 256, "at": 257}]
+    assert split.predict([256, 512]) == pytest.approx([0.15 + 0.0256, 0.15 + 0.0512])
+    # sizes inside the bracket belong to either side: only those below its low end and those
+    # from its high end on are kept apart
+    wide = SegmentedHockneyModel(min_sizes=1, threshold=(200, 600)).fit(n, t, noise=noise)
+    assert all(not (s["n_min"] < 200 and s["n_max"] >= 600) for s in wide.segments_)

@@ -28,6 +28,12 @@ Bounds = Sequence[tuple[float, float | None]]
 Threshold = tuple[int, int]  # [low, high]: the sizes the first waiting size may be
 
 
+def by_rendezvous(n: float, S: float | None) -> bool:
+    """Whether a message of n bytes waits for its receiver: S is the library's first such
+    size (the rndv probe's; the simulator sends up to S - 1 bytes eagerly); False without S."""
+    return S is not None and n >= S
+
+
 def is_threshold(value: Any) -> bool:
     """None, or [low, high]: whole sizes with 1 <= low <= high (an estimator's `threshold`)."""
     if value is None:

@@ -9,7 +9,7 @@ g and S global (and L, except an eager regime's own):
 
 - G = t_b of the segment (clamped at 0);
 - o_s + o_r + L = t_s + t_b, so o_s + L + o_r + (n-1)G equals the segment's
-  t_s + t_b n at every size of the segment. An eager segment (n_max <= S)
+  t_s + t_b n at every size of the segment. An eager segment (n_max < S)
   whose fixed time exceeds the PRTT's o_s + L + o_r keeps the PRTT's o_s and
   o_r, what the sender's and the receiver's CPUs pay, and takes the rest as
   its own latency `L`: the time the message spends between the two CPUs
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from commchar.segment_gaps import by_rendezvous
 
 
 def _number(value: Any) -> float | None:
@@ -61,11 +63,12 @@ def size_regimes(loggp: dict[str, Any], segments: list[dict[str, Any]]) -> list[
         n_min, n_max = int(seg["n_min"]), None if seg.get("n_max") is None else int(seg["n_max"])
         costs = {"G": G, "O": min(big_o, G)}
         split = {"o_s": overhead * share_s, "o_r": overhead * (1.0 - share_s)}
-        if S is None or n_min > S or overhead <= o_s + o_r:
+        if S is None or by_rendezvous(n_min, S) or overhead <= o_s + o_r:
             regimes.append({"n_min": n_min, "n_max": n_max} | split | costs)
             continue
-        # the eager sizes of the segment; those past S (a segment S cuts) keep the split
-        eager_max = int(S) if n_max is None or n_max > S else n_max
+        # the eager sizes of the segment (those below S, the first rendezvous size); those
+        # from S on (a segment S cuts) keep the split
+        eager_max = int(S) - 1 if n_max is None or by_rendezvous(n_max, S) else n_max
         regimes.append({"n_min": n_min, "n_max": eager_max, "o_s": o_s, "o_r": o_r,
                         "L": L + overhead - o_s - o_r} | costs)
         if eager_max != n_max:

@@ -19,7 +19,7 @@ have arrived while it sent. In the simulator that costs
 
 (L the regime's own where it has one) per exchange (engine.rs `held_back`: a receiver free at the first byte still
 ends as LogGOPSim says, so every ping-pong keeps its time). Per regime, over
-its eager sizes (n <= S) whose bytes cost at least the regime's overheads
+its eager sizes (n < S) whose bytes cost at least the regime's overheads
 ((n-1)max(O, G) >= o_s + o_r: below, the exchange's own fixed cost, which O_r
 does not model, would decide it), the exchange's times (the regimes'
 statistic) are fitted as o_s + o_r + k(n-1) with the regime's own o_s + o_r
@@ -87,6 +87,7 @@ import numpy as np
 from commchar.core_distance import in_main_state_of, point_pairs, rtt_pair
 from commchar.models.excess import TIME_KEYS
 from commchar.models.regimes import segment_index
+from commchar.segment_gaps import by_rendezvous
 
 OP, VARIANT = "exchange", "sendrecv"
 # the halo's burst: one and two messages each way (MPI_Irecv's, MPI_Isend's, MPI_Waitall)
@@ -130,10 +131,9 @@ def second_message_times(points: list[dict], statistic: str) -> dict[int, float]
 
 def _eager_by_regime(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None
                      ) -> list[list[int]]:
-    """The eager sizes measured (n <= S), sorted, each under the regime that prices it (the
+    """The eager sizes measured (n < S), sorted, each under the regime that prices it (the
     model file's rule: the covering regime, in a gap the one with the nearest bound)."""
-    eager_max = float("inf") if S is None else float(S)
-    sizes = sorted(n for n in times if n <= eager_max)
+    sizes = sorted(n for n in times if not by_rendezvous(n, S))
     grouped: list[list[int]] = [[] for _ in regimes]
     for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
         grouped[int(i)].append(n)
@@ -234,13 +234,13 @@ def exchange_table(regimes: list[dict[str, Any]], times: dict[int, float], S: fl
 
 def rendezvous_table(regimes: list[dict[str, Any]], times: dict[int, float], S: float | None, L: float
                      ) -> list[dict[str, Any]]:
-    """Per rendezvous size measured (n > S): {n, exchange_us, model_us}, the model's exchange
+    """Per rendezvous size measured (n >= S): {n, exchange_us, model_us}, the model's exchange
     as the simulator charges it (each rank's request reaches the other after o_s + L, which
     pulls the bytes, (n-1)max(O, G), and acknowledges, L and o_r later), under the regime that
     prices n."""
     if S is None:
         return []
-    sizes = sorted(n for n in times if n > float(S))
+    sizes = sorted(n for n in times if by_rendezvous(n, S))
     rows = []
     for n, i in zip(sizes, segment_index(regimes, sizes) if sizes else []):
         r = regimes[int(i)]

@@ -112,6 +112,20 @@ def segment_index(segments: list[dict], n: Any) -> np.ndarray:
     return np.array([nearest(*locate(bounds, size)) for size in n.ravel().tolist()], dtype=int).reshape(n.shape)
 
 
+def spans_threshold(grid: np.ndarray, threshold: Threshold | None) -> np.ndarray:
+    """[i, j]: whether a segment over grid sizes i..j holds both a size the library sends
+    eagerly (below the threshold's low end) and one it sends by rendezvous (from its high end
+    on); all False without a threshold. The protocol switch is the library's: a line through
+    both sides prices the sizes between them on neither (Open MPI's ping-pong of 256 B, eager,
+    and 512 B, rendezvous, as one segment put every size from S = 257 B on below the
+    rendezvous time)."""
+    m = grid.size
+    if threshold is None:
+        return np.zeros((m, m), dtype=bool)
+    low, high = threshold
+    return (grid < low)[:, None] & (grid >= high)[None, :]
+
+
 class SegmentedHockneyModel(Estimator):
     """One Hockney segment per protocol regime, breakpoints shared by all groups.
 
@@ -124,8 +138,9 @@ class SegmentedHockneyModel(Estimator):
     noise given), bic_ (BIC per number of segments tried, BIC selection) or
     chi2_ (least chi-square per number of segments, noise selection).
 
-    `threshold` ([low, high], or None): where the library's rendezvous threshold S lies; the
-    gap between two segments that holds it is closed there (segment_gaps.close_at), and its
+    `threshold` ([low, high], or None): where the library's rendezvous threshold S lies; no
+    segment holds both a size below low and one from high on (spans_threshold), the gap
+    between two segments that holds it is closed there (segment_gaps.close_at), and its
     breakpoint is {"after": the last size known below S, "at": S}.
     """
 
@@ -275,6 +290,7 @@ class SegmentedHockneyModel(Estimator):
             too_few |= np.where(whole, sizes < 2, (sizes > 0) & (sizes < self.min_sizes))
         cost[too_few] = np.inf
         cost[np.tril_indices(m, -1)] = np.inf
+        cost[spans_threshold(grid, self.threshold)] = np.inf
         return cost, within
 
     def _partitions(self, cost: np.ndarray) -> tuple[list[np.ndarray], dict[int, float]]:

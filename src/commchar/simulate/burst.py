@@ -16,7 +16,7 @@ rule of the engine (the receiver's pull, the sender's gap between its requests, 
 ack): for each size the probe measured, the simulator runs a schedule of `ITERATIONS`
 bursts, each rank posting two receives and two sends and the next burst waiting for all
 four, and again twice as many; the difference over `ITERATIONS` is one burst in steady
-state. `burst` (rendezvous sizes, n > S) and `burst_eager` (the others) are the probe's
+state. `burst` (rendezvous sizes, n >= S) and `burst_eager` (the others) are the probe's
 time (the exchange excess's statistic, the mean) less that, at least 0, per size; the
 replay shares each among the pairs of a burst (sim/src/exchange_excess.rs). Eager bursts
 miss their probe too: MPICH's of 256 B simulated 0.71 to 0.78 us against the probe's
@@ -40,6 +40,7 @@ from typing import Any
 
 from commchar.modelfile.document import ModelDocument
 from commchar.models.receive_copy import OP as EXCHANGE_OP, TWO_EACH_WAY, exchange_times, in_state_of
+from commchar.segment_gaps import by_rendezvous
 from commchar.simulate.binary import Session
 
 # bursts of the shorter schedule; the longer has twice as many (their difference is steady)
@@ -93,7 +94,7 @@ def probe_times(points: list[dict], library: str, statistic: str) -> dict[int, f
 
 def burst_steps(sim: Session, model_path: str, library: str, loggp: dict[str, Any], points: list[dict],
                 directory: str) -> dict[str, list[list[float]]]:
-    """{"burst": [[n, us]] per rendezvous size (n > S) the probe measured, "burst_eager": the
+    """{"burst": [[n, us]] per rendezvous size (n >= S) the probe measured, "burst_eager": the
     same per eager size}: its time beyond the model's burst, at least 0."""
     excess, S = loggp["exchange_excess"], float(loggp["S"])
     measured = probe_times(points, library, str(excess.get("statistic", "mean")))
@@ -103,7 +104,7 @@ def burst_steps(sim: Session, model_path: str, library: str, loggp: dict[str, An
         if held is not None and BUFFERS * n > float(held):
             continue  # the footprint curves charge what the burst's buffers cost from here
         model = simulated_burst_us(sim, model_path, library, n, directory)
-        steps["burst" if n > S else "burst_eager"].append([n, round(max(measured[n] - model, 0.0), 4)])
+        steps["burst" if by_rendezvous(n, S) else "burst_eager"].append([n, round(max(measured[n] - model, 0.0), 4)])
     return {key: value for key, value in steps.items() if value}
 
 
