@@ -12,16 +12,14 @@ from commchar.statistics import summarize
 from commchar.store import Store
 
 NEAR, FAR = [66.0, 67.0], [327.0, 330.0]
-FULL, SLOWED = [44.0, 44.4], [44.0, 53.2]  # the ranks' copies within L1 (ns): the second rank's slowed
 
 
 def _add(store: Store, run_id: int, job: int, op: str, variant: str, n: int, rtt: list[float] | None,
          t: float, *, library: str = "mpich", p: int = 2, refined: bool = False, again: bool = False,
-         valid: bool = True, copy: list[float] | None = None) -> None:
+         valid: bool = True) -> None:
     samples = [t] * 10
-    extra = ({"core_rtt_ns": rtt} if rtt else {}) | ({"core_copy_ns": copy} if copy else {})
     point = {"op": op, "variant": variant, "p": p, "n_bytes": n, "samples_us": samples, "valid": valid,
-             "extra": extra}
+             "extra": {"core_rtt_ns": rtt} if rtt else {}}
     store.add_point(run_id, job, library, point, summarize(samples), oversubscribed=False, ci_rel=0.001,
                     refined=refined, again=again)
 
@@ -89,20 +87,3 @@ def test_nothing_outside_the_main_state_measures_nothing(tmp_path):
         never = lambda *a: (_ for _ in ()).throw(AssertionError)  # noqa: E731
         result = measure_again(store, run_id, ["mpich"], never, never)
     assert (result.points, result.still) == (0, 0)
-
-
-def test_the_points_a_slowed_core_measured_are_asked_for_where_the_fit_would_keep_them(tmp_path):
-    store, run_id, job = _run(tmp_path / "s.db")
-    with store:
-        for n in (0, 8, 64, 512, 4096, 32768):
-            _add(store, run_id, job, "bcast", "", n, NEAR, 1.0, copy=FULL)
-            # a whole coarse grid on a slowed core: the fit has nothing to leave it out for
-            _add(store, run_id, job, "neighbor_alltoall", "", n, NEAR, 1.7, copy=SLOWED)
-            # one slowed size among five at full speed: the fit leaves it out, nothing asked
-            _add(store, run_id, job, "alltoall", "", n, NEAR, 1.7 if n == 64 else 1.0,
-                 copy=SLOWED if n == 64 else FULL)
-        _add(store, run_id, job, "rndv", "", 100, NEAR, 2.0, copy=SLOWED)  # no distance moves its answer
-        todo = elsewhere(store.points([run_id]))
-    assert list(todo) == [("mpich", 2)]
-    assert {(pt.op, pt.n_bytes) for pt in todo[("mpich", 2)]} == {
-        ("neighbor_alltoall", n) for n in (0, 8, 64, 512, 4096, 32768)}

@@ -264,7 +264,7 @@ class _ProgressObserver:
     def measuring_again(self, points: int) -> None:
         self.total += points
         self.progress.update(self.task, total=self.total,
-                             description="measuring again what the cores' move or a slowed core measured")
+                             description="measuring again what the cores' move put in another state")
 
     def failure(self, library: str, p: int, point: Point, kind: str, message: str) -> None:
         self.progress.update(self.task, advance=1)
@@ -274,9 +274,8 @@ class _ProgressObserver:
 def _again_summary(again: AgainResult | None) -> str:
     if again is None or not again.points:
         return ""
-    text = (f"; {again.points} measured with the cores of ranks 0 and 1 in another state or on a slowed"
-            " core, measured again")
-    return text + (f" ({again.still} still so: the fit says which)" if again.still else "")
+    text = f"; {again.points} measured with the cores of ranks 0 and 1 in another state, measured again"
+    return text + (f" ({again.still} still in another state: the fit says which)" if again.still else "")
 
 
 def _refinement_summary(refined: RefineResult | None, record: Record | None = None) -> str:

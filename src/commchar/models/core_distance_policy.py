@@ -20,7 +20,6 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from commchar.core_distance import States, group_label, point_pairs, point_slowed, points_copy_floor, rtt_pair, split
@@ -84,65 +83,29 @@ def _one_state(points: list[dict], library: str) -> tuple[list[dict], dict[str, 
     return kept, entry
 
 
-@dataclass(frozen=True)
-class _Slowed:
-    """One library's points as the slowed-core rule sees them: the floor of their copies, which
-    operations have points a slowed core measured (`counts`: per operation, slowed -> how many)
-    and which of those operations keep enough on full-speed cores to leave them out (`dropped`)."""
-
-    floor: float
-    counts: dict[tuple, Counter[bool]]
-    dropped: frozenset[tuple]
-
-    def slow(self, pt: dict) -> bool:
-        return bool(pt["valid"]) and pt["op"] not in EXEMPT and point_slowed(pt, self.floor)
-
-
-def _slowed(points: list[dict]) -> _Slowed | None:
-    """The slowed-core rule over one library's points; None where none carries the ranks' copies."""
-    floor = points_copy_floor(pt for pt in points if pt["valid"])
-    if floor is None:
-        return None
-    rule = _Slowed(floor, {}, frozenset())
-    for pt in points:
-        if pt["valid"] and pt["op"] not in EXEMPT:
-            rule.counts.setdefault(_group(pt), Counter())[rule.slow(pt)] += 1
-    dropped = frozenset(g for g, c in rule.counts.items()
-                        if c[True] and c[False] >= MIN_KEPT and 2 * c[False] >= c[True] + c[False])
-    return _Slowed(floor, rule.counts, dropped)
-
-
-def slowed_kept(points: list[dict]) -> list[dict]:
-    """The valid points a slowed core measured in operations whose full-speed points are too
-    few to leave them out (_full_speed keeps them), over every library of `points`: what a run
-    measures once more (measure/again.py)."""
-    out: list[dict] = []
-    for library in sorted({pt["library"] for pt in points}):
-        mine = [pt for pt in points if pt["library"] == library]
-        rule = _slowed(mine)
-        if rule is not None:
-            out += [pt for pt in mine if rule.slow(pt) and _group(pt) not in rule.dropped]
-    return out
-
-
 def _full_speed(points: list[dict]) -> tuple[list[dict], dict[str, Any] | None]:
     """One library's points less those a slowed core measured, per operation that keeps at
     least MIN_KEPT and at least half of its valid points on full-speed cores, and the record
     (`copy_floor_ns`, `points` slowed, `left_out`, `left_out_by_operation`); the record is None
     where no point carries the ranks' copies or none was slowed."""
-    rule = _slowed(points)
-    if rule is None:
+    floor = points_copy_floor(pt for pt in points if pt["valid"])
+    if floor is None:
         return points, None
-    hit = sum(c[True] for c in rule.counts.values())
+
+    def slow(pt: dict) -> bool:
+        return bool(pt["valid"]) and pt["op"] not in EXEMPT and point_slowed(pt, floor)
+
+    counts: dict[tuple, Counter[bool]] = {}
+    for pt in points:
+        if pt["valid"] and pt["op"] not in EXEMPT:
+            counts.setdefault(_group(pt), Counter())[slow(pt)] += 1
+    dropped = {g for g, c in counts.items() if c[True] and c[False] >= MIN_KEPT and 2 * c[False] >= c[True] + c[False]}
+    hit = sum(c[True] for c in counts.values())
     if not hit:
         return points, None
-
-    def out(pt: dict) -> bool:
-        return _group(pt) in rule.dropped and rule.slow(pt)
-
-    left: Counter[str] = Counter(group_label(*_group(pt)) for pt in points if out(pt))
-    kept = [pt for pt in points if not out(pt)]
-    return kept, {"copy_floor_ns": round(rule.floor, 2), "points": hit, "left_out": sum(left.values()),
+    left: Counter[str] = Counter(group_label(*_group(pt)) for pt in points if _group(pt) in dropped and slow(pt))
+    kept = [pt for pt in points if not (_group(pt) in dropped and slow(pt))]
+    return kept, {"copy_floor_ns": round(floor, 2), "points": hit, "left_out": sum(left.values()),
                   "left_out_by_operation": dict(sorted(left.items()))}
 
 
