@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_accuracy import commchar, points_of, relative, curve_misses  # noqa: E402
 
+from commchar.errors import InputError  # noqa: E402
 from commchar.measure.plan import DENSE, rule_sizes  # noqa: E402
 from commchar.models.loggp import LogGPModel  # noqa: E402
 from commchar.store import Store  # noqa: E402
@@ -118,7 +119,9 @@ def main() -> int:
                              "--no-refine")
             with Store(db, readonly=True) as store:
                 runs = sorted(r["id"] for r in store.runs())
-            for run in runs if args.from_db is not None else runs[-args.repeat:]:
+            # a stored folder is scored whole; a measured one, the runs just measured
+            scored = runs if args.from_db is not None else runs[-args.repeat:]
+            for run in scored:
                 points = points_of(db, library, [run])
                 closed, nearer = (score(points, library, below, above, probe) for probe in (True, False))
                 print(f"  run {run}: {len(closed)} held-out points; gap closed at S: {line(closed)}")
@@ -132,4 +135,7 @@ if __name__ == "__main__":
     except subprocess.CalledProcessError as exc:
         print(f"threshold_gap: `commchar {' '.join(exc.cmd[3:])}` failed with exit code {exc.returncode}",
               file=sys.stderr)
+        sys.exit(1)
+    except InputError as exc:  # a store that is no commchar database, or not a readable one
+        print(f"threshold_gap: {exc}", file=sys.stderr)
         sys.exit(1)

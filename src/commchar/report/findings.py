@@ -413,9 +413,9 @@ def core_distance(e: Entity) -> list[Finding]:
 
 def slowed_cores(e: Entity) -> list[Finding]:
     """The host slowed a core of rank 0 or 1 during some points (commchar.core_distance.slowed)."""
-    copies = [(pt, pair) for pt in e.points if pt["valid"] and (pair := copy_pair(pt.get("extra"))) is not None]
-    floor = copy_floor(pair for _, pair in copies)
-    hit = [max(pair) for _, pair in copies if slowed(pair, floor)]
+    copies = [pair for pt in e.points if pt["valid"] and (pair := copy_pair(pt.get("extra"))) is not None]
+    floor = copy_floor(copies)
+    hit = [max(pair) for pair in copies if slowed(pair, floor)]
     if floor is None or not hit:
         return []
     return [Finding("variance", e.label, (
