@@ -58,6 +58,23 @@ def test_drift_compares_only_the_sizes_both_measured():
     assert sorted(round(d, 6) for d in oracle.drift(fast, reference)) == [0.05, 0.1]
 
 
+def test_a_reference_measured_wholly_on_slowed_cores_is_scored_whole_and_said_to_be(capsys):
+    accuracy = load("adaptive_accuracy")
+    sizes = rule_sizes(64 * 1024, DENSE)
+    fast = [_point(n, _jump(n)) | {"extra": {"core_copy_ns": [100.0, 100.0]}} for n in sizes[::2]]
+    slowed = [_point(n, _jump(n)) | {"extra": {"core_copy_ns": [100.0, 300.0]}} for n in sizes]
+    accuracy.report("lib", fast, slowed, None, False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{len(sizes)} of its points measured on a slowed core left out" in out
+    assert "scored against every reference point, whatever its cores' state" in out
+    assert f"reference {len(sizes)}: 1 operations, {len(sizes)} reference sizes" in out
+    # one full-speed point left: the score is of it alone, nothing said of the rest
+    slowed[0] = _point(sizes[0], _jump(sizes[0])) | {"extra": {"core_copy_ns": [100.0, 100.0]}}
+    accuracy.report("lib", fast, slowed, None, False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "whatever its cores' state" not in out and "reference 1: 1 operations, 1 reference sizes" in out
+
+
 @pytest.mark.mpi
 def test_paired_accuracy_measures_reference_and_fast_runs_in_turn_and_scores_them(mpi_libraries, capsys):
     # bench/adaptive_accuracy.py --paired: no stored reference, a dense and an adaptive run per

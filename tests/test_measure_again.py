@@ -73,6 +73,7 @@ def test_a_point_measured_again_replaces_the_first_and_keeps_its_times(tmp_path)
     assert points[64]["refined"] and not points[128]["refined"]
     first = points[64]["extra"]["superseded"]
     assert first["t_us"] == 2.0 and first["core_rtt_ns"] == FAR and first["created_at"]
+    assert first["job_id"] == job and first["point_id"] < points[64]["point_id"]
     assert points[64]["extra"]["core_rtt_ns"] == NEAR
     with Store(tmp_path / "s.db") as again:  # one samples row per point, the first's gone
         assert again.samples(points[64]["point_id"]) == [0.5] * 10

@@ -395,7 +395,7 @@ class Store:
         is on-node or off-node when the run spans hosts, empty on one host; `refined`: a
         size added inside a gap where the curve changes (measure/refine.py); `again`: the
         point measured once more (measure/again.py), in place of the stored one, whose times,
-        round trips and time of measurement go into this one's `extra.superseded` and whose
+        round trips, job, id and time of measurement go into this one's `extra.superseded` and whose
         `refined` it keeps. The point's cache mode and region are the kernel's (warm for a
         kernel that does not say)."""
         with self._db:
@@ -434,7 +434,7 @@ class Store:
         """Inside add_point's transaction: the stored point `point` measures again taken out,
         and `point` with its summary in extra.superseded, and the `refined` to store."""
         old = self._db.execute(
-            "SELECT id, t_us, t_mean_us, extra_json, created_at, refined FROM points WHERE run_id = ?"
+            "SELECT id, job_id, t_us, t_mean_us, extra_json, created_at, refined FROM points WHERE run_id = ?"
             " AND library = ? AND op = ? AND variant = ? AND p = ? AND n_bytes = ? AND locality = ?",
             (run_id, library, point["op"], point.get("variant", ""), point["p"], point["n_bytes"],
              locality)).fetchone()
@@ -443,7 +443,7 @@ class Store:
         first = _loads(old["extra_json"], f"point {old['id']} extra", {})
         superseded = {"t_us": old["t_us"], "t_mean_us": old["t_mean_us"],
                       "core_rtt_ns": first.get("core_rtt_ns"), "core_copy_ns": first.get("core_copy_ns"),
-                      "created_at": old["created_at"]}
+                      "created_at": old["created_at"], "job_id": old["job_id"], "point_id": old["id"]}
         self._db.execute("DELETE FROM samples WHERE point_id = ?", (old["id"],))
         self._db.execute("DELETE FROM points WHERE id = ?", (old["id"],))
         return point | {"extra": (point.get("extra") or {}) | {"superseded": superseded}}, bool(old["refined"])
