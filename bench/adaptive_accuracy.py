@@ -28,7 +28,9 @@ are") makes a store of two machines: the fast run is fitted as `commchar fit`
 keeps it (its main state, on full-speed cores where enough points were), and
 is compared with the reference's points measured in that state on full-speed
 cores only (docs/method.md, "A slowed core"); a line per run says how many
-those are.
+those are. Where that leaves no reference point of any operation the fast run
+models (a host that slowed the cores through a whole small reference), every
+reference point is scored, and a line says the score mixes the cores' states.
 
     python bench/adaptive_accuracy.py --reference ~/.cache/commchar/reference.db
         [--library openmpi,mpich] [--fast DB] [--ops OPS] [--repeat 1] [--by-operation]

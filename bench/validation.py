@@ -12,6 +12,8 @@ that span, the resolution of a prediction that is the draws' median) per row.
     python3 bench/validation.py --from-db v.db   (the last validation stored there, nothing run)
     python3 bench/validation.py --from-db a.db b.db c.db   (their last validations pooled: the
         median and spread over every repeat of all of them)
+    python3 bench/validation.py --from-db v.db --first-pass   (each row as first measured, before
+        the programs whose launches all ran on a slowed core were launched again)
 """
 
 from __future__ import annotations
@@ -131,6 +133,13 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
         print(f"slowed: {sum(s for s, _ in slowed)} of {sum(n for _, n in slowed)} launches kept ran with a core the "
               "host slowed (their copy within L1 beyond 1.1 times the model's floor), left out of their row's "
               "median where another launch was not")
+    again = [r for run in doc.get("runs") or [] for r in run["rows"] if (r.get("core_distance") or {}).get("passes")]
+    if again:
+        from commchar.validate.core import slowed_only
+
+        still = sum(slowed_only(r) for r in again)
+        print(f"slowed: {len(again)} row(s) whose launches all ran slowed were launched again after their repeat's "
+              f"other rows; {len(again) - still} then ran at full speed, {still} never did")
     loads = [e["load_avg_1m"] for e in rows if e.get("load_avg_1m") is not None]
     if loads:
         print(f"1-minute load average while the programs ran: {min(loads):.2f} to {max(loads):.2f} "
@@ -161,6 +170,25 @@ def pooled(docs: list[dict]) -> dict:
     return {**docs[0], "options": options, "runs": runs, "summary": summarize(runs)}
 
 
+def first_pass(doc: dict) -> dict:
+    """The validation as it stood before its rows launched again (validate's --slowed-passes):
+    each such row's first measured time and the errors against it, the summary again."""
+    from commchar.validate.core import summarize
+
+    def before(row: dict) -> dict:
+        first = (row.get("core_distance") or {}).get("first_measured_us")
+        if first is None:
+            return row
+        out = row | {"measured_us": first}
+        for key in ("loggps", "loggp", "loggps_quiet"):
+            if row.get(f"{key}_us") is not None:
+                out[f"{key}_error_pct"] = 100.0 * (row[f"{key}_us"] - first) / first
+        return out
+
+    runs = [run | {"rows": [before(row) for row in run["rows"]]} for run in doc["runs"]]
+    return {**doc, "runs": runs, "summary": summarize(runs)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", default="mpich,openmpi")
@@ -171,6 +199,8 @@ def main() -> int:
     parser.add_argument("--programs", help="comma-separated (default: all)")
     parser.add_argument("--launches", help="untraced runs of each program, their median measured (validate's default)")
     parser.add_argument("--model-launches", help="runs of the model, each point their median (validate's default)")
+    parser.add_argument("--slowed-passes", help="passes launching again the programs whose launches all ran on a "
+                        "slowed core (validate's default)")
     parser.add_argument("--precision", help="the model's measurement: CI target (validate's default)")
     parser.add_argument("--max-time", help="the model's measurement: most seconds a point (validate's default)")
     parser.add_argument("--db", help="keep everything in this store (default: a temporary one)")
@@ -178,6 +208,9 @@ def main() -> int:
                         help="print the last validation stored in DB, run nothing; with several, their repeats "
                              "pooled into one table")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/validation.md)")
+    parser.add_argument("--first-pass", action="store_true",
+                        help="with --from-db: each row as measured before it was launched again for a slowed "
+                             "core (the same validation without --slowed-passes)")
     args = parser.parse_args()
     if args.from_db:
         docs = []
@@ -186,7 +219,7 @@ def main() -> int:
             if doc is None:
                 print(f"validation: no validation stored in {db}", file=sys.stderr)
                 return 2
-            docs.append(doc)
+            docs.append(first_pass(doc) if args.first_pass else doc)
         # summarized again: a stored validation's table as today's summary has it
         return 0 if print_table(pooled(docs), args.markdown) else 1
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
@@ -197,7 +230,8 @@ def main() -> int:
         if args.programs:
             argv += ["--programs", args.programs]
         for flag, value in (("--precision", args.precision), ("--max-time", args.max_time),
-                            ("--launches", args.launches), ("--model-launches", args.model_launches)):
+                            ("--launches", args.launches), ("--model-launches", args.model_launches),
+                            ("--slowed-passes", args.slowed_passes)):
             if value is not None:
                 argv += [flag, value]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)

@@ -16,7 +16,9 @@ from commchar.measure.build import LOOPS
 from commchar.measure.plan import parse_sizes
 from commchar.store import Store
 from commchar.validate import PROGRAMS, ValidateOptions, summarize
-from commchar.validate.core import fit_runs, median_points, probe_ops, steps_per_library
+from commchar.core_distance import Cores
+from commchar.validate.core import (_distance_row, fit_runs, measure_slowed_again, median_points, probe_ops, slowed_only,
+                                    steps_per_library)
 from commchar.validate.store import validations
 
 from _apps import run_app
@@ -103,6 +105,43 @@ def test_the_models_points_leave_out_those_measured_on_a_slowed_core_where_a_run
     assert kept[4096]["run_id"] == 1  # the one run on full-speed cores, not the slowed median 1.8
     assert kept[256]["run_id"] == 2  # every run slowed: their median
     assert kept[64]["run_id"] == 3  # unknown copies count as full speed: 0.3, 0.35, 0.4
+
+
+def test_a_row_whose_launches_all_ran_slowed_is_launched_again_until_one_runs_at_full_speed() -> None:
+    cores = Cores(((70.0, 70.0),) * 20, 44.0)  # the model's points: one state, copies' floor 44 ns
+
+    def attempt(us: float, copy: float) -> dict:
+        return {"per_iteration_us": us, "core_rtt_ns": [70.0, 70.0], "core_copy_ns": [44.0, copy], "kept": True}
+
+    def row(attempts: list[dict]) -> dict:
+        distance = _distance_row(attempts, cores)
+        return {"program": "halo2d", "bytes": 262144, "launches_us": distance.pop("launches_us"),
+                "measured_us": distance.pop("measured_us"), "core_distance": distance,
+                "loggps_us": 58.0, "loggp_us": 70.0, "loggps_error_pct": None, "loggp_error_pct": None}
+
+    slowed = row([attempt(72.0, 56.0), attempt(70.0, 55.0), attempt(75.0, 57.0)])
+    settled = row([attempt(59.0, 44.0), attempt(72.0, 56.0), attempt(60.0, 44.5)])
+    assert slowed_only(slowed) and not slowed_only(settled)
+    passes = iter([[attempt(71.0, 58.0)] * 3, [attempt(58.5, 44.0), attempt(73.0, 60.0), attempt(59.5, 44.2)]])
+    asked: list[tuple[str, int]] = []
+
+    def launch(r: dict) -> list[dict]:
+        asked.append((r["program"], r["bytes"]))
+        return next(passes)
+
+    measure_slowed_again([slowed, settled], launch, cores, passes=3)
+    # launched again twice: the first pass ran slowed too, the second found full speed
+    assert asked == [("halo2d", 262144)] * 2
+    assert slowed["core_distance"]["passes"] == 3 and "passes" not in settled["core_distance"]
+    assert len(slowed["launches_us"]) == 9 and slowed["core_distance"]["slowed"] == 7
+    assert slowed["measured_us"] == 59.0  # the median of the two full-speed launches
+    assert slowed["core_distance"]["first_measured_us"] == 72.0
+    assert slowed["loggps_error_pct"] == pytest.approx(100 * (58.0 - 59.0) / 59.0)
+    assert settled["measured_us"] == 59.5
+    # no pass: the row keeps its slowed time
+    again = row([attempt(72.0, 56.0)])
+    measure_slowed_again([again], launch, cores, passes=0)
+    assert again["measured_us"] == 72.0 and "passes" not in again["core_distance"]
 
 
 def test_the_noise_probe_of_the_median_run_is_the_one_whose_detours_took_the_median_share() -> None:
@@ -198,6 +237,7 @@ def test_the_model_is_measured_at_the_programs_sizes_too() -> None:
     (["--np", "0"], "--np"),
     (["--launches", "0"], "--launches"),
     (["--model-launches", "0"], "--model-launches"),
+    (["--slowed-passes", "-1"], "--slowed-passes"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
     assert main(["validate", "--db", str(tmp_path / "v.db"), *argv]) == 2

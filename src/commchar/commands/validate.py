@@ -48,6 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--launches", type=int, default=3,
                         help="untraced runs of each program at each size; its measured time is their median "
                              "(default 3)")
+    parser.add_argument("--slowed-passes", type=int, default=2,
+                        help="launch a program again, after the other rows of its repeat, while every "
+                             "launch of it ran on a core the host slowed: at most K passes (default 2; "
+                             "0: never)")
     parser.add_argument("--model-launches", type=int, default=3,
                         help="runs of the model's measurement; each point is the median of its runs' "
                              "(default 3)")
@@ -72,6 +76,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         raise UsageError("--repeat must be between 1 and 100")
     if not 1 <= args.launches <= 100:
         raise UsageError("--launches must be between 1 and 100")
+    if not 0 <= args.slowed_passes <= 100:
+        raise UsageError("--slowed-passes must be between 0 and 100")
     if not 1 <= args.model_launches <= 100:
         raise UsageError("--model-launches must be between 1 and 100")
     if not 0 < args.precision < 1:
@@ -87,7 +93,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     programs = [p.name for p in parse_programs(args.programs)]
     return ValidateOptions(programs=programs, sizes=list(dict.fromkeys(sizes)), np=args.np,
                            iterations=args.iterations, repeat=args.repeat, launches=args.launches,
-                           model_launches=args.model_launches,
+                           model_launches=args.model_launches, slowed_passes=args.slowed_passes,
                            precision=args.precision,
                            max_time=args.max_time, model_sizes=args.model_sizes,
                            probes_after=not args.no_probes_after)

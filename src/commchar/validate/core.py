@@ -92,6 +92,7 @@ class ValidateOptions:
     timeout: float = 300.0  # seconds a traced program may run
     distance_attempts: int = 4  # runs of a model or a program to find the host in one state
     launches: int = 3  # untraced runs of each program; its measured time is their median
+    slowed_passes: int = 2  # passes after a repeat's rows over those whose launches all ran slowed
     model_launches: int = 3  # runs of the model's measurement; each point the median of its runs'
     probes_after: bool = True  # the probes measured again after the programs: how far the host moved
 
@@ -361,23 +362,64 @@ def run_launches(argv: list[str], env: dict[str, str], options: ValidateOptions,
     return attempts
 
 
+def _program_launch(library: Library, program: str, n: int, options: ValidateOptions
+                    ) -> tuple[list[str], list[str], dict[str, str]]:
+    """The program's own argv, the launcher's argv around it and the environment it runs in."""
+    from commchar.measure.launch import LaunchSpec, program_command
+
+    argv = [str(ensure_built(APPS, library) / program), "--bytes", str(n), "--iterations", str(options.iterations)]
+    job = program_command(library, LaunchSpec(), options.np, argv)
+    return argv, job.argv, {**os.environ, **job.env_added}
+
+
+def slowed_only(row: dict[str, Any]) -> bool:
+    """Whether every launch a row kept ran on a core the host slowed: its measured time is of a
+    slower machine than the model's, which leaves out the points measured so."""
+    distance = row.get("core_distance") or {}
+    return bool(row.get("launches_us")) and distance.get("slowed") == len(row["launches_us"])
+
+
+def measure_slowed_again(rows: list[dict[str, Any]], launch: Callable[[dict[str, Any]], list[dict[str, Any]]],
+                         cores: Cores, passes: int) -> None:
+    """The rows whose launches all ran slowed (slowed_only), launched again (`launch(row)`: the
+    attempts of run_launches) after the other rows, up to `passes` times while any is: the host
+    slows a core for seconds to minutes, and a program measured then describes another machine
+    than the model. The row's launches are then all it kept, its measured time and errors those of
+    the launches in the model's state on full-speed cores among them (_distance_row),
+    `core_distance.passes` how many times it was launched and `first_measured_us` its measured
+    time before."""
+    for _ in range(passes):
+        todo = [row for row in rows if slowed_only(row)]
+        if not todo:
+            return
+        for row in todo:
+            attempts = row["core_distance"]["attempts"] + launch(row)
+            distance = _distance_row(attempts, cores)
+            distance["passes"] = row["core_distance"].get("passes", 1) + 1
+            distance["first_measured_us"] = row["core_distance"].get("first_measured_us", row["measured_us"])
+            row["launches_us"] = distance.pop("launches_us")
+            row["measured_us"] = distance.pop("measured_us")
+            row["core_distance"] = distance
+            for key in ("loggps", "loggp", "loggps_quiet"):
+                if row.get(f"{key}_us") is not None:
+                    row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
+
+
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str, cores: Cores | None = None) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
     from commchar.apps.sweep import CaseFailed, run_traced
-    from commchar.measure.launch import LaunchSpec, program_command
+    from commchar.measure.launch import LaunchSpec
     from commchar.simulate.replay import ReplayRequest, drew_detours, replay
     from commchar.store.traces import extract_trace
     from commchar.trace.program import TraceRequest
 
-    binary = ensure_built(APPS, library) / program.name
-    argv = [str(binary), "--bytes", str(n), "--iterations", str(options.iterations)]
+    argv, job_argv, env = _program_launch(library, program.name, n, options)
     load = os.getloadavg()[0]
-    job = program_command(library, LaunchSpec(), options.np, argv)
     try:
         # The measured time is the program's own, untraced: what a user runs. The traced run that
         # follows gives the trace to replay (and its loop time, which the tracer's cost inflates).
-        attempts = run_launches(job.argv, {**os.environ, **job.env_added}, options, cores or Cores())
+        attempts = run_launches(job_argv, env, options, cores or Cores())
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
         raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
@@ -497,6 +539,19 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     if on_row:
                         on_row(row)
                     observer.done()
+                cores = Cores(tuple(model_distance["pairs"]), model_distance["copy_floor_ns"])
+
+                def launch(row: dict[str, Any]) -> list[dict[str, Any]]:
+                    observer.more(1)
+                    observer.step(f"{library.name}: {row['program']} {row['bytes']} B again (its launches"
+                                  f" ran on a slowed core)")
+                    _, job_argv, env = _program_launch(library, row["program"], row["bytes"], options)
+                    try:
+                        return run_launches(job_argv, env, options, cores)
+                    finally:
+                        observer.done()
+
+                measure_slowed_again(rows, launch, cores, options.slowed_passes)
                 after = measure_probes(store, library, options, observer, model_distance["pairs"])
                 add_drift(rows, after, options.np)
                 runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_ids[0],
