@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,10 +134,17 @@ def print_table(doc: dict, markdown: bool = False) -> bool:
         print(f"slowed: {sum(s for s, _ in slowed)} of {sum(n for _, n in slowed)} launches kept ran with a core the "
               "host slowed (their copy within L1 beyond 1.1 times the model's floor), left out of their row's "
               "median where another launch was not")
+    from commchar.validate.core import slowed_only
+
+    every = [r for run in doc.get("runs") or [] for r in run["rows"] if r.get("loggps_error_pct") is not None]
+    for name, group in (("all", [r for r in every if slowed_only(r)]),
+                        ("none", [r for r in every if not (r.get("core_distance") or {}).get("slowed")])):
+        if group:
+            errors = sorted(abs(r["loggps_error_pct"]) for r in group)
+            print(f"slowed: repeats' rows {name} of whose kept launches ran slowed: {len(group)}, median |LogGPS "
+                  f"error| {statistics.median(errors):.1f}%, {sum(e <= TARGET for e in errors)} within {TARGET:g}%")
     again = [r for run in doc.get("runs") or [] for r in run["rows"] if (r.get("core_distance") or {}).get("passes")]
     if again:
-        from commchar.validate.core import slowed_only
-
         still = sum(slowed_only(r) for r in again)
         print(f"slowed: {len(again)} row(s) whose launches all ran slowed were launched again after their repeat's "
               f"other rows; {len(again) - still} then ran at full speed, {still} never did")
