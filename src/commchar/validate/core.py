@@ -18,6 +18,7 @@ from commchar.core_distance import (Cores, States, copy_pair, point_pairs, point
 from commchar.store import Store
 
 if TYPE_CHECKING:
+    from commchar.apps.sweep import CaseFailed
     from commchar.measure.runner import SweepOptions, SweepResult
     from commchar.modelfile.document import ModelDocument
 
@@ -405,6 +406,32 @@ def measure_slowed_again(rows: list[dict[str, Any]], launch: Callable[[dict[str,
                     row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
 
 
+def _failed(program: str, n: int, library: Library, options: ValidateOptions, failed: CaseFailed
+            ) -> MeasurementError:
+    return MeasurementError(f"validate: {program} --bytes {n} ({library.name}, p = {options.np}): "
+                            f"{failed.kind}: {failed.message}")
+
+
+def relaunch(library: Library, options: ValidateOptions, cores: Cores, observer: Observer
+             ) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """measure_slowed_again's `launch`: a row's program launched again (run_launches), one step
+    of the plan more."""
+    from commchar.apps.sweep import CaseFailed
+
+    def launch(row: dict[str, Any]) -> list[dict[str, Any]]:
+        observer.more(1)
+        observer.step(f"{library.name}: {row['program']} {row['bytes']} B again (its launches ran on a slowed core)")
+        _, job_argv, env = _program_launch(library, row["program"], row["bytes"], options)
+        try:
+            return run_launches(job_argv, env, options, cores)
+        except CaseFailed as failed:
+            raise _failed(row["program"], row["bytes"], library, options, failed) from None
+        finally:
+            observer.done()
+
+    return launch
+
+
 def run_case(store: Store, library: Library, program: Program, n: int, options: ValidateOptions,
              model_path: str, cores: Cores | None = None) -> dict[str, Any]:
     """Traces one program at one size and replays it: one row of the table."""
@@ -422,8 +449,7 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         attempts = run_launches(job_argv, env, options, cores or Cores())
         result = run_traced(store, TraceRequest(library, options.np, argv, LaunchSpec(), options.timeout))
     except CaseFailed as failed:
-        raise MeasurementError(f"validate: {program.name} --bytes {n} ({library.name}, p = {options.np}): "
-                               f"{failed.kind}: {failed.message}") from None
+        raise _failed(program.name, n, library, options, failed) from None
     with tempfile.TemporaryDirectory(prefix="commchar-validate-") as tmp:
         directory = extract_trace(store, result["trace_id"], tmp)
         doc = replay(ReplayRequest(trace_dir=directory, model_path=model_path, library=library.name))
@@ -528,10 +554,10 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                 # the per-size costs the replay priced each message by (docs/model-format.md)
                 regimes = (model.data["libraries"][library.name].get("loggp") or {}).get("regimes")
                 rows = []
+                cores = Cores(tuple(model_distance["pairs"]), model_distance["copy_floor_ns"])
                 for program, n in todo:
                     observer.step(f"{library.name}: {program.name} {n} B (repeat {repeat + 1})")
-                    row = run_case(store, library, program, n, options, model_path,
-                                   Cores(tuple(model_distance["pairs"]), model_distance["copy_floor_ns"]))
+                    row = run_case(store, library, program, n, options, model_path, cores)
                     row["library"] = library.name
                     row["probe_us"] = probe_time(points, program.name, n, options.np)
                     row["repeat"] = repeat + 1
@@ -539,19 +565,8 @@ def validate(store: Store, libraries: list[Library], options: ValidateOptions, o
                     if on_row:
                         on_row(row)
                     observer.done()
-                cores = Cores(tuple(model_distance["pairs"]), model_distance["copy_floor_ns"])
-
-                def launch(row: dict[str, Any]) -> list[dict[str, Any]]:
-                    observer.more(1)
-                    observer.step(f"{library.name}: {row['program']} {row['bytes']} B again (its launches"
-                                  f" ran on a slowed core)")
-                    _, job_argv, env = _program_launch(library, row["program"], row["bytes"], options)
-                    try:
-                        return run_launches(job_argv, env, options, cores)
-                    finally:
-                        observer.done()
-
-                measure_slowed_again(rows, launch, cores, options.slowed_passes)
+                measure_slowed_again(rows, relaunch(library, options, cores, observer), cores,
+                                     options.slowed_passes)
                 after = measure_probes(store, library, options, observer, model_distance["pairs"])
                 add_drift(rows, after, options.np)
                 runs.append({"library": library.name, "repeat": repeat + 1, "model_run_id": run_ids[0],
