@@ -181,16 +181,14 @@ def pooled(docs: list[dict]) -> dict:
 def first_pass(doc: dict) -> dict:
     """The validation as it stood before its rows launched again (validate's --slowed-passes):
     each such row's first measured time and the errors against it, the summary again."""
-    from commchar.validate.core import _pct, summarize
+    from commchar.validate.core import errors_into, summarize
 
     def before(row: dict) -> dict:
         first = (row.get("core_distance") or {}).get("first_measured_us")
         if first is None:
             return row
         out = row | {"measured_us": first}
-        for key in ("loggps", "loggp", "loggps_quiet"):
-            if row.get(f"{key}_us") is not None:
-                out[f"{key}_error_pct"] = _pct(row[f"{key}_us"], first)
+        errors_into(out)
         return out
 
     runs = [run | {"rows": [before(row) for row in run["rows"]]} for run in doc["runs"]]

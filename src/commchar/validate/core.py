@@ -398,12 +398,26 @@ def measure_slowed_again(rows: list[dict[str, Any]], launch: Callable[[dict[str,
             distance = _distance_row(attempts, cores)
             distance["passes"] = row["core_distance"].get("passes", 1) + 1
             distance["first_measured_us"] = row["core_distance"].get("first_measured_us", row["measured_us"])
-            row["launches_us"] = distance.pop("launches_us")
-            row["measured_us"] = distance.pop("measured_us")
-            row["core_distance"] = distance
-            for key in ("loggps", "loggp", "loggps_quiet"):
-                if row.get(f"{key}_us") is not None:
-                    row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
+            measured_into(row, distance)
+
+
+PREDICTED = ("loggps", "loggp", "loggps_quiet")  # a row's predicted times, `<key>_us`
+
+
+def errors_into(row: dict[str, Any]) -> None:
+    """Each prediction's error against the row's measured time, `<key>_error_pct`."""
+    for key in PREDICTED:
+        if row.get(f"{key}_us") is not None:
+            row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
+
+
+def measured_into(row: dict[str, Any], distance: dict[str, Any]) -> None:
+    """A row's launches and measured time from its core distance (_distance_row), each held once
+    (the launches' times and their median beside the rest of the distance), and the errors."""
+    row["launches_us"] = distance.pop("launches_us")
+    row["measured_us"] = distance.pop("measured_us")
+    row["core_distance"] = distance
+    errors_into(row)
 
 
 def _failed(program: str, n: int, library: Library, options: ValidateOptions, failed: CaseFailed
@@ -466,20 +480,14 @@ def run_case(store: Store, library: Library, program: Program, n: int, options: 
         raise MeasurementError(f"validate: the trace of {program.name} has no loop phase "
                                f"(MPI_Pcontrol level {LOOP_LEVEL})")
     row["traced_us"] = measured / options.iterations
-    distance = _distance_row(attempts, cores or Cores())
-    # each held once in the row: the launches' times and their median beside the core distance
-    row["launches_us"] = distance.pop("launches_us")
-    row["measured_us"] = distance.pop("measured_us")
-    row["core_distance"] = distance
     for key in ("loggps", "loggp"):
         predicted = loop_time(doc["predictions"][key]["ranks"], "predicted") or 0.0
         row[f"{key}_us"] = predicted / options.iterations
-        row[f"{key}_error_pct"] = _pct(row[f"{key}_us"], row["measured_us"])
     row["noise"] = doc.get("noise")
     if quiet is not None:
         predicted = loop_time(quiet["predictions"]["loggps"]["ranks"], "predicted") or 0.0
         row["loggps_quiet_us"] = predicted / options.iterations
-        row["loggps_quiet_error_pct"] = _pct(row["loggps_quiet_us"], row["measured_us"])
+    measured_into(row, _distance_row(attempts, cores or Cores()))
     row["warnings"] = doc["warnings"]
     return row
 
